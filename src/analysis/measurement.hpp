@@ -1,0 +1,49 @@
+#pragma once
+// Plain results of the pure analysis (issue 3 implements measure() and classify() in this folder).
+// Units are in the names. Intervals are [lo, hi] of a bootstrap confidence interval.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace regime {
+
+enum class EnergySource { Counter, InstantPower, AveragedPower, None };
+std::string to_string(EnergySource s);
+
+using Interval = std::pair<double, double>;
+
+struct Measurement {
+  double window_start_s = 0;  // the steady-state window analysed (warm-up dropped)
+  double window_end_s = 0;
+  int steps = 0;              // complete steps inside the window (0 with --no-steps)
+  // Per step; with no steps these are per second of the window (time_per_step_s = 1).
+  double time_per_step_s = 0;  // median
+  Interval time_per_step_ci_s{0, 0};
+  double energy_per_step_J = 0;
+  Interval energy_per_step_ci_J{0, 0};
+  EnergySource energy_source = EnergySource::None;
+  double avg_power_W = 0;
+  double p95_power_W = 0;
+  std::optional<double> mean_temp_C, max_temp_C;
+  std::optional<double> mean_sm_MHz, p05_sm_MHz, max_sm_MHz_seen;
+  std::optional<double> mean_util_pct;
+  std::optional<double> mean_limit_W;
+  // Fraction of the window each clocks-event reason bit was active (key: bit value).
+  std::map<uint64_t, double> reason_fraction;
+};
+
+enum class Regime { CapBound, ThermalBound, Headroom, Underutilized, Idle };
+std::string to_string(Regime r);
+
+struct RegimeReport {
+  Regime regime = Regime::Idle;
+  double confidence = 0;    // 0..1
+  std::string advice;
+  nlohmann::json evidence;  // the numbers that decided, by name, with units in the keys
+  Measurement measurement;
+};
+
+}  // namespace regime

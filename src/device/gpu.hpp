@@ -1,0 +1,58 @@
+#pragma once
+// The narrow hardware interface every backend implements (nvml, sim, replay). Reads are split by
+// cost: read() returns the cheap fields (about 1 us each on an H200); the cumulative energy counter
+// costs about 4 ms and is read separately, at window edges and about once a second.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/gpu_info.hpp"
+#include "trace/trace.hpp"
+
+namespace regime {
+
+class Clock;
+
+// Exact time spent under each clocks-event reason since an arbitrary origin (NVML field values
+// NVML_FI_DEV_CLOCKS_EVENT_REASON_*), in seconds. Differences between two reads are what count.
+struct ReasonTimes {
+  std::map<uint64_t, double> seconds_by_reason;  // key: reason bit (reason::kSwPowerCap, ...)
+};
+
+class Gpu {
+ public:
+  virtual ~Gpu() = default;
+
+  // Identity and current limits (re-read each call: limits can change under us).
+  virtual GpuInfo info() = 0;
+
+  // One sample of the cheap fields; energy_J is left empty.
+  virtual Sample read() = 0;
+
+  // The cumulative energy counter in joules, if the device has one.
+  virtual std::optional<double> read_energy_J() = 0;
+
+  // Power points buffered by the driver since the last call (empty where unsupported).
+  virtual std::vector<PowerPoint> drain_power_points() { return {}; }
+
+  // Time-in-reason counters, if supported.
+  virtual std::optional<ReasonTimes> read_reason_times() { return std::nullopt; }
+
+  // Validates against [min, max] (Error OutOfRange naming the range), sets the limit and returns
+  // the enforced limit read back. Backends do not consult the actuation policy: callers go through
+  // PowerLimitGuard (src/act/), which does.
+  virtual double set_power_limit(double watts) = 0;
+
+  // True for a physical GPU (nvml): changing it needs --actuate and is blocked by REGIME_READ_ONLY.
+  virtual bool is_physical() const = 0;
+
+  // The clock a run on this device must use: nullptr means the wall clock. Simulated devices
+  // return their simulated clock, which advances the model when the run loop sleeps.
+  virtual Clock* simulated_clock() { return nullptr; }
+};
+
+using GpuPtr = std::unique_ptr<Gpu>;
+
+}  // namespace regime

@@ -1,0 +1,37 @@
+#pragma once
+// Device backends register themselves by URI scheme; commands open devices only through here, so
+// a command never knows which backend it talks to.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "device/gpu.hpp"
+#include "device/uri.hpp"
+
+namespace regime {
+
+// What `regime devices` shows for one backend.
+struct DeviceListing {
+  std::string backend;            // "nvml", "sim", "replay"
+  bool available = true;          // false: e.g. NVML library not found
+  std::string note;               // why not available, or a hint
+  std::vector<GpuInfo> gpus;      // GPUs found (nvml)
+  std::vector<std::string> models;  // what can be opened by name (sim models)
+};
+
+struct Backend {
+  std::string scheme;
+  std::function<std::vector<GpuPtr>(const DeviceUri&)> open;
+  std::function<DeviceListing()> list;
+};
+
+void register_backend(Backend backend);
+std::vector<Backend> registered_backends();  // sorted by scheme
+
+// Opens every GPU the URI names (nvml:all may give several). Error InvalidArgument for an unknown
+// scheme; the backend's own typed errors otherwise.
+std::vector<GpuPtr> open_devices(const std::string& uri);
+// Exactly one GPU; Error InvalidArgument if the URI names several.
+GpuPtr open_device(const std::string& uri);
+
+}  // namespace regime
