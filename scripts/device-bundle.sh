@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs the release build for a GPU machine that cannot install packages: the regime binary plus
 # every shared library it needs except the C runtime (which the target has, newer). The result,
-# .carry/ (git-ignored), is run there as: LD_LIBRARY_PATH=.carry/lib .carry/bin/regime ...
+# .carry/ (git-ignored), is run there as .carry/bin/regime: its RUNPATH ($ORIGIN/../lib) finds the
+# carried libraries without LD_LIBRARY_PATH, which would leak into the workloads it launches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -10,8 +11,10 @@ cp "$build/regime" .carry/bin/
 for b in "$build"/bench_* "$build"/*_bench; do [ -x "$b" ] && cp "$b" .carry/bin/ || true; done
 ldd "$build/regime" | awk '/=> \//{print $3}' | while read -r lib; do
   case "$(basename "$lib")" in
-    libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*|libgcc_s.so.*) ;;
+    libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*|libgcc_s.so.*|libstdc++.so.*) ;;  # the target's are newer
     *) cp -L "$lib" .carry/lib/ ;;
   esac
 done
+command -v patchelf >/dev/null || apt-get install -y -qq patchelf
+for b in .carry/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$b"; done
 du -sh .carry
