@@ -16,5 +16,7 @@ ldd "$build/regime" | awk '/=> \//{print $3}' | while read -r lib; do
   esac
 done
 command -v patchelf >/dev/null || apt-get install -y -qq patchelf
+# RUNPATH is not inherited by a library's own dependencies, so each carried library gets one too.
 for b in .carry/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$b"; done
+for l in .carry/lib/*; do [ -e "$l" ] && patchelf --set-rpath '$ORIGIN' "$l"; done
 du -sh .carry
