@@ -80,12 +80,10 @@ TEST(TwinStudy, H200RegimesAndPowerMatchDesignFacts) {
     Regime regime;
     double power_W;
   };
-  const std::vector<Fact> facts = {{"gemm", Regime::CapBound, 687.5},
-                                   {"vgg16", Regime::CapBound, 687.5},
-                                   {"transformer", Regime::CapBound, 687.5},
-                                   {"resnet50", Regime::Headroom, 616},
-                                   {"mobilenet_v2", Regime::Headroom, 524},
-                                   {"resnet18_cifar", Regime::Underutilized, 150}};
+  const std::vector<Fact> facts = {
+      {"gemm", Regime::CapBound, 687.5},        {"vgg16", Regime::CapBound, 687.5},
+      {"transformer", Regime::CapBound, 687.5}, {"resnet50", Regime::Headroom, 616},
+      {"mobilenet_v2", Regime::Headroom, 524},  {"resnet18_cifar", Regime::Underutilized, 150}};
   for (const auto& f : facts) {
     SteadyState s = at("h200", f.workload, 700);
     SCOPED_TRACE(f.workload);
