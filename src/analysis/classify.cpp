@@ -299,8 +299,7 @@ std::string format_report(const RegimeReport& r) {
           fmt::format("{}{} {:.0f}%", limits.empty() ? "" : ", ", reason_name(bit), 100 * share);
     out += line("clock limits", limits + " of the time");
   }
-  out +=
-      line("warm-up", fmt::format("{:.2f} s dropped: {}", m.warmup_dropped_s, m.steady_state_rule));
+  out += line("steady state", m.steady_state_rule);
   out += "\nevidence:\n";
   for (const auto& [key, value] : r.evidence.items())
     if (key != "rule") out += fmt::format("  {:<24}{}\n", key, value_text(value));
