@@ -73,7 +73,9 @@ double rms_of_points(const GpuSpec& gpu, const WorkloadParams& w,
   return std::sqrt(sum / static_cast<double>(2 * points.size()));
 }
 
-void validate(const std::vector<CapPoint>& measured) {
+}  // namespace
+
+void validate_cap_points(const std::vector<CapPoint>& measured) {
   if (measured.size() < 2)
     throw Error(ErrorKind::InvalidArgument,
                 "fit_curve needs at least 2 measured caps, got " + std::to_string(measured.size()));
@@ -90,15 +92,13 @@ void validate(const std::vector<CapPoint>& measured) {
     throw Error(ErrorKind::InvalidArgument, "fit_curve needs at least 2 distinct caps");
 }
 
-}  // namespace
-
 CapPoint CurveFit::predict(double cap_W) const {
   SteadyState s = steady_state(gpu, workload, cap_W);
   return {cap_W, s.time_s, s.avg_power_W};
 }
 
 CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured) {
-  validate(measured);
+  validate_cap_points(measured);
   const auto top =
       std::max_element(measured.begin(), measured.end(),
                        [](const CapPoint& a, const CapPoint& b) { return a.cap_W < b.cap_W; });
