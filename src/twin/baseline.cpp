@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "twin/least_squares.hpp"
 
 namespace regime::twin {
 
@@ -65,22 +66,16 @@ CubeLawFit fit_cube_law(const std::vector<CapPoint>& measured) {
           new ceres::NumericDiffCostFunction<CubeResiduals, ceres::CENTRAL, ceres::DYNAMIC, 4>(
               new CubeResiduals{&measured}, ceres::TAKE_OWNERSHIP, n_residuals),
           nullptr, x);
-      for (int k = 0; k < 2; ++k) {
-        problem.SetParameterLowerBound(x, k, std::log(1e-3 * top.avg_power_W));
-        problem.SetParameterUpperBound(x, k, std::log(1e2 * top.avg_power_W));
-      }
-      problem.SetParameterLowerBound(x, 2, std::log(top.time_s) - 5.0);
-      problem.SetParameterUpperBound(x, 2, std::log(top.time_s) + 2.0);
-      problem.SetParameterLowerBound(x, 3, -8.0);
-      problem.SetParameterUpperBound(x, 3, 8.0);
-      ceres::Solver::Options options;
-      options.max_num_iterations = 100;
-      options.linear_solver_type = ceres::DENSE_QR;
-      options.logging_type = ceres::SILENT;
-      ceres::Solver::Summary summary;
-      ceres::Solve(options, &problem, &summary);
-      if (summary.final_cost < best_cost) {
-        best_cost = summary.final_cost;
+      const double power_lo = std::log(1e-3 * top.avg_power_W);
+      const double power_hi = std::log(1e2 * top.avg_power_W);
+      set_bounds(problem, x,
+                 {{power_lo, power_hi},
+                  {power_lo, power_hi},
+                  {std::log(top.time_s) - 5.0, std::log(top.time_s) + 2.0},
+                  {-8.0, 8.0}});
+      const double cost_now = solve_quietly(problem);
+      if (cost_now < best_cost) {
+        best_cost = cost_now;
         std::copy(x, x + 4, best);
       }
     }
