@@ -43,13 +43,26 @@ void validate(const RunOptions& o) {
   }
 }
 
-// The next periodic deadline after `now`, on the grid origin + k * period: absolute deadlines
-// keep a 100 Hz loop from drifting, and a stall skips the missed ticks instead of bursting.
-double next_on_grid(double deadline, double period, double now) {
-  if (deadline > now) return deadline;
-  double missed = std::floor((now - deadline) / period) + 1;
-  return deadline + missed * period;
-}
+// Two instants closer than this are the same instant (floating-point sums of periods).
+constexpr double kSameInstant_s = 1e-7;
+
+// A periodic schedule on the grid origin + k * period. Absolute deadlines keep a 100 Hz loop from
+// drifting; after a stall the missed ticks are skipped rather than taken in a burst.
+class Grid {
+ public:
+  Grid(double origin_s, double period_s) : origin_s_(origin_s), period_s_(period_s) {}
+  double next_s() const { return origin_s_ + static_cast<double>(k_) * period_s_; }
+  // Moves to the first grid point after `now_s`.
+  void pass(double now_s) {
+    double k_after = std::floor((now_s + kSameInstant_s - origin_s_) / period_s_) + 1;
+    k_ = std::max(k_ + 1, static_cast<long>(k_after));
+  }
+
+ private:
+  double origin_s_;
+  double period_s_;
+  long k_ = 1;
+};
 
 // Window edges (offsets) from the options: explicit edges plus action times, sorted, unique.
 std::vector<double> edge_offsets(const RunOptions& o) {
@@ -82,26 +95,28 @@ class Loop {
     run_due_actions(t0_);
 
     double end_t = o_.duration_s > 0 ? t0_ + o_.duration_s : kNever;
-    double next_tick = t0_ + o_.sample_period_s;
-    double next_energy = t0_ + o_.energy_period_s;
-    double next_drain = t0_ + o_.drain_period_s;
+    Grid ticks(t0_, o_.sample_period_s);
+    Grid energy(t0_, o_.energy_period_s);
+    Grid drains(t0_, o_.drain_period_s);
     for (;;) {
       double edge_t = next_edge_ < edges_.size() ? t0_ + edges_[next_edge_] : kNever;
-      clock_.sleep_until_s(std::min({next_tick, edge_t, end_t}));
+      clock_.sleep_until_s(std::min({ticks.next_s(), edge_t, end_t}));
       double now = clock_.now_s();
-      bool at_end = now >= end_t;
-      bool at_edge = now >= edge_t;
-      bool energy_due = at_end || at_edge || now >= next_energy;
+      bool at_end = now >= end_t - kSameInstant_s;
+      bool at_edge = now >= edge_t - kSameInstant_s;
+      bool energy_due = at_end || at_edge || now >= energy.next_s() - kSameInstant_s;
       sample(now, energy_due, stats);
-      if (energy_due) next_energy = next_on_grid(next_energy, o_.energy_period_s, now);
-      while (next_edge_ < edges_.size() && t0_ + edges_[next_edge_] <= now) ++next_edge_;
+      if (energy_due) energy.pass(now);
+      while (next_edge_ < edges_.size() && t0_ + edges_[next_edge_] <= now + kSameInstant_s)
+        ++next_edge_;
       run_due_actions(now);
-      if (now >= next_drain) {
+      if (now >= drains.next_s() - kSameInstant_s) {
         drain();
-        next_drain = next_on_grid(next_drain, o_.drain_period_s, now);
+        drains.pass(now);
       }
       collect_steps();
-      next_tick = next_on_grid(next_tick, o_.sample_period_s, now);
+      // Schedule from the time after this tick's work, so a slow read skips ticks.
+      ticks.pass(clock_.now_s());
       ++stats.ticks;
       if (at_end) {
         stats.ended_by = RunEnd::Duration;
@@ -142,7 +157,7 @@ class Loop {
   void run_due_actions(double now) {
     while (next_action_ < action_order_.size()) {
       const ScheduledAction& a = o_.actions[action_order_[next_action_]];
-      if (t0_ + a.at_s > now) break;
+      if (t0_ + a.at_s > now + kSameInstant_s) break;
       a.act(gpu_, now);
       ++next_action_;
     }
