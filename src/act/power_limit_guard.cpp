@@ -111,7 +111,24 @@ double PowerLimitGuard::set(double watts) {
     }
     restore_to_W_ = info.current_limit_W;
   }
-  return gpu_.set_power_limit(watts);
+  try {
+    return gpu_.set_power_limit(watts);
+  } catch (...) {
+    if (first) forget_unchanged_first_set();
+    throw;
+  }
+}
+
+void PowerLimitGuard::forget_unchanged_first_set() noexcept {
+  // A first set that failed without changing the GPU (e.g. no permission) leaves nothing to
+  // restore: drop the journal entry so that no one later "restores" an untouched card.
+  try {
+    if (gpu_.info().current_limit_W != *restore_to_W_) return;
+    if (physical_ && journaled_) remove_own_journal_entry();
+    journaled_ = false;
+    restore_to_W_.reset();
+  } catch (...) {
+  }
 }
 
 void PowerLimitGuard::keep() {
@@ -131,19 +148,21 @@ void PowerLimitGuard::keep() {
   });
 }
 
+void PowerLimitGuard::remove_own_journal_entry() {
+  update_journal([&](Journal& j) {
+    auto before = j.entries.size();
+    std::erase_if(j.entries, [&](const JournalEntry& e) {
+      return (!uuid_.empty() ? e.uuid == uuid_ : e.device == device_) && e.pid == ::getpid();
+    });
+    return j.entries.size() != before;
+  });
+}
+
 void PowerLimitGuard::restore_locked() {
   if (!restore_to_W_ || restored_) return;
   gpu_.set_power_limit(*restore_to_W_);
   restored_ = true;
-  if (physical_ && journaled_) {
-    update_journal([&](Journal& j) {
-      auto before = j.entries.size();
-      std::erase_if(j.entries, [&](const JournalEntry& e) {
-        return (!uuid_.empty() ? e.uuid == uuid_ : e.device == device_) && e.pid == ::getpid();
-      });
-      return j.entries.size() != before;
-    });
-  }
+  if (physical_ && journaled_) remove_own_journal_entry();
 }
 
 void PowerLimitGuard::restore() {

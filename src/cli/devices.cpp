@@ -19,7 +19,8 @@ nlohmann::json listing_json(const DeviceListing& l) {
 
 void print_listing(const DeviceListing& l) {
   if (!l.available) {
-    std::cout << fmt::format("{}: not available: {}\n", l.backend, l.note);
+    // The backend's note says what is missing and why (e.g. "NVML not available: <reason>").
+    std::cout << fmt::format("{}: {}\n", l.backend, l.note);
     return;
   }
   if (!l.gpus.empty()) {
