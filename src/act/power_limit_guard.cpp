@@ -1,5 +1,6 @@
 #include "act/power_limit_guard.hpp"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -7,8 +8,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
-
-#include <fmt/core.h>
 
 #include "act/journal.hpp"
 #include "act/signal_restore.hpp"
@@ -213,8 +212,8 @@ GpuPtr open_journaled(const JournalEntry& e) {
   for (auto& g : open_devices(uri.scheme + ":all")) {
     if (g->info().uuid == e.uuid) return std::move(g);
   }
-  throw Error(ErrorKind::NotFound, fmt::format("no GPU with uuid {} (journaled as {})", e.uuid,
-                                               e.device));
+  throw Error(ErrorKind::NotFound,
+              fmt::format("no GPU with uuid {} (journaled as {})", e.uuid, e.device));
 }
 
 RestoreOutcome restore_entry(const JournalEntry& e) {

@@ -113,8 +113,7 @@ TEST_F(FoundationE2E, UnknownGpuIndexIsNamed) {
 TEST_F(FoundationE2E, SetWithinRangeWorksAndReadsBack) {
   RunResult r = regime({"limit", "set", "--device", "nvml:0", "--watts", "300", "--actuate"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("power limit 700 W -> requested 300 W, enforced 300 W"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("power limit 700 W -> requested 300 W, enforced 300 W"), std::string::npos)
       << r.out;
   EXPECT_DOUBLE_EQ(limit_W(0), 300);  // a later process sees it
   // A deliberate set is journaled as kept, so `regime restore` can undo it.
@@ -247,8 +246,8 @@ TEST_F(FoundationE2E, NextActuatingCommandRestoresADeadProcessLeftoverFirst) {
   ::kill(c.pid, SIGKILL);
   c.wait();
   EXPECT_DOUBLE_EQ(limit_W(1), 230);
-  RunResult r = regime(
-      {"limit", "set", "--device", "nvml:0", "--watts", "500", "--actuate", "--hold", "0"});
+  RunResult r =
+      regime({"limit", "set", "--device", "nvml:0", "--watts", "500", "--actuate", "--hold", "0"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("restored nvml:1 (GPU-fake-1) to its original 700 W"), std::string::npos)
       << r.err;

@@ -9,16 +9,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 namespace regime::nvml {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 TEST(NvmlErrors, EveryCodeTheUserMeetsHasItsKindAndAPlainMessage) {
   EXPECT_EQ(error_kind(NVML_ERROR_NO_PERMISSION), ErrorKind::NoPermission);
@@ -66,8 +65,10 @@ TEST(NvmlLoader, LibraryPathComesFromTheEnvironment) {
   EXPECT_EQ(library_path(), "libnvidia-ml.so.1");
   ::setenv("REGIME_NVML_LIBRARY", "/opt/x/libnvidia-ml.so", 1);
   EXPECT_EQ(library_path(), "/opt/x/libnvidia-ml.so");
-  if (old) ::setenv("REGIME_NVML_LIBRARY", saved.c_str(), 1);
-  else ::unsetenv("REGIME_NVML_LIBRARY");
+  if (old)
+    ::setenv("REGIME_NVML_LIBRARY", saved.c_str(), 1);
+  else
+    ::unsetenv("REGIME_NVML_LIBRARY");
 }
 
 TEST(NvmlValues, EveryValueTypeConverts) {
@@ -198,7 +199,8 @@ TEST_F(NvmlGpuFake, PowerSamplesAreDrainedOnceWithUnixTimestamps) {
   auto first = gpu->drain_power_points();
   ASSERT_GE(first.size(), 100u);  // the driver's buffer: about 2.4 s of 20 ms points
   EXPECT_LE(first.size(), 120u);
-  for (size_t i = 1; i < first.size(); ++i) EXPECT_NEAR(first[i].t_s - first[i - 1].t_s, 0.02, 1e-6);
+  for (size_t i = 1; i < first.size(); ++i)
+    EXPECT_NEAR(first[i].t_s - first[i - 1].t_s, 0.02, 1e-6);
   EXPECT_GT(first.back().t_s, 1.7e9);
   EXPECT_NEAR(first.back().power_W, 690, 3);
   std::this_thread::sleep_for(std::chrono::milliseconds(110));
@@ -226,8 +228,8 @@ TEST_F(NvmlGpuFake, ReasonTimesCountTimeUnderTheCap) {
   ASSERT_TRUE(t0);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   auto t1 = gpu->read_reason_times();
-  double capped = t1->seconds_by_reason.at(reason::kSwPowerCap) -
-                  t0->seconds_by_reason.at(reason::kSwPowerCap);
+  double capped =
+      t1->seconds_by_reason.at(reason::kSwPowerCap) - t0->seconds_by_reason.at(reason::kSwPowerCap);
   EXPECT_GT(capped, 0.14);
   EXPECT_LT(capped, 0.6);
   EXPECT_DOUBLE_EQ(t1->seconds_by_reason.at(reason::kHwThermal), 0);
