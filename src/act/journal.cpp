@@ -1,6 +1,7 @@
 #include "act/journal.hpp"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/core.h>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -92,12 +91,14 @@ class JournalLock {
     lock += ".lock";
     fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0)
-      throw Error(ErrorKind::Io, fmt::format("cannot open {}: {}", lock.string(), std::strerror(errno)));
+      throw Error(ErrorKind::Io,
+                  fmt::format("cannot open {}: {}", lock.string(), std::strerror(errno)));
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
         int e = errno;
         ::close(fd_);
-        throw Error(ErrorKind::Io, fmt::format("cannot lock {}: {}", lock.string(), std::strerror(e)));
+        throw Error(ErrorKind::Io,
+                    fmt::format("cannot lock {}: {}", lock.string(), std::strerror(e)));
       }
     }
   }
