@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -93,8 +94,8 @@ void sample_statistics(std::span<const Sample* const> samples, double a, double 
       power.push_back(*s.power_avg_W);
     if (s.reasons) {
       reason_weight += w;
-      for (int bit = 0; bit < 64; ++bit)
-        if (*s.reasons & (uint64_t{1} << bit)) reason_time[static_cast<size_t>(bit)] += w;
+      for (uint64_t bits = *s.reasons; bits; bits &= bits - 1)
+        reason_time[static_cast<size_t>(std::countr_zero(bits))] += w;
     }
   }
   m.samples = count;
@@ -211,6 +212,9 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
     }
     m.warmup_dropped_s = m.window_start_s - a;
     m.per_second = true;
+    if (opts.use_steps && !trace.steps.empty())
+      m.steady_state_rule =
+          "no complete step inside the window, so per second: " + m.steady_state_rule;
   }
 
   const double ws = m.window_start_s, we = m.window_end_s;

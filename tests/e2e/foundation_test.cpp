@@ -354,6 +354,11 @@ TEST_F(FoundationE2E, GpuLostAndUninitializedAreTypedErrors) {
   r = regime({"limit", "show", "--device", "nvml:1"});
   EXPECT_EQ(r.status, 6);
   EXPECT_NE(r.err.find("NVML is not initialised"), std::string::npos) << r.err;
+  // `regime devices` still lists what it can and names the GPU it could not read.
+  r = regime({"devices"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("nvml:0 unreadable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU is lost"), std::string::npos) << r.out;
   c = two_gpus();
   c["errors"] = {{"nvmlDeviceGetPowerManagementLimitConstraints", 3}};
   use_config(c);
