@@ -6,9 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "analysis_support.hpp"
+#include "foundation_support.hpp"
 
-namespace regime::analysis_e2e {
+namespace regime::test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -17,24 +17,25 @@ std::string h200(const std::string& name) {
   return std::string(REGIME_SHARED_DATA_DIR) + "/h200/" + name + ".trace.csv";
 }
 
-std::filesystem::path scratch_dir() {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("regime_classify_e2e_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
+// One scratch directory for the whole suite (outputs of the binary, malformed inputs).
+const std::filesystem::path& scratch_dir() {
+  static const TempDir dir;
+  return dir.path;
 }
+
+RunResult run_regime(const std::vector<std::string>& args) { return run(args, {}, scratch_dir()); }
 
 nlohmann::json classify_json(const std::vector<std::string>& extra) {
   std::vector<std::string> args{"classify", "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  const CommandResult r = run_regime(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const RunResult r = run_regime(args);
+  EXPECT_EQ(r.status, 0) << r.err;
   return nlohmann::json::parse(r.out);
 }
 
 TEST(AnalysisClassifyE2E, TextReportOnGemmSaysCapBound) {
-  const CommandResult r = run_regime({"classify", "--trace", h200("gemm_bf16")});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const RunResult r = run_regime({"classify", "--trace", h200("gemm_bf16")});
+  EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("regime: cap-bound"));
   EXPECT_THAT(r.out, HasSubstr("gemm_bf16.steps.csv (601 steps)"));  // sibling steps by default
   EXPECT_THAT(r.out, HasSubstr("energy per step   22.99 J"));
@@ -88,26 +89,26 @@ TEST(AnalysisClassifyE2E, MalformedTraceNamesFileLineColumnAndExitsTwo) {
                         "limit_W,reasons\n"
                      << "1.0,0,100,100,5,40,1980,3201,50,700,0\n"
                      << "1.1,0,10O,100,6,40,1980,3201,50,700,0\n";
-  const CommandResult r = run_regime({"classify", "--trace", bad.string()});
-  EXPECT_EQ(r.exit_code, 2);
+  const RunResult r = run_regime({"classify", "--trace", bad.string()});
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr(bad.string() + ":3:7: bad number '10O' in column power_W"));
   EXPECT_TRUE(r.out.empty());
 }
 
 TEST(AnalysisClassifyE2E, MissingFilesAndBadOptions) {
-  const CommandResult missing = run_regime({"classify", "--trace", "/nonexistent.trace.csv"});
-  EXPECT_EQ(missing.exit_code, 7);  // I/O error
+  const RunResult missing = run_regime({"classify", "--trace", "/nonexistent.trace.csv"});
+  EXPECT_EQ(missing.status, 7);  // I/O error
   EXPECT_THAT(missing.err, HasSubstr("/nonexistent.trace.csv"));
-  const CommandResult steps =
+  const RunResult steps =
       run_regime({"classify", "--trace", h200("resnet50"), "--steps", "/nonexistent.steps.csv"});
-  EXPECT_EQ(steps.exit_code, 7);
-  const CommandResult both = run_regime(
+  EXPECT_EQ(steps.status, 7);
+  const RunResult both = run_regime(
       {"classify", "--trace", h200("resnet50"), "--no-steps", "--steps", "/x.steps.csv"});
-  EXPECT_NE(both.exit_code, 0);
-  const CommandResult negative =
+  EXPECT_NE(both.status, 0);
+  const RunResult negative =
       run_regime({"classify", "--trace", h200("resnet50"), "--warmup-s", "-1"});
-  EXPECT_NE(negative.exit_code, 0);
+  EXPECT_NE(negative.status, 0);
 }
 
 }  // namespace
-}  // namespace regime::analysis_e2e
+}  // namespace regime::test
