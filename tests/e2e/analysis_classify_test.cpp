@@ -6,7 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/synthetic_trace.hpp"
 #include "foundation_support.hpp"
+#include "trace/csv.hpp"
 
 namespace regime::test {
 namespace {
@@ -81,6 +83,28 @@ TEST(AnalysisClassifyE2E, TraceWithoutSiblingStepsIsMeasuredPerSecond) {
   const nlohmann::json j = classify_json({"--trace", copy.string()});
   EXPECT_TRUE(j["inputs"]["steps"].is_null());
   EXPECT_EQ(j["measurement"]["per"], "second");
+}
+
+TEST(AnalysisClassifyE2E, GpuModelSuppliesTheSlowdownThreshold) {
+  // Hot (87 C) with clocks held at 1500 of 1980 MHz but no thermal reason bit: only the H200's
+  // 89 C slowdown threshold from data/gpus makes this thermal-bound.
+  synthetic::Spec spec;
+  spec.temp_C = 87;
+  spec.sm_MHz = 1500;
+  const Trace t = synthetic::make(spec);
+  const auto path = scratch_dir() / "hot.trace.csv";
+  write_trace_csv(path, t.samples);
+  write_steps_csv(*sibling_steps_path(path), t.steps);
+  const nlohmann::json plain = classify_json({"--trace", path.string(), "--max-sm-mhz", "1980"});
+  EXPECT_NE(plain["regime"], "thermal-bound");
+  const nlohmann::json with_model =
+      classify_json({"--trace", path.string(), "--gpu-model", "h200"});
+  EXPECT_EQ(with_model["regime"], "thermal-bound");
+  EXPECT_EQ(with_model["evidence"]["slowdown_temp_C"], 89.0);
+  const RunResult unknown =
+      run_regime({"classify", "--trace", path.string(), "--gpu-model", "nosuchgpu"});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("h200"));  // the known models are listed
 }
 
 TEST(AnalysisClassifyE2E, MalformedTraceNamesFileLineColumnAndExitsTwo) {
