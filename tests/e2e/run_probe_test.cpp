@@ -65,7 +65,16 @@ TEST_F(ProbeE2E, CommandMarkingStepsWithTheHelperIsMeasuredSavedAndItsStatusRetu
   EXPECT_EQ(r.status, 4) << r.err;  // the command's own exit status
   auto j = parse(r);
   ASSERT_TRUE(j.contains("measurement")) << r.out;
+  // The issue-3 contract: regime, confidence, advice, evidence, measurement{...}.
+  EXPECT_EQ(j["regime"], "headroom");  // the fake draws 600 W of 700 W at full clocks
+  EXPECT_GT(j["confidence"].get<double>(), 0);
+  EXPECT_LE(j["confidence"].get<double>(), 1);
+  EXPECT_FALSE(j["advice"].get<std::string>().empty());
+  EXPECT_TRUE(j["evidence"].is_object());
   const auto& m = j["measurement"];
+  for (const char* key : {"steps", "time_per_step_s", "time_per_step_ci_s", "energy_per_step_J",
+                          "energy_per_step_ci_J", "avg_power_W", "energy_source"})
+    EXPECT_TRUE(m.contains(key)) << key;
   EXPECT_GE(m["steps"].get<int>(), 30);  // the warm-up may drop a few
   EXPECT_LE(m["steps"].get<int>(), 40);
   EXPECT_NEAR(m["time_per_step_s"].get<double>(), 0.05, 0.01);
@@ -99,6 +108,42 @@ TEST_F(ProbeE2E, CommandMarkingStepsWithTheHelperIsMeasuredSavedAndItsStatusRetu
   EXPECT_EQ(rec->workload, "python3 " + py.string());
   EXPECT_EQ(rec->trace_path, trace.string());
   EXPECT_EQ(rec->measurement["steps"], m["steps"]);
+  EXPECT_EQ(rec->regime, "headroom");
+  EXPECT_DOUBLE_EQ(*rec->confidence, j["confidence"].get<double>());
+}
+
+TEST_F(ProbeE2E, SimulatedProbesNameTheRegimeTheTwinPutsEachWorkloadIn) {
+  struct Case {
+    const char* workload;
+    const char* regime;
+  };
+  for (Case c : {Case{"sim:resnet50", "headroom"}, Case{"sim:vgg16", "cap-bound"},
+                 Case{"sim:resnet18_cifar", "underutilized"}}) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = test::run({"probe", "--device", "sim:h200", "--workload", c.workload, "--json"}, env_,
+                       dir_.path);
+    double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.status, 0) << c.workload << ": " << r.err;
+    auto j = parse(r);
+    EXPECT_EQ(j["regime"], c.regime) << c.workload;
+    EXPECT_NEAR(j["duration_s"].get<double>(), 60, 1e-6) << "60 simulated seconds by default";
+    EXPECT_LT(took_s, 20) << "a simulated minute runs faster than real time";
+    EXPECT_TRUE(j["sampler_cpu_pct"].is_null());
+    EXPECT_GT(j["measurement"]["steps"].get<int>(), 100);
+    EXPECT_EQ(j["measurement"]["energy_source"], "counter");
+  }
+  RunStore store(dir_.path / "state" / "runs.sqlite");
+  auto runs = store.list();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].workload, "sim:resnet18_cifar");
+  EXPECT_EQ(runs[0].regime, "underutilized");
+  EXPECT_EQ(runs[2].regime, "headroom");
+}
+
+TEST_F(ProbeE2E, ACommandNeedsARealDevice) {
+  auto r = test::run({"probe", "--device", "sim:h200", "--", "true"}, env_, dir_.path);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("is simulated"), std::string::npos) << r.err;
 }
 
 TEST_F(ProbeE2E, StepRegexCountsMatchingLinesAndStillShowsTheOutput) {
