@@ -63,9 +63,20 @@ std::string utc_now_iso() {
   return buf;
 }
 
+// The command as a shell would take it back: arguments with special characters single-quoted.
+std::string shell_quote(const std::string& arg) {
+  bool plain = !arg.empty() && arg.find_first_not_of(
+                                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                                   "VWXYZ0123456789_-+=./:,@%") == std::string::npos;
+  if (plain) return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string command_line(const std::vector<std::string>& argv) {
   std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
   return out;
 }
 

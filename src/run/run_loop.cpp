@@ -164,8 +164,9 @@ class Loop {
   }
 
   void drain() {
-    auto points = gpu_.drain_power_points();
-    trace_.power_points.insert(trace_.power_points.end(), points.begin(), points.end());
+    // The driver's buffer reaches back ~2.4 s: the first drain holds points from before the run.
+    for (const PowerPoint& p : gpu_.drain_power_points())
+      if (p.t_s >= t0_) trace_.power_points.push_back(p);
   }
 
   void collect_steps() {

@@ -44,6 +44,20 @@ TEST(RunLoop, SamplesEvery10msOnTheSimulatedClockAndReadsEnergyOnceASecond) {
   EXPECT_TRUE(gpu.limit_changes.empty());  // a run never changes a limit by itself
 }
 
+TEST(RunLoop, KeepsOnlyDriverPowerPointsFromTheRunItself) {
+  FakeClock clock;
+  clock.advance_s(100);
+  TestGpu gpu(clock, 250);
+  gpu.buffered_points = {{97.6, 240}, {99.98, 245}, {100.0, 250}};  // the buffer reaches back
+  TestWorkload work(clock, 1, 0);
+  RunOptions o;
+  o.duration_s = 2;
+  Trace t = run(gpu, work, o, clock);
+  ASSERT_EQ(t.power_points.size(), 4u);  // 100.0 from the buffer, then 101, 102 and the final
+  EXPECT_DOUBLE_EQ(t.power_points[0].t_s, 100.0);
+  EXPECT_DOUBLE_EQ(t.power_points[1].t_s, 101.0);
+}
+
 TEST(RunLoop, EndsWhenTheWorkloadFinishesAndClosesWithAnEnergyReading) {
   FakeClock clock;
   TestGpu gpu(clock, 300);
