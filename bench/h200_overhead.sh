@@ -42,14 +42,14 @@ train=(python3 workloads/train.py --model "$model" --seconds "$seconds" "${extra
 run_arm() {  # $1 = A|B, $2 = pair index
   local tag="$1$2"
   if [ "$1" = A ]; then
-    "${train[@]}" --step-times-out "$out/$tag.steps.csv" >"$out/$tag.log" 2>&1
+    "${train[@]}" --step-times-out "$out/$tag.times.csv" >"$out/$tag.log" 2>&1
   else
     # The probe's limit is well past the script's own, so the script always ends by itself.
     "$regime" probe --device "$device" --seconds "$((seconds + 120))" --json \
       --trace-out "$out/$tag.trace.csv" --db "$out/runs.sqlite" \
-      -- "${train[@]}" --step-times-out "$out/$tag.steps.csv" >"$out/$tag.json" 2>"$out/$tag.log"
+      -- "${train[@]}" --step-times-out "$out/$tag.times.csv" >"$out/$tag.out" 2>"$out/$tag.log"
   fi
-  echo "  $tag done: $(tail -n 1 "$out/$tag.log")"
+  echo "  $tag done"
 }
 
 echo "model $model, $pairs pairs of ${seconds}s runs on $device; raw files in $out"
@@ -70,12 +70,13 @@ def mean_step(path):
 
 a, b, slow, cpu = [], [], [], []
 for i in range(1, pairs + 1):
-    (ma, na), (mb, nb) = mean_step(os.path.join(out, "A%d.steps.csv" % i)), mean_step(os.path.join(out, "B%d.steps.csv" % i))
+    (ma, na), (mb, nb) = mean_step(os.path.join(out, "A%d.times.csv" % i)), mean_step(os.path.join(out, "B%d.times.csv" % i))
     a.append(ma); b.append(mb); slow.append(100.0 * (mb - ma) / ma)
-    with open(os.path.join(out, "B%d.json" % i)) as f:
-        j = json.load(f)
+    with open(os.path.join(out, "B%d.out" % i)) as f:
+        text = f.read()  # the script's own output, then the probe's JSON report
+    j = json.loads(text[text.rfind("\n{\n") + 1:] if "\n{\n" in text else text)
     cpu.append(j.get("sampler_cpu_pct"))
-    print("pair %d: A %.6f s/step (%d steps)  B %.6f s/step (%d steps)  slowdown %+.3f%%  probe CPU %s%%  regime %s"
+    print("pair %d: A %.6f s/step (%d steps)  B %.6f s/step (%d steps)  slowdown %+.3f%%  probe CPU %.3f%%  regime %s"
           % (i, ma, na, mb, nb, slow[-1], cpu[-1], j.get("regime")))
 n = len(slow)
 sd = statistics.stdev(slow) if n > 1 else float("nan")
