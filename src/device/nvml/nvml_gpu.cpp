@@ -205,6 +205,10 @@ std::vector<PowerPoint> NvmlGpu::drain_power_points() {
   nvmlReturn_t rc = api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, last_sample_us_, &type, &count,
                                  sample_buffer_.data());
   if (rc == NVML_ERROR_NOT_FOUND) return {};  // nothing newer than the last drain
+  if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+    sample_buffer_.clear();  // the driver's buffer grew: ask its capacity again next time
+    return {};
+  }
   if (!ok(kSamples, rc, "nvmlDeviceGetSamples")) return {};
   count = std::min(count, static_cast<unsigned>(sample_buffer_.size()));
   std::vector<PowerPoint> points;
