@@ -126,6 +126,17 @@ class Loop {
         stats.ended_by = RunEnd::WorkloadFinished;
         break;
       }
+      if (o_.on_tick) {
+        RunOptions::TickAction action = o_.on_tick(now);
+        if (action == RunOptions::TickAction::Edge) {
+          double edge_now = clock_.now_s();
+          sample(edge_now, true, stats);
+          energy.pass(edge_now);
+        } else if (action == RunOptions::TickAction::Stop) {
+          stats.ended_by = RunEnd::StopRequested;
+          break;
+        }
+      }
       if (o_.stop_requested && o_.stop_requested()) {
         stats.ended_by = RunEnd::StopRequested;
         break;
