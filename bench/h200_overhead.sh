@@ -12,7 +12,7 @@
 # REGIME_READ_ONLY=1 is exported, so any set call would be refused outright.
 #
 # Environment: REGIME (path of the regime binary; default build/release/regime, then
-# build/ci/regime), DEVICE (default nvml:0), OUT (folder for the raw files; default a temp dir).
+# build/ci/regime), DEVICE (default nvml:0), BENCH_DIR (folder for the raw files; default a temp dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=resnet50 pairs=3 seconds=40 extra=()
@@ -32,7 +32,7 @@ if [ -z "$regime" ]; then
 fi
 [ -x "${regime:-}" ] || { echo "h200_overhead.sh: no regime binary (set REGIME=...)" >&2; exit 2; }
 device=${DEVICE:-nvml:0}
-out=${OUT:-$(mktemp -d /tmp/regime-overhead-XXXXXX)}
+out=${BENCH_DIR:-$(mktemp -d /tmp/regime-overhead-XXXXXX)}
 mkdir -p "$out"
 export REGIME_READ_ONLY=1
 export REGIME_STATE_DIR="$out/state"

@@ -6,7 +6,7 @@
 #   bench/h200_probe_workloads.sh [--seconds 60] [--amp bf16] [MODEL ...]
 #
 # Environment: REGIME (the binary; default build/release/regime, then build/ci/regime), DEVICE
-# (default nvml:0), OUT (folder for traces, JSON and the run database; default a temp dir).
+# (default nvml:0), BENCH_DIR (folder for traces, JSON and the run database; default a temp dir).
 # REGIME_READ_ONLY=1 is exported: nothing can set a limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +26,7 @@ if [ -z "$regime" ]; then
 fi
 [ -x "${regime:-}" ] || { echo "h200_probe_workloads.sh: no regime binary (set REGIME=...)" >&2; exit 2; }
 device=${DEVICE:-nvml:0}
-out=${OUT:-$(mktemp -d /tmp/regime-probes-XXXXXX)}
+out=${BENCH_DIR:-$(mktemp -d /tmp/regime-probes-XXXXXX)}
 mkdir -p "$out"
 export REGIME_READ_ONLY=1 REGIME_STATE_DIR="$out/state"
 echo "probing ${models[*]} on $device, ${seconds}s each, amp $amp; files in $out"
