@@ -26,17 +26,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$pairs" -ge 3 ] || { echo "h200_overhead.sh: --pairs must be at least 3" >&2; exit 2; }
-regime=${REGIME:-}
-if [ -z "$regime" ]; then
-  for c in build/release/regime build/ci/regime; do [ -x "$c" ] && { regime=$c; break; }; done
-fi
-[ -x "${regime:-}" ] || { echo "h200_overhead.sh: no regime binary (set REGIME=...)" >&2; exit 2; }
-device=${DEVICE:-nvml:0}
-out=${BENCH_DIR:-$(mktemp -d /tmp/regime-overhead-XXXXXX)}
-mkdir -p "$out"
-export REGIME_READ_ONLY=1
-export REGIME_STATE_DIR="$out/state"
-unset REGIME_STEP_SOCKET
+source bench/h200_common.sh h200_overhead.sh regime-overhead
 
 train=(python3 workloads/train.py --model "$model" --seconds "$seconds" "${extra[@]}")
 run_arm() {  # $1 = A|B, $2 = pair index

@@ -20,15 +20,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#models[@]} -gt 0 ] || models=(resnet50 vgg16 mobilenet_v2 densenet121 vit_b_16 transformer resnet18_cifar)
-regime=${REGIME:-}
-if [ -z "$regime" ]; then
-  for c in build/release/regime build/ci/regime; do [ -x "$c" ] && { regime=$c; break; }; done
-fi
-[ -x "${regime:-}" ] || { echo "h200_probe_workloads.sh: no regime binary (set REGIME=...)" >&2; exit 2; }
-device=${DEVICE:-nvml:0}
-out=${BENCH_DIR:-$(mktemp -d /tmp/regime-probes-XXXXXX)}
-mkdir -p "$out"
-export REGIME_READ_ONLY=1 REGIME_STATE_DIR="$out/state"
+source bench/h200_common.sh h200_probe_workloads.sh regime-probes
 echo "probing ${models[*]} on $device, ${seconds}s each, amp $amp; files in $out"
 for m in "${models[@]}"; do
   # The script trains a little longer than the probe watches, so the probe ends it at its limit.
