@@ -218,6 +218,12 @@ int probe(const ProbeArgs& a) {
                             stats.t_end_s - stats.t_start_s,
                             rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what()));
   }
+  if (report.evidence.value("short_run", false))
+    std::cerr << fmt::format(
+        "regime: warning: the steady window is short ({:.1f} s, {} steps; classify wants at "
+        "least {} s and {} steps): treat this run's figures as rough\n",
+        report.measurement.window_end_s - report.measurement.window_start_s,
+        report.measurement.steps, kShortRun_s, kShortRunSteps);
   nlohmann::json out = to_json(report);
   for (auto& [k, v] : run_info.items()) out[k] = v;
   rec.status = "done";

@@ -89,6 +89,8 @@ TEST_F(ProbeE2E, CommandMarkingStepsWithTheHelperIsMeasuredSavedAndItsStatusRetu
   ASSERT_TRUE(j["sampler_cpu_pct"].is_number());
   EXPECT_LT(j["duration_s"].get<double>(), 10);  // ended with the command, not at 30 s
   EXPECT_EQ(r.out.find("trained\n"), 0u) << "the command's stdout passes through";
+  EXPECT_NE(r.err.find("warning: the steady window is short"), std::string::npos)
+      << "2 s of steps is under classify's 5 s";
 
   fs::path trace = j["trace"].get<std::string>();
   EXPECT_EQ(trace, dir_.path / "state" / "runs" / "run-1.trace.csv");
@@ -126,6 +128,7 @@ TEST_F(ProbeE2E, SimulatedProbesNameTheRegimeTheTwinPutsEachWorkloadIn) {
     ASSERT_EQ(r.status, 0) << c.workload << ": " << r.err;
     auto j = parse(r);
     EXPECT_EQ(j["regime"], c.regime) << c.workload;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
     EXPECT_NEAR(j["duration_s"].get<double>(), 60, 1e-6) << "60 simulated seconds by default";
     EXPECT_LT(took_s, 20) << "a simulated minute runs faster than real time";
     EXPECT_TRUE(j["sampler_cpu_pct"].is_null());
