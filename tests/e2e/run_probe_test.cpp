@@ -150,16 +150,23 @@ TEST_F(ProbeE2E, ACommandNeedsARealDevice) {
 }
 
 TEST_F(ProbeE2E, StepRegexCountsMatchingLinesAndStillShowsTheOutput) {
-  auto r =
-      probe({"--seconds", "30", "--json", "--step-regex", "^iter [0-9]+ loss", "--", "sh", "-c",
-             "for i in $(seq 1 30); do echo \"iter $i loss=0.5\" >&2; sleep 0.04; done; "
-             "echo finished >&2"});
+  fs::path trace = dir_.path / "out" / "regex.trace.csv";
+  fs::path db = dir_.path / "mine.sqlite";
+  auto r = probe({"--seconds", "30", "--json", "--trace-out", trace.string(), "--db", db.string(),
+                  "--step-regex", "^iter [0-9]+ loss", "--", "sh", "-c",
+                  "for i in $(seq 1 30); do echo \"iter $i loss=0.5\" >&2; sleep 0.04; done; "
+                  "echo finished >&2"});
   EXPECT_EQ(r.status, 0) << r.err;
   auto j = parse(r);
   EXPECT_EQ(j["step_markers"], 30);
   EXPECT_NE(r.err.find("iter 17 loss=0.5\n"), std::string::npos);
   EXPECT_NE(r.err.find("finished"), std::string::npos);
   EXPECT_NEAR(j["measurement"]["time_per_step_s"].get<double>(), 0.04, 0.02);
+  // --trace-out and --db put the files where asked; the steps go beside the trace.
+  EXPECT_EQ(j["trace"], trace.string());
+  EXPECT_EQ(read_steps_csv(dir_.path / "out" / "regex.steps.csv").size(), 30u);
+  EXPECT_EQ(RunStore(db).list().size(), 1u);
+  EXPECT_FALSE(fs::exists(dir_.path / "state" / "runs.sqlite"));
 }
 
 TEST_F(ProbeE2E, NoStepsGivesPerSecondFiguresAndTheTimeLimitEndsTheRunWithSuccess) {
