@@ -180,7 +180,9 @@ TEST_F(ProbeE2E, NoStepsGivesPerSecondFiguresAndTheTimeLimitEndsTheRunWithSucces
   EXPECT_EQ(j["stopped_at_time_limit"], true);
   EXPECT_EQ(j["exit_status"], 128 + SIGTERM);
   EXPECT_EQ(j["measurement"]["per"], "second");
-  EXPECT_NEAR(j["samples"].get<double>(), 2 / 0.02, 12);
+  // 2 s at 20 ms: 101 ticks at most (never bunched); fewer only if a loaded machine skips some.
+  EXPECT_LE(j["samples"].get<int>(), 102);
+  EXPECT_GE(j["samples"].get<int>(), 50);
   // Per second, energy is the average power: the fake draws 600 W.
   EXPECT_NEAR(j["measurement"]["energy_per_step_J"].get<double>(), 600, 30);
 }
