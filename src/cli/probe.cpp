@@ -218,6 +218,10 @@ int probe(const ProbeArgs& a) {
                             stats.t_end_s - stats.t_start_s,
                             rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what()));
   }
+  if (process && !a.no_steps && trace.steps.empty())
+    std::cerr << "regime: no step markers arrived, so the figures are per second; mark steps "
+                 "with python/regime_step (REGIME_STEP_SOCKET) or --step-regex, or pass "
+                 "--no-steps\n";
   if (report.evidence.value("short_run", false))
     std::cerr << fmt::format(
         "regime: warning: the steady window is short ({:.1f} s, {} steps; classify wants at "

@@ -187,6 +187,14 @@ TEST_F(ProbeE2E, NoStepsGivesPerSecondFiguresAndTheTimeLimitEndsTheRunWithSucces
   EXPECT_NEAR(j["measurement"]["energy_per_step_J"].get<double>(), 600, 30);
 }
 
+TEST_F(ProbeE2E, SaysSoWhenACommandSendsNoStepMarkers) {
+  auto r = probe({"--seconds", "1", "--json", "--", "sleep", "5"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("no step markers arrived, so the figures are per second"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(parse(r)["measurement"]["per"], "second");
+}
+
 TEST_F(ProbeE2E, SigtermToRegimeIsForwardedToTheCommandWhoseStatusIsReturned) {
   fs::path py = script("wait.py",
                        "import signal, sys, time\n"
@@ -203,6 +211,7 @@ TEST_F(ProbeE2E, SigtermToRegimeIsForwardedToTheCommandWhoseStatusIsReturned) {
   ::kill(c.pid, SIGTERM);
   int status = c.wait();
   EXPECT_EQ(status, 7) << c.err();
+  EXPECT_EQ(c.err().find("no step markers arrived"), std::string::npos) << "--no-steps was given";
   EXPECT_NE(c.out().find("got TERM"), std::string::npos);
 }
 
