@@ -30,6 +30,7 @@ struct ProbeArgs {
   std::string device;
   double seconds = 60;
   double sample_ms = 10;
+  double energy_period_s = 1.0;
   std::optional<double> warmup_s;
   std::optional<std::string> step_regex;
   bool no_steps = false;
@@ -91,6 +92,9 @@ void validate(const ProbeArgs& a) {
   if (!(a.sample_ms >= 1 && a.sample_ms <= 10000))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--sample-ms must be in [1, 10000] ms, got {}", a.sample_ms));
+  if (!(a.energy_period_s >= 0.1 && a.energy_period_s <= 60))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--energy-period-s must be in [0.1, 60] s, got {}", a.energy_period_s));
   if (a.warmup_s && !(*a.warmup_s >= 0 && *a.warmup_s < a.seconds))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--warmup-s must be in [0, --seconds) = [0, {}), got {}", a.seconds,
@@ -100,6 +104,7 @@ void validate(const ProbeArgs& a) {
 nlohmann::json options_json(const ProbeArgs& a) {
   nlohmann::json j = {{"seconds", a.seconds},
                       {"sample_ms", a.sample_ms},
+                        {"energy_period_s", a.energy_period_s},
                       {"no_steps", a.no_steps},
                       {"warmup_s", a.warmup_s ? nlohmann::json(*a.warmup_s) : nullptr},
                       {"step_regex", a.step_regex ? nlohmann::json(*a.step_regex) : nullptr}};
@@ -234,6 +239,7 @@ int probe(const ProbeArgs& a) {
     RunOptions o;
     o.duration_s = a.seconds;
     o.sample_period_s = a.sample_ms / 1000.0;
+    o.energy_period_s = a.energy_period_s;
     o.on_sample = [&](const Sample& s) { trace_writer.append(s); };
     o.on_step = [&](const Step& s) { steps_writer.append(s); };
     trace = run(*gpu, work, o, clock_for(*gpu, wall), &stats);
@@ -300,6 +306,10 @@ const CommandRegistrar reg("probe", [](CLI::App& root, Context& ctx) {
                   "running then is stopped (SIGTERM, SIGKILL after 10 s)")
       ->capture_default_str();
   sub->add_option("--sample-ms", a->sample_ms, "Sampling period of the cheap fields, ms")
+      ->capture_default_str();
+  sub->add_option("--energy-period-s", a->energy_period_s,
+                  "Seconds between reads of the energy counter (also read at every window "
+                  "edge); each read costs milliseconds on some GPUs")
       ->capture_default_str();
   sub->add_option("--warmup-s", a->warmup_s,
                   "Drop this many seconds as warm-up instead of detecting the steady state");
