@@ -1,0 +1,133 @@
+// regime sweep --device D (--workload sim:NAME | --workload NAME for replay | -- CMD...)
+//   [--caps LIST|auto] [--strategy exhaustive|adaptive] [--objective O] [--mode live|restart]
+//   [--actuate] [--apply] [--force] [--json]
+// Measures caps, prints the table and the decision. Every limit change goes through
+// PowerLimitGuard; the original limit is restored at the end, on error and on signals.
+#include <fmt/core.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "common/error.hpp"
+#include "device/registry.hpp"
+#include "device/replay/replay_gpu.hpp"
+#include "plan/cap_grid.hpp"
+#include "plan/render.hpp"
+#include "plan/search.hpp"
+
+namespace regime::cli {
+
+namespace {
+
+struct SweepArgs {
+  std::string device;
+  std::string workload;
+  std::vector<std::string> command;
+  std::string caps = "auto";
+  std::string strategy = "adaptive";
+  std::string objective = "energy";
+  std::string mode = "live";
+  bool actuate = false;
+  bool apply = false;
+  bool force = false;
+  bool json = false;
+};
+
+nlohmann::json outcome_json(const SweepArgs& a, const std::string& workload,
+                            const plan::SearchOutcome& o, const plan::Objective& objective,
+                            plan::Strategy strategy) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& p : plan::by_cap_desc(o.probes)) results.push_back(plan::result_json(p));
+  return {{"device", a.device},
+          {"workload", workload},
+          {"strategy", plan::to_string(strategy)},
+          {"objective", objective.text()},
+          {"probes", o.probes.size()},
+          {"results", results},
+          {"decision", plan::to_json(o.decision)},
+          {"stop_reason", o.stop_reason}};
+}
+
+void print_outcome(const SweepArgs& a, const std::string& workload, const plan::SearchOutcome& o,
+                   const plan::Objective& objective, plan::Strategy strategy, double default_W,
+                   const std::string& unit) {
+  std::cout << fmt::format("sweep of {} on {}: strategy {}, objective {}, {} probe(s)\n", workload,
+                           a.device, plan::to_string(strategy), objective.text(), o.probes.size());
+  std::cout << plan::results_table(o.probes, default_W, unit);
+  std::cout << "search: " << o.stop_reason << "\n";
+  std::cout << plan::decision_text(o.decision);
+}
+
+void sweep_replay(const SweepArgs& a, ReplayGpu& gpu) {
+  if (a.workload.empty())
+    throw Error(ErrorKind::InvalidArgument,
+                "a replay device needs --workload NAME to pick the rows of the sweep table");
+  if (!a.command.empty())
+    throw Error(ErrorKind::InvalidArgument, "a replay device runs no command: drop '-- CMD'");
+  gpu.select_workload(a.workload);
+  GpuInfo info = gpu.info();
+  plan::SearchOptions opt;
+  opt.strategy = plan::parse_strategy(a.strategy);
+  plan::Objective objective = plan::parse_objective(a.objective);
+  opt.decision.objective = objective;
+  opt.decision.default_limit_W = info.default_limit_W;
+  opt.decision.max_power_W = info.max_limit_W;
+  opt.force = a.force;
+  // The table's caps are the device's settings: "auto" means all of them.
+  std::vector<double> caps;
+  if (a.caps == "auto") {
+    for (const auto& r : gpu.rows()) caps.push_back(r.cap_W);
+  } else {
+    caps = plan::parse_caps(a.caps, info);
+  }
+  opt.caps = plan::with_default(caps, info.default_limit_W);
+  ReplayProber prober(gpu);
+  auto outcome = plan::search(prober, opt);
+  if (a.json) {
+    print_json(outcome_json(a, a.workload, outcome, objective, opt.strategy));
+  } else {
+    print_outcome(a, a.workload, outcome, objective, opt.strategy, info.default_limit_W,
+                  gpu.rows().front().unit);
+  }
+}
+
+void run_sweep(const SweepArgs& a) {
+  if (a.mode != "live" && a.mode != "restart")
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--mode '{}': expected live or restart", a.mode));
+  GpuPtr gpu = open_device(a.device);
+  if (auto* replay = dynamic_cast<ReplayGpu*>(gpu.get())) return sweep_replay(a, *replay);
+  throw Error(ErrorKind::NotSupported,
+              fmt::format("sweeping {} needs the run loop and PowerLimitGuard, which this build "
+                          "does not have yet; use a replay:FILE device",
+                          a.device));
+}
+
+const CommandRegistrar reg("sweep", [](CLI::App& root, Context&) {
+  auto* sub = root.add_subcommand(
+      "sweep", "Measure power caps for a GPU + workload pair and decide which one to keep");
+  auto a = std::make_shared<SweepArgs>();
+  sub->add_option("--device", a->device, "nvml:N, sim:MODEL or replay:FILE")->required();
+  sub->add_option("--workload", a->workload,
+                  "sim:NAME, or for a replay device the workload name of the sweep table");
+  sub->add_option("--caps", a->caps,
+                  "auto (default: the default limit down to the minimum in "
+                  "steps of 5%) or a list of watts, e.g. 250,200,150");
+  sub->add_option("--strategy", a->strategy, "exhaustive | adaptive (default adaptive)");
+  sub->add_option("--objective", a->objective,
+                  "energy | edp | zeus:ETA | max-slowdown:PCT (default energy)");
+  sub->add_option("--mode", a->mode,
+                  "live (one run, caps changed between windows; default) | "
+                  "restart (one run per cap)");
+  sub->add_flag("--actuate", a->actuate, "Allow changing the limit of a real (NVML) GPU");
+  sub->add_flag("--apply", a->apply,
+                "Leave the chosen cap set (recorded in the journal; `regime restore` undoes it)");
+  sub->add_flag("--force", a->force, "Search even when the pair is underutilized or idle");
+  sub->add_flag("--json", a->json, "Machine-readable output");
+  sub->add_option("command", a->command, "The workload command, after --");
+  sub->callback([a] { run_sweep(*a); });
+});
+
+}  // namespace
+}  // namespace regime::cli
