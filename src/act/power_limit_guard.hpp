@@ -1,0 +1,86 @@
+#pragma once
+// Never leave a card changed. Every power-limit change goes through a PowerLimitGuard: it checks
+// the actuation policy, journals the original limit (physical GPUs) before the first change, and
+// restores it on scope exit, on error, and on SIGINT/SIGTERM/SIGHUP. After a crash or kill -9 the
+// journal lets `regime restore`, or the next actuating command, bring the original back.
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "device/gpu.hpp"
+
+namespace regime {
+
+// Whether this command may change limits. A physical GPU is only changed with --actuate; with
+// REGIME_READ_ONLY=1 (any value but "" or "0") no device is changed at all.
+struct ActuationPolicy {
+  bool actuate = false;
+  bool read_only = false;
+  static ActuationPolicy from_flags(bool actuate);  // reads REGIME_READ_ONLY
+};
+
+// True when the environment forbids every set call (REGIME_READ_ONLY).
+bool read_only_from_env();
+
+// Throws Error ReadOnly or ActuationRefused (with why and how to opt in) unless `policy` allows
+// changing `info`'s GPU to `watts`.
+void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool physical,
+                     double watts);
+
+// Throws Error OutOfRange "cap 900 W is outside this GPU's range 200-700 W (nvml:0)".
+void check_cap_in_range(const GpuInfo& info, double watts);
+
+class PowerLimitGuard {
+ public:
+  PowerLimitGuard(Gpu& gpu, ActuationPolicy policy);
+  // Policy check; journals the original before the first change; validates the range; sets;
+  // returns the enforced limit read back.
+  double set(double watts);
+  // --apply: leave the current limit at the end; the journal keeps the original so that
+  // `regime restore` can undo it.
+  void keep();
+  // Restores the original now; idempotent.
+  void restore();
+  ~PowerLimitGuard();  // restore() unless keep(); never throws
+
+  PowerLimitGuard(const PowerLimitGuard&) = delete;
+  PowerLimitGuard& operator=(const PowerLimitGuard&) = delete;
+
+  // The limit this guard will restore (the one found before its first set), if it set anything.
+  std::optional<double> original_limit_W() const;
+
+  // Used by the signal watcher: restore without touching the live-guard registry; never throws.
+  void restore_for_signal() noexcept;
+
+ private:
+  void restore_locked();  // needs mu_
+  Gpu& gpu_;
+  ActuationPolicy policy_;
+  bool physical_;
+  mutable std::mutex mu_;
+  std::optional<double> restore_to_W_;
+  std::string device_, uuid_;
+  bool journaled_ = false;  // this guard wrote the journal entry (and removes it on restore)
+  bool kept_ = false;
+  bool restored_ = false;
+};
+
+// Restores every GPU named in the journal; one failure does not stop the others. Returns
+// per-GPU outcomes. Kept entries only with include_kept; entries of a running regime process
+// are left to it (reported as failed, naming the pid).
+struct RestoreOutcome {
+  std::string device;
+  std::string uuid;
+  double original_limit_W;
+  bool ok;
+  std::string error;
+};
+std::vector<RestoreOutcome> restore_from_journal(bool include_kept);
+
+// Restores entries left by regime processes that are no longer running (not kept ones), writing
+// one line per GPU to `log`. Called once per process before the first change to a physical GPU.
+std::vector<RestoreOutcome> restore_dead_leftovers(std::ostream& log);
+
+}  // namespace regime

@@ -1,0 +1,56 @@
+// regime restore [--json]: bring back every original power limit in the journal (after a crash,
+// kill -9, or a cap kept on purpose). Exit status 1 if any GPU could not be restored.
+#include <iostream>
+
+#include <fmt/core.h>
+
+#include "act/journal.hpp"
+#include "act/power_limit_guard.hpp"
+#include "cli/command.hpp"
+
+namespace regime::cli {
+
+namespace {
+
+const CommandRegistrar reg("restore", [](CLI::App& root, Context& ctx) {
+  auto* sub = root.add_subcommand(
+      "restore", "Restore every power limit recorded in the journal (after a crash or kill -9)");
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json, "Machine-readable output");
+  sub->callback([json, &ctx] {
+    auto outcomes = restore_from_journal(/*include_kept=*/true);
+    size_t failed = 0;
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& o : outcomes) {
+      if (!o.ok) ++failed;
+      list.push_back({{"device", o.device},
+                      {"uuid", o.uuid},
+                      {"original_limit_W", o.original_limit_W},
+                      {"ok", o.ok},
+                      {"error", o.ok ? nlohmann::json(nullptr) : nlohmann::json(o.error)}});
+    }
+    if (*json) {
+      print_json({{"journal", journal_path().string()}, {"failed", failed}, {"outcomes", list}});
+    } else if (outcomes.empty()) {
+      std::cout << fmt::format("nothing to restore: no entries in {}\n", journal_path().string());
+    } else {
+      for (const auto& o : outcomes) {
+        if (o.ok)
+          std::cout << fmt::format("restored {} ({}) to {:g} W\n", o.device, o.uuid,
+                                   o.original_limit_W);
+        else
+          std::cout << fmt::format("FAILED   {} ({}) to {:g} W: {}\n", o.device, o.uuid,
+                                   o.original_limit_W, o.error);
+      }
+    }
+    if (failed > 0) {
+      std::cerr << fmt::format(
+          "regime: {} of {} GPU(s) could not be restored; they stay in {} for the next try\n",
+          failed, outcomes.size(), journal_path().string());
+      ctx.exit_status = 1;
+    }
+  });
+});
+
+}  // namespace
+}  // namespace regime::cli

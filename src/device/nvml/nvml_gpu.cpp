@@ -1,0 +1,311 @@
+#include "device/nvml/nvml_gpu.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/core.h>
+
+#include "device/registry.hpp"
+
+namespace regime::nvml {
+
+double value_as_double(const nvmlValue_t& v, nvmlValueType_t type) {
+  switch (type) {
+    case NVML_VALUE_TYPE_DOUBLE: return v.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT: return static_cast<double>(v.uiVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.ulVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.ullVal);
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.sllVal);
+    case NVML_VALUE_TYPE_SIGNED_INT: return static_cast<double>(v.siVal);
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return static_cast<double>(v.usVal);
+  }
+  return static_cast<double>(v.uiVal);
+}
+
+namespace {
+double now_unix_s() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+double mW_to_W(unsigned mW) { return static_cast<double>(mW) * 1e-3; }
+
+bool unsupported(nvmlReturn_t rc) {
+  return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_NO_PERMISSION ||
+         rc == NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+}  // namespace
+
+NvmlGpu::NvmlGpu(std::shared_ptr<NvmlLibrary> lib, unsigned index)
+    : lib_(std::move(lib)), api_(lib_->api()), index_(index), uri_(fmt::format("nvml:{}", index)) {
+  lib_->check(api_.handle_by_index(index, &handle_), "nvmlDeviceGetHandleByIndex_v2", uri_);
+  char buf[kNameBufferSize] = {};
+  lib_->check(api_.name(handle_, buf, sizeof buf), "nvmlDeviceGetName", uri_);
+  name_ = buf;
+  char ubuf[kUuidBufferSize] = {};
+  lib_->check(api_.uuid(handle_, ubuf, sizeof ubuf), "nvmlDeviceGetUUID", uri_);
+  uuid_ = ubuf;
+  // Static facts: read once.
+  auto threshold = [&](nvmlTemperatureThresholds_t t) -> std::optional<double> {
+    unsigned v = 0;
+    if (api_.temperature_threshold == nullptr ||
+        api_.temperature_threshold(handle_, t, &v) != NVML_SUCCESS)
+      return std::nullopt;
+    return static_cast<double>(v);
+  };
+  slowdown_temp_C_ = threshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+  shutdown_temp_C_ = threshold(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
+  gpu_max_temp_C_ = threshold(NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
+  auto max_clock = [&](nvmlClockType_t t) -> std::optional<double> {
+    unsigned v = 0;
+    if (api_.max_clock_info == nullptr || api_.max_clock_info(handle_, t, &v) != NVML_SUCCESS)
+      return std::nullopt;
+    return static_cast<double>(v);
+  };
+  max_sm_MHz_ = max_clock(NVML_CLOCK_SM);
+  max_mem_MHz_ = max_clock(NVML_CLOCK_MEM);
+  if (api_.field_values == nullptr) {
+    support_[kPowerFields] = support_[kReasonTimes] = Support::No;
+  }
+  if (api_.total_energy == nullptr) support_[kEnergy] = Support::No;
+  if (api_.samples == nullptr) support_[kSamples] = Support::No;
+  if (api_.temperature == nullptr) support_[kTemp] = Support::No;
+  if (api_.clock_info == nullptr) support_[kSmClock] = support_[kMemClock] = Support::No;
+  if (api_.utilization == nullptr) support_[kUtil] = Support::No;
+  if (api_.clocks_event_reasons == nullptr) support_[kReasons] = Support::No;
+}
+
+bool NvmlGpu::ok(Field field, nvmlReturn_t rc, const char* what) {
+  if (rc == NVML_SUCCESS) {
+    support_[field] = Support::Yes;
+    return true;
+  }
+  if (unsupported(rc)) {
+    support_[field] = Support::No;
+    return false;
+  }
+  lib_->check(rc, what, uri_);
+  return false;
+}
+
+GpuInfo NvmlGpu::info() {
+  GpuInfo g;
+  g.device = uri_;
+  g.index = static_cast<int>(index_);
+  g.name = name_;
+  g.uuid = uuid_;
+  unsigned min_mW = 0, max_mW = 0, v = 0;
+  lib_->check(api_.limit_constraints(handle_, &min_mW, &max_mW),
+              "nvmlDeviceGetPowerManagementLimitConstraints", uri_);
+  g.min_limit_W = mW_to_W(min_mW);
+  g.max_limit_W = mW_to_W(max_mW);
+  lib_->check(api_.default_limit(handle_, &v), "nvmlDeviceGetPowerManagementDefaultLimit", uri_);
+  g.default_limit_W = mW_to_W(v);
+  lib_->check(api_.current_limit(handle_, &v), "nvmlDeviceGetPowerManagementLimit", uri_);
+  g.current_limit_W = mW_to_W(v);
+  lib_->check(api_.enforced_limit(handle_, &v), "nvmlDeviceGetEnforcedPowerLimit", uri_);
+  g.enforced_limit_W = mW_to_W(v);
+  g.slowdown_temp_C = slowdown_temp_C_;
+  g.shutdown_temp_C = shutdown_temp_C_;
+  g.gpu_max_temp_C = gpu_max_temp_C_;
+  g.max_sm_MHz = max_sm_MHz_;
+  g.max_mem_MHz = max_mem_MHz_;
+  return g;
+}
+
+std::optional<double> NvmlGpu::read_uint(Field field, nvmlDeviceGetClockInfo_fn fn,
+                                         nvmlClockType_t type, const char* what) {
+  if (!wanted(field)) return std::nullopt;
+  unsigned v = 0;
+  if (!ok(field, fn(handle_, type, &v), what)) return std::nullopt;
+  return static_cast<double>(v);
+}
+
+Sample NvmlGpu::read() {
+  Sample s;
+  s.t_s = now_unix_s();
+  s.gpu = static_cast<int>(index_);
+  // Instantaneous and averaged power in one call; each field has its own return code.
+  if (wanted(kPowerFields) && (wanted(kInstant) || wanted(kAverage))) {
+    power_fields_[0] = {};
+    power_fields_[0].fieldId = kFiPowerInstant;
+    power_fields_[1] = {};
+    power_fields_[1].fieldId = kFiPowerAverage;
+    if (ok(kPowerFields, api_.field_values(handle_, 2, power_fields_.data()),
+           "nvmlDeviceGetFieldValues")) {
+      const Field which[2] = {kInstant, kAverage};
+      for (int i = 0; i < 2; ++i) {
+        const nvmlFieldValue_t& f = power_fields_[static_cast<size_t>(i)];
+        if (f.nvmlReturn == NVML_SUCCESS) {
+          double W = value_as_double(f.value, f.valueType) * 1e-3;
+          (i == 0 ? s.power_W : s.power_avg_W) = W;
+          support_[which[i]] = Support::Yes;
+        } else if (unsupported(f.nvmlReturn)) {
+          support_[which[i]] = Support::No;
+        }
+      }
+    }
+  }
+  if (!s.power_W && wanted(kPowerUsage)) {
+    unsigned mW = 0;
+    if (ok(kPowerUsage, api_.power_usage(handle_, &mW), "nvmlDeviceGetPowerUsage"))
+      s.power_W = mW_to_W(mW);
+  }
+  if (wanted(kTemp)) {
+    unsigned c = 0;
+    if (ok(kTemp, api_.temperature(handle_, NVML_TEMPERATURE_GPU, &c), "nvmlDeviceGetTemperature"))
+      s.temp_C = static_cast<double>(c);
+  }
+  s.sm_MHz = read_uint(kSmClock, api_.clock_info, NVML_CLOCK_SM, "nvmlDeviceGetClockInfo");
+  s.mem_MHz = read_uint(kMemClock, api_.clock_info, NVML_CLOCK_MEM, "nvmlDeviceGetClockInfo");
+  if (wanted(kUtil)) {
+    nvmlUtilization_t u{};
+    if (ok(kUtil, api_.utilization(handle_, &u), "nvmlDeviceGetUtilizationRates"))
+      s.util_pct = static_cast<double>(u.gpu);
+  }
+  unsigned limit_mW = 0;
+  lib_->check(api_.enforced_limit(handle_, &limit_mW), "nvmlDeviceGetEnforcedPowerLimit", uri_);
+  s.limit_W = mW_to_W(limit_mW);
+  if (wanted(kReasons)) {
+    unsigned long long r = 0;
+    if (ok(kReasons, api_.clocks_event_reasons(handle_, &r),
+           "nvmlDeviceGetCurrentClocksEventReasons"))
+      s.reasons = static_cast<uint64_t>(r);
+  }
+  return s;
+}
+
+std::optional<double> NvmlGpu::read_energy_J() {
+  if (!wanted(kEnergy)) return std::nullopt;
+  unsigned long long mJ = 0;
+  if (!ok(kEnergy, api_.total_energy(handle_, &mJ), "nvmlDeviceGetTotalEnergyConsumption"))
+    return std::nullopt;
+  return static_cast<double>(mJ) * 1e-3;
+}
+
+std::vector<PowerPoint> NvmlGpu::drain_power_points() {
+  if (!wanted(kSamples)) return {};
+  nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
+  if (sample_buffer_.empty()) {
+    // A null buffer asks how many entries the driver's buffer can hold.
+    unsigned capacity = 0;
+    if (!ok(kSamples,
+            api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, 0, &type, &capacity, nullptr),
+            "nvmlDeviceGetSamples"))
+      return {};
+    sample_buffer_.resize(std::max(capacity, 1u));
+  }
+  unsigned count = static_cast<unsigned>(sample_buffer_.size());
+  nvmlReturn_t rc = api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, last_sample_us_, &type,
+                                 &count, sample_buffer_.data());
+  if (rc == NVML_ERROR_NOT_FOUND) return {};  // nothing newer than the last drain
+  if (!ok(kSamples, rc, "nvmlDeviceGetSamples")) return {};
+  count = std::min(count, static_cast<unsigned>(sample_buffer_.size()));
+  std::vector<PowerPoint> points;
+  points.reserve(count);
+  for (unsigned i = 0; i < count; ++i) {
+    const nvmlSample_t& smp = sample_buffer_[i];
+    // The driver returns entries at or after the timestamp given; keep only newer ones.
+    if (smp.timeStamp <= last_sample_us_) continue;
+    points.push_back({static_cast<double>(smp.timeStamp) * 1e-6,
+                      value_as_double(smp.sampleValue, type) * 1e-3});
+  }
+  for (unsigned i = 0; i < count; ++i)
+    last_sample_us_ = std::max(last_sample_us_, sample_buffer_[i].timeStamp);
+  std::sort(points.begin(), points.end(),
+            [](const PowerPoint& a, const PowerPoint& b) { return a.t_s < b.t_s; });
+  return points;
+}
+
+std::optional<ReasonTimes> NvmlGpu::read_reason_times() {
+  if (!wanted(kReasonTimes)) return std::nullopt;
+  static constexpr std::pair<unsigned, uint64_t> kCounters[] = {
+      {kFiClocksEventReasonSwPowerCap, reason::kSwPowerCap},
+      {kFiClocksEventReasonSyncBoost, reason::kSyncBoost},
+      {kFiClocksEventReasonSwThermSlowdown, reason::kSwThermal},
+      {kFiClocksEventReasonHwThermSlowdown, reason::kHwThermal},
+      {kFiClocksEventReasonHwPowerBrakeSlowdown, reason::kHwPowerBrake},
+  };
+  constexpr int n = static_cast<int>(std::size(kCounters));
+  std::array<nvmlFieldValue_t, std::size(kCounters)> fields{};
+  for (size_t i = 0; i < fields.size(); ++i) fields[i].fieldId = kCounters[i].first;
+  if (!ok(kReasonTimes, api_.field_values(handle_, n, fields.data()), "nvmlDeviceGetFieldValues"))
+    return std::nullopt;
+  ReasonTimes t;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].nvmlReturn != NVML_SUCCESS) continue;
+    t.seconds_by_reason[kCounters[i].second] =
+        value_as_double(fields[i].value, fields[i].valueType) * 1e-9;  // ns -> s
+  }
+  if (t.seconds_by_reason.empty()) {
+    support_[kReasonTimes] = Support::No;
+    return std::nullopt;
+  }
+  return t;
+}
+
+double NvmlGpu::set_power_limit(double watts) {
+  unsigned min_mW = 0, max_mW = 0;
+  lib_->check(api_.limit_constraints(handle_, &min_mW, &max_mW),
+              "nvmlDeviceGetPowerManagementLimitConstraints", uri_);
+  double min_W = mW_to_W(min_mW), max_W = mW_to_W(max_mW);
+  if (!std::isfinite(watts) || watts < min_W || watts > max_W)
+    throw Error(ErrorKind::OutOfRange,
+                fmt::format("cap {:g} W is outside this GPU's range {:g}-{:g} W ({})", watts,
+                            min_W, max_W, uri_));
+  auto mW = static_cast<unsigned>(std::lround(watts * 1000.0));
+  lib_->check(api_.set_limit(handle_, mW), "nvmlDeviceSetPowerManagementLimit", uri_);
+  unsigned enforced = 0;
+  lib_->check(api_.enforced_limit(handle_, &enforced), "nvmlDeviceGetEnforcedPowerLimit", uri_);
+  return mW_to_W(enforced);
+}
+
+namespace {
+
+std::vector<GpuPtr> open_nvml(const DeviceUri& uri) {
+  auto lib = NvmlLibrary::shared();
+  unsigned count = 0;
+  lib->check(lib->api().device_count(&count), "nvmlDeviceGetCount_v2", uri.text);
+  std::vector<GpuPtr> out;
+  if (uri.all()) {
+    for (unsigned i = 0; i < count; ++i) out.push_back(std::make_unique<NvmlGpu>(lib, i));
+    if (out.empty()) throw Error(ErrorKind::NotFound, "nvml:all: NVML found no GPU");
+    return out;
+  }
+  int index = uri.index().value_or(-1);
+  if (index < 0 || static_cast<unsigned>(index) >= count)
+    throw Error(ErrorKind::NotFound,
+                count == 0 ? fmt::format("{}: NVML found no GPU", uri.text)
+                           : fmt::format("{}: NVML found {} GPU(s): nvml:0 to nvml:{}", uri.text,
+                                         count, count - 1));
+  out.push_back(std::make_unique<NvmlGpu>(lib, static_cast<unsigned>(index)));
+  return out;
+}
+
+DeviceListing list_nvml() {
+  DeviceListing l;
+  l.backend = "nvml";
+  std::shared_ptr<NvmlLibrary> lib;
+  try {
+    lib = NvmlLibrary::shared();
+    unsigned count = 0;
+    lib->check(lib->api().device_count(&count), "nvmlDeviceGetCount_v2", "");
+    for (unsigned i = 0; i < count; ++i) l.gpus.push_back(NvmlGpu(lib, i).info());
+  } catch (const Error& e) {
+    l.available = false;
+    l.note = std::string("NVML not available: ") + e.what();
+    l.gpus.clear();
+    return l;
+  }
+  std::string driver = lib->driver_version();
+  l.note = fmt::format("NVML {}{}", lib->path(), driver.empty() ? "" : ", driver " + driver);
+  return l;
+}
+
+const bool registered = [] {
+  register_backend({"nvml", open_nvml, list_nvml});
+  return true;
+}();
+
+}  // namespace
+}  // namespace regime::nvml

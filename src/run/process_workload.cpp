@@ -1,0 +1,383 @@
+#include "run/process_workload.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "run/step_marker.hpp"
+
+extern char** environ;
+
+namespace regime {
+
+namespace {
+
+// The command's process group, for the signal handler (one command runs at a time).
+std::atomic<pid_t> g_child_pgid{0};
+volatile sig_atomic_t g_forwarded_signal = 0;
+
+extern "C" void forward_signal(int sig) {
+  pid_t pgid = g_child_pgid.load();
+  if (pgid > 0) ::kill(-pgid, sig);
+  g_forwarded_signal = sig;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+void write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // the reader went away: the command's output is lost, the run goes on
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);  // the shell's convention
+  return 1;
+}
+
+std::string make_temp_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/regime-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr)
+    throw Error(ErrorKind::Io, "cannot create a private directory for the step socket (" + pattern +
+                                   "): " + errno_text());
+  return pattern;
+}
+
+// The environment for the command: ours, with REGIME_STEP_SOCKET replaced (or removed).
+std::vector<std::string> child_environment(const std::string& socket_path) {
+  std::vector<std::string> env;
+  std::string prefix = std::string(kStepSocketEnv) + "=";
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env.emplace_back(*e);
+  if (!socket_path.empty()) env.push_back(prefix + socket_path);
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+ProcessWorkload::ProcessWorkload(ProcessOptions options, const WallClock& clock)
+    : options_(std::move(options)), clock_(clock) {
+  if (options_.argv.empty() || options_.argv.front().empty())
+    throw Error(ErrorKind::InvalidArgument, "no command given to run (put it after --)");
+  if (options_.step_regex) {
+    try {
+      regex_.emplace(*options_.step_regex, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      throw Error(ErrorKind::InvalidArgument,
+                  "invalid --step-regex '" + *options_.step_regex + "': " + e.what());
+    }
+  }
+  if (!(options_.stop_grace_s >= 0))
+    throw Error(ErrorKind::InvalidArgument, "stop grace period must be >= 0 seconds");
+}
+
+ProcessWorkload::~ProcessWorkload() {
+  if (pid_ > 0 && !exit_status_) {
+    try {
+      stop();
+    } catch (...) {
+    }
+  }
+  stop_listener();
+  give_back_terminal();
+  restore_signals();
+  cleanup_socket();
+  for (auto& s : streams_) close_fd(s.fd);
+  close_fd(wake_pipe_[0]);
+  close_fd(wake_pipe_[1]);
+}
+
+std::string ProcessWorkload::name() const {
+  std::string out;
+  for (const auto& a : options_.argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+void ProcessWorkload::start(double) {
+  if (pid_ > 0) throw Error(ErrorKind::Internal, "process workload started twice");
+  if (options_.step_socket) {
+    temp_dir_ = make_temp_dir();
+    socket_path_ = temp_dir_ + "/steps.sock";
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (socket_path_.size() >= sizeof(addr.sun_path))
+      throw Error(ErrorKind::Io, "step socket path too long (" + socket_path_ +
+                                     "): set TMPDIR to a shorter directory");
+    std::memcpy(addr.sun_path, socket_path_.c_str(), socket_path_.size() + 1);
+    socket_fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (socket_fd_ < 0 ||
+        ::bind(socket_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+      throw Error(ErrorKind::Io, "cannot open step socket " + socket_path_ + ": " + errno_text());
+  }
+  int child_ends[2] = {-1, -1};
+  if (regex_) {
+    for (int i = 0; i < 2; ++i) {
+      int p[2];
+      if (::pipe2(p, O_CLOEXEC) != 0)
+        throw Error(ErrorKind::Io, "cannot create an output pipe: " + errno_text());
+      ::fcntl(p[0], F_SETFL, O_NONBLOCK);
+      streams_[i].fd = p[0];
+      streams_[i].out_fd = i == 0 ? STDOUT_FILENO : STDERR_FILENO;
+      child_ends[i] = p[1];
+    }
+  }
+  if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw Error(ErrorKind::Io, "cannot create a pipe: " + errno_text());
+
+  // Forward the user's SIGINT/SIGTERM to the command's group; survive a closed stdout.
+  struct sigaction forward {};
+  forward.sa_handler = forward_signal;
+  sigemptyset(&forward.sa_mask);
+  forward.sa_flags = SA_RESTART;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  g_forwarded_signal = 0;
+  ::sigaction(SIGINT, &forward, &old_int_);
+  ::sigaction(SIGTERM, &forward, &old_term_);
+  ::sigaction(SIGPIPE, &ignore, &old_pipe_);
+  handlers_installed_ = true;
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (regex_) {
+    posix_spawn_file_actions_adddup2(&actions, child_ends[0], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, child_ends[1], STDERR_FILENO);
+  }
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults, empty;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGPIPE);
+  sigemptyset(&empty);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: signals reach all its processes
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  std::vector<std::string> argv_copy = options_.argv;
+  std::vector<std::string> env = child_environment(socket_path_);
+  auto argv_c = c_strings(argv_copy);
+  auto env_c = c_strings(env);
+  pid_t pid = -1;
+  int rc = ::posix_spawnp(&pid, argv_c[0], &actions, &attr, argv_c.data(), env_c.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  for (int& fd : child_ends) close_fd(fd);
+  if (rc != 0) {
+    restore_signals();
+    throw Error(rc == ENOENT ? ErrorKind::NotFound : ErrorKind::Io,
+                "cannot start '" + options_.argv.front() + "': " + std::strerror(rc));
+  }
+  pid_ = pid;
+  g_child_pgid.store(pid);
+  last_regex_end_s_ = clock_.unix_now_s();
+
+  // A command in its own group must own the terminal, or reading stdin would stop it (SIGTTIN).
+  if (::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    ::pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    took_terminal_ = ::tcsetpgrp(STDIN_FILENO, pid_) == 0;
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (took_terminal_) ::kill(-pid_, SIGCONT);  // in case it read before it owned the terminal
+  }
+  if (socket_fd_ >= 0 || regex_) listener_ = std::thread([this] { listen(); });
+}
+
+void ProcessWorkload::listen() {
+  for (;;) {
+    pollfd fds[4];
+    nfds_t n = 0;
+    fds[n++] = {wake_pipe_[0], POLLIN, 0};
+    if (socket_fd_ >= 0) fds[n++] = {socket_fd_, POLLIN, 0};
+    for (auto& s : streams_)
+      if (s.fd >= 0) fds[n++] = {s.fd, POLLIN, 0};
+    int rc = ::poll(fds, n, -1);
+    if (rc < 0 && errno != EINTR) return;
+    if (socket_fd_ >= 0) drain_socket();
+    for (auto& s : streams_)
+      if (s.fd >= 0 && !drain_stream(s)) close_fd(s.fd);
+    if (stopping_.load()) return;  // drained once more after the command ended
+  }
+}
+
+void ProcessWorkload::drain_socket() {
+  char buf[512];
+  for (;;) {
+    ssize_t n = ::recv(socket_fd_, buf, sizeof buf - 1, MSG_DONTWAIT);
+    if (n < 0) return;  // EAGAIN: nothing more now
+    StepParse p = parse_step_datagram(std::string_view(buf, static_cast<size_t>(n)));
+    std::lock_guard lock(mutex_);
+    if (p.step) {
+      pending_.push_back(*p.step);
+    } else {
+      ++malformed_;
+      last_error_ = p.error;
+    }
+  }
+}
+
+bool ProcessWorkload::drain_stream(Stream& s) {
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(s.fd, buf, sizeof buf);
+    if (n == 0) {
+      if (!s.line.empty()) on_line(s.line);
+      s.line.clear();
+      return false;
+    }
+    if (n < 0) return errno == EAGAIN || errno == EINTR;
+    write_all(s.out_fd, buf, static_cast<size_t>(n));
+    for (ssize_t i = 0; i < n; ++i) {
+      char c = buf[i];
+      if (c == '\n' || c == '\r') {  // progress bars end their lines with \r
+        if (!s.line.empty()) on_line(s.line);
+        s.line.clear();
+      } else if (s.line.size() < 65536) {
+        s.line.push_back(c);
+      }
+    }
+  }
+}
+
+void ProcessWorkload::on_line(const std::string& line) {
+  if (!regex_ || !std::regex_search(line, *regex_)) return;
+  double now = clock_.unix_now_s();
+  std::lock_guard lock(mutex_);
+  pending_.push_back(Step{regex_steps_++, last_regex_end_s_, now});
+  last_regex_end_s_ = now;
+}
+
+std::vector<Step> ProcessWorkload::poll_steps() {
+  std::vector<Step> out;
+  std::lock_guard lock(mutex_);
+  out.swap(pending_);
+  return out;
+}
+
+bool ProcessWorkload::finished() {
+  if (exit_status_) return true;
+  if (pid_ <= 0) return false;
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    reap(status);
+    return true;
+  }
+  if (r < 0 && errno == ECHILD) {  // reaped elsewhere: status unknown
+    reap(W_EXITCODE(1, 0));
+    return true;
+  }
+  return false;
+}
+
+void ProcessWorkload::reap(int status) {
+  exit_status_ = decode_status(status);
+  g_child_pgid.store(0);
+  stop_listener();
+  give_back_terminal();
+}
+
+void ProcessWorkload::stop() {
+  if (finished() || pid_ <= 0) return;
+  ::kill(-pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(options_.stop_grace_s));
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (finished()) return;
+    ::usleep(10000);
+  }
+  ::kill(-pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  reap(status);
+}
+
+std::optional<int> ProcessWorkload::exit_status() { return exit_status_; }
+
+long ProcessWorkload::malformed_markers() const {
+  std::lock_guard lock(mutex_);
+  return malformed_;
+}
+
+std::string ProcessWorkload::last_marker_error() const {
+  std::lock_guard lock(mutex_);
+  return last_error_;
+}
+
+int ProcessWorkload::forwarded_signal() { return g_forwarded_signal; }
+
+void ProcessWorkload::stop_listener() {
+  if (!listener_.joinable()) return;
+  stopping_.store(true);
+  char one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_pipe_[1], &one, 1);
+  listener_.join();
+}
+
+void ProcessWorkload::cleanup_socket() {
+  close_fd(socket_fd_);
+  std::error_code ec;
+  if (!temp_dir_.empty()) std::filesystem::remove_all(temp_dir_, ec);
+  temp_dir_.clear();
+}
+
+void ProcessWorkload::give_back_terminal() {
+  if (!took_terminal_) return;
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  ::pthread_sigmask(SIG_BLOCK, &ttou, &old);
+  ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  took_terminal_ = false;
+}
+
+void ProcessWorkload::restore_signals() {
+  if (!handlers_installed_) return;
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
+  ::sigaction(SIGPIPE, &old_pipe_, nullptr);
+  handlers_installed_ = false;
+}
+
+}  // namespace regime

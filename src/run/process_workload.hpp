@@ -1,0 +1,95 @@
+#pragma once
+// A real command as a workload: started in its own process group with stdin/stdout/stderr passed
+// through, SIGINT/SIGTERM forwarded to that group, and its steps taken from step markers sent to
+// REGIME_STEP_SOCKET and/or from output lines matching a regex.
+#include <signal.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "run/wall_clock.hpp"
+#include "run/workload.hpp"
+
+namespace regime {
+
+struct ProcessOptions {
+  std::vector<std::string> argv;  // the command and its arguments (looked up on PATH)
+  bool step_socket = true;        // export REGIME_STEP_SOCKET and listen on it
+  // Each line of the command's stdout or stderr that matches marks the end of a step (the output
+  // is then piped through regime and still shown). The first step starts when the command starts.
+  std::optional<std::string> step_regex;
+  double stop_grace_s = 10;  // after SIGTERM, wait this long before SIGKILL
+};
+
+class ProcessWorkload final : public Workload {
+ public:
+  // `clock` stamps regex-marked steps; it must outlive the workload.
+  ProcessWorkload(ProcessOptions options, const WallClock& clock);
+  ~ProcessWorkload() override;
+  ProcessWorkload(const ProcessWorkload&) = delete;
+  ProcessWorkload& operator=(const ProcessWorkload&) = delete;
+
+  std::string name() const override;
+  void start(double t0_s) override;
+  std::vector<Step> poll_steps() override;
+  bool finished() override;
+  void stop() override;
+  std::optional<int> exit_status() override;
+
+  // Markers that could not be parsed (ignored), and the last reason.
+  long malformed_markers() const;
+  std::string last_marker_error() const;
+  // The signal the user sent regime (forwarded to the command), 0 if none.
+  static int forwarded_signal();
+  pid_t pid() const { return pid_; }
+  const std::string& socket_path() const { return socket_path_; }
+
+ private:
+  struct Stream {
+    int fd = -1;
+    int out_fd = -1;  // where its bytes are passed through
+    std::string line;
+  };
+  void listen();
+  void drain_socket();
+  bool drain_stream(Stream& s);  // false at EOF
+  void on_line(const std::string& line);
+  void reap(int status);
+  void stop_listener();
+  void cleanup_socket();
+  void give_back_terminal();
+  void restore_signals();
+
+  ProcessOptions options_;
+  const WallClock& clock_;
+  std::optional<std::regex> regex_;
+  pid_t pid_ = -1;
+  std::optional<int> exit_status_;
+  bool took_terminal_ = false;
+  bool handlers_installed_ = false;
+  struct sigaction old_int_ {
+  }, old_term_{}, old_pipe_{};
+  std::string temp_dir_;
+  std::string socket_path_;
+  int socket_fd_ = -1;
+  int wake_pipe_[2] = {-1, -1};
+  Stream streams_[2];
+  std::thread listener_;
+  std::atomic<bool> stopping_{false};
+
+  mutable std::mutex mutex_;  // guards everything below
+  std::vector<Step> pending_;
+  long malformed_ = 0;
+  std::string last_error_;
+  int64_t regex_steps_ = 0;
+  double last_regex_end_s_ = 0;
+};
+
+}  // namespace regime

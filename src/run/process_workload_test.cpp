@@ -1,0 +1,201 @@
+#include "run/process_workload.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "run/run_loop.hpp"
+#include "run/test_gpu.hpp"
+
+namespace regime {
+namespace {
+
+struct Outcome {
+  Trace trace;
+  RunStats stats;
+  std::optional<int> exit_status;
+  long malformed = 0;
+};
+
+Outcome run_command(ProcessOptions p, double seconds = 20,
+                    std::function<bool()> stop_requested = nullptr) {
+  WallClock wall;
+  testing::TestGpu gpu(wall, 200, false);
+  ProcessWorkload work(std::move(p), wall);
+  RunOptions o;
+  o.duration_s = seconds;
+  o.stop_requested = std::move(stop_requested);
+  Outcome out;
+  out.trace = run(gpu, work, o, wall, &out.stats);
+  out.exit_status = work.exit_status();
+  out.malformed = work.malformed_markers();
+  return out;
+}
+
+ProcessOptions sh(const std::string& script) {
+  ProcessOptions p;
+  p.argv = {"sh", "-c", script};
+  return p;
+}
+
+ProcessOptions python(const std::string& code) {
+  ProcessOptions p;
+  p.argv = {"python3", "-c",
+            "import sys; sys.path.insert(0, '" REGIME_SOURCE_DIR "/python'); " + code};
+  return p;
+}
+
+TEST(ProcessWorkload, ReturnsTheCommandsExitStatusAndEndsWithIt) {
+  Outcome o = run_command(sh("exit 3"));
+  EXPECT_EQ(o.exit_status, 3);
+  EXPECT_EQ(o.stats.ended_by, RunEnd::WorkloadFinished);
+  EXPECT_LT(o.stats.wall_s, 5);
+  EXPECT_TRUE(o.trace.steps.empty());
+}
+
+TEST(ProcessWorkload, RunsInItsOwnProcessGroupWithTheStepSocketExported) {
+  Outcome o = run_command(python(
+      "import os, stat; s = os.environ['REGIME_STEP_SOCKET']; "
+      "sys.exit(0 if os.getpgrp() == os.getpid() and stat.S_ISSOCK(os.stat(s).st_mode) else 9)"));
+  EXPECT_EQ(o.exit_status, 0);
+}
+
+TEST(ProcessWorkload, NoStepsMeansNoSocketInTheEnvironment) {
+  setenv("REGIME_STEP_SOCKET", "/nonexistent/inherited", 1);  // must not leak to the child
+  ProcessOptions p = sh("test -z \"$REGIME_STEP_SOCKET\"");
+  p.step_socket = false;
+  Outcome o = run_command(p);
+  unsetenv("REGIME_STEP_SOCKET");
+  EXPECT_EQ(o.exit_status, 0);
+}
+
+TEST(ProcessWorkload, CollectsStepsMarkedWithThePythonHelper) {
+  Outcome o =
+      run_command(python("import time, regime_step\n"
+                         "for i in range(5):\n"
+                         "    with regime_step.step():\n"
+                         "        time.sleep(0.03)\n"
+                         "regime_step.mark()\n"));
+  EXPECT_EQ(o.exit_status, 0);
+  ASSERT_EQ(o.trace.steps.size(), 6u);
+  double t_first = o.trace.samples.front().t_s, t_last = o.trace.samples.back().t_s;
+  for (size_t i = 0; i < o.trace.steps.size(); ++i) {
+    const Step& s = o.trace.steps[i];
+    EXPECT_EQ(s.step, static_cast<int64_t>(i));
+    EXPECT_GE(s.t_start_s, t_first - 0.5);
+    EXPECT_LE(s.t_end_s, t_last + 0.01);
+    if (i < 5) {
+      EXPECT_GE(s.duration_s(), 0.03);
+    }
+  }
+  EXPECT_EQ(o.malformed, 0);
+}
+
+TEST(ProcessWorkload, CountsAndIgnoresMalformedMarkers) {
+  Outcome o =
+      run_command(python("import os, socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); "
+                         "p = os.environ['REGIME_STEP_SOCKET']; s.sendto(b'hello', p); "
+                         "s.sendto(b'step 0 10.0 11.0', p)"));
+  EXPECT_EQ(o.exit_status, 0);
+  EXPECT_EQ(o.malformed, 1);
+  ASSERT_EQ(o.trace.steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(o.trace.steps[0].t_end_s, 11.0);
+}
+
+TEST(ProcessWorkload, StepRegexMarksTheEndOfAStepPerMatchingLine) {
+  ProcessOptions p =
+      sh("for i in 1 2 3 4; do echo \"iter $i loss=0.5\"; sleep 0.05; done; "
+         "echo 'iter 5 loss=0.4' >&2; echo done");
+  p.step_regex = "loss=[0-9.]+";
+  p.step_socket = false;
+  Outcome o = run_command(p);
+  EXPECT_EQ(o.exit_status, 0);
+  ASSERT_EQ(o.trace.steps.size(), 5u);  // stdout and stderr both count
+  for (size_t i = 1; i < o.trace.steps.size(); ++i) {
+    EXPECT_DOUBLE_EQ(o.trace.steps[i].t_start_s, o.trace.steps[i - 1].t_end_s);
+    EXPECT_EQ(o.trace.steps[i].step, static_cast<int64_t>(i));
+  }
+  EXPECT_NEAR(o.trace.steps[1].duration_s(), 0.05, 0.04);
+}
+
+TEST(ProcessWorkload, TimeLimitStopsTheCommandWithSigterm) {
+  auto t0 = std::chrono::steady_clock::now();
+  Outcome o = run_command(sh("sleep 30"), 0.3);
+  double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(o.stats.ended_by, RunEnd::Duration);
+  EXPECT_EQ(o.exit_status, 128 + SIGTERM);
+  EXPECT_LT(took_s, 3);
+}
+
+TEST(ProcessWorkload, ACommandThatIgnoresSigtermIsKilledAfterTheGrace) {
+  ProcessOptions p = sh("trap '' TERM; sleep 30 & wait; sleep 30");
+  p.stop_grace_s = 0.3;
+  auto t0 = std::chrono::steady_clock::now();
+  Outcome o = run_command(p, 0.2);
+  double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(o.exit_status, 128 + SIGKILL);
+  EXPECT_GE(took_s, 0.5);
+  EXPECT_LT(took_s, 3);
+}
+
+TEST(ProcessWorkload, ForwardsSigtermToTheCommandsGroup) {
+  bool sent = false;
+  auto t0 = std::chrono::steady_clock::now();
+  Outcome o = run_command(sh("sleep 30"), 20, [&] {
+    if (!sent && std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(200)) {
+      ::kill(::getpid(), SIGTERM);  // as if the user sent it to regime
+      sent = true;
+    }
+    return false;
+  });
+  EXPECT_TRUE(sent);
+  EXPECT_EQ(o.stats.ended_by, RunEnd::WorkloadFinished);
+  EXPECT_EQ(o.exit_status, 128 + SIGTERM);
+  EXPECT_EQ(ProcessWorkload::forwarded_signal(), SIGTERM);
+}
+
+TEST(ProcessWorkload, RemovesItsPrivateSocketDirectory) {
+  WallClock wall;
+  std::string dir;
+  {
+    ProcessWorkload work(sh("true"), wall);
+    work.start(wall.now_s());
+    dir = std::filesystem::path(work.socket_path()).parent_path();
+    EXPECT_TRUE(std::filesystem::exists(dir));
+    EXPECT_EQ(std::filesystem::status(dir).permissions() & std::filesystem::perms::others_all,
+              std::filesystem::perms::none);
+    while (!work.finished()) ::usleep(1000);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+TEST(ProcessWorkload, RefusesAMissingCommandAndABadRegex) {
+  WallClock wall;
+  ProcessOptions missing;
+  missing.argv = {"regime-no-such-command-xyz"};
+  ProcessWorkload w(missing, wall);
+  try {
+    w.start(0);
+    FAIL() << "started a missing command";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NotFound);
+    EXPECT_NE(std::string(e.what()).find("regime-no-such-command-xyz"), std::string::npos);
+  }
+  ProcessOptions bad = sh("true");
+  bad.step_regex = "loss=(";
+  try {
+    ProcessWorkload b(bad, wall);
+    FAIL() << "accepted a bad regex";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("--step-regex"), std::string::npos);
+  }
+  EXPECT_THROW(ProcessWorkload(ProcessOptions{}, wall), Error);
+}
+
+}  // namespace
+}  // namespace regime

@@ -1,0 +1,59 @@
+#include "run/step_marker.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace regime {
+
+namespace {
+
+std::vector<std::string_view> split_spaces(std::string_view text) {
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t') ++i;
+    if (i > start) fields.push_back(text.substr(start, i - start));
+  }
+  return fields;
+}
+
+template <typename T>
+std::optional<T> parse_number(std::string_view s) {
+  T value{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+StepParse parse_step_datagram(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  auto fields = split_spaces(text);
+  auto fail = [&](const std::string& why) {
+    return StepParse{std::nullopt, why + " in step marker '" + std::string(text) +
+                                       "' (expected 'step <n> <t_start_s> <t_end_s>')"};
+  };
+  if (fields.size() != 4 || fields[0] != "step") return fail("wrong fields");
+  auto n = parse_number<int64_t>(fields[1]);
+  auto t_start = parse_number<double>(fields[2]);
+  auto t_end = parse_number<double>(fields[3]);
+  if (!n || *n < 0) return fail("step number is not a non-negative integer");
+  if (!t_start || !t_end || !std::isfinite(*t_start) || !std::isfinite(*t_end))
+    return fail("time is not a number");
+  if (*t_end < *t_start) return fail("t_end before t_start");
+  return StepParse{Step{*n, *t_start, *t_end}, {}};
+}
+
+std::string format_step_datagram(const Step& step) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "step %lld %.6f %.6f", static_cast<long long>(step.step),
+                step.t_start_s, step.t_end_s);
+  return buf;
+}
+
+}  // namespace regime

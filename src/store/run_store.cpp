@@ -1,0 +1,214 @@
+#include "store/run_store.hpp"
+
+#include "common/error.hpp"
+#include "common/paths.hpp"
+
+namespace regime {
+
+namespace {
+
+constexpr const char* kColumns =
+    "id, started_at_s, started_at_utc, device, gpu_name, gpu_uuid, workload, options_json, status, "
+    "exit_status, trace_path, steps_path, regime, confidence, measurement_json, report_json";
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+      throw Error(ErrorKind::Internal, std::string("SQL error: ") + sqlite3_errmsg(db));
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  void text(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void real(int i, std::optional<double> v) {
+    v ? sqlite3_bind_double(stmt_, i, *v) : sqlite3_bind_null(stmt_, i);
+  }
+  void integer(int i, std::optional<int64_t> v) {
+    v ? sqlite3_bind_int64(stmt_, i, *v) : sqlite3_bind_null(stmt_, i);
+  }
+  void json(int i, const nlohmann::json& v) {
+    if (v.is_null()) {
+      sqlite3_bind_null(stmt_, i);
+    } else {
+      text(i, v.dump());
+    }
+  }
+  // SQLITE_ROW or SQLITE_DONE; anything else is an error.
+  int step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+      throw Error(ErrorKind::Io, std::string("run database: ") + sqlite3_errmsg(db_));
+    return rc;
+  }
+  bool is_null(int c) { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
+  std::string col_text(int c) {
+    const unsigned char* t = sqlite3_column_text(stmt_, c);
+    return t != nullptr ? reinterpret_cast<const char*>(t) : "";
+  }
+  double col_real(int c) { return sqlite3_column_double(stmt_, c); }
+  int64_t col_int(int c) { return sqlite3_column_int64(stmt_, c); }
+  nlohmann::json col_json(int c) {
+    if (is_null(c)) return nullptr;
+    return nlohmann::json::parse(col_text(c), nullptr, /*allow_exceptions=*/false);
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Binds fields 2..16 in kColumns order (1 is the id).
+void bind_fields(Statement& s, const RunRecord& r) {
+  s.real(2, r.started_at_s);
+  s.text(3, r.started_at_utc);
+  s.text(4, r.device);
+  s.text(5, r.gpu_name);
+  s.text(6, r.gpu_uuid);
+  s.text(7, r.workload);
+  s.json(8, r.options);
+  s.text(9, r.status);
+  s.integer(10, r.exit_status);
+  s.text(11, r.trace_path);
+  s.text(12, r.steps_path);
+  r.regime ? s.text(13, *r.regime) : s.integer(13, std::nullopt);
+  s.real(14, r.confidence);
+  s.json(15, r.measurement);
+  s.json(16, r.report);
+}
+
+RunRecord read_record(Statement& s) {
+  RunRecord r;
+  r.id = s.col_int(0);
+  r.started_at_s = s.col_real(1);
+  r.started_at_utc = s.col_text(2);
+  r.device = s.col_text(3);
+  r.gpu_name = s.col_text(4);
+  r.gpu_uuid = s.col_text(5);
+  r.workload = s.col_text(6);
+  r.options = s.col_json(7);
+  r.status = s.col_text(8);
+  if (!s.is_null(9)) r.exit_status = static_cast<int>(s.col_int(9));
+  r.trace_path = s.col_text(10);
+  r.steps_path = s.col_text(11);
+  if (!s.is_null(12)) r.regime = s.col_text(12);
+  if (!s.is_null(13)) r.confidence = s.col_real(13);
+  r.measurement = s.col_json(14);
+  r.report = s.col_json(15);
+  return r;
+}
+
+}  // namespace
+
+std::filesystem::path RunStore::default_path() { return state_dir() / "runs.sqlite"; }
+
+RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(ErrorKind::Io, "cannot open run database " + path.string() + ": " + msg);
+  }
+  sqlite3_busy_timeout(db_, 5000);  // another regime may be writing its run
+  int version = 0;
+  try {
+    Statement v(db_, "PRAGMA user_version");
+    if (v.step() == SQLITE_ROW) version = static_cast<int>(v.col_int(0));
+  } catch (const Error&) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(ErrorKind::Parse, path.string() + " is not a Regime run database (not SQLite)");
+  }
+  if (version > kRunStoreSchemaVersion) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(ErrorKind::Parse, path.string() + " has run-database schema version " +
+                                      std::to_string(version) + "; this regime reads up to " +
+                                      std::to_string(kRunStoreSchemaVersion));
+  }
+  if (version == 0) {
+    try {
+      exec(
+          "BEGIN;"
+          "CREATE TABLE IF NOT EXISTS runs ("
+          " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+          " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
+          " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
+          " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
+          " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
+          " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);"
+          "PRAGMA user_version = 1;"
+          "COMMIT;");
+    } catch (const Error&) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw;
+    }
+  }
+}
+
+RunStore::~RunStore() { sqlite3_close(db_); }
+
+void RunStore::exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err != nullptr ? err : "unknown error";
+    sqlite3_free(err);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    fail(msg);
+  }
+}
+
+void RunStore::fail(const std::string& what) {
+  throw Error(ErrorKind::Io, "run database " + path_.string() + ": " + what);
+}
+
+int64_t RunStore::insert(const RunRecord& record) {
+  Statement s(db_,
+              "INSERT INTO runs (started_at_s, started_at_utc, device, gpu_name, gpu_uuid, "
+              "workload, options_json, status, exit_status, trace_path, steps_path, regime, "
+              "confidence, measurement_json, report_json) VALUES "
+              "(?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+  bind_fields(s, record);
+  s.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void RunStore::update(const RunRecord& record) {
+  Statement s(db_,
+              "UPDATE runs SET started_at_s=?2, started_at_utc=?3, device=?4, gpu_name=?5, "
+              "gpu_uuid=?6, workload=?7, options_json=?8, status=?9, exit_status=?10, "
+              "trace_path=?11, steps_path=?12, regime=?13, confidence=?14, measurement_json=?15, "
+              "report_json=?16 WHERE id=?1");
+  s.integer(1, record.id);
+  bind_fields(s, record);
+  s.step();
+  if (sqlite3_changes(db_) == 0)
+    throw Error(ErrorKind::NotFound,
+                "no run " + std::to_string(record.id) + " in " + path_.string());
+}
+
+std::optional<RunRecord> RunStore::get(int64_t id) {
+  Statement s(db_, (std::string("SELECT ") + kColumns + " FROM runs WHERE id=?1").c_str());
+  s.integer(1, id);
+  if (s.step() != SQLITE_ROW) return std::nullopt;
+  return read_record(s);
+}
+
+std::vector<RunRecord> RunStore::list(size_t limit) {
+  std::string sql = std::string("SELECT ") + kColumns + " FROM runs ORDER BY id DESC";
+  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
+  Statement s(db_, sql.c_str());
+  std::vector<RunRecord> out;
+  while (s.step() == SQLITE_ROW) out.push_back(read_record(s));
+  return out;
+}
+
+}  // namespace regime

@@ -1,0 +1,65 @@
+#pragma once
+// The run database: one SQLite file (default state_dir()/runs.sqlite) with a row per probe.
+// A run is recorded when it starts (so a crash still leaves its trace findable) and completed
+// when it ends. Schema version in PRAGMA user_version; a newer file is refused, not guessed at.
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace regime {
+
+inline constexpr int kRunStoreSchemaVersion = 1;
+
+struct RunRecord {
+  int64_t id = 0;              // assigned by the store
+  double started_at_s = 0;     // Unix seconds (0 for simulated runs: their clock starts at 0)
+  std::string started_at_utc;  // ISO 8601, wall time the record was made
+  std::string device;          // URI, e.g. "nvml:0", "sim:h200"
+  std::string gpu_name;
+  std::string gpu_uuid;
+  std::string workload;                               // "sim:resnet50" or the command line
+  nlohmann::json options = nlohmann::json::object();  // how it was run (seconds, sample_ms, ...)
+  std::string status = "running";                     // running | done | failed
+  std::optional<int> exit_status;                     // of the command
+  std::string trace_path;
+  std::string steps_path;
+  std::optional<std::string> regime;
+  std::optional<double> confidence;
+  nlohmann::json measurement;  // the measurement JSON (null until done)
+  nlohmann::json report;       // the whole report JSON (null until done)
+};
+
+class RunStore {
+ public:
+  // Opens or creates the database (and its directory). Error Io when it cannot, Parse when the
+  // file is not a Regime run database or has a newer schema.
+  explicit RunStore(const std::filesystem::path& path);
+  ~RunStore();
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  static std::filesystem::path default_path();  // state_dir()/runs.sqlite
+  const std::filesystem::path& path() const { return path_; }
+
+  // Inserts the record (its id is ignored) and returns the new id.
+  int64_t insert(const RunRecord& record);
+  // Rewrites every field of the run with record.id; Error NotFound if there is none.
+  void update(const RunRecord& record);
+  std::optional<RunRecord> get(int64_t id);
+  // Newest first; at most `limit` rows (0: all).
+  std::vector<RunRecord> list(size_t limit = 0);
+
+ private:
+  void exec(const char* sql);
+  [[noreturn]] void fail(const std::string& what);
+
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace regime

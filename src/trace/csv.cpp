@@ -1,0 +1,410 @@
+#include "trace/csv.hpp"
+
+#include <fmt/core.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
+#include "common/error.hpp"
+
+namespace regime {
+
+namespace {
+
+constexpr size_t kMaxColumns = 11;
+constexpr size_t kWriteChunkBytes = 64 * 1024;
+
+// One data row split into cells, with where each cell starts (1-based column) for messages.
+struct Row {
+  std::array<std::string_view, kMaxColumns> cells{};
+  std::array<size_t, kMaxColumns> column{};
+  size_t count = 0;
+  size_t line = 0;
+};
+
+class RowReader {
+ public:
+  RowReader(std::string_view text, const std::string& source, std::string_view header,
+            std::array<std::string_view, kMaxColumns> names, size_t columns)
+      : text_(text), source_(source), names_(names), columns_(columns) {
+    std::string_view first;
+    if (!next_line(first)) fail(1, 1, fmt::format("empty file, expected the header '{}'", header));
+    if (first != header)
+      fail(line_, 1, fmt::format("unexpected header '{}', expected '{}'", first, header));
+  }
+
+  // Next non-empty row; false at the end of the text.
+  bool next(Row& row) {
+    std::string_view line;
+    do {
+      if (!next_line(line)) return false;
+    } while (line.empty());
+    row.line = line_;
+    row.count = 0;
+    size_t start = 0;
+    while (true) {
+      const size_t comma = line.find(',', start);
+      const size_t end = comma == std::string_view::npos ? line.size() : comma;
+      if (row.count == columns_)
+        fail(line_, start + 1,
+             fmt::format("too many columns: expected {} ({})", columns_, column_list()));
+      row.cells[row.count] = line.substr(start, end - start);
+      row.column[row.count] = start + 1;
+      ++row.count;
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    if (row.count != columns_)
+      fail(line_, line.size() + 1,
+           fmt::format("{} column(s), expected {} ({})", row.count, columns_, column_list()));
+    return true;
+  }
+
+  [[noreturn]] void fail(size_t line, size_t column, const std::string& what) const {
+    throw Error(ErrorKind::Parse, fmt::format("{}:{}:{}: {}", source_, line, column, what));
+  }
+
+  double number(const Row& row, size_t i) const {
+    std::optional<double> v = optional_number(row, i);
+    if (!v) fail(row.line, row.column[i], fmt::format("missing value in column {}", names_[i]));
+    return *v;
+  }
+
+  std::optional<double> optional_number(const Row& row, size_t i) const {
+    const std::string_view cell = row.cells[i];
+    if (cell.empty()) return std::nullopt;
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+    if (ec != std::errc() || ptr != cell.data() + cell.size() || !std::isfinite(v))
+      fail(row.line, row.column[i], fmt::format("bad number '{}' in column {}", cell, names_[i]));
+    return v;
+  }
+
+  template <typename Int>
+  std::optional<Int> optional_integer(const Row& row, size_t i) const {
+    const std::string_view cell = row.cells[i];
+    if (cell.empty()) return std::nullopt;
+    Int v = 0;
+    const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+    if (ec != std::errc() || ptr != cell.data() + cell.size())
+      fail(row.line, row.column[i], fmt::format("bad integer '{}' in column {}", cell, names_[i]));
+    return v;
+  }
+
+  template <typename Int>
+  Int integer(const Row& row, size_t i) const {
+    std::optional<Int> v = optional_integer<Int>(row, i);
+    if (!v) fail(row.line, row.column[i], fmt::format("missing value in column {}", names_[i]));
+    return *v;
+  }
+
+ private:
+  bool next_line(std::string_view& line) {
+    if (pos_ >= text_.size()) return false;
+    const size_t nl = text_.find('\n', pos_);
+    const size_t end = nl == std::string_view::npos ? text_.size() : nl;
+    line = text_.substr(pos_, end - pos_);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF files
+    pos_ = end + 1;
+    ++line_;
+    return true;
+  }
+
+  std::string column_list() const {
+    std::string s;
+    for (size_t i = 0; i < columns_; ++i) s += (i ? "," : "") + std::string(names_[i]);
+    return s;
+  }
+
+  std::string_view text_;
+  const std::string& source_;
+  std::array<std::string_view, kMaxColumns> names_;
+  size_t columns_;
+  size_t pos_ = 0;
+  size_t line_ = 0;
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot open '{}': {}", path.string(), std::strerror(errno)));
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > 0) text.resize(static_cast<size_t>(size));
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in && !in.eof()) throw Error(ErrorKind::Io, fmt::format("cannot read '{}'", path.string()));
+  return text;
+}
+
+template <typename T>
+void append_optional(fmt::memory_buffer& out, const std::optional<T>& v) {
+  out.push_back(',');
+  if (v) fmt::format_to(std::back_inserter(out), "{}", *v);
+}
+
+void format_sample(fmt::memory_buffer& out, const Sample& s) {
+  fmt::format_to(std::back_inserter(out), "{},{}", s.t_s, s.gpu);
+  append_optional(out, s.power_W);
+  append_optional(out, s.power_avg_W);
+  append_optional(out, s.energy_J);
+  append_optional(out, s.temp_C);
+  append_optional(out, s.sm_MHz);
+  append_optional(out, s.mem_MHz);
+  append_optional(out, s.util_pct);
+  append_optional(out, s.limit_W);
+  append_optional(out, s.reasons);
+  out.push_back('\n');
+}
+
+void format_step(fmt::memory_buffer& out, const Step& s) {
+  fmt::format_to(std::back_inserter(out), "{},{},{}\n", s.step, s.t_start_s, s.t_end_s);
+}
+
+void format_point(fmt::memory_buffer& out, const PowerPoint& p) {
+  fmt::format_to(std::back_inserter(out), "{},{}\n", p.t_s, p.power_W);
+}
+
+}  // namespace
+
+std::vector<Sample> parse_trace_csv(std::string_view text, const std::string& source) {
+  RowReader reader(text, source, kTraceCsvHeader,
+                   {"t_s", "gpu", "power_W", "power_avg_W", "energy_J", "temp_C", "sm_MHz",
+                    "mem_MHz", "util_pct", "limit_W", "reasons"},
+                   11);
+  std::vector<Sample> samples;
+  samples.reserve(text.size() / 64);  // rows are about 60-80 bytes
+  // Time must not go backwards per GPU (several GPUs may share a sampling instant).
+  std::vector<double> last_t_by_gpu;
+  Row row;
+  while (reader.next(row)) {
+    Sample s;
+    s.t_s = reader.number(row, 0);
+    s.gpu = reader.integer<int>(row, 1);
+    if (s.gpu < 0) reader.fail(row.line, row.column[1], "negative gpu index");
+    s.power_W = reader.optional_number(row, 2);
+    s.power_avg_W = reader.optional_number(row, 3);
+    s.energy_J = reader.optional_number(row, 4);
+    s.temp_C = reader.optional_number(row, 5);
+    s.sm_MHz = reader.optional_number(row, 6);
+    s.mem_MHz = reader.optional_number(row, 7);
+    s.util_pct = reader.optional_number(row, 8);
+    s.limit_W = reader.optional_number(row, 9);
+    s.reasons = reader.optional_integer<uint64_t>(row, 10);
+    const auto g = static_cast<size_t>(s.gpu);
+    if (g >= last_t_by_gpu.size())
+      last_t_by_gpu.resize(g + 1, -std::numeric_limits<double>::infinity());
+    if (s.t_s < last_t_by_gpu[g])
+      reader.fail(row.line, row.column[0],
+                  fmt::format("time goes backwards: t_s {} after {} (gpu {})", s.t_s,
+                              last_t_by_gpu[g], s.gpu));
+    last_t_by_gpu[g] = s.t_s;
+    samples.push_back(s);
+  }
+  return samples;
+}
+
+std::vector<Step> parse_steps_csv(std::string_view text, const std::string& source) {
+  RowReader reader(text, source, kStepsCsvHeader, {"step", "t_start_s", "t_end_s"}, 3);
+  std::vector<Step> steps;
+  steps.reserve(text.size() / 40);
+  Row row;
+  while (reader.next(row)) {
+    Step s;
+    s.step = reader.integer<int64_t>(row, 0);
+    s.t_start_s = reader.number(row, 1);
+    s.t_end_s = reader.number(row, 2);
+    if (s.t_end_s < s.t_start_s)
+      reader.fail(row.line, row.column[2],
+                  fmt::format("step ends before it starts: t_end_s {} < t_start_s {}", s.t_end_s,
+                              s.t_start_s));
+    if (!steps.empty() && s.t_start_s < steps.back().t_start_s)
+      reader.fail(row.line, row.column[1],
+                  fmt::format("time goes backwards: t_start_s {} after {}", s.t_start_s,
+                              steps.back().t_start_s));
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+std::vector<PowerPoint> parse_power_csv(std::string_view text, const std::string& source) {
+  RowReader reader(text, source, kPowerCsvHeader, {"t_s", "power_W"}, 2);
+  std::vector<PowerPoint> points;
+  points.reserve(text.size() / 24);
+  Row row;
+  while (reader.next(row)) {
+    PowerPoint p{reader.number(row, 0), reader.number(row, 1)};
+    if (!points.empty() && p.t_s < points.back().t_s)
+      reader.fail(row.line, row.column[0],
+                  fmt::format("time goes backwards: t_s {} after {}", p.t_s, points.back().t_s));
+    points.push_back(p);
+  }
+  return points;
+}
+
+std::vector<Sample> read_trace_csv(const std::filesystem::path& path) {
+  return parse_trace_csv(read_file(path), path.string());
+}
+
+std::vector<Step> read_steps_csv(const std::filesystem::path& path) {
+  return parse_steps_csv(read_file(path), path.string());
+}
+
+std::vector<PowerPoint> read_power_csv(const std::filesystem::path& path) {
+  return parse_power_csv(read_file(path), path.string());
+}
+
+namespace {
+std::optional<std::filesystem::path> sibling(const std::filesystem::path& trace_path,
+                                             std::string_view suffix) {
+  constexpr std::string_view kTraceSuffix = ".trace.csv";
+  const std::string name = trace_path.filename().string();
+  if (name.size() <= kTraceSuffix.size() || !name.ends_with(kTraceSuffix)) return std::nullopt;
+  return trace_path.parent_path() /
+         (name.substr(0, name.size() - kTraceSuffix.size()) + std::string(suffix));
+}
+}  // namespace
+
+std::optional<std::filesystem::path> sibling_steps_path(const std::filesystem::path& trace_path) {
+  return sibling(trace_path, ".steps.csv");
+}
+
+std::optional<std::filesystem::path> sibling_power_path(const std::filesystem::path& trace_path) {
+  return sibling(trace_path, ".power.csv");
+}
+
+Trace load_trace(const std::filesystem::path& trace_path,
+                 const std::optional<std::filesystem::path>& steps_path) {
+  Trace trace;
+  trace.samples = read_trace_csv(trace_path);
+  if (steps_path) trace.steps = read_steps_csv(*steps_path);
+  if (auto power = sibling_power_path(trace_path); power && std::filesystem::exists(*power))
+    trace.power_points = read_power_csv(*power);
+  return trace;
+}
+
+std::string format_trace_csv(const std::vector<Sample>& samples) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "{}\n", kTraceCsvHeader);
+  for (const Sample& s : samples) format_sample(out, s);
+  return fmt::to_string(out);
+}
+
+std::string format_steps_csv(const std::vector<Step>& steps) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "{}\n", kStepsCsvHeader);
+  for (const Step& s : steps) format_step(out, s);
+  return fmt::to_string(out);
+}
+
+std::string format_power_csv(const std::vector<PowerPoint>& points) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "{}\n", kPowerCsvHeader);
+  for (const PowerPoint& p : points) format_point(out, p);
+  return fmt::to_string(out);
+}
+
+CsvFileWriter::CsvFileWriter(const std::filesystem::path& path, std::string_view header)
+    : path_(path) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno)));
+  buffer_.reserve(kWriteChunkBytes + 256);
+  fmt::format_to(std::back_inserter(buffer_), "{}\n", header);
+}
+
+CsvFileWriter::~CsvFileWriter() {
+  try {
+    close();
+  } catch (const Error&) {
+    // A destructor must not throw; callers that care call close() themselves.
+  }
+}
+
+void CsvFileWriter::row_done() {
+  if (buffer_.size() >= kWriteChunkBytes) {
+    if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size())
+      throw Error(ErrorKind::Io,
+                  fmt::format("cannot write '{}': {}", path_.string(), std::strerror(errno)));
+    buffer_.clear();
+  }
+}
+
+void CsvFileWriter::flush() {
+  if (!file_) return;
+  const bool ok = std::fwrite(buffer_.data(), 1, buffer_.size(), file_) == buffer_.size() &&
+                  std::fflush(file_) == 0;
+  buffer_.clear();
+  if (!ok)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot write '{}': {}", path_.string(), std::strerror(errno)));
+}
+
+void CsvFileWriter::close() {
+  if (!file_) return;
+  std::FILE* f = file_;
+  try {
+    flush();
+  } catch (...) {
+    std::fclose(f);
+    file_ = nullptr;
+    throw;
+  }
+  file_ = nullptr;
+  if (std::fclose(f) != 0)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot close '{}': {}", path_.string(), std::strerror(errno)));
+}
+
+TraceCsvWriter::TraceCsvWriter(const std::filesystem::path& path)
+    : CsvFileWriter(path, kTraceCsvHeader) {}
+
+void TraceCsvWriter::append(const Sample& s) {
+  format_sample(buffer(), s);
+  row_done();
+}
+
+StepsCsvWriter::StepsCsvWriter(const std::filesystem::path& path)
+    : CsvFileWriter(path, kStepsCsvHeader) {}
+
+void StepsCsvWriter::append(const Step& s) {
+  format_step(buffer(), s);
+  row_done();
+}
+
+PowerCsvWriter::PowerCsvWriter(const std::filesystem::path& path)
+    : CsvFileWriter(path, kPowerCsvHeader) {}
+
+void PowerCsvWriter::append(const PowerPoint& p) {
+  format_point(buffer(), p);
+  row_done();
+}
+
+void write_trace_csv(const std::filesystem::path& path, const std::vector<Sample>& samples) {
+  TraceCsvWriter w(path);
+  for (const Sample& s : samples) w.append(s);
+  w.close();
+}
+
+void write_steps_csv(const std::filesystem::path& path, const std::vector<Step>& steps) {
+  StepsCsvWriter w(path);
+  for (const Step& s : steps) w.append(s);
+  w.close();
+}
+
+void write_power_csv(const std::filesystem::path& path, const std::vector<PowerPoint>& points) {
+  PowerCsvWriter w(path);
+  for (const PowerPoint& p : points) w.append(p);
+  w.close();
+}
+
+}  // namespace regime

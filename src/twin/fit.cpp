@@ -1,0 +1,152 @@
+#include "twin/fit.hpp"
+
+#include <ceres/ceres.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace regime::twin {
+
+namespace {
+
+// Fitted in unconstrained coordinates so every trial is physical:
+// x[0] = log(gpu time at max clock), x[1] = logit(share of it that scales with the clock),
+// x[2] = log(host time / gpu time), x[3] = log(activity).
+constexpr int kParams = 4;
+using Params = std::array<double, kParams>;
+
+double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+WorkloadParams to_workload(const double* x) {
+  WorkloadParams w;
+  const double gpu_s = std::exp(x[0]);
+  const double clock_share = logistic(x[1]);
+  w.clock_s = gpu_s * clock_share;
+  w.memory_s = gpu_s * (1.0 - clock_share);
+  w.host_s = gpu_s * std::exp(x[2]);
+  w.activity = std::exp(x[3]);
+  w.mem_util = 0.5 * (1.0 - clock_share) + 0.2;  // memory-bound work moves more bytes
+  return w;
+}
+
+// Weak priors keep the problem well posed with only 2 points (4 numbers for 4 parameters) and
+// pull unidentifiable directions to typical values instead of to the edges.
+constexpr double kPriorWeight = 0.02;
+const Params kPrior = {0.0, 1.0, std::log(0.1), std::log(0.7)};
+
+struct Residuals {
+  const GpuSpec* gpu;
+  const std::vector<CapPoint>* points;
+  double log_scale_s;  // log of a typical measured time, the prior centre of x[0]
+
+  bool operator()(const double* x, double* r) const {
+    WorkloadParams w = to_workload(x);
+    size_t i = 0;
+    for (const auto& p : *points) {
+      SteadyState s = steady_state(*gpu, w, p.cap_W);
+      r[i++] = (s.time_s - p.time_s) / p.time_s;
+      r[i++] = (s.avg_power_W - p.avg_power_W) / p.avg_power_W;
+    }
+    r[i++] = kPriorWeight * (x[1] - kPrior[1]);
+    r[i++] = kPriorWeight * (x[2] - kPrior[2]);
+    r[i++] = kPriorWeight * (x[3] - kPrior[3]);
+    (void)log_scale_s;
+    return true;
+  }
+};
+
+double rms_of_points(const GpuSpec& gpu, const WorkloadParams& w,
+                     const std::vector<CapPoint>& points) {
+  double sum = 0;
+  for (const auto& p : points) {
+    SteadyState s = steady_state(gpu, w, p.cap_W);
+    double rt = (s.time_s - p.time_s) / p.time_s,
+           rp = (s.avg_power_W - p.avg_power_W) / p.avg_power_W;
+    sum += rt * rt + rp * rp;
+  }
+  return std::sqrt(sum / static_cast<double>(2 * points.size()));
+}
+
+void validate(const std::vector<CapPoint>& measured) {
+  if (measured.size() < 2)
+    throw Error(ErrorKind::InvalidArgument,
+                "fit_curve needs at least 2 measured caps, got " + std::to_string(measured.size()));
+  std::set<double> caps;
+  for (const auto& p : measured) {
+    if (!(p.cap_W > 0) || !(p.time_s > 0) || !(p.avg_power_W > 0))
+      throw Error(ErrorKind::InvalidArgument,
+                  "fit_curve: cap, time and power must be positive (cap " +
+                      std::to_string(p.cap_W) + " W, time " + std::to_string(p.time_s) +
+                      " s, power " + std::to_string(p.avg_power_W) + " W)");
+    caps.insert(p.cap_W);
+  }
+  if (caps.size() < 2)
+    throw Error(ErrorKind::InvalidArgument, "fit_curve needs at least 2 distinct caps");
+}
+
+}  // namespace
+
+CapPoint CurveFit::predict(double cap_W) const {
+  SteadyState s = steady_state(gpu, workload, cap_W);
+  return {cap_W, s.time_s, s.avg_power_W};
+}
+
+CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured) {
+  validate(measured);
+  const auto top =
+      std::max_element(measured.begin(), measured.end(),
+                       [](const CapPoint& a, const CapPoint& b) { return a.cap_W < b.cap_W; });
+  const double top_time_s = top->time_s;
+
+  const int n_residuals = static_cast<int>(2 * measured.size() + 3);
+  Residuals functor{&gpu, &measured, std::log(top_time_s)};
+
+  // Several starts across the clock-bound share and host share: the cap governor makes the
+  // problem piecewise smooth, and a start on the wrong side of a kink can stall.
+  Params best{};
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (double clock_share : {0.3, 0.7, 0.95}) {
+    for (double host_ratio : {0.03, 0.3}) {
+      for (double activity : {0.4, 1.0}) {
+        Params x = {std::log(top_time_s / (1.0 + host_ratio)),
+                    std::log(clock_share / (1.0 - clock_share)), std::log(host_ratio),
+                    std::log(activity)};
+        ceres::Problem problem;
+        auto* cost =
+            new ceres::NumericDiffCostFunction<Residuals, ceres::CENTRAL, ceres::DYNAMIC, kParams>(
+                new Residuals(functor), ceres::TAKE_OWNERSHIP, n_residuals);
+        problem.AddResidualBlock(cost, nullptr, x.data());
+        problem.SetParameterLowerBound(x.data(), 1, -8.0);
+        problem.SetParameterUpperBound(x.data(), 1, 8.0);
+        problem.SetParameterLowerBound(x.data(), 2, -9.0);
+        problem.SetParameterUpperBound(x.data(), 2, 5.0);
+        problem.SetParameterLowerBound(x.data(), 3, std::log(0.02));
+        problem.SetParameterUpperBound(x.data(), 3, std::log(3.0));
+        ceres::Solver::Options options;
+        options.max_num_iterations = 100;
+        options.linear_solver_type = ceres::DENSE_QR;
+        options.logging_type = ceres::SILENT;
+        ceres::Solver::Summary summary;
+        ceres::Solve(options, &problem, &summary);
+        if (summary.final_cost < best_cost) {
+          best_cost = summary.final_cost;
+          best = x;
+        }
+      }
+    }
+  }
+  CurveFit fit;
+  fit.gpu = gpu;
+  fit.workload = to_workload(best.data());
+  fit.points = static_cast<int>(measured.size());
+  fit.rms_rel_residual = rms_of_points(gpu, fit.workload, measured);
+  return fit;
+}
+
+}  // namespace regime::twin

@@ -1,0 +1,203 @@
+#include "twin/sweep.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace regime::twin {
+
+namespace {
+
+[[noreturn]] void parse_error(const std::string& origin, int line, int column,
+                              const std::string& what) {
+  throw Error(ErrorKind::Parse,
+              origin + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + what);
+}
+
+struct Cell {
+  std::string text;
+  int column = 1;  // 1-based character column where the cell starts
+};
+
+std::vector<Cell> split_csv_line(const std::string& line) {
+  std::vector<Cell> cells;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    std::string t =
+        line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.pop_back();
+    cells.push_back({t, static_cast<int>(start) + 1});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return cells;
+}
+
+double parse_number(const Cell& c, const std::string& name, const std::string& origin, int line) {
+  double v = 0;
+  const char* b = c.text.data();
+  const char* e = b + c.text.size();
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (c.text.empty() || ec != std::errc() || p != e || !std::isfinite(v))
+    parse_error(origin, line, c.column, name + " '" + c.text + "' is not a number");
+  if (v <= 0) parse_error(origin, line, c.column, name + " must be positive, got " + c.text);
+  return v;
+}
+
+}  // namespace
+
+std::vector<SweepRow> parse_sweep_table(const std::string& csv_text, const std::string& origin) {
+  std::istringstream in(csv_text);
+  std::string line;
+  int line_no = 0;
+  std::map<std::string, size_t> col;
+  const std::vector<std::string> required = {"workload", "gpu",         "cap_W",
+                                             "time_s",   "avg_power_W", "unit"};
+  std::vector<SweepRow> rows;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line == "\r") continue;
+    auto cells = split_csv_line(line);
+    if (col.empty()) {
+      for (size_t i = 0; i < cells.size(); ++i) col[cells[i].text] = i;
+      for (const auto& r : required)
+        if (!col.count(r))
+          parse_error(origin, line_no, 1,
+                      "header lacks column '" + r +
+                          "' (expected workload,gpu,cap_W,time_s,avg_power_W,unit)");
+      continue;
+    }
+    if (cells.size() < col.size())
+      parse_error(origin, line_no, static_cast<int>(line.size()) + 1,
+                  "expected " + std::to_string(col.size()) + " cells, found " +
+                      std::to_string(cells.size()));
+    SweepRow r;
+    r.line = line_no;
+    r.workload = cells[col["workload"]].text;
+    r.gpu = cells[col["gpu"]].text;
+    r.unit = cells[col["unit"]].text;
+    if (r.workload.empty())
+      parse_error(origin, line_no, cells[col["workload"]].column, "empty workload");
+    r.cap_W = parse_number(cells[col["cap_W"]], "cap_W", origin, line_no);
+    r.time_s = parse_number(cells[col["time_s"]], "time_s", origin, line_no);
+    r.avg_power_W = parse_number(cells[col["avg_power_W"]], "avg_power_W", origin, line_no);
+    rows.push_back(std::move(r));
+  }
+  if (col.empty()) parse_error(origin, 1, 1, "empty file: expected a header line");
+  if (rows.empty()) parse_error(origin, line_no, 1, "no data rows after the header");
+  return rows;
+}
+
+std::vector<SweepRow> read_sweep_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::Io, "cannot read sweep table " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_sweep_table(ss.str(), path);
+}
+
+std::vector<double> choose_fit_caps(const std::vector<double>& sorted_caps, int n) {
+  const int m = static_cast<int>(sorted_caps.size());
+  if (n >= m) return sorted_caps;
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) {
+    // Evenly spread indices from the lowest to the highest cap.
+    int idx = static_cast<int>(std::lround(static_cast<double>(i) * (m - 1) / (n - 1)));
+    if (out.empty() || out.back() != sorted_caps[idx]) out.push_back(sorted_caps[idx]);
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t k = v.size() / 2;
+  return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
+}
+
+SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
+                         const std::optional<std::string>& gpu_model, int n_fit_caps) {
+  if (n_fit_caps < 2)
+    throw Error(ErrorKind::InvalidArgument,
+                "--fit-caps must be at least 2, got " + std::to_string(n_fit_caps));
+  // workload -> gpu -> cap -> rows, in the order workloads first appear.
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::map<double, std::vector<const SweepRow*>>>
+      groups;
+  for (const auto& r : rows) {
+    auto key = std::make_pair(r.workload, r.gpu);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key][r.cap_W].push_back(&r);
+  }
+  std::map<std::string, GpuSpec> specs;
+  SweepFitReport report;
+  std::vector<double> mapes, regrets;
+  for (const auto& key : order) {
+    const std::string model = gpu_model.value_or(key.second);
+    if (!specs.count(model)) specs[model] = load_gpu_spec(model);
+    const GpuSpec& gpu = specs[model];
+    std::vector<CapPoint> measured;
+    for (const auto& [cap, rs] : groups[key]) {
+      CapPoint p{cap, 0, 0};
+      for (const auto* r : rs) {
+        p.time_s += r->time_s / static_cast<double>(rs.size());
+        p.avg_power_W += r->avg_power_W / static_cast<double>(rs.size());
+      }
+      measured.push_back(p);
+    }
+    if (measured.size() < 2) continue;  // nothing to fit a curve to
+    std::vector<double> caps;
+    for (const auto& p : measured) caps.push_back(p.cap_W);
+    WorkloadFitReport w;
+    w.workload = key.first;
+    w.gpu = gpu.model;
+    w.fit_caps = choose_fit_caps(caps, n_fit_caps);
+    std::vector<CapPoint> fit_points;
+    for (const auto& p : measured)
+      if (std::find(w.fit_caps.begin(), w.fit_caps.end(), p.cap_W) != w.fit_caps.end())
+        fit_points.push_back(p);
+    CurveFit fit = fit_curve(gpu, fit_points);
+    w.rms_rel_residual = fit.rms_rel_residual;
+    w.measured = measured;
+    double sum_e = 0, sum_t = 0;
+    int held_out = 0;
+    size_t best_pred = 0, best_meas = 0;
+    for (size_t i = 0; i < measured.size(); ++i) {
+      CapPoint pred = fit.predict(measured[i].cap_W);
+      w.predicted.push_back(pred);
+      const double e_meas = measured[i].time_s * measured[i].avg_power_W;
+      const double e_pred = pred.time_s * pred.avg_power_W;
+      if (e_pred < w.predicted[best_pred].time_s * w.predicted[best_pred].avg_power_W)
+        best_pred = i;
+      if (e_meas < measured[best_meas].time_s * measured[best_meas].avg_power_W) best_meas = i;
+      if (std::find(w.fit_caps.begin(), w.fit_caps.end(), measured[i].cap_W) != w.fit_caps.end())
+        continue;
+      sum_e += std::abs(e_pred - e_meas) / e_meas;
+      sum_t += std::abs(pred.time_s - measured[i].time_s) / measured[i].time_s;
+      ++held_out;
+    }
+    if (held_out > 0) {
+      w.mape_energy_pct = 100.0 * sum_e / held_out;
+      w.mape_time_pct = 100.0 * sum_t / held_out;
+      mapes.push_back(*w.mape_energy_pct);
+    }
+    auto energy = [](const CapPoint& p) { return p.time_s * p.avg_power_W; };
+    w.predicted_best_cap_W = measured[best_pred].cap_W;
+    w.measured_best_cap_W = measured[best_meas].cap_W;
+    w.best_cap_regret_pct =
+        100.0 * (energy(measured[best_pred]) / energy(measured[best_meas]) - 1.0);
+    regrets.push_back(w.best_cap_regret_pct);
+    report.workloads.push_back(std::move(w));
+  }
+  if (!mapes.empty()) report.median_mape_energy_pct = median(mapes);
+  if (!regrets.empty()) report.median_best_cap_regret_pct = median(regrets);
+  return report;
+}
+
+}  // namespace regime::twin

@@ -1,0 +1,60 @@
+#pragma once
+// Sweep tables (DESIGN.md section 3) and fitting the twin to them: fit each workload from a few
+// of its caps, predict the rest, and score the predictions against what was measured.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twin/fit.hpp"
+
+namespace regime::twin {
+
+struct SweepRow {
+  std::string workload;
+  std::string gpu;
+  double cap_W = 0;
+  double time_s = 0;  // per unit of work
+  double avg_power_W = 0;
+  std::string unit;  // "step", "epoch" ...
+  int line = 0;      // 1-based line in the file, for messages
+  double energy_J() const { return time_s * avg_power_W; }
+};
+
+// Parses CSV text with a header naming at least workload,gpu,cap_W,time_s,avg_power_W,unit (any
+// order, extra columns ignored). Error Parse naming origin:line:column and what is wrong.
+std::vector<SweepRow> parse_sweep_table(const std::string& csv_text, const std::string& origin);
+std::vector<SweepRow> read_sweep_table(const std::string& path);
+
+// Which of the sorted distinct caps to fit from: the lowest, the highest and evenly spread ones
+// between (by index), so the fit sees both ends of the curve.
+std::vector<double> choose_fit_caps(const std::vector<double>& sorted_caps, int n);
+
+struct WorkloadFitReport {
+  std::string workload;
+  std::string gpu;  // the model fitted with (spec stem)
+  std::vector<double> fit_caps;
+  std::optional<double> mape_energy_pct;  // over held-out caps; nullopt when none held out
+  std::optional<double> mape_time_pct;
+  double predicted_best_cap_W = 0;  // least predicted energy among the measured caps
+  double measured_best_cap_W = 0;
+  double best_cap_regret_pct = 0;  // measured energy at predicted best over measured best, -1
+  double rms_rel_residual = 0;
+  std::vector<CapPoint> measured;
+  std::vector<CapPoint> predicted;  // at the measured caps
+};
+
+struct SweepFitReport {
+  std::vector<WorkloadFitReport> workloads;
+  std::optional<double> median_mape_energy_pct;
+  std::optional<double> median_best_cap_regret_pct;
+};
+
+// Fits every workload of the table. `gpu_model` overrides the table's gpu column. Rows with the
+// same workload and cap are averaged. Error NotFound for an unknown GPU model; InvalidArgument
+// when n < 2.
+SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
+                         const std::optional<std::string>& gpu_model, int n_fit_caps);
+
+double median(std::vector<double> values);
+
+}  // namespace regime::twin

@@ -1,0 +1,51 @@
+#include "twin/sweep.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+
+namespace regime::twin {
+namespace {
+
+std::string zeus(const std::string& gpu) {
+  return std::string(REGIME_SHARED_DATA_DIR) + "/zeus/" + gpu + ".sweep.csv";
+}
+
+// Issue 4, "What it must reproduce" 3: real sweeps, 3 fitted caps, held-out caps predicted.
+void expect_zeus_fit(const std::string& gpu) {
+  SweepFitReport r = fit_sweep(read_sweep_table(zeus(gpu)), std::nullopt, 3);
+  ASSERT_TRUE(r.median_mape_energy_pct.has_value());
+  std::printf("%s: %zu workloads, median mape_energy %.2f %%, median regret %.2f %%\n", gpu.c_str(),
+              r.workloads.size(), *r.median_mape_energy_pct, *r.median_best_cap_regret_pct);
+  EXPECT_LE(*r.median_mape_energy_pct, 3.0);
+  EXPECT_LE(*r.median_best_cap_regret_pct, 1.0);
+  for (const auto& w : r.workloads) EXPECT_EQ(w.fit_caps.size(), 3u) << w.workload;
+}
+
+TEST(TwinSweepFit, ZeusV100MedianEnergyErrorWithin3Percent) { expect_zeus_fit("V100"); }
+TEST(TwinSweepFit, ZeusRTX6000MedianEnergyErrorWithin3Percent) { expect_zeus_fit("RTX6000"); }
+
+TEST(TwinSweepTable, ParseErrorsNameLineAndColumn) {
+  try {
+    parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,t4,70,abc,60,step\n", "x.csv");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Parse);
+    EXPECT_NE(std::string(e.what()).find("x.csv:2:9"), std::string::npos) << e.what();
+  }
+  try {
+    parse_sweep_table("workload,gpu,cap_W,time_s,unit\n", "y.csv");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("avg_power_W"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TwinSweepTable, ChoosesEndsAndMiddle) {
+  EXPECT_EQ(choose_fit_caps({100, 125, 150, 175, 200, 225, 250}, 3),
+            (std::vector<double>{100, 175, 250}));
+  EXPECT_EQ(choose_fit_caps({100, 125}, 3), (std::vector<double>{100, 125}));
+}
+
+}  // namespace
+}  // namespace regime::twin

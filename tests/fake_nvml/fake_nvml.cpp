@@ -1,0 +1,560 @@
+// A fake libnvidia-ml: the subset of the NVML C API that Regime's backend uses, with NVML's real
+// signatures and return codes (src/device/nvml/nvml_abi.hpp). GPUs come from the JSON file named
+// by FAKE_NVML_CONFIG (read at nvmlInit); current limits and the energy/cap-time accumulators live
+// in FAKE_NVML_STATE (read on every call, written on a set, under flock) so a limit set by one
+// process is seen by the next. See README.md beside this file for the formats.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "device/nvml/nvml_abi.hpp"
+
+using nlohmann::json;
+
+struct nvmlDevice_st {
+  unsigned index;
+};
+
+namespace {
+
+constexpr double kSampleSpacing_s = 0.020;  // nvmlDeviceGetSamples: 20 ms points
+constexpr unsigned kSampleCapacity = 120;   // about 2.4 s, as on an H200
+
+struct GpuConfig {
+  std::string name, uuid;
+  double min_limit_W = 100, max_limit_W = 300, default_limit_W = 300;
+  double max_sm_MHz = 1980, max_mem_MHz = 2619, idle_sm_MHz = 345;
+  double slowdown_temp_C = 89, shutdown_temp_C = 95, gpu_max_temp_C = 87;
+  double idle_W = 60, demand_W = 60;  // demand: what the workload would draw with no cap
+  double ambient_C = 30, temp_per_W = 0.05;
+  std::map<std::string, int> errors;  // function name -> nvmlReturn_t
+  std::vector<unsigned> unsupported_fields;
+};
+
+struct Config {
+  std::vector<GpuConfig> gpus;
+  std::map<std::string, int> errors;
+  std::string driver_version = "580.00-fake";
+  std::string state_path;  // FAKE_NVML_STATE; empty: state kept in memory
+};
+
+std::mutex mu;
+int init_count = 0;
+Config config;
+std::vector<nvmlDevice_st> handles;
+json memory_state = json::object();
+std::map<std::string, unsigned> call_counts;
+
+double now_s() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+std::map<std::string, int> parse_errors(const json& j) {
+  std::map<std::string, int> out;
+  if (j.is_object())
+    for (auto& [k, v] : j.items()) out[k] = v.get<int>();
+  return out;
+}
+
+Config load_config(const char* path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(std::string("cannot read FAKE_NVML_CONFIG ") + path);
+  json j = json::parse(in);
+  Config c;
+  c.errors = parse_errors(j.value("errors", json::object()));
+  c.driver_version = j.value("driver_version", c.driver_version);
+  unsigned i = 0;
+  for (const auto& g : j.at("gpus")) {
+    GpuConfig gc;
+    gc.name = g.value("name", "NVIDIA Fake GPU");
+    gc.uuid = g.value("uuid", "GPU-fake-" + std::to_string(i));
+    gc.min_limit_W = g.value("min_limit_W", gc.min_limit_W);
+    gc.max_limit_W = g.value("max_limit_W", gc.max_limit_W);
+    gc.default_limit_W = g.value("default_limit_W", gc.max_limit_W);
+    gc.max_sm_MHz = g.value("max_sm_MHz", gc.max_sm_MHz);
+    gc.max_mem_MHz = g.value("max_mem_MHz", gc.max_mem_MHz);
+    gc.idle_sm_MHz = g.value("idle_sm_MHz", gc.idle_sm_MHz);
+    gc.slowdown_temp_C = g.value("slowdown_temp_C", gc.slowdown_temp_C);
+    gc.shutdown_temp_C = g.value("shutdown_temp_C", gc.shutdown_temp_C);
+    gc.gpu_max_temp_C = g.value("gpu_max_temp_C", gc.gpu_max_temp_C);
+    gc.idle_W = g.value("idle_W", gc.idle_W);
+    gc.demand_W = g.value("demand_W", gc.idle_W);
+    gc.ambient_C = g.value("ambient_C", gc.ambient_C);
+    gc.temp_per_W = g.value("temp_per_W", gc.temp_per_W);
+    gc.errors = parse_errors(g.value("errors", json::object()));
+    gc.unsupported_fields = g.value("unsupported_fields", std::vector<unsigned>{});
+    c.gpus.push_back(gc);
+    ++i;
+  }
+  if (const char* s = std::getenv("FAKE_NVML_STATE")) c.state_path = s;
+  return c;
+}
+
+// Per-GPU mutable state: {"limit_W", "energy_J", "capped_s", "t_s"}; accumulators are valid up
+// to t_s and extended analytically to "now" on reads.
+json fresh_state(const GpuConfig& g) {
+  return {{"limit_W", g.default_limit_W}, {"energy_J", 0.0}, {"capped_s", 0.0}, {"t_s", now_s()}};
+}
+
+// Reads (and with `write`, rewrites) the state file under flock, calling fn(gpu_state).
+template <typename Fn>
+void with_state(const GpuConfig& g, bool write, Fn fn) {
+  if (config.state_path.empty()) {
+    if (!memory_state.contains(g.uuid)) memory_state[g.uuid] = fresh_state(g);
+    fn(memory_state[g.uuid]);
+    return;
+  }
+  int fd = ::open(config.state_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot open FAKE_NVML_STATE " + config.state_path);
+  ::flock(fd, LOCK_EX);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  json all = text.empty() ? json::object() : json::parse(text, nullptr, false);
+  if (all.is_discarded() || !all.is_object()) all = json::object();
+  bool created = !all.contains(g.uuid);
+  if (created) all[g.uuid] = fresh_state(g);
+  fn(all[g.uuid]);
+  if (write || created) {
+    std::string out = all.dump(2);
+    if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, out.data(), out.size(), 0) < 0) {
+      // Nothing sensible to do in a fake: the next read sees the old state.
+    }
+  }
+  ::flock(fd, LOCK_UN);
+  ::close(fd);
+}
+
+double limit_of(const GpuConfig& g) {
+  double limit = g.default_limit_W;
+  with_state(g, false, [&](json& s) { limit = s.at("limit_W").get<double>(); });
+  return limit;
+}
+
+bool capped(const GpuConfig& g, double limit_W) { return g.demand_W > limit_W; }
+double steady_power_W(const GpuConfig& g, double limit_W) { return std::min(g.demand_W, limit_W); }
+// Small deterministic ripple, a function of time only.
+double ripple_W(double t) { return 1.5 * std::sin(2 * M_PI * t / 0.7) + 0.8 * std::sin(2 * M_PI * t / 0.13); }
+double power_at_W(const GpuConfig& g, double limit_W, double t) {
+  return std::max(0.0, steady_power_W(g, limit_W) + ripple_W(t));
+}
+double sm_clock_MHz(const GpuConfig& g, double limit_W) {
+  if (g.demand_W <= g.idle_W) return g.idle_sm_MHz;
+  if (!capped(g, limit_W)) return g.max_sm_MHz;
+  // Dynamic power ~ f^3 near the top of the DVFS curve: the clock falls as the cube root.
+  double frac = std::clamp((limit_W - g.idle_W) / (g.demand_W - g.idle_W), 0.0, 1.0);
+  return std::max(g.idle_sm_MHz, g.max_sm_MHz * std::cbrt(frac));
+}
+unsigned long long reasons(const GpuConfig& g, double limit_W) {
+  if (g.demand_W <= g.idle_W) return 0x1;      // idle
+  return capped(g, limit_W) ? 0x4ULL : 0ULL;   // SW power cap
+}
+
+// Bring the accumulators up to `t` (called before the limit changes).
+void advance(const GpuConfig& g, json& s, double t) {
+  double limit = s.at("limit_W").get<double>();
+  double dt = std::max(0.0, t - s.at("t_s").get<double>());
+  s["energy_J"] = s.at("energy_J").get<double>() + steady_power_W(g, limit) * dt;
+  if (capped(g, limit)) s["capped_s"] = s.at("capped_s").get<double>() + dt;
+  s["t_s"] = t;
+}
+
+void snapshot(const GpuConfig& g, double t, double& limit, double& energy_J, double& capped_s) {
+  with_state(g, false, [&](json& s) {
+    json copy = s;
+    advance(g, copy, t);
+    limit = copy.at("limit_W").get<double>();
+    energy_J = copy.at("energy_J").get<double>();
+    capped_s = copy.at("capped_s").get<double>();
+  });
+}
+
+unsigned to_mW(double W) { return static_cast<unsigned>(std::lround(W * 1000.0)); }
+
+// Common entry checks: counts the call, NVML initialised, device valid, injected error.
+nvmlReturn_t enter(const char* fn, nvmlDevice_t device, const GpuConfig** gpu) {
+  call_counts[fn]++;
+  if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (gpu != nullptr) {
+    if (device == nullptr || device->index >= config.gpus.size() ||
+        &handles[device->index] != device)
+      return NVML_ERROR_INVALID_ARGUMENT;
+    *gpu = &config.gpus[device->index];
+    auto it = (*gpu)->errors.find(fn);
+    if (it != (*gpu)->errors.end()) return static_cast<nvmlReturn_t>(it->second);
+  }
+  auto it = config.errors.find(fn);
+  if (it != config.errors.end()) return static_cast<nvmlReturn_t>(it->second);
+  return NVML_SUCCESS;
+}
+
+template <typename Body>
+nvmlReturn_t guarded(const char* fn, nvmlDevice_t device, Body body) {
+  std::lock_guard lock(mu);
+  try {
+    const GpuConfig* gpu = nullptr;
+    nvmlReturn_t rc = enter(fn, device, device != nullptr ? &gpu : nullptr);
+    if (rc != NVML_SUCCESS) return rc;
+    return body(gpu);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fake NVML: %s: %s\n", fn, e.what());
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlInit_v2(void) {
+  std::lock_guard lock(mu);
+  call_counts["nvmlInit_v2"]++;
+  const char* path = std::getenv("FAKE_NVML_CONFIG");
+  if (path == nullptr || *path == '\0') {
+    std::fprintf(stderr, "fake NVML: FAKE_NVML_CONFIG is not set\n");
+    return NVML_ERROR_DRIVER_NOT_LOADED;
+  }
+  try {
+    Config c = load_config(path);
+    auto it = c.errors.find("nvmlInit_v2");
+    if (it != c.errors.end()) return static_cast<nvmlReturn_t>(it->second);
+    // Re-reading the config on each init lets one test process use several configs.
+    config = std::move(c);
+    memory_state = json::object();
+    handles.clear();
+    for (unsigned i = 0; i < config.gpus.size(); ++i) handles.push_back({i});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fake NVML: bad FAKE_NVML_CONFIG %s: %s\n", path, e.what());
+    return NVML_ERROR_UNKNOWN;
+  }
+  ++init_count;
+  return NVML_SUCCESS;
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlShutdown(void) {
+  std::lock_guard lock(mu);
+  if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  --init_count;
+  return NVML_SUCCESS;
+}
+
+__attribute__((visibility("default"))) const char* nvmlErrorString(nvmlReturn_t rc) {
+  switch (rc) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+    default: return "Unknown Error";
+  }
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlSystemGetDriverVersion(char* buf,
+                                                                               unsigned len) {
+  return guarded("nvmlSystemGetDriverVersion", nullptr, [&](const GpuConfig*) {
+    if (buf == nullptr || len <= config.driver_version.size()) return NVML_ERROR_INSUFFICIENT_SIZE;
+    std::snprintf(buf, len, "%s", config.driver_version.c_str());
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCount_v2(unsigned* count) {
+  return guarded("nvmlDeviceGetCount_v2", nullptr, [&](const GpuConfig*) {
+    if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = static_cast<unsigned>(config.gpus.size());
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(
+    unsigned index, nvmlDevice_t* device) {
+  return guarded("nvmlDeviceGetHandleByIndex_v2", nullptr, [&](const GpuConfig*) {
+    if (device == nullptr || index >= handles.size()) return NVML_ERROR_INVALID_ARGUMENT;
+    auto it = config.gpus[index].errors.find("nvmlDeviceGetHandleByIndex_v2");
+    if (it != config.gpus[index].errors.end()) return static_cast<nvmlReturn_t>(it->second);
+    *device = &handles[index];
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* buf,
+                                                                      unsigned len) {
+  return guarded("nvmlDeviceGetName", d, [&](const GpuConfig* g) {
+    if (buf == nullptr || len <= g->name.size()) return NVML_ERROR_INSUFFICIENT_SIZE;
+    std::snprintf(buf, len, "%s", g->name.c_str());
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* buf,
+                                                                      unsigned len) {
+  return guarded("nvmlDeviceGetUUID", d, [&](const GpuConfig* g) {
+    if (buf == nullptr || len <= g->uuid.size()) return NVML_ERROR_INSUFFICIENT_SIZE;
+    std::snprintf(buf, len, "%s", g->uuid.c_str());
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(
+    nvmlDevice_t d, unsigned* min_mW, unsigned* max_mW) {
+  return guarded("nvmlDeviceGetPowerManagementLimitConstraints", d, [&](const GpuConfig* g) {
+    if (min_mW == nullptr || max_mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *min_mW = to_mW(g->min_limit_W);
+    *max_mW = to_mW(g->max_limit_W);
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(
+    nvmlDevice_t d, unsigned* mW) {
+  return guarded("nvmlDeviceGetPowerManagementDefaultLimit", d, [&](const GpuConfig* g) {
+    if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *mW = to_mW(g->default_limit_W);
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerManagementLimit(
+    nvmlDevice_t d, unsigned* mW) {
+  return guarded("nvmlDeviceGetPowerManagementLimit", d, [&](const GpuConfig* g) {
+    if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *mW = to_mW(limit_of(*g));
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(
+    nvmlDevice_t d, unsigned* mW) {
+  return guarded("nvmlDeviceGetEnforcedPowerLimit", d, [&](const GpuConfig* g) {
+    if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *mW = to_mW(limit_of(*g));
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceSetPowerManagementLimit(
+    nvmlDevice_t d, unsigned mW) {
+  return guarded("nvmlDeviceSetPowerManagementLimit", d, [&](const GpuConfig* g) {
+    if (mW < to_mW(g->min_limit_W) || mW > to_mW(g->max_limit_W))
+      return NVML_ERROR_INVALID_ARGUMENT;
+    with_state(*g, true, [&](json& s) {
+      advance(*g, s, now_s());
+      s["limit_W"] = static_cast<double>(mW) / 1000.0;
+    });
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d,
+                                                                           unsigned* mW) {
+  return guarded("nvmlDeviceGetPowerUsage", d, [&](const GpuConfig* g) {
+    if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *mW = to_mW(power_at_W(*g, limit_of(*g), now_s()));
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
+    nvmlDevice_t d, unsigned long long* mJ) {
+  return guarded("nvmlDeviceGetTotalEnergyConsumption", d, [&](const GpuConfig* g) {
+    if (mJ == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    double limit = 0, energy_J = 0, capped_s = 0;
+    snapshot(*g, now_s(), limit, energy_J, capped_s);
+    *mJ = static_cast<unsigned long long>(std::llround(energy_J * 1000.0));
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetTemperature(
+    nvmlDevice_t d, nvmlTemperatureSensors_t sensor, unsigned* C) {
+  return guarded("nvmlDeviceGetTemperature", d, [&](const GpuConfig* g) {
+    if (C == nullptr || sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+    double p = steady_power_W(*g, limit_of(*g));
+    *C = static_cast<unsigned>(std::lround(g->ambient_C + g->temp_per_W * p));
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetTemperatureThreshold(
+    nvmlDevice_t d, nvmlTemperatureThresholds_t which, unsigned* C) {
+  return guarded("nvmlDeviceGetTemperatureThreshold", d, [&](const GpuConfig* g) {
+    if (C == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    switch (which) {
+      case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: *C = to_mW(g->shutdown_temp_C) / 1000; break;
+      case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: *C = to_mW(g->slowdown_temp_C) / 1000; break;
+      case NVML_TEMPERATURE_THRESHOLD_GPU_MAX: *C = to_mW(g->gpu_max_temp_C) / 1000; break;
+      default: return NVML_ERROR_NOT_SUPPORTED;
+    }
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d,
+                                                                          nvmlClockType_t type,
+                                                                          unsigned* MHz) {
+  return guarded("nvmlDeviceGetClockInfo", d, [&](const GpuConfig* g) {
+    if (MHz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    double limit = limit_of(*g);
+    if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS)
+      *MHz = static_cast<unsigned>(std::lround(sm_clock_MHz(*g, limit)));
+    else if (type == NVML_CLOCK_MEM)
+      *MHz = static_cast<unsigned>(std::lround(g->max_mem_MHz));
+    else
+      return NVML_ERROR_NOT_SUPPORTED;
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d,
+                                                                             nvmlClockType_t type,
+                                                                             unsigned* MHz) {
+  return guarded("nvmlDeviceGetMaxClockInfo", d, [&](const GpuConfig* g) {
+    if (MHz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS)
+      *MHz = static_cast<unsigned>(std::lround(g->max_sm_MHz));
+    else if (type == NVML_CLOCK_MEM)
+      *MHz = static_cast<unsigned>(std::lround(g->max_mem_MHz));
+    else
+      return NVML_ERROR_NOT_SUPPORTED;
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetUtilizationRates(
+    nvmlDevice_t d, nvmlUtilization_t* u) {
+  return guarded("nvmlDeviceGetUtilizationRates", d, [&](const GpuConfig* g) {
+    if (u == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    bool busy = g->demand_W > g->idle_W;
+    u->gpu = busy ? 100 : 0;
+    u->memory = busy ? 40 : 0;
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(
+    nvmlDevice_t d, unsigned long long* r) {
+  return guarded("nvmlDeviceGetCurrentClocksEventReasons", d, [&](const GpuConfig* g) {
+    if (r == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *r = reasons(*g, limit_of(*g));
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(
+    nvmlDevice_t d, unsigned long long* r) {
+  return guarded("nvmlDeviceGetCurrentClocksThrottleReasons", d, [&](const GpuConfig* g) {
+    if (r == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *r = reasons(*g, limit_of(*g));
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetFieldValues(
+    nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+  return guarded("nvmlDeviceGetFieldValues", d, [&](const GpuConfig* g) {
+    if (values == nullptr || count < 0) return NVML_ERROR_INVALID_ARGUMENT;
+    double t = now_s();
+    double limit = 0, energy_J = 0, capped_s = 0;
+    snapshot(*g, t, limit, energy_J, capped_s);
+    for (int i = 0; i < count; ++i) {
+      nvmlFieldValue_t& f = values[i];
+      f.timestamp = static_cast<long long>(t * 1e6);
+      f.latencyUsec = 0;
+      f.nvmlReturn = NVML_SUCCESS;
+      bool off = std::find(g->unsupported_fields.begin(), g->unsupported_fields.end(),
+                           f.fieldId) != g->unsupported_fields.end();
+      if (off) {
+        f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        continue;
+      }
+      switch (f.fieldId) {
+        case regime::nvml::kFiPowerInstant:
+          f.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+          f.value.uiVal = to_mW(power_at_W(*g, limit, t));
+          break;
+        case regime::nvml::kFiPowerAverage:
+          f.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+          f.value.uiVal = to_mW(steady_power_W(*g, limit));
+          break;
+        case regime::nvml::kFiTotalEnergyConsumption:
+          f.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+          f.value.ullVal = static_cast<unsigned long long>(std::llround(energy_J * 1000.0));
+          break;
+        case regime::nvml::kFiClocksEventReasonSwPowerCap:
+          f.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+          f.value.ullVal = static_cast<unsigned long long>(std::llround(capped_s * 1e9));
+          break;
+        case regime::nvml::kFiPerfPolicyThermal:
+        case regime::nvml::kFiClocksEventReasonSyncBoost:
+        case regime::nvml::kFiClocksEventReasonSwThermSlowdown:
+        case regime::nvml::kFiClocksEventReasonHwThermSlowdown:
+        case regime::nvml::kFiClocksEventReasonHwPowerBrakeSlowdown:
+          f.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+          f.value.ullVal = 0;
+          break;
+        default: f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+      }
+    }
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetSamples(
+    nvmlDevice_t d, nvmlSamplingType_t type, unsigned long long last_seen_us,
+    nvmlValueType_t* value_type, unsigned* count, nvmlSample_t* samples) {
+  return guarded("nvmlDeviceGetSamples", d, [&](const GpuConfig* g) {
+    if (count == nullptr || value_type == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (type != NVML_TOTAL_POWER_SAMPLES) return NVML_ERROR_NOT_SUPPORTED;
+    *value_type = NVML_VALUE_TYPE_UNSIGNED_INT;
+    if (samples == nullptr) {
+      *count = kSampleCapacity;
+      return NVML_SUCCESS;
+    }
+    double t = now_s();
+    double limit = limit_of(*g);
+    // Points on a 20 ms grid over the last 2.4 s, newer than last_seen_us, oldest first.
+    auto newest = static_cast<long long>(std::floor(t / kSampleSpacing_s));
+    long long oldest = newest - static_cast<long long>(kSampleCapacity) + 1;
+    unsigned n = 0;
+    for (long long k = oldest; k <= newest && n < *count; ++k) {
+      double tk = static_cast<double>(k) * kSampleSpacing_s;
+      auto us = static_cast<unsigned long long>(std::llround(tk * 1e6));
+      if (us <= last_seen_us) continue;
+      samples[n].timeStamp = us;
+      samples[n].sampleValue.uiVal = to_mW(power_at_W(*g, limit, tk));
+      ++n;
+    }
+    *count = n;
+    return n == 0 ? NVML_ERROR_NOT_FOUND : NVML_SUCCESS;
+  });
+}
+
+// Not part of NVML: how often a function was called since load (tests of field caching).
+__attribute__((visibility("default"))) unsigned fakeNvmlCallCount(const char* name) {
+  std::lock_guard lock(mu);
+  auto it = call_counts.find(name);
+  return it == call_counts.end() ? 0 : it->second;
+}
+
+}  // extern "C"

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Reference training workloads for Regime: synthetic data, real models, one step marker per step.
+
+    python3 workloads/train.py --model resnet50 --batch 256 --seconds 60 --amp bf16
+    regime probe --device nvml:0 -- python3 workloads/train.py --model resnet50
+
+Each step is a full forward, backward and optimizer step (SGD with momentum) on a batch kept on
+the GPU, so the data pipeline costs nothing and what is measured is the GPU. Steps are reported
+to Regime through python/regime_step (a no-op when not run under Regime); at the end a summary
+line gives the step count and the median step time as the script saw it (CUDA-synchronised).
+
+Needs PyTorch with CUDA (and torchvision for the vision models). Exit status 3 when they are
+missing, with a message saying what is missing.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import regime_step  # noqa: E402
+
+# model -> (default batch, input kind, image size)
+MODELS = {
+    "resnet50": (256, "image", 224),
+    "vgg16": (128, "image", 224),
+    "mobilenet_v2": (256, "image", 224),
+    "densenet121": (128, "image", 224),
+    "vit_b_16": (128, "image", 224),
+    "resnet18_cifar": (128, "image", 32),
+    "transformer": (32, "tokens", 512),  # 12-layer encoder, d_model 1024, sequence 512
+}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True, choices=sorted(MODELS))
+    p.add_argument("--batch", type=int, default=None, help="batch size (default: per model)")
+    p.add_argument("--seconds", type=float, default=60.0,
+                   help="train this long (wall seconds, after the first step); default 60")
+    p.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--amp", choices=["none", "bf16"], default="none",
+                   help="autocast to bfloat16 (default: fp32 with TF32 allowed)")
+    p.add_argument("--device", default="cuda", help="torch device (default cuda)")
+    p.add_argument("--step-times-out", default=None,
+                   help="write each step's start and end (Unix s) to this CSV (for A/B benches)")
+    args = p.parse_args(argv)
+    if args.batch is not None and args.batch <= 0:
+        p.error("--batch must be positive, got %d" % args.batch)
+    if args.seconds <= 0:
+        p.error("--seconds must be positive, got %g" % args.seconds)
+    return args
+
+
+def need_torch(model_name):
+    try:
+        import torch
+    except ImportError:
+        print("train.py: PyTorch is not installed; the reference workloads need PyTorch with CUDA",
+              file=sys.stderr)
+        sys.exit(3)
+    if not torch.cuda.is_available():
+        print("train.py: PyTorch %s sees no CUDA GPU; the reference workloads run on a GPU only"
+              % torch.__version__, file=sys.stderr)
+        sys.exit(3)
+    if MODELS[model_name][1] == "image":
+        try:
+            import torchvision  # noqa: F401
+        except ImportError:
+            print("train.py: torchvision is not installed; --model %s needs it" % model_name,
+                  file=sys.stderr)
+            sys.exit(3)
+    return torch
+
+
+def build(torch, name, batch, device):
+    """The model, a synthetic batch on the device, and the loss for it."""
+    nn = torch.nn
+    _, kind, size = MODELS[name]
+    if kind == "tokens":
+        d_model, vocab = 1024, 32000
+        layer = nn.TransformerEncoderLayer(d_model, nhead=16, dim_feedforward=4 * d_model,
+                                           batch_first=True, norm_first=True)
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(vocab, d_model)
+                self.encoder = nn.TransformerEncoder(layer, num_layers=12,
+                                                     enable_nested_tensor=False)
+                self.head = nn.Linear(d_model, vocab)
+
+            def forward(self, tokens):
+                return self.head(self.encoder(self.embed(tokens)))
+
+        model = Encoder()
+        x = torch.randint(0, vocab, (batch, size), device=device)
+        y = torch.randint(0, vocab, (batch, size), device=device)
+
+        def loss_fn(out):
+            return nn.functional.cross_entropy(out.reshape(-1, vocab), y.reshape(-1))
+    else:
+        import torchvision
+        if name == "resnet18_cifar":
+            model = torchvision.models.resnet18(num_classes=10)
+            # The usual CIFAR stem: 3x3 conv, no max-pool, so 32x32 inputs keep their detail.
+            model.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+            model.maxpool = nn.Identity()
+            classes = 10
+        else:
+            model = getattr(torchvision.models, name)(weights=None)
+            classes = 1000
+        x = torch.randn(batch, 3, size, size, device=device)
+        y = torch.randint(0, classes, (batch,), device=device)
+
+        def loss_fn(out):
+            return nn.functional.cross_entropy(out, y)
+    return model.to(device), x, loss_fn
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    torch = need_torch(args.model)
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    batch = args.batch or MODELS[args.model][0]
+    model, x, loss_fn = build(torch, args.model, batch, args.device)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    amp = args.amp == "bf16"
+
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = loss_fn(model(x))
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()  # the step ends when the GPU is done, not when it is queued
+
+    print("train.py: %s batch %d amp %s on %s, %s, regime markers %s"
+          % (args.model, batch, args.amp, torch.cuda.get_device_name(), "torch " + torch.__version__,
+             "on" if regime_step.enabled() else "off"), flush=True)
+    times = []
+    t_begin = None
+    while True:
+        t0 = time.time()
+        train_step()
+        t1 = time.time()
+        regime_step.send_step(t0, t1)
+        times.append((t0, t1))
+        if t_begin is None:
+            t_begin = t1  # the first step (cuDNN autotuning, allocation) does not count
+        if args.steps and len(times) >= args.steps:
+            break
+        if t1 - t_begin >= args.seconds:
+            break
+    if args.step_times_out:
+        with open(args.step_times_out, "w") as f:
+            f.write("step,t_start_s,t_end_s\n")
+            for i, (a, b) in enumerate(times):
+                f.write("%d,%.6f,%.6f\n" % (i, a, b))
+    durations = [b - a for a, b in times[1:]] or [times[0][1] - times[0][0]]
+    print("train.py: %d steps, median step %.6f s, %.1f samples/s"
+          % (len(times), statistics.median(durations), batch / statistics.median(durations)),
+          flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
