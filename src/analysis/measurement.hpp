@@ -2,11 +2,10 @@
 // Plain results of the pure analysis (issue 3 implements measure() and classify() in this folder).
 // Units are in the names. Intervals are [lo, hi] of a bootstrap confidence interval.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 namespace regime {
 
@@ -18,7 +17,7 @@ using Interval = std::pair<double, double>;
 struct Measurement {
   double window_start_s = 0;  // the steady-state window analysed (warm-up dropped)
   double window_end_s = 0;
-  int steps = 0;              // complete steps inside the window (0 with --no-steps)
+  int steps = 0;  // complete steps inside the window (0 with --no-steps)
   // Per step; with no steps these are per second of the window (time_per_step_s = 1).
   double time_per_step_s = 0;  // median
   Interval time_per_step_ci_s{0, 0};
@@ -33,6 +32,16 @@ struct Measurement {
   std::optional<double> mean_limit_W;
   // Fraction of the window each clocks-event reason bit was active (key: bit value).
   std::map<uint64_t, double> reason_fraction;
+
+  // Added by the analysis room (compatible extensions).
+  bool per_second = false;        // no steps: the per-step figures are per second of the window
+  double energy_J = 0;            // energy of the whole window
+  double warmup_dropped_s = 0;    // time cut before the window as warm-up
+  std::string steady_state_rule;  // how the window was chosen, in words
+  std::string energy_detail;      // which readings gave the energy, in words
+  int gpu = 0;                    // device index measured
+  int samples = 0;                // samples overlapping the window
+  std::optional<double> step_gap_fraction;  // share of the window between steps (steps only)
 };
 
 enum class Regime { CapBound, ThermalBound, Headroom, Underutilized, Idle };
@@ -40,7 +49,7 @@ std::string to_string(Regime r);
 
 struct RegimeReport {
   Regime regime = Regime::Idle;
-  double confidence = 0;    // 0..1
+  double confidence = 0;  // 0..1
   std::string advice;
   nlohmann::json evidence;  // the numbers that decided, by name, with units in the keys
   Measurement measurement;

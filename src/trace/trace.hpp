@@ -23,8 +23,8 @@ inline constexpr uint64_t kDisplayClocks = 0x100;
 }  // namespace reason
 
 struct Sample {
-  double t_s = 0;  // Unix time for real runs, from 0 for simulated ones
-  int gpu = 0;     // device index
+  double t_s = 0;                     // Unix time for real runs, from 0 for simulated ones
+  int gpu = 0;                        // device index
   std::optional<double> power_W;      // instantaneous power
   std::optional<double> power_avg_W;  // the driver's averaged power
   std::optional<double> energy_J;     // cumulative energy counter (read rarely: it is slow)
@@ -32,8 +32,8 @@ struct Sample {
   std::optional<double> sm_MHz;
   std::optional<double> mem_MHz;
   std::optional<double> util_pct;
-  std::optional<double> limit_W;       // enforced power limit
-  std::optional<uint64_t> reasons;     // clocks-event-reason bit mask
+  std::optional<double> limit_W;    // enforced power limit
+  std::optional<uint64_t> reasons;  // clocks-event-reason bit mask
 };
 
 // One point of the driver's own power buffer (nvmlDeviceGetSamples): finer than polling.
@@ -50,8 +50,8 @@ struct Step {
 };
 
 struct Trace {
-  std::vector<Sample> samples;        // time-ordered
-  std::vector<Step> steps;            // time-ordered; empty when the run had no step markers
+  std::vector<Sample> samples;           // time-ordered
+  std::vector<Step> steps;               // time-ordered; empty when the run had no step markers
   std::vector<PowerPoint> power_points;  // driver-buffered power, where the device had it
 };
 

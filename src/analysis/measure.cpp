@@ -1,0 +1,310 @@
+#include "analysis/measure.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "analysis/reasons.hpp"
+#include "analysis/series.hpp"
+#include "analysis/steady_state.hpp"
+#include "common/error.hpp"
+
+namespace regime {
+
+std::string to_string(EnergySource s) {
+  switch (s) {
+    case EnergySource::Counter:
+      return "counter";
+    case EnergySource::InstantPower:
+      return "instant-power";
+    case EnergySource::AveragedPower:
+      return "averaged-power";
+    case EnergySource::None:
+      return "none";
+  }
+  return "none";
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<const Sample*> samples_of_gpu(const Trace& trace, const std::optional<int>& gpu,
+                                          int& chosen) {
+  chosen = gpu ? *gpu : (trace.samples.empty() ? 0 : trace.samples.front().gpu);
+  std::vector<const Sample*> out;
+  out.reserve(trace.samples.size());
+  for (const Sample& s : trace.samples)
+    if (s.gpu == chosen) out.push_back(&s);
+  if (gpu && out.empty() && !trace.samples.empty())
+    throw Error(ErrorKind::NotFound, fmt::format("the trace has no samples of gpu {}", *gpu));
+  return out;
+}
+
+// Time-weighted statistics of the samples over [a, b]: each sample holds until the next one.
+struct Accumulator {
+  double weight = 0, sum = 0;
+  void add(double v, double w) {
+    weight += w;
+    sum += v * w;
+  }
+  std::optional<double> mean() const {
+    return weight > 0 ? std::optional<double>(sum / weight) : std::nullopt;
+  }
+};
+
+void sample_statistics(std::span<const Sample* const> samples, double a, double b, Measurement& m) {
+  // First sample whose hold reaches into the window: the last one at or before a.
+  auto it = std::upper_bound(samples.begin(), samples.end(), a,
+                             [](double t, const Sample* s) { return t < s->t_s; });
+  size_t i = it == samples.begin() ? 0 : static_cast<size_t>(it - samples.begin()) - 1;
+  Accumulator temp, sm, util, limit;
+  std::vector<double> power, sm_values;
+  double max_temp = -kInf, max_sm = -kInf;
+  double reason_weight = 0;
+  std::array<double, 64> reason_time{};
+  int count = 0;
+  for (; i < samples.size() && samples[i]->t_s <= b; ++i) {
+    const Sample& s = *samples[i];
+    const double hold_end = i + 1 < samples.size() ? samples[i + 1]->t_s : s.t_s;
+    double w = std::min(hold_end, b) - std::max(s.t_s, a);
+    if (w < 0) continue;
+    // A lone sample inside a window shorter than its hold still counts, with a tiny weight.
+    w = std::max(w, 1e-9);
+    ++count;
+    if (s.temp_C) {
+      temp.add(*s.temp_C, w);
+      max_temp = std::max(max_temp, *s.temp_C);
+    }
+    if (s.sm_MHz) {
+      sm.add(*s.sm_MHz, w);
+      sm_values.push_back(*s.sm_MHz);
+      max_sm = std::max(max_sm, *s.sm_MHz);
+    }
+    if (s.util_pct) util.add(*s.util_pct, w);
+    if (s.limit_W) limit.add(*s.limit_W, w);
+    if (s.power_W)
+      power.push_back(*s.power_W);
+    else if (s.power_avg_W)
+      power.push_back(*s.power_avg_W);
+    if (s.reasons) {
+      reason_weight += w;
+      for (int bit = 0; bit < 64; ++bit)
+        if (*s.reasons & (uint64_t{1} << bit)) reason_time[static_cast<size_t>(bit)] += w;
+    }
+  }
+  m.samples = count;
+  m.p95_power_W = percentile(power, 95);
+  m.mean_temp_C = temp.mean();
+  if (temp.weight > 0) m.max_temp_C = max_temp;
+  m.mean_sm_MHz = sm.mean();
+  if (!sm_values.empty()) {
+    m.p05_sm_MHz = percentile(sm_values, 5);
+    m.max_sm_MHz_seen = max_sm;
+  }
+  m.mean_util_pct = util.mean();
+  m.mean_limit_W = limit.mean();
+  if (reason_weight > 0)
+    for (int bit = 0; bit < 64; ++bit)
+      if (reason_time[static_cast<size_t>(bit)] > 0)
+        m.reason_fraction[uint64_t{1} << bit] =
+            reason_time[static_cast<size_t>(bit)] / reason_weight;
+}
+
+// Energy-per-step interval: blocks of consecutive steps of about `block_s`, resampled whole.
+Interval energy_ci_steps(std::span<const Step> steps, double window_end_s,
+                         const detail::Cumulative& F, double block_s,
+                         const BootstrapOptions& boot) {
+  std::vector<double> edges, counts;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (edges.empty() || steps[i].t_start_s - edges.back() >= block_s) {
+      edges.push_back(steps[i].t_start_s);
+      counts.push_back(0);
+    }
+    counts.back() += 1;
+  }
+  edges.push_back(window_end_s);
+  std::vector<double> energy;
+  for (size_t b = 0; b + 1 < edges.size(); ++b) energy.push_back(F.between(edges[b], edges[b + 1]));
+  return bootstrap_ratio_ci(energy, counts, boot);
+}
+
+// Energy-per-second interval: blocks of `block_s` seconds.
+Interval energy_ci_time(double a, double b, const detail::Cumulative& F, double block_s,
+                        const BootstrapOptions& boot) {
+  const auto n = std::max<size_t>(1, static_cast<size_t>(std::floor((b - a) / block_s)));
+  std::vector<double> energy, seconds;
+  for (size_t i = 0; i < n; ++i) {
+    const double lo = a + static_cast<double>(i) * block_s;
+    const double hi = i + 1 == n ? b : lo + block_s;
+    energy.push_back(F.between(lo, hi));
+    seconds.push_back(hi - lo);
+  }
+  return bootstrap_ratio_ci(energy, seconds, boot);
+}
+
+Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const MeasureOptions& opts) {
+  if (opts.warmup_s && !(*opts.warmup_s >= 0))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("warm-up {} s is negative: give 0 or more seconds", *opts.warmup_s));
+  Measurement m;
+  const std::vector<const Sample*> samples = samples_of_gpu(trace, opts.gpu, m.gpu);
+  const detail::Cumulative settle_power =
+      detail::power_integral_for_settling(samples, trace.power_points);
+
+  std::vector<Step> steps;
+  if (opts.use_steps)
+    for (const Step& s : trace.steps)
+      if (s.t_start_s >= t0_s && s.t_end_s <= t1_s) steps.push_back(s);
+
+  if (!steps.empty()) {
+    size_t first = 0;
+    if (opts.warmup_s) {
+      const double cut = steps.front().t_start_s + *opts.warmup_s;
+      while (first < steps.size() && steps[first].t_start_s < cut) ++first;
+      if (first == steps.size())
+        throw Error(ErrorKind::InvalidArgument,
+                    fmt::format("warm-up {} s drops every step: the steps span {:.3f} s",
+                                *opts.warmup_s, steps.back().t_end_s - steps.front().t_start_s));
+      m.steady_state_rule =
+          fmt::format("fixed warm-up of {} s: dropped {} step(s)", *opts.warmup_s, first);
+    } else if (opts.detect_steady_state) {
+      SteadySteps settled = settle_steps(steps, settle_power);
+      first = settled.first;
+      m.steady_state_rule = std::move(settled.rule);
+    } else {
+      m.steady_state_rule = "steady-state detection off: every step kept";
+    }
+    m.warmup_dropped_s = steps[first].t_start_s - steps.front().t_start_s;
+    steps.erase(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(first));
+    m.window_start_s = steps.front().t_start_s;
+    m.window_end_s = steps.back().t_end_s;
+  } else {
+    if (samples.empty())
+      throw Error(ErrorKind::InvalidArgument, "the trace has no samples and no steps to measure");
+    double a = std::max(t0_s, samples.front()->t_s);
+    const double b = std::min(t1_s, samples.back()->t_s);
+    if (b <= a)
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("no samples in the window [{}, {}] s", t0_s, t1_s));
+    if (opts.warmup_s) {
+      if (a + *opts.warmup_s >= b)
+        throw Error(
+            ErrorKind::InvalidArgument,
+            fmt::format("warm-up {} s drops the whole {:.3f} s window", *opts.warmup_s, b - a));
+      m.window_start_s = a + *opts.warmup_s;
+      m.window_end_s = b;
+      m.steady_state_rule = fmt::format("fixed warm-up of {} s", *opts.warmup_s);
+    } else if (opts.detect_steady_state) {
+      SteadyTime settled = settle_time(a, b, settle_power);
+      m.window_start_s = settled.start_s;
+      m.window_end_s = settled.end_s;
+      m.steady_state_rule = std::move(settled.rule);
+    } else {
+      m.window_start_s = a;
+      m.window_end_s = b;
+      m.steady_state_rule = "steady-state detection off: the whole window kept";
+    }
+    m.warmup_dropped_s = m.window_start_s - a;
+    m.per_second = true;
+  }
+
+  const double ws = m.window_start_s, we = m.window_end_s;
+  const double duration_s = we - ws;
+  if (!(duration_s > 0))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("the steady window [{}, {}] s is empty", ws, we));
+  const detail::EnergyFunction energy =
+      detail::best_energy_function(samples, trace.power_points, ws, we);
+  m.energy_source = energy.source;
+  m.energy_detail = energy.detail;
+  const bool have_energy = energy.source != EnergySource::None;
+  m.energy_J = have_energy ? energy.F.between(ws, we) : 0;
+  m.avg_power_W = m.energy_J / duration_s;
+  const double block_s =
+      std::min(kEnergyBlock_s, duration_s / static_cast<double>(kMinEnergyBlocks));
+
+  if (!m.per_second) {
+    m.steps = static_cast<int>(steps.size());
+    std::vector<double> durations;
+    durations.reserve(steps.size());
+    double busy_s = 0;
+    for (const Step& s : steps) {
+      durations.push_back(s.duration_s());
+      busy_s += s.duration_s();
+    }
+    m.time_per_step_s = median(durations);
+    m.time_per_step_ci_s = bootstrap_median_ci(durations, opts.bootstrap);
+    m.energy_per_step_J = m.energy_J / static_cast<double>(steps.size());
+    if (have_energy)
+      m.energy_per_step_ci_J = energy_ci_steps(steps, we, energy.F, block_s, opts.bootstrap);
+    m.step_gap_fraction = std::clamp(1 - busy_s / duration_s, 0.0, 1.0);
+  } else {
+    m.steps = 0;
+    m.time_per_step_s = 1;
+    m.time_per_step_ci_s = {1, 1};
+    m.energy_per_step_J = m.avg_power_W;
+    if (have_energy)
+      m.energy_per_step_ci_J = energy_ci_time(ws, we, energy.F, block_s, opts.bootstrap);
+  }
+  sample_statistics(samples, ws, we, m);
+  return m;
+}
+
+nlohmann::json opt(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+Measurement measure(const Trace& trace, const MeasureOptions& opts) {
+  return measure_span(trace, -kInf, kInf, opts);
+}
+
+Measurement measure_window(const Trace& trace, double t0_s, double t1_s,
+                           const MeasureOptions& opts) {
+  if (!(t1_s > t0_s))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("window [{}, {}] s: the end must come after the start", t0_s, t1_s));
+  return measure_span(trace, t0_s, t1_s, opts);
+}
+
+nlohmann::json to_json(const Measurement& m) {
+  nlohmann::json reasons = nlohmann::json::object();
+  for (const auto& [bit, fraction] : m.reason_fraction) reasons[reason_name(bit)] = fraction;
+  return {
+      {"steps", m.steps},
+      {"time_per_step_s", m.time_per_step_s},
+      {"time_per_step_ci_s", {m.time_per_step_ci_s.first, m.time_per_step_ci_s.second}},
+      {"energy_per_step_J", m.energy_per_step_J},
+      {"energy_per_step_ci_J", {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second}},
+      {"avg_power_W", m.avg_power_W},
+      {"energy_source", to_string(m.energy_source)},
+      {"per", m.per_second ? "second" : "step"},
+      {"energy_J", m.energy_J},
+      {"energy_detail", m.energy_detail},
+      {"window_start_s", m.window_start_s},
+      {"window_end_s", m.window_end_s},
+      {"window_s", m.window_end_s - m.window_start_s},
+      {"warmup_dropped_s", m.warmup_dropped_s},
+      {"steady_state", m.steady_state_rule},
+      {"gpu", m.gpu},
+      {"samples", m.samples},
+      {"p95_power_W", m.p95_power_W},
+      {"mean_temp_C", opt(m.mean_temp_C)},
+      {"max_temp_C", opt(m.max_temp_C)},
+      {"mean_sm_MHz", opt(m.mean_sm_MHz)},
+      {"p05_sm_MHz", opt(m.p05_sm_MHz)},
+      {"max_sm_MHz_seen", opt(m.max_sm_MHz_seen)},
+      {"mean_util_pct", opt(m.mean_util_pct)},
+      {"mean_limit_W", opt(m.mean_limit_W)},
+      {"step_gap_fraction", opt(m.step_gap_fraction)},
+      {"reason_fraction", reasons},
+  };
+}
+
+}  // namespace regime

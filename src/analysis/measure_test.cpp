@@ -1,0 +1,167 @@
+#include "analysis/measure.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "analysis/synthetic_trace.hpp"
+#include "common/error.hpp"
+#include "trace/csv.hpp"
+
+namespace regime {
+namespace {
+
+Trace h200(const std::string& name) {
+  const auto dir = std::filesystem::path(REGIME_SHARED_DATA_DIR) / "h200";
+  return load_trace(dir / (name + ".trace.csv"), dir / (name + ".steps.csv"));
+}
+
+TEST(MeasureH200, Resnet50EnergyPerStepFromTheCounter) {
+  const Measurement m = measure(h200("resnet50"));
+  EXPECT_EQ(m.energy_source, EnergySource::Counter);
+  EXPECT_NEAR(m.energy_per_step_J, 33.95, 0.01 * 33.95);
+  EXPECT_LT(m.energy_per_step_ci_J.first, m.energy_per_step_J);
+  EXPECT_GT(m.energy_per_step_ci_J.second, m.energy_per_step_J);
+  EXPECT_NEAR(m.time_per_step_s, 0.05503, 0.0005);
+  EXPECT_LE(m.time_per_step_ci_s.first, m.time_per_step_s);
+  EXPECT_GE(m.time_per_step_ci_s.second, m.time_per_step_s);
+  EXPECT_GT(m.steps, 300);
+  EXPECT_NEAR(m.avg_power_W, 617, 15);
+  EXPECT_FALSE(m.per_second);
+}
+
+TEST(MeasureH200, GemmEnergyPerStepAndCapReason) {
+  const Measurement m = measure(h200("gemm_bf16"));
+  EXPECT_EQ(m.energy_source, EnergySource::Counter);
+  EXPECT_NEAR(m.energy_per_step_J, 22.99, 0.01 * 22.99);
+  EXPECT_GT(m.reason_fraction.at(reason::kSwPowerCap), 0.9);
+  EXPECT_NEAR(*m.mean_limit_W, 700, 1e-9);
+  EXPECT_LT(*m.mean_sm_MHz, 1600);
+}
+
+TEST(MeasureH200, OtherSourcesAgreeWithTheCounter) {
+  // Dropping the counter falls back to integrated instantaneous power: DESIGN.md section 5
+  // found them within 0.6% over 20 s windows.
+  Trace t = h200("resnet50");
+  const double counter_J = measure(t).energy_per_step_J;
+  for (Sample& s : t.samples) s.energy_J.reset();
+  const Measurement inst = measure(t);
+  EXPECT_EQ(inst.energy_source, EnergySource::InstantPower);
+  EXPECT_NEAR(inst.energy_per_step_J, counter_J, 0.01 * counter_J);
+  for (Sample& s : t.samples) s.power_W.reset();
+  const Measurement avg = measure(t);
+  EXPECT_EQ(avg.energy_source, EnergySource::AveragedPower);
+  EXPECT_NEAR(avg.energy_per_step_J, counter_J, 0.025 * counter_J);
+}
+
+TEST(MeasureH200, NoStepsGivesPerSecondFiguresOfTheBusyPart) {
+  MeasureOptions o;
+  o.use_steps = false;
+  const Measurement m = measure(h200("gemm_bf16"), o);
+  EXPECT_TRUE(m.per_second);
+  EXPECT_EQ(m.steps, 0);
+  EXPECT_EQ(m.time_per_step_s, 1);
+  // The idle lead-in (about 10 s at 85 W before the GEMMs start) is dropped, and the idle tail:
+  // the busy part draws about 690 W.
+  EXPECT_NEAR(m.energy_per_step_J, 690, 20);
+  EXPECT_NEAR(m.avg_power_W, m.energy_per_step_J, 1e-9);
+  EXPECT_NEAR(m.warmup_dropped_s, 10, 1);
+  EXPECT_GT(m.window_end_s - m.window_start_s, 25);
+}
+
+TEST(MeasureSynthetic, EachEnergySourceRecoversTheTruth) {
+  // 400 W flat, 10 steps per second for 20 s: 40 J per step whichever readings exist.
+  for (auto source :
+       {EnergySource::Counter, EnergySource::InstantPower, EnergySource::AveragedPower}) {
+    synthetic::Spec spec;
+    spec.energy_source = source;
+    const Trace t = synthetic::make(spec);
+    const Measurement m = measure(t);
+    EXPECT_EQ(m.energy_source, source) << to_string(source);
+    EXPECT_NEAR(m.energy_per_step_J, 40.0, 0.4) << to_string(source);
+    EXPECT_NEAR(m.time_per_step_s, 0.1, 1e-6);
+  }
+}
+
+TEST(MeasureSynthetic, DriverPowerBufferIsPreferredOverPolledPower) {
+  synthetic::Spec spec;
+  spec.energy_source = EnergySource::InstantPower;
+  Trace t = synthetic::make(spec);
+  // The buffer says 500 W while polling says 400 W: the buffer wins.
+  for (int i = 0; i <= 1000; ++i) t.power_points.push_back({0.02 * i, 500});
+  const Measurement m = measure(t);
+  EXPECT_EQ(m.energy_source, EnergySource::InstantPower);
+  EXPECT_NEAR(m.energy_per_step_J, 50.0, 0.5);
+  EXPECT_NE(m.energy_detail.find("buffer"), std::string::npos);
+}
+
+TEST(MeasureSynthetic, NoEnergyReadingsAtAll) {
+  synthetic::Spec spec;
+  spec.energy_source = EnergySource::None;
+  const Measurement m = measure(synthetic::make(spec));
+  EXPECT_EQ(m.energy_source, EnergySource::None);
+  EXPECT_EQ(m.energy_per_step_J, 0);
+}
+
+TEST(MeasureSynthetic, WarmupIsDetectedAndDropped) {
+  synthetic::Spec spec;
+  spec.warmup_s = 3;  // slow, low-power steps first
+  const Measurement m = measure(synthetic::make(spec));
+  EXPECT_NEAR(m.warmup_dropped_s, 3.0, 0.6);
+  EXPECT_NEAR(m.time_per_step_s, 0.1, 1e-6);
+  EXPECT_NEAR(m.energy_per_step_J, 40.0, 0.8);
+  // Without detection the warm-up pollutes the figures.
+  MeasureOptions off;
+  off.detect_steady_state = false;
+  const Measurement raw = measure(synthetic::make(spec), off);
+  EXPECT_EQ(raw.warmup_dropped_s, 0);
+  EXPECT_GT(raw.steps, m.steps);
+  // A fixed warm-up replaces detection.
+  MeasureOptions fixed;
+  fixed.warmup_s = 5;
+  EXPECT_NEAR(measure(synthetic::make(spec), fixed).warmup_dropped_s, 5.0, 0.11);
+}
+
+TEST(MeasureSynthetic, WindowMeasuresOnlyItsPart) {
+  synthetic::Spec spec;
+  spec.seconds = 40;
+  spec.second_half_power_W = 200;  // the last 20 s run at half power
+  const Trace t = synthetic::make(spec);
+  MeasureOptions o;
+  o.detect_steady_state = false;
+  const Measurement first = measure_window(t, 0, 20, o);
+  const Measurement second = measure_window(t, 20, 40, o);
+  EXPECT_NEAR(first.energy_per_step_J, 40, 0.5);
+  EXPECT_NEAR(second.energy_per_step_J, 20, 0.5);
+  EXPECT_NEAR(second.steps, 200, 2);
+  EXPECT_THROW(measure_window(t, 5, 5), Error);
+}
+
+TEST(MeasureSynthetic, RefusesImpossibleRequests) {
+  const Trace t = synthetic::make({});
+  MeasureOptions o;
+  o.warmup_s = 1000;
+  EXPECT_THROW(measure(t, o), Error);
+  o.warmup_s = -1;
+  EXPECT_THROW(measure(t, o), Error);
+  MeasureOptions g;
+  g.gpu = 3;
+  EXPECT_THROW(measure(t, g), Error);
+  EXPECT_THROW(measure(Trace{}), Error);
+}
+
+TEST(MeasureJson, HasTheContractFields) {
+  const nlohmann::json j = to_json(measure(synthetic::make({})));
+  for (const char* key : {"steps", "time_per_step_s", "time_per_step_ci_s", "energy_per_step_J",
+                          "energy_per_step_ci_J", "avg_power_W", "energy_source"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["time_per_step_ci_s"].size(), 2u);
+  EXPECT_EQ(j["energy_per_step_ci_J"].size(), 2u);
+  EXPECT_EQ(j["energy_source"], "counter");
+  EXPECT_EQ(to_string(EnergySource::InstantPower), "instant-power");
+}
+
+}  // namespace
+}  // namespace regime

@@ -1,0 +1,108 @@
+#include "analysis/series.hpp"
+
+#include <algorithm>
+
+namespace regime::detail {
+
+double Cumulative::at(double t) const {
+  if (t_s.empty()) return 0;
+  if (t <= t_s.front()) return F_J.front();
+  if (t >= t_s.back()) return F_J.back();
+  const size_t i = static_cast<size_t>(std::upper_bound(t_s.begin(), t_s.end(), t) - t_s.begin());
+  const double t0 = t_s[i - 1], t1 = t_s[i];
+  if (t1 <= t0) return F_J[i];
+  return F_J[i - 1] + (F_J[i] - F_J[i - 1]) * (t - t0) / (t1 - t0);
+}
+
+std::optional<Cumulative> counter_energy(std::span<const Sample* const> samples, double a,
+                                         double b) {
+  Cumulative c;
+  for (const Sample* s : samples) {
+    if (!s->energy_J) continue;
+    c.t_s.push_back(s->t_s);
+    c.F_J.push_back(*s->energy_J);
+  }
+  if (!c.covers(a, b)) return std::nullopt;
+  // Only the readings that bracket [a, b] must be monotone: a reset elsewhere does not matter.
+  const size_t lo =
+      static_cast<size_t>(std::upper_bound(c.t_s.begin(), c.t_s.end(), a) - c.t_s.begin() - 1);
+  const size_t hi =
+      static_cast<size_t>(std::lower_bound(c.t_s.begin(), c.t_s.end(), b) - c.t_s.begin());
+  for (size_t i = lo + 1; i <= hi && i < c.t_s.size(); ++i)
+    if (c.F_J[i] < c.F_J[i - 1]) return std::nullopt;
+  return c;
+}
+
+Cumulative integrate_power(std::span<const double> t_s, std::span<const double> power_W) {
+  Cumulative c;
+  c.t_s.assign(t_s.begin(), t_s.end());
+  c.F_J.resize(t_s.size());
+  double sum = 0;
+  for (size_t i = 0; i < t_s.size(); ++i) {
+    if (i > 0) sum += 0.5 * (power_W[i] + power_W[i - 1]) * (t_s[i] - t_s[i - 1]);
+    c.F_J[i] = sum;
+  }
+  return c;
+}
+
+namespace {
+
+template <typename Field>
+Cumulative integrate_field(std::span<const Sample* const> samples, Field field) {
+  std::vector<double> t, p;
+  for (const Sample* s : samples) {
+    if (const auto& v = field(*s)) {
+      t.push_back(s->t_s);
+      p.push_back(*v);
+    }
+  }
+  return integrate_power(t, p);
+}
+
+Cumulative integrate_points(std::span<const PowerPoint> points) {
+  std::vector<double> t, p;
+  t.reserve(points.size());
+  p.reserve(points.size());
+  for (const PowerPoint& pt : points) {
+    t.push_back(pt.t_s);
+    p.push_back(pt.power_W);
+  }
+  return integrate_power(t, p);
+}
+
+}  // namespace
+
+EnergyFunction best_energy_function(std::span<const Sample* const> samples,
+                                    std::span<const PowerPoint> power_points, double a, double b) {
+  if (auto c = counter_energy(samples, a, b))
+    return {EnergySource::Counter, "cumulative energy counter, interpolated at the window edges",
+            std::move(*c)};
+  if (Cumulative c = integrate_points(power_points); c.covers(a, b))
+    return {EnergySource::InstantPower, "driver power buffer, trapezoid integral", std::move(c)};
+  if (Cumulative c = integrate_field(samples, [](const Sample& s) { return s.power_W; });
+      c.covers(a, b))
+    return {EnergySource::InstantPower, "polled power_W, trapezoid integral", std::move(c)};
+  if (Cumulative c = integrate_field(samples, [](const Sample& s) { return s.power_avg_W; });
+      c.covers(a, b))
+    return {EnergySource::AveragedPower, "polled power_avg_W, trapezoid integral", std::move(c)};
+  return {EnergySource::None, "no energy counter or power readings cover the window", {}};
+}
+
+Cumulative power_integral_for_settling(std::span<const Sample* const> samples,
+                                       std::span<const PowerPoint> power_points) {
+  if (power_points.size() >= 2) return integrate_points(power_points);
+  Cumulative c = integrate_field(samples, [](const Sample& s) { return s.power_W; });
+  if (c.t_s.size() >= 2) return c;
+  c = integrate_field(samples, [](const Sample& s) { return s.power_avg_W; });
+  if (c.t_s.size() >= 2) return c;
+  // Last resort: the counter itself (coarse, but it still shows power settling).
+  Cumulative counter;
+  for (const Sample* s : samples)
+    if (s->energy_J) {
+      counter.t_s.push_back(s->t_s);
+      counter.F_J.push_back(*s->energy_J);
+    }
+  return counter;
+}
+
+}  // namespace regime::detail

@@ -1,0 +1,49 @@
+#pragma once
+// Time series pulled out of a Trace for one GPU, and cumulative energy functions built from them.
+// Internal to the analysis room; measure.hpp is the public face.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/measurement.hpp"
+#include "trace/trace.hpp"
+
+namespace regime::detail {
+
+// A non-decreasing cumulative energy F(t) known at points and linear in between, so the energy
+// of [a, b] is F(b) - F(a). From the counter, F is the counter itself; from power, F is the
+// trapezoid integral.
+struct Cumulative {
+  std::vector<double> t_s;
+  std::vector<double> F_J;
+  bool covers(double a, double b) const {
+    return t_s.size() >= 2 && t_s.front() <= a && t_s.back() >= b;
+  }
+  double at(double t) const;  // clamped to the ends
+  double between(double a, double b) const { return at(b) - at(a); }
+};
+
+// Counter readings of the samples; nullopt when the counter goes backwards inside [a, b]
+// (a reset or wrap) or does not bracket it.
+std::optional<Cumulative> counter_energy(std::span<const Sample* const> samples, double a,
+                                         double b);
+// Trapezoid integral of power points (t, W).
+Cumulative integrate_power(std::span<const double> t_s, std::span<const double> power_W);
+
+// The sources in preference order, for one window: counter, instantaneous power (driver buffer
+// first, then polled power_W), averaged power. `source` is None when nothing covers [a, b].
+struct EnergyFunction {
+  EnergySource source = EnergySource::None;
+  std::string detail;  // e.g. "driver power buffer", "polled power_W"
+  Cumulative F;
+};
+EnergyFunction best_energy_function(std::span<const Sample* const> samples,
+                                    std::span<const PowerPoint> power_points, double a, double b);
+
+// The best power series for judging settling (fine-grained power, not the slow counter):
+// instantaneous, else averaged, else empty.
+Cumulative power_integral_for_settling(std::span<const Sample* const> samples,
+                                       std::span<const PowerPoint> power_points);
+
+}  // namespace regime::detail

@@ -1,0 +1,147 @@
+#include "analysis/steady_state.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "analysis/statistics.hpp"
+
+namespace regime {
+
+namespace {
+
+struct Block {
+  double start_s = 0, end_s = 0;
+  size_t first = 0, end = 0;  // step indices [first, end) when judged on steps
+  double step_s = 0;          // mean step time in the block (steps only)
+  std::optional<double> power_W;
+};
+
+// Reference level and tolerance from the second-half blocks.
+struct Band {
+  double ref = 0, tol = 0;
+  bool inside(double v) const { return std::abs(v - ref) <= tol; }
+};
+
+Band band(const std::vector<double>& values, double min_tol) {
+  const double ref = median(values);
+  return {ref, std::max({kSettleRelTolerance * std::abs(ref), kSettleRobustSds * robust_sd(values),
+                         min_tol})};
+}
+
+std::optional<double> mean_power(const detail::Cumulative& power, double a, double b) {
+  if (b <= a || !power.covers(a, b)) return std::nullopt;
+  return power.between(a, b) / (b - a);
+}
+
+// Power band over the reference blocks, when every one of them has power.
+std::optional<Band> power_band(const std::vector<Block>& blocks, size_t first_ref) {
+  std::vector<double> p;
+  for (size_t i = first_ref; i < blocks.size(); ++i) {
+    if (!blocks[i].power_W) return std::nullopt;
+    p.push_back(*blocks[i].power_W);
+  }
+  return band(p, kSettleMinPowerTolerance_W);
+}
+
+}  // namespace
+
+SteadySteps settle_steps(std::span<const Step> steps, const detail::Cumulative& power) {
+  const size_t n = steps.size();
+  if (n < kSettleMinSteps)
+    return {0, fmt::format("{} step(s): too few to detect a warm-up (< {}); none dropped", n,
+                           kSettleMinSteps)};
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && steps[j - 1].t_end_s - steps[i].t_start_s < kSettleBlock_s) ++j;
+    if (steps[j - 1].t_end_s - steps[i].t_start_s < kSettleBlock_s && !blocks.empty()) {
+      blocks.back().end = j;  // a short tail joins the block before it
+    } else {
+      blocks.push_back({0, 0, i, j, 0, std::nullopt});
+    }
+    i = j;
+  }
+  for (Block& b : blocks) {
+    b.start_s = steps[b.first].t_start_s;
+    b.end_s = steps[b.end - 1].t_end_s;
+    double busy = 0;
+    for (size_t k = b.first; k < b.end; ++k) busy += steps[k].duration_s();
+    b.step_s = busy / static_cast<double>(b.end - b.first);
+    b.power_W = mean_power(power, b.start_s, b.end_s);
+  }
+  if (blocks.size() < 4)
+    return {0, fmt::format("{} steps span under {} s: too short to detect a warm-up; none dropped",
+                           n, 4 * kSettleBlock_s)};
+
+  size_t first_ref = 0;
+  while (blocks[first_ref].first < n / 2) ++first_ref;
+  std::vector<double> ref_times;
+  for (size_t i = first_ref; i < blocks.size(); ++i) ref_times.push_back(blocks[i].step_s);
+  const Band time_band = band(ref_times, 0);
+  const std::optional<Band> pw_band = power_band(blocks, first_ref);
+  const auto ok = [&](size_t k) {
+    if (k >= blocks.size()) return true;
+    if (!time_band.inside(blocks[k].step_s)) return false;
+    return !pw_band || !blocks[k].power_W || pw_band->inside(*blocks[k].power_W);
+  };
+  size_t start = first_ref;
+  for (size_t k = 0; k < first_ref; ++k)
+    if (ok(k) && ok(k + 1)) {
+      start = k;
+      break;
+    }
+  const size_t first = blocks[start].first;
+  std::string power_part =
+      pw_band ? fmt::format(" and power within {:.1f} W of {:.1f} W", pw_band->tol, pw_band->ref)
+              : std::string(" (no power readings to judge)");
+  return {first,
+          fmt::format("dropped {} warm-up step(s), {:.3f} s: from there on, mean step time "
+                      "per {} s block within {:.2f} ms of {:.2f} ms{} (second-half reference)",
+                      first, steps[first].t_start_s - steps[0].t_start_s, kSettleBlock_s,
+                      1e3 * time_band.tol, 1e3 * time_band.ref, power_part)};
+}
+
+SteadyTime settle_time(double t0_s, double t1_s, const detail::Cumulative& power) {
+  const double span = t1_s - t0_s;
+  if (span < 4 * kSettleBlock_s || !power.covers(t0_s, t1_s))
+    return {t0_s, t1_s,
+            fmt::format("{:.2f} s without power readings over {} s blocks: nothing dropped", span,
+                        kSettleBlock_s)};
+  std::vector<Block> blocks;
+  const auto count = static_cast<size_t>(std::floor(span / kSettleBlock_s));
+  for (size_t i = 0; i < count; ++i) {
+    Block b;
+    b.start_s = t0_s + static_cast<double>(i) * kSettleBlock_s;
+    b.end_s = i + 1 == count ? t1_s : b.start_s + kSettleBlock_s;  // last block takes the rest
+    b.power_W = mean_power(power, b.start_s, b.end_s);
+    blocks.push_back(b);
+  }
+  const double mid = t0_s + span / 2;
+  size_t first_ref = 0;
+  while (blocks[first_ref].start_s < mid) ++first_ref;
+  const Band pw = *power_band(blocks, first_ref);
+  const auto ok = [&](size_t k) { return pw.inside(*blocks[k].power_W); };
+  size_t start = first_ref;
+  for (size_t k = 0; k + 1 < first_ref; ++k)
+    if (ok(k) && ok(k + 1)) {
+      start = k;
+      break;
+    }
+  size_t last = blocks.size() - 1;
+  for (size_t k = blocks.size() - 1; k > first_ref; --k)
+    if (ok(k) && ok(k - 1)) {
+      last = k;
+      break;
+    }
+  const SteadyTime out{blocks[start].start_s, blocks[last].end_s, ""};
+  return {
+      out.start_s, out.end_s,
+      fmt::format("dropped {:.2f} s of warm-up and {:.2f} s of tail: kept the {} s blocks whose "
+                  "mean power is within {:.1f} W of {:.1f} W (second-half reference)",
+                  out.start_s - t0_s, t1_s - out.end_s, kSettleBlock_s, pw.tol, pw.ref)};
+}
+
+}  // namespace regime
