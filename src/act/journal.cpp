@@ -1,16 +1,16 @@
 #include "act/journal.hpp"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/core.h>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -26,6 +26,18 @@ JournalEntry* Journal::find(const std::string& uuid, const std::string& device) 
   return nullptr;
 }
 
+namespace {
+// For people reading the file; the program uses time_unix_s.
+std::string utc_text(double unix_s) {
+  std::time_t t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+}  // namespace
+
 nlohmann::json to_json(const Journal& journal) {
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& e : journal.entries) {
@@ -35,6 +47,7 @@ nlohmann::json to_json(const Journal& journal) {
                        {"pid", e.pid},
                        {"pid_start_ticks", e.pid_start_ticks},
                        {"time_unix_s", e.time_unix_s},
+                       {"time_utc", utc_text(e.time_unix_s)},
                        {"kept", e.kept}});
   }
   return {{"version", 1}, {"entries", entries}};
@@ -92,12 +105,14 @@ class JournalLock {
     lock += ".lock";
     fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0)
-      throw Error(ErrorKind::Io, fmt::format("cannot open {}: {}", lock.string(), std::strerror(errno)));
+      throw Error(ErrorKind::Io,
+                  fmt::format("cannot open {}: {}", lock.string(), std::strerror(errno)));
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
         int e = errno;
         ::close(fd_);
-        throw Error(ErrorKind::Io, fmt::format("cannot lock {}: {}", lock.string(), std::strerror(e)));
+        throw Error(ErrorKind::Io,
+                    fmt::format("cannot lock {}: {}", lock.string(), std::strerror(e)));
       }
     }
   }

@@ -1,5 +1,6 @@
 #include "act/power_limit_guard.hpp"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -7,8 +8,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
-
-#include <fmt/core.h>
 
 #include "act/journal.hpp"
 #include "act/signal_restore.hpp"
@@ -111,7 +110,24 @@ double PowerLimitGuard::set(double watts) {
     }
     restore_to_W_ = info.current_limit_W;
   }
-  return gpu_.set_power_limit(watts);
+  try {
+    return gpu_.set_power_limit(watts);
+  } catch (...) {
+    if (first) forget_unchanged_first_set();
+    throw;
+  }
+}
+
+void PowerLimitGuard::forget_unchanged_first_set() noexcept {
+  // A first set that failed without changing the GPU (e.g. no permission) leaves nothing to
+  // restore: drop the journal entry so that no one later "restores" an untouched card.
+  try {
+    if (gpu_.info().current_limit_W != *restore_to_W_) return;
+    if (physical_ && journaled_) remove_own_journal_entry();
+    journaled_ = false;
+    restore_to_W_.reset();
+  } catch (...) {
+  }
 }
 
 void PowerLimitGuard::keep() {
@@ -131,19 +147,21 @@ void PowerLimitGuard::keep() {
   });
 }
 
+void PowerLimitGuard::remove_own_journal_entry() {
+  update_journal([&](Journal& j) {
+    auto before = j.entries.size();
+    std::erase_if(j.entries, [&](const JournalEntry& e) {
+      return (!uuid_.empty() ? e.uuid == uuid_ : e.device == device_) && e.pid == ::getpid();
+    });
+    return j.entries.size() != before;
+  });
+}
+
 void PowerLimitGuard::restore_locked() {
   if (!restore_to_W_ || restored_) return;
   gpu_.set_power_limit(*restore_to_W_);
   restored_ = true;
-  if (physical_ && journaled_) {
-    update_journal([&](Journal& j) {
-      auto before = j.entries.size();
-      std::erase_if(j.entries, [&](const JournalEntry& e) {
-        return (!uuid_.empty() ? e.uuid == uuid_ : e.device == device_) && e.pid == ::getpid();
-      });
-      return j.entries.size() != before;
-    });
-  }
+  if (physical_ && journaled_) remove_own_journal_entry();
 }
 
 void PowerLimitGuard::restore() {
@@ -194,8 +212,8 @@ GpuPtr open_journaled(const JournalEntry& e) {
   for (auto& g : open_devices(uri.scheme + ":all")) {
     if (g->info().uuid == e.uuid) return std::move(g);
   }
-  throw Error(ErrorKind::NotFound, fmt::format("no GPU with uuid {} (journaled as {})", e.uuid,
-                                               e.device));
+  throw Error(ErrorKind::NotFound,
+              fmt::format("no GPU with uuid {} (journaled as {})", e.uuid, e.device));
 }
 
 RestoreOutcome restore_entry(const JournalEntry& e) {

@@ -56,6 +56,8 @@ class PowerLimitGuard {
 
  private:
   void restore_locked();  // needs mu_
+  void remove_own_journal_entry();
+  void forget_unchanged_first_set() noexcept;  // needs mu_
   Gpu& gpu_;
   ActuationPolicy policy_;
   bool physical_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -93,8 +94,8 @@ void sample_statistics(std::span<const Sample* const> samples, double a, double 
       power.push_back(*s.power_avg_W);
     if (s.reasons) {
       reason_weight += w;
-      for (int bit = 0; bit < 64; ++bit)
-        if (*s.reasons & (uint64_t{1} << bit)) reason_time[static_cast<size_t>(bit)] += w;
+      for (uint64_t bits = *s.reasons; bits; bits &= bits - 1)
+        reason_time[static_cast<size_t>(std::countr_zero(bits))] += w;
     }
   }
   m.samples = count;

@@ -3,9 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
-#include <random>
 
 #include "common/error.hpp"
 
@@ -39,8 +39,61 @@ Interval bounds(std::vector<double>& stats, double confidence) {
   return {percentile(stats, tail), percentile(stats, 100 - tail)};
 }
 
-// Index uniform in [0, n): the modulo bias is below n / 2^64, far under any interval's noise.
-size_t draw(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() % n); }
+// xoshiro256** (Blackman and Vigna), seeded through splitmix64: several times faster than
+// std::mt19937_64, which dominated the bootstrap of long runs, and the same on every platform.
+class Xoshiro256 {
+ public:
+  explicit Xoshiro256(uint64_t seed) {
+    for (uint64_t& word : s_) {
+      seed += 0x9e3779b97f4a7c15u;
+      uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+      word = z ^ (z >> 31);
+    }
+  }
+  uint64_t operator()() {
+    const uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = std::rotl(s_[3], 45);
+    return result;
+  }
+
+ private:
+  uint64_t s_[4];
+};
+
+// Uniform indices in [0, n) by multiply-shift of 32-bit halves of each 64-bit draw (no division:
+// this is the inner loop of every bootstrap). The bias is below n / 2^32, e.g. 2e-5 relative for
+// 100 000 values: far under any interval's Monte Carlo noise.
+class IndexDraws {
+ public:
+  IndexDraws(uint64_t seed, size_t n) : rng_(seed), n_(n) {
+    if (n >= (uint64_t{1} << 32)) throw Error(ErrorKind::InvalidArgument, "too many values");
+  }
+  size_t operator()() {
+    if (!have_spare_) {
+      const uint64_t bits = rng_();
+      spare_ = bits >> 32;
+      have_spare_ = true;
+      return scale(bits & 0xffffffffu);
+    }
+    have_spare_ = false;
+    return scale(spare_);
+  }
+
+ private:
+  size_t scale(uint64_t x32) const { return static_cast<size_t>((x32 * n_) >> 32); }
+  Xoshiro256 rng_;
+  uint64_t n_;
+  uint64_t spare_ = 0;
+  bool have_spare_ = false;
+};
 
 }  // namespace
 
@@ -86,13 +139,13 @@ Interval bootstrap_median_ci(std::span<const double> values, const BootstrapOpti
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
   const size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
-  std::mt19937_64 rng(opts.seed);
+  IndexDraws draw(opts.seed, n);
   std::vector<uint32_t> draws(n);
   std::vector<double> stats;
   stats.reserve(static_cast<size_t>(opts.resamples));
   for (int r = 0; r < opts.resamples; ++r) {
     std::fill(draws.begin(), draws.end(), 0u);
-    for (size_t i = 0; i < n; ++i) ++draws[draw(rng, n)];
+    for (size_t i = 0; i < n; ++i) ++draws[draw()];
     size_t seen = 0, k = 0;
     while (seen + draws[k] <= lo_rank) seen += draws[k++];
     const double lo = sorted[k];
@@ -113,13 +166,13 @@ Interval bootstrap_ratio_ci(std::span<const double> numerators,
     const double r = n == 0 ? 0 : ratio(numerators[0], denominators[0]);
     return {r, r};
   }
-  std::mt19937_64 rng(opts.seed);
+  IndexDraws draw(opts.seed, n);
   std::vector<double> stats;
   stats.reserve(static_cast<size_t>(opts.resamples));
   for (int r = 0; r < opts.resamples; ++r) {
     double num = 0, den = 0;
     for (size_t i = 0; i < n; ++i) {
-      const size_t k = draw(rng, n);
+      const size_t k = draw();
       num += numerators[k];
       den += denominators[k];
     }

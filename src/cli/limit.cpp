@@ -1,9 +1,9 @@
 // regime limit show|set|restore --device D [--watts W] [--actuate] [--hold S] [--json]
+#include <fmt/core.h>
+
 #include <chrono>
 #include <iostream>
 #include <thread>
-
-#include <fmt/core.h>
 
 #include "act/journal.hpp"
 #include "act/power_limit_guard.hpp"
@@ -59,16 +59,18 @@ void set(const Options& o) {
   GpuInfo before = gpu->info();
   PowerLimitGuard guard(*gpu, ActuationPolicy::from_flags(o.actuate));
   double enforced = guard.set(o.watts);
-  nlohmann::json out = {{"device", before.device},      {"uuid", before.uuid},
+  nlohmann::json out = {{"device", before.device},
+                        {"uuid", before.uuid},
                         {"old_limit_W", before.current_limit_W},
-                        {"requested_limit_W", o.watts}, {"enforced_limit_W", enforced}};
+                        {"requested_limit_W", o.watts},
+                        {"enforced_limit_W", enforced}};
   if (!o.json)
     std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
                              before.device, before.current_limit_W, o.watts, enforced);
   if (o.hold_s >= 0) {
     if (!o.json)
-      std::cout << fmt::format("holding for {:g} s; Ctrl-C or SIGTERM restores {:g} W\n",
-                               o.hold_s, before.current_limit_W)
+      std::cout << fmt::format("holding for {:g} s; Ctrl-C or SIGTERM restores {:g} W\n", o.hold_s,
+                               before.current_limit_W)
                 << std::flush;
     std::this_thread::sleep_for(std::chrono::duration<double>(o.hold_s));
     guard.restore();

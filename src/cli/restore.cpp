@@ -1,8 +1,8 @@
 // regime restore [--json]: bring back every original power limit in the journal (after a crash,
 // kill -9, or a cap kept on purpose). Exit status 1 if any GPU could not be restored.
-#include <iostream>
-
 #include <fmt/core.h>
+
+#include <iostream>
 
 #include "act/journal.hpp"
 #include "act/power_limit_guard.hpp"

@@ -43,7 +43,6 @@ const Params kPrior = {0.0, 1.0, std::log(0.1), std::log(0.7)};
 struct Residuals {
   const GpuSpec* gpu;
   const std::vector<CapPoint>* points;
-  double log_scale_s;  // log of a typical measured time, the prior centre of x[0]
 
   bool operator()(const double* x, double* r) const {
     WorkloadParams w = to_workload(x);
@@ -56,7 +55,8 @@ struct Residuals {
     r[i++] = kPriorWeight * (x[1] - kPrior[1]);
     r[i++] = kPriorWeight * (x[2] - kPrior[2]);
     r[i++] = kPriorWeight * (x[3] - kPrior[3]);
-    (void)log_scale_s;
+    for (size_t k = 0; k < i; ++k)
+      if (!std::isfinite(r[k])) return false;
     return true;
   }
 };
@@ -105,7 +105,7 @@ CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured) {
   const double top_time_s = top->time_s;
 
   const int n_residuals = static_cast<int>(2 * measured.size() + 3);
-  Residuals functor{&gpu, &measured, std::log(top_time_s)};
+  Residuals functor{&gpu, &measured};
 
   // Several starts across the clock-bound share and host share: the cap governor makes the
   // problem piecewise smooth, and a start on the wrong side of a kink can stall.
@@ -122,6 +122,8 @@ CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured) {
             new ceres::NumericDiffCostFunction<Residuals, ceres::CENTRAL, ceres::DYNAMIC, kParams>(
                 new Residuals(functor), ceres::TAKE_OWNERSHIP, n_residuals);
         problem.AddResidualBlock(cost, nullptr, x.data());
+        problem.SetParameterLowerBound(x.data(), 0, std::log(top_time_s) - 8.0);
+        problem.SetParameterUpperBound(x.data(), 0, std::log(top_time_s) + 1.0);
         problem.SetParameterLowerBound(x.data(), 1, -8.0);
         problem.SetParameterUpperBound(x.data(), 1, 8.0);
         problem.SetParameterLowerBound(x.data(), 2, -9.0);

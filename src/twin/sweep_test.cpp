@@ -19,7 +19,8 @@ void expect_zeus_fit(const std::string& gpu) {
               r.workloads.size(), *r.median_mape_energy_pct, *r.median_best_cap_regret_pct);
   EXPECT_LE(*r.median_mape_energy_pct, 3.0);
   EXPECT_LE(*r.median_best_cap_regret_pct, 1.0);
-  for (const auto& w : r.workloads) EXPECT_EQ(w.fit_caps.size(), 3u) << w.workload;
+  for (const auto& w : r.workloads)
+    EXPECT_EQ(w.fit_caps.size(), std::min<size_t>(3, w.measured.size())) << w.workload;
 }
 
 TEST(TwinSweepFit, ZeusV100MedianEnergyErrorWithin3Percent) { expect_zeus_fit("V100"); }

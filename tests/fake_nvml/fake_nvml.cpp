@@ -16,11 +16,10 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "device/nvml/nvml_abi.hpp"
 
@@ -151,7 +150,9 @@ double limit_of(const GpuConfig& g) {
 bool capped(const GpuConfig& g, double limit_W) { return g.demand_W > limit_W; }
 double steady_power_W(const GpuConfig& g, double limit_W) { return std::min(g.demand_W, limit_W); }
 // Small deterministic ripple, a function of time only.
-double ripple_W(double t) { return 1.5 * std::sin(2 * M_PI * t / 0.7) + 0.8 * std::sin(2 * M_PI * t / 0.13); }
+double ripple_W(double t) {
+  return 1.5 * std::sin(2 * M_PI * t / 0.7) + 0.8 * std::sin(2 * M_PI * t / 0.13);
+}
 double power_at_W(const GpuConfig& g, double limit_W, double t) {
   return std::max(0.0, steady_power_W(g, limit_W) + ripple_W(t));
 }
@@ -163,8 +164,8 @@ double sm_clock_MHz(const GpuConfig& g, double limit_W) {
   return std::max(g.idle_sm_MHz, g.max_sm_MHz * std::cbrt(frac));
 }
 unsigned long long reasons(const GpuConfig& g, double limit_W) {
-  if (g.demand_W <= g.idle_W) return 0x1;      // idle
-  return capped(g, limit_W) ? 0x4ULL : 0ULL;   // SW power cap
+  if (g.demand_W <= g.idle_W) return 0x1;     // idle
+  return capped(g, limit_W) ? 0x4ULL : 0ULL;  // SW power cap
 }
 
 // Bring the accumulators up to `t` (called before the limit changes).
@@ -257,16 +258,26 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlShutdown(void) {
 
 __attribute__((visibility("default"))) const char* nvmlErrorString(nvmlReturn_t rc) {
   switch (rc) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_NOT_FOUND: return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -344,8 +355,8 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerManagement
   });
 }
 
-__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(
-    nvmlDevice_t d, unsigned* mW) {
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d,
+                                                                                    unsigned* mW) {
   return guarded("nvmlDeviceGetEnforcedPowerLimit", d, [&](const GpuConfig* g) {
     if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     *mW = to_mW(limit_of(*g));
@@ -367,7 +378,7 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceSetPowerManagement
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d,
-                                                                           unsigned* mW) {
+                                                                            unsigned* mW) {
   return guarded("nvmlDeviceGetPowerUsage", d, [&](const GpuConfig* g) {
     if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     *mW = to_mW(power_at_W(*g, limit_of(*g), now_s()));
@@ -401,18 +412,25 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetTemperatureThre
   return guarded("nvmlDeviceGetTemperatureThreshold", d, [&](const GpuConfig* g) {
     if (C == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     switch (which) {
-      case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: *C = to_mW(g->shutdown_temp_C) / 1000; break;
-      case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: *C = to_mW(g->slowdown_temp_C) / 1000; break;
-      case NVML_TEMPERATURE_THRESHOLD_GPU_MAX: *C = to_mW(g->gpu_max_temp_C) / 1000; break;
-      default: return NVML_ERROR_NOT_SUPPORTED;
+      case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN:
+        *C = to_mW(g->shutdown_temp_C) / 1000;
+        break;
+      case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
+        *C = to_mW(g->slowdown_temp_C) / 1000;
+        break;
+      case NVML_TEMPERATURE_THRESHOLD_GPU_MAX:
+        *C = to_mW(g->gpu_max_temp_C) / 1000;
+        break;
+      default:
+        return NVML_ERROR_NOT_SUPPORTED;
     }
     return NVML_SUCCESS;
   });
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d,
-                                                                          nvmlClockType_t type,
-                                                                          unsigned* MHz) {
+                                                                           nvmlClockType_t type,
+                                                                           unsigned* MHz) {
   return guarded("nvmlDeviceGetClockInfo", d, [&](const GpuConfig* g) {
     if (MHz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     double limit = limit_of(*g);
@@ -427,8 +445,8 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetClockInfo(nvmlD
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d,
-                                                                             nvmlClockType_t type,
-                                                                             unsigned* MHz) {
+                                                                              nvmlClockType_t type,
+                                                                              unsigned* MHz) {
   return guarded("nvmlDeviceGetMaxClockInfo", d, [&](const GpuConfig* g) {
     if (MHz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS)
@@ -482,8 +500,8 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetFieldValues(
       f.timestamp = static_cast<long long>(t * 1e6);
       f.latencyUsec = 0;
       f.nvmlReturn = NVML_SUCCESS;
-      bool off = std::find(g->unsupported_fields.begin(), g->unsupported_fields.end(),
-                           f.fieldId) != g->unsupported_fields.end();
+      bool off = std::find(g->unsupported_fields.begin(), g->unsupported_fields.end(), f.fieldId) !=
+                 g->unsupported_fields.end();
       if (off) {
         f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
         continue;
@@ -513,7 +531,8 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetFieldValues(
           f.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
           f.value.ullVal = 0;
           break;
-        default: f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        default:
+          f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
       }
     }
     return NVML_SUCCESS;

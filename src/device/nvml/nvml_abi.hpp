@@ -130,12 +130,10 @@ typedef nvmlReturn_t (*nvmlDeviceGetHandleByIndex_fn)(unsigned int, nvmlDevice_t
 typedef nvmlReturn_t (*nvmlDeviceGetName_fn)(nvmlDevice_t, char*, unsigned int);
 typedef nvmlReturn_t (*nvmlDeviceGetUUID_fn)(nvmlDevice_t, char*, unsigned int);
 typedef nvmlReturn_t (*nvmlDeviceGetUInt_fn)(nvmlDevice_t, unsigned int*);  // mW getters
-typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimitConstraints_fn)(nvmlDevice_t,
-                                                                         unsigned int*,
-                                                                         unsigned int*);
+typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimitConstraints_fn)(nvmlDevice_t, unsigned int*,
+                                                                        unsigned int*);
 typedef nvmlReturn_t (*nvmlDeviceSetPowerManagementLimit_fn)(nvmlDevice_t, unsigned int);
-typedef nvmlReturn_t (*nvmlDeviceGetTotalEnergyConsumption_fn)(nvmlDevice_t,
-                                                               unsigned long long*);
+typedef nvmlReturn_t (*nvmlDeviceGetTotalEnergyConsumption_fn)(nvmlDevice_t, unsigned long long*);
 typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t, nvmlTemperatureSensors_t,
                                                     unsigned int*);
 typedef nvmlReturn_t (*nvmlDeviceGetTemperatureThreshold_fn)(nvmlDevice_t,
@@ -146,8 +144,8 @@ typedef nvmlReturn_t (*nvmlDeviceGetUtilizationRates_fn)(nvmlDevice_t, nvmlUtili
 typedef nvmlReturn_t (*nvmlDeviceGetReasons_fn)(nvmlDevice_t, unsigned long long*);
 typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t, int, nvmlFieldValue_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetSamples_fn)(nvmlDevice_t, nvmlSamplingType_t,
-                                                unsigned long long, nvmlValueType_t*,
-                                                unsigned int*, nvmlSample_t*);
+                                                unsigned long long, nvmlValueType_t*, unsigned int*,
+                                                nvmlSample_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetViolationStatus_fn)(nvmlDevice_t, nvmlPerfPolicyType_t,
                                                         nvmlViolationTime_t*);
 
@@ -156,17 +154,17 @@ typedef nvmlReturn_t (*nvmlDeviceGetViolationStatus_fn)(nvmlDevice_t, nvmlPerfPo
 namespace regime::nvml {
 
 // Buffer sizes from nvml.h (the _V2 sizes are the larger ones; both are accepted by the library).
-inline constexpr unsigned kNameBufferSize = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-inline constexpr unsigned kUuidBufferSize = 96;   // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-inline constexpr unsigned kDriverBufferSize = 80; // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+inline constexpr unsigned kNameBufferSize = 96;    // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned kUuidBufferSize = 96;    // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned kDriverBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 
 // Field ids (NVML_FI_*). Power fields are in milliwatts; the perf-policy and clocks-event
 // counters are cumulative nanoseconds. NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP and
 // _SYNC_BOOST are defined in nvml.h as the older perf-policy ids 74 and 76; the three slowdown
 // counters are 251-253 (CUDA 12.x headers, what nvidia-smi 5xx asks for).
-inline constexpr unsigned kFiPerfPolicyPower = 74;      // NVML_FI_DEV_PERF_POLICY_POWER
-inline constexpr unsigned kFiPerfPolicyThermal = 75;    // NVML_FI_DEV_PERF_POLICY_THERMAL
-inline constexpr unsigned kFiPerfPolicySyncBoost = 76;  // NVML_FI_DEV_PERF_POLICY_SYNC_BOOST
+inline constexpr unsigned kFiPerfPolicyPower = 74;         // NVML_FI_DEV_PERF_POLICY_POWER
+inline constexpr unsigned kFiPerfPolicyThermal = 75;       // NVML_FI_DEV_PERF_POLICY_THERMAL
+inline constexpr unsigned kFiPerfPolicySyncBoost = 76;     // NVML_FI_DEV_PERF_POLICY_SYNC_BOOST
 inline constexpr unsigned kFiTotalEnergyConsumption = 83;  // NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION
 inline constexpr unsigned kFiPowerAverage = 185;  // NVML_FI_DEV_POWER_AVERAGE (1 s average)
 inline constexpr unsigned kFiPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT

@@ -1,10 +1,10 @@
 #include "device/nvml/nvml_gpu.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-
-#include <fmt/core.h>
 
 #include "device/registry.hpp"
 
@@ -12,13 +12,20 @@ namespace regime::nvml {
 
 double value_as_double(const nvmlValue_t& v, nvmlValueType_t type) {
   switch (type) {
-    case NVML_VALUE_TYPE_DOUBLE: return v.dVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT: return static_cast<double>(v.uiVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.ulVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.ullVal);
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.sllVal);
-    case NVML_VALUE_TYPE_SIGNED_INT: return static_cast<double>(v.siVal);
-    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return static_cast<double>(v.usVal);
+    case NVML_VALUE_TYPE_DOUBLE:
+      return v.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+      return static_cast<double>(v.uiVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+      return static_cast<double>(v.ulVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+      return static_cast<double>(v.ullVal);
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      return static_cast<double>(v.sllVal);
+    case NVML_VALUE_TYPE_SIGNED_INT:
+      return static_cast<double>(v.siVal);
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+      return static_cast<double>(v.usVal);
   }
   return static_cast<double>(v.uiVal);
 }
@@ -189,15 +196,14 @@ std::vector<PowerPoint> NvmlGpu::drain_power_points() {
   if (sample_buffer_.empty()) {
     // A null buffer asks how many entries the driver's buffer can hold.
     unsigned capacity = 0;
-    if (!ok(kSamples,
-            api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, 0, &type, &capacity, nullptr),
+    if (!ok(kSamples, api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, 0, &type, &capacity, nullptr),
             "nvmlDeviceGetSamples"))
       return {};
     sample_buffer_.resize(std::max(capacity, 1u));
   }
   unsigned count = static_cast<unsigned>(sample_buffer_.size());
-  nvmlReturn_t rc = api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, last_sample_us_, &type,
-                                 &count, sample_buffer_.data());
+  nvmlReturn_t rc = api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, last_sample_us_, &type, &count,
+                                 sample_buffer_.data());
   if (rc == NVML_ERROR_NOT_FOUND) return {};  // nothing newer than the last drain
   if (!ok(kSamples, rc, "nvmlDeviceGetSamples")) return {};
   count = std::min(count, static_cast<unsigned>(sample_buffer_.size()));
@@ -207,8 +213,8 @@ std::vector<PowerPoint> NvmlGpu::drain_power_points() {
     const nvmlSample_t& smp = sample_buffer_[i];
     // The driver returns entries at or after the timestamp given; keep only newer ones.
     if (smp.timeStamp <= last_sample_us_) continue;
-    points.push_back({static_cast<double>(smp.timeStamp) * 1e-6,
-                      value_as_double(smp.sampleValue, type) * 1e-3});
+    points.push_back(
+        {static_cast<double>(smp.timeStamp) * 1e-6, value_as_double(smp.sampleValue, type) * 1e-3});
   }
   for (unsigned i = 0; i < count; ++i)
     last_sample_us_ = std::max(last_sample_us_, sample_buffer_[i].timeStamp);
@@ -251,8 +257,8 @@ double NvmlGpu::set_power_limit(double watts) {
   double min_W = mW_to_W(min_mW), max_W = mW_to_W(max_mW);
   if (!std::isfinite(watts) || watts < min_W || watts > max_W)
     throw Error(ErrorKind::OutOfRange,
-                fmt::format("cap {:g} W is outside this GPU's range {:g}-{:g} W ({})", watts,
-                            min_W, max_W, uri_));
+                fmt::format("cap {:g} W is outside this GPU's range {:g}-{:g} W ({})", watts, min_W,
+                            max_W, uri_));
   auto mW = static_cast<unsigned>(std::lround(watts * 1000.0));
   lib_->check(api_.set_limit(handle_, mW), "nvmlDeviceSetPowerManagementLimit", uri_);
   unsigned enforced = 0;

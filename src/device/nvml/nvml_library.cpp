@@ -1,12 +1,11 @@
 #include "device/nvml/nvml_library.hpp"
 
 #include <dlfcn.h>
+#include <fmt/core.h>
 
 #include <cstdlib>
 #include <mutex>
 #include <optional>
-
-#include <fmt/core.h>
 
 namespace regime::nvml {
 
@@ -17,21 +16,30 @@ std::string library_path() {
 
 ErrorKind error_kind(nvmlReturn_t rc) {
   switch (rc) {
-    case NVML_ERROR_NO_PERMISSION: return ErrorKind::NoPermission;
+    case NVML_ERROR_NO_PERMISSION:
+      return ErrorKind::NoPermission;
     case NVML_ERROR_NOT_SUPPORTED:
     case NVML_ERROR_FUNCTION_NOT_FOUND:
-    case NVML_ERROR_DEPRECATED: return ErrorKind::NotSupported;
+    case NVML_ERROR_DEPRECATED:
+      return ErrorKind::NotSupported;
     case NVML_ERROR_GPU_IS_LOST:
-    case NVML_ERROR_RESET_REQUIRED: return ErrorKind::GpuLost;
-    case NVML_ERROR_UNINITIALIZED: return ErrorKind::Uninitialized;
+    case NVML_ERROR_RESET_REQUIRED:
+      return ErrorKind::GpuLost;
+    case NVML_ERROR_UNINITIALIZED:
+      return ErrorKind::Uninitialized;
     case NVML_ERROR_DRIVER_NOT_LOADED:
     case NVML_ERROR_LIBRARY_NOT_FOUND:
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return ErrorKind::LibraryNotFound;
-    case NVML_ERROR_INVALID_ARGUMENT: return ErrorKind::InvalidArgument;
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return ErrorKind::LibraryNotFound;
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return ErrorKind::InvalidArgument;
     case NVML_ERROR_NOT_FOUND:
-    case NVML_ERROR_GPU_NOT_FOUND: return ErrorKind::NotFound;
-    case NVML_ERROR_OPERATING_SYSTEM: return ErrorKind::Io;
-    default: return ErrorKind::Internal;
+    case NVML_ERROR_GPU_NOT_FOUND:
+      return ErrorKind::NotFound;
+    case NVML_ERROR_OPERATING_SYSTEM:
+      return ErrorKind::Io;
+    default:
+      return ErrorKind::Internal;
   }
 }
 
@@ -42,25 +50,38 @@ std::string_view explanation(nvmlReturn_t rc) {
     case NVML_ERROR_NO_PERMISSION:
       return "no permission: changing a power limit needs root or CAP_SYS_ADMIN (e.g. run with "
              "sudo)";
-    case NVML_ERROR_NOT_SUPPORTED: return "not supported by this GPU or driver";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "this driver's NVML lacks the function";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "not supported by this GPU or driver";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "this driver's NVML lacks the function";
     case NVML_ERROR_GPU_IS_LOST:
       return "the GPU is lost (fell off the bus or stopped answering); check `nvidia-smi` and "
              "dmesg, a GPU reset or reboot may be needed";
-    case NVML_ERROR_RESET_REQUIRED: return "the GPU needs a reset before it can be used";
-    case NVML_ERROR_UNINITIALIZED: return "NVML is not initialised";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "the NVIDIA kernel driver is not loaded";
+    case NVML_ERROR_RESET_REQUIRED:
+      return "the GPU needs a reset before it can be used";
+    case NVML_ERROR_UNINITIALIZED:
+      return "NVML is not initialised";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "the NVIDIA kernel driver is not loaded";
     case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
       return "the NVML library and the kernel driver have different versions (reboot or "
              "reinstall the driver)";
-    case NVML_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case NVML_ERROR_NOT_FOUND: return "not found";
-    case NVML_ERROR_GPU_NOT_FOUND: return "GPU not found";
-    case NVML_ERROR_INSUFFICIENT_POWER: return "the GPU's external power cables are not attached";
-    case NVML_ERROR_TIMEOUT: return "the driver timed out";
-    case NVML_ERROR_IN_USE: return "in use by another client";
-    case NVML_ERROR_NO_DATA: return "no data";
-    default: return "NVML call failed";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case NVML_ERROR_NOT_FOUND:
+      return "not found";
+    case NVML_ERROR_GPU_NOT_FOUND:
+      return "GPU not found";
+    case NVML_ERROR_INSUFFICIENT_POWER:
+      return "the GPU's external power cables are not attached";
+    case NVML_ERROR_TIMEOUT:
+      return "the driver timed out";
+    case NVML_ERROR_IN_USE:
+      return "in use by another client";
+    case NVML_ERROR_NO_DATA:
+      return "no data";
+    default:
+      return "NVML call failed";
   }
 }
 }  // namespace
@@ -68,9 +89,9 @@ std::string_view explanation(nvmlReturn_t rc) {
 Error make_error(nvmlReturn_t rc, std::string_view what, std::string_view device,
                  std::string_view nvml_text) {
   std::string where = device.empty() ? std::string(what) : fmt::format("{} on {}", what, device);
-  std::string detail = nvml_text.empty() ? fmt::format("NVML code {}", static_cast<int>(rc))
-                                         : fmt::format("NVML: {}, code {}", nvml_text,
-                                                       static_cast<int>(rc));
+  std::string detail = nvml_text.empty()
+                           ? fmt::format("NVML code {}", static_cast<int>(rc))
+                           : fmt::format("NVML: {}, code {}", nvml_text, static_cast<int>(rc));
   return Error(error_kind(rc), fmt::format("{}: {} ({})", where, explanation(rc), detail));
 }
 
@@ -124,29 +145,37 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::load(const std::string& path) {
   a.shutdown = resolve<nvmlShutdown_fn>(handle, {"nvmlShutdown"});
   a.error_string = resolve<nvmlErrorString_fn>(handle, {"nvmlErrorString"});
   a.driver_version = resolve<nvmlSystemGetDriverVersion_fn>(handle, {"nvmlSystemGetDriverVersion"});
-  a.device_count = resolve<nvmlDeviceGetCount_fn>(handle, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
+  a.device_count =
+      resolve<nvmlDeviceGetCount_fn>(handle, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
   a.handle_by_index = resolve<nvmlDeviceGetHandleByIndex_fn>(
       handle, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   a.name = resolve<nvmlDeviceGetName_fn>(handle, {"nvmlDeviceGetName"});
   a.uuid = resolve<nvmlDeviceGetUUID_fn>(handle, {"nvmlDeviceGetUUID"});
   a.limit_constraints = resolve<nvmlDeviceGetPowerManagementLimitConstraints_fn>(
       handle, {"nvmlDeviceGetPowerManagementLimitConstraints"});
-  a.default_limit = resolve<nvmlDeviceGetUInt_fn>(handle, {"nvmlDeviceGetPowerManagementDefaultLimit"});
+  a.default_limit =
+      resolve<nvmlDeviceGetUInt_fn>(handle, {"nvmlDeviceGetPowerManagementDefaultLimit"});
   a.current_limit = resolve<nvmlDeviceGetUInt_fn>(handle, {"nvmlDeviceGetPowerManagementLimit"});
   a.enforced_limit = resolve<nvmlDeviceGetUInt_fn>(handle, {"nvmlDeviceGetEnforcedPowerLimit"});
-  a.set_limit = resolve<nvmlDeviceSetPowerManagementLimit_fn>(handle, {"nvmlDeviceSetPowerManagementLimit"});
+  a.set_limit =
+      resolve<nvmlDeviceSetPowerManagementLimit_fn>(handle, {"nvmlDeviceSetPowerManagementLimit"});
   a.power_usage = resolve<nvmlDeviceGetUInt_fn>(handle, {"nvmlDeviceGetPowerUsage"});
-  a.total_energy = resolve<nvmlDeviceGetTotalEnergyConsumption_fn>(handle, {"nvmlDeviceGetTotalEnergyConsumption"});
+  a.total_energy = resolve<nvmlDeviceGetTotalEnergyConsumption_fn>(
+      handle, {"nvmlDeviceGetTotalEnergyConsumption"});
   a.temperature = resolve<nvmlDeviceGetTemperature_fn>(handle, {"nvmlDeviceGetTemperature"});
-  a.temperature_threshold = resolve<nvmlDeviceGetTemperatureThreshold_fn>(handle, {"nvmlDeviceGetTemperatureThreshold"});
+  a.temperature_threshold =
+      resolve<nvmlDeviceGetTemperatureThreshold_fn>(handle, {"nvmlDeviceGetTemperatureThreshold"});
   a.clock_info = resolve<nvmlDeviceGetClockInfo_fn>(handle, {"nvmlDeviceGetClockInfo"});
   a.max_clock_info = resolve<nvmlDeviceGetClockInfo_fn>(handle, {"nvmlDeviceGetMaxClockInfo"});
-  a.utilization = resolve<nvmlDeviceGetUtilizationRates_fn>(handle, {"nvmlDeviceGetUtilizationRates"});
+  a.utilization =
+      resolve<nvmlDeviceGetUtilizationRates_fn>(handle, {"nvmlDeviceGetUtilizationRates"});
   a.clocks_event_reasons = resolve<nvmlDeviceGetReasons_fn>(
-      handle, {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+      handle,
+      {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
   a.field_values = resolve<nvmlDeviceGetFieldValues_fn>(handle, {"nvmlDeviceGetFieldValues"});
   a.samples = resolve<nvmlDeviceGetSamples_fn>(handle, {"nvmlDeviceGetSamples"});
-  a.violation_status = resolve<nvmlDeviceGetViolationStatus_fn>(handle, {"nvmlDeviceGetViolationStatus"});
+  a.violation_status =
+      resolve<nvmlDeviceGetViolationStatus_fn>(handle, {"nvmlDeviceGetViolationStatus"});
 
   const std::pair<const void*, const char*> required[] = {
       {reinterpret_cast<const void*>(a.init), "nvmlInit_v2"},
@@ -154,7 +183,8 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::load(const std::string& path) {
       {reinterpret_cast<const void*>(a.handle_by_index), "nvmlDeviceGetHandleByIndex_v2"},
       {reinterpret_cast<const void*>(a.name), "nvmlDeviceGetName"},
       {reinterpret_cast<const void*>(a.uuid), "nvmlDeviceGetUUID"},
-      {reinterpret_cast<const void*>(a.limit_constraints), "nvmlDeviceGetPowerManagementLimitConstraints"},
+      {reinterpret_cast<const void*>(a.limit_constraints),
+       "nvmlDeviceGetPowerManagementLimitConstraints"},
       {reinterpret_cast<const void*>(a.default_limit), "nvmlDeviceGetPowerManagementDefaultLimit"},
       {reinterpret_cast<const void*>(a.current_limit), "nvmlDeviceGetPowerManagementLimit"},
       {reinterpret_cast<const void*>(a.enforced_limit), "nvmlDeviceGetEnforcedPowerLimit"},

@@ -45,7 +45,8 @@ struct NvmlApi {
   nvmlDeviceGetClockInfo_fn clock_info = nullptr;
   nvmlDeviceGetClockInfo_fn max_clock_info = nullptr;
   nvmlDeviceGetUtilizationRates_fn utilization = nullptr;
-  nvmlDeviceGetReasons_fn clocks_event_reasons = nullptr;  // ...EventReasons, else ...ThrottleReasons
+  nvmlDeviceGetReasons_fn clocks_event_reasons =
+      nullptr;  // ...EventReasons, else ...ThrottleReasons
   nvmlDeviceGetFieldValues_fn field_values = nullptr;
   nvmlDeviceGetSamples_fn samples = nullptr;
   nvmlDeviceGetViolationStatus_fn violation_status = nullptr;

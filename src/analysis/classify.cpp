@@ -1,0 +1,310 @@
+#include "analysis/classify.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/measure.hpp"
+#include "analysis/reasons.hpp"
+
+namespace regime {
+
+std::string to_string(Regime r) {
+  switch (r) {
+    case Regime::CapBound:
+      return "cap-bound";
+    case Regime::ThermalBound:
+      return "thermal-bound";
+    case Regime::Headroom:
+      return "headroom";
+    case Regime::Underutilized:
+      return "underutilized";
+    case Regime::Idle:
+      return "idle";
+  }
+  return "idle";
+}
+
+GpuInfo infer_gpu_info(const Trace& trace, std::optional<int> gpu) {
+  GpuInfo info;
+  info.device = "trace";
+  const int index = gpu ? *gpu : (trace.samples.empty() ? 0 : trace.samples.front().gpu);
+  info.index = index;
+  for (const Sample& s : trace.samples) {
+    if (s.gpu != index) continue;
+    if (s.limit_W) info.enforced_limit_W = *s.limit_W;  // the last one wins
+    if (s.sm_MHz) info.max_sm_MHz = std::max(info.max_sm_MHz.value_or(0), *s.sm_MHz);
+    if (s.mem_MHz) info.max_mem_MHz = std::max(info.max_mem_MHz.value_or(0), *s.mem_MHz);
+  }
+  info.current_limit_W = info.enforced_limit_W;
+  return info;
+}
+
+GpuInfo apply_overrides(GpuInfo info, const GpuSpecOverrides& o) {
+  if (o.enforced_limit_W) {
+    info.enforced_limit_W = *o.enforced_limit_W;
+    info.current_limit_W = *o.enforced_limit_W;
+  }
+  if (o.max_sm_MHz) info.max_sm_MHz = *o.max_sm_MHz;
+  if (o.slowdown_temp_C) info.slowdown_temp_C = *o.slowdown_temp_C;
+  return info;
+}
+
+namespace {
+
+double fraction(const Measurement& m, uint64_t mask) {
+  // Bits are independent: the time any of them is active is at least the largest single one.
+  double f = 0;
+  for (const auto& [bit, share] : m.reason_fraction)
+    if (bit & mask) f = std::max(f, share);
+  return f;
+}
+
+double confidence_from(double margin) { return std::clamp(0.5 + 0.5 * margin, 0.2, 1.0); }
+
+double round2(double v) { return std::round(v * 100) / 100; }
+double round1(double v) { return std::round(v * 10) / 10; }
+
+nlohmann::json opt1(const std::optional<double>& v) {
+  return v ? nlohmann::json(round1(*v)) : nlohmann::json(nullptr);
+}
+
+struct Facts {
+  std::optional<double> limit_W, max_sm_MHz, slowdown_C;
+  std::optional<double> power_ratio, sm_ratio;
+  double cap_frac = 0, thermal_frac = 0, idle_frac = 0, hw_slowdown_frac = 0;
+};
+
+Facts facts_of(const Measurement& m, const GpuInfo& gpu) {
+  Facts f;
+  if (gpu.enforced_limit_W > 0)
+    f.limit_W = gpu.enforced_limit_W;
+  else if (m.mean_limit_W)
+    f.limit_W = m.mean_limit_W;
+  f.max_sm_MHz = gpu.max_sm_MHz ? gpu.max_sm_MHz : m.max_sm_MHz_seen;
+  f.slowdown_C = gpu.slowdown_temp_C;
+  if (f.limit_W && *f.limit_W > 0 && m.energy_source != EnergySource::None)
+    f.power_ratio = m.avg_power_W / *f.limit_W;
+  if (f.max_sm_MHz && *f.max_sm_MHz > 0 && m.mean_sm_MHz)
+    f.sm_ratio = *m.mean_sm_MHz / *f.max_sm_MHz;
+  f.cap_frac = fraction(m, reason::kSwPowerCap);
+  f.thermal_frac = fraction(m, kThermalReasons);
+  f.idle_frac = fraction(m, reason::kIdle);
+  f.hw_slowdown_frac = fraction(m, reason::kHwSlowdown);
+  return f;
+}
+
+nlohmann::json evidence_of(const Measurement& m, const Facts& f) {
+  return {
+      {"steps", m.steps},
+      {"window_s", round2(m.window_end_s - m.window_start_s)},
+      {"mean_util_pct", opt1(m.mean_util_pct)},
+      {"avg_power_W", round1(m.avg_power_W)},
+      {"p95_power_W", round1(m.p95_power_W)},
+      {"enforced_limit_W", opt1(f.limit_W)},
+      {"power_of_limit_pct",
+       f.power_ratio ? nlohmann::json(round1(100 * *f.power_ratio)) : nullptr},
+      {"mean_sm_MHz", opt1(m.mean_sm_MHz)},
+      {"max_sm_MHz", opt1(f.max_sm_MHz)},
+      {"sm_of_max_pct", f.sm_ratio ? nlohmann::json(round1(100 * *f.sm_ratio)) : nullptr},
+      {"sw_power_cap_time_pct", round1(100 * f.cap_frac)},
+      {"thermal_time_pct", round1(100 * f.thermal_frac)},
+      {"hw_slowdown_time_pct", round1(100 * f.hw_slowdown_frac)},
+      {"idle_reason_time_pct", round1(100 * f.idle_frac)},
+      {"max_temp_C", opt1(m.max_temp_C)},
+      {"slowdown_temp_C", opt1(f.slowdown_C)},
+  };
+}
+
+struct Verdict {
+  Regime regime;
+  double margin;     // how far inside the rule's region, about -1..1
+  std::string rule;  // the rule that decided, in words with numbers
+};
+
+Verdict decide(const Measurement& m, const Facts& f) {
+  const std::optional<double> util = m.mean_util_pct;
+  // Idle: no steps and (almost) no kernels running.
+  if (m.steps == 0 && util && *util < kIdleUtilPct)
+    return {Regime::Idle, (kIdleUtilPct - *util) / kIdleUtilPct,
+            fmt::format("no steps and utilization {:.1f}% < {}%", *util, kIdleUtilPct)};
+  if (m.steps == 0 && !util && f.idle_frac >= kIdleReasonFraction)
+    return {
+        Regime::Idle, (f.idle_frac - kIdleReasonFraction) / (1 - kIdleReasonFraction),
+        fmt::format("no steps and the idle reason active {:.0f}% of the time", 100 * f.idle_frac)};
+
+  // Thermal-bound: thermal reasons, or near the slowdown temperature with falling clocks.
+  if (f.thermal_frac >= kThermalReasonFraction)
+    return {Regime::ThermalBound, (f.thermal_frac - kThermalReasonFraction) / 0.4,
+            fmt::format("thermal clocks-event reasons active {:.0f}% of the time (>= {:.0f}%)",
+                        100 * f.thermal_frac, 100 * kThermalReasonFraction)};
+  if (f.slowdown_C && m.max_temp_C && *m.max_temp_C >= *f.slowdown_C - kThermalMargin_C &&
+      m.p05_sm_MHz && f.max_sm_MHz && *m.p05_sm_MHz < kFallingClockRatio * *f.max_sm_MHz)
+    return {Regime::ThermalBound,
+            (*m.max_temp_C - (*f.slowdown_C - kThermalMargin_C)) / kThermalMargin_C,
+            fmt::format("temperature {:.0f} C within {} C of the {:.0f} C slowdown threshold, "
+                        "clocks falling to {:.0f} MHz (p05)",
+                        *m.max_temp_C, kThermalMargin_C, *f.slowdown_C, *m.p05_sm_MHz)};
+
+  // Cap-bound: the firmware power cap governs the clocks.
+  const bool clocks_below_max = f.sm_ratio && *f.sm_ratio < kClocksAtMaxRatio;
+  const bool near_limit = f.power_ratio && *f.power_ratio >= kCapPowerRatio;
+  if (f.cap_frac >= kCapReasonFraction || (near_limit && clocks_below_max)) {
+    double margin = (f.cap_frac - kCapReasonFraction) / (1 - kCapReasonFraction);
+    if (near_limit) margin = std::max(margin, (*f.power_ratio - kCapPowerRatio) / 0.04);
+    if (!clocks_below_max) margin -= 0.5;  // a cap that does not lower clocks is doubtful
+    return {Regime::CapBound, margin,
+            f.cap_frac >= kCapReasonFraction
+                ? fmt::format("SW power cap active {:.0f}% of the time (>= {:.0f}%)",
+                              100 * f.cap_frac, 100 * kCapReasonFraction)
+                : fmt::format("mean power {:.0f}% of the limit (>= {:.0f}%) with clocks at "
+                              "{:.0f}% of max",
+                              100 * *f.power_ratio, 100 * kCapPowerRatio, 100 * *f.sm_ratio)};
+  }
+
+  // Underutilized: kernels run less than half the time.
+  if (util && *util < kUnderutilizedPct)
+    return {Regime::Underutilized, (kUnderutilizedPct - *util) / 40,
+            fmt::format("utilization {:.1f}% < {}%", *util, kUnderutilizedPct)};
+
+  // Headroom: busy, no limiting reason, power clearly under the limit, clocks at max.
+  double margin = 1;
+  std::string rule = "busy GPU with no limiting reason";
+  if (util) margin = std::min(margin, (*util - kUnderutilizedPct) / 40);
+  if (f.power_ratio) {
+    margin = std::min(margin,
+                      (kCapPowerRatio - *f.power_ratio) / (kCapPowerRatio - kHeadroomPowerRatio));
+    rule += fmt::format(", power {:.0f}% of the limit", 100 * *f.power_ratio);
+  } else {
+    margin = std::min(margin, 0.0);  // without power the headroom is a guess
+  }
+  if (f.sm_ratio) {
+    margin = std::min(margin, (*f.sm_ratio - (kClocksAtMaxRatio - 0.05)) / 0.05);
+    rule += fmt::format(", SM clock {:.0f}% of max", 100 * *f.sm_ratio);
+  }
+  return {Regime::Headroom, margin, rule};
+}
+
+std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
+  const double limit = f.limit_W.value_or(0);
+  switch (r) {
+    case Regime::CapBound:
+      return fmt::format(
+          "The firmware already trades clocks for power at the {:.0f} W limit: a lower cap slows "
+          "the work; energy per step may fall a little and then rises past a threshold. Sweep "
+          "down from {:.0f} W (regime sweep --caps auto). A thermal controller cannot help.",
+          limit, limit);
+    case Regime::ThermalBound:
+      return "Heat is limiting the clocks: a cap or a thermal controller may stop the throttling. "
+             "Sweep caps and try the controller (regime control --policy thermal).";
+    case Regime::Headroom:
+      return fmt::format(
+          "The GPU is busy at full clocks and draws {:.0f} W (p95 {:.0f} W) of the {:.0f} W "
+          "limit: caps above the observed draw change nothing. Sweep from about {:.0f} W "
+          "downward.",
+          m.avg_power_W, m.p95_power_W, limit, 10 * std::ceil(m.avg_power_W / 10));
+    case Regime::Underutilized:
+      return "The GPU waits most of the time: capping barely matters. The waste is elsewhere: "
+             "the input pipeline, the batch size, or the clocks.";
+    case Regime::Idle:
+      return "No work ran on the GPU: nothing to do.";
+  }
+  return "";
+}
+
+}  // namespace
+
+RegimeReport classify(const Measurement& m, const GpuInfo& gpu) {
+  const Facts f = facts_of(m, gpu);
+  const Verdict v = decide(m, f);
+  RegimeReport r;
+  r.regime = v.regime;
+  double confidence = confidence_from(v.margin);
+  const double window_s = m.window_end_s - m.window_start_s;
+  const bool short_run = window_s < kShortRun_s || (!m.per_second && m.steps < kShortRunSteps);
+  if (short_run) confidence *= 0.8;
+  r.confidence = round2(confidence);
+  r.evidence = evidence_of(m, f);
+  r.evidence["rule"] = v.rule;
+  r.evidence["short_run"] = short_run;
+  r.advice = advice_for(v.regime, m, f);
+  r.measurement = m;
+  return r;
+}
+
+RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOverrides& o) {
+  return classify(m, apply_overrides(gpu, o));
+}
+
+nlohmann::json to_json(const RegimeReport& r) {
+  return {{"regime", to_string(r.regime)},
+          {"confidence", r.confidence},
+          {"advice", r.advice},
+          {"evidence", r.evidence},
+          {"measurement", to_json(r.measurement)}};
+}
+
+namespace {
+
+std::string value_text(const nlohmann::json& v) {
+  if (v.is_null()) return "n/a";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+// One aligned "label  value" line of the report.
+std::string line(const std::string& label, const std::string& value) {
+  return fmt::format("  {:<18}{}\n", label, value);
+}
+
+std::string or_na(const std::optional<double>& v, const char* format) {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string("n/a");
+}
+
+}  // namespace
+
+std::string format_report(const RegimeReport& r) {
+  const Measurement& m = r.measurement;
+  std::string out =
+      fmt::format("regime: {} (confidence {:.2f})\n", to_string(r.regime), r.confidence);
+  out += fmt::format("  because: {}\n", value_text(r.evidence.value("rule", nlohmann::json())));
+  out += fmt::format("  advice:  {}\n\n", r.advice);
+  out += fmt::format("measurement (steady window {:.2f} s, gpu {}, {} samples):\n",
+                     m.window_end_s - m.window_start_s, m.gpu, m.samples);
+  if (m.per_second) {
+    out += "  no steps: figures per second of the window\n";
+  } else {
+    out += line("steps", fmt::format("{}", m.steps));
+    out += line("time per step",
+                fmt::format("{:.2f} ms  [{:.2f}, {:.2f}] 95% CI (median)", 1e3 * m.time_per_step_s,
+                            1e3 * m.time_per_step_ci_s.first, 1e3 * m.time_per_step_ci_s.second));
+  }
+  out += line(m.per_second ? "energy per second" : "energy per step",
+              fmt::format("{:.2f} J  [{:.2f}, {:.2f}] 95% CI, from {}", m.energy_per_step_J,
+                          m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second,
+                          to_string(m.energy_source)));
+  out += line("power", fmt::format("{:.1f} W mean, {:.1f} W p95, limit {} W", m.avg_power_W,
+                                   m.p95_power_W, or_na(m.mean_limit_W, "{:.0f}")));
+  out += line("SM clock", fmt::format("{} MHz mean, {} MHz p05, {} MHz max seen",
+                                      or_na(m.mean_sm_MHz, "{:.0f}"), or_na(m.p05_sm_MHz, "{:.0f}"),
+                                      or_na(m.max_sm_MHz_seen, "{:.0f}")));
+  out += line("temperature", fmt::format("{} C mean, {} C max", or_na(m.mean_temp_C, "{:.1f}"),
+                                         or_na(m.max_temp_C, "{:.0f}")));
+  out += line("utilization", fmt::format("{} %", or_na(m.mean_util_pct, "{:.1f}")));
+  if (!m.reason_fraction.empty()) {
+    std::string limits;
+    for (const auto& [bit, share] : m.reason_fraction)
+      limits +=
+          fmt::format("{}{} {:.0f}%", limits.empty() ? "" : ", ", reason_name(bit), 100 * share);
+    out += line("clock limits", limits + " of the time");
+  }
+  out +=
+      line("warm-up", fmt::format("{:.2f} s dropped: {}", m.warmup_dropped_s, m.steady_state_rule));
+  out += "\nevidence:\n";
+  for (const auto& [key, value] : r.evidence.items())
+    if (key != "rule") out += fmt::format("  {:<24}{}\n", key, value_text(value));
+  return out;
+}
+
+}  // namespace regime

@@ -1,0 +1,51 @@
+#pragma once
+// classify(): a Measurement and the GPU's facts in, the regime out (DESIGN.md section 4), with a
+// confidence, the numbers that decided (units in the keys) and the advice. Every threshold below
+// is explained in docs/analysis.md "Regime rules".
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "analysis/measurement.hpp"
+#include "device/gpu_info.hpp"
+#include "trace/trace.hpp"
+
+namespace regime {
+
+// Rules are tried in this order: idle, thermal-bound, cap-bound, underutilized, headroom.
+inline constexpr double kIdleUtilPct = 5;               // below: no work (without steps)
+inline constexpr double kIdleReasonFraction = 0.5;      // idle bit most of the time (no util)
+inline constexpr double kThermalReasonFraction = 0.10;  // thermal bits at least 10% of the time
+inline constexpr double kThermalMargin_C = 5;           // "near" the slowdown temperature
+inline constexpr double kFallingClockRatio = 0.90;      // p05 SM clock under 90% of max
+inline constexpr double kCapReasonFraction = 0.5;       // SW power cap most of the time
+inline constexpr double kCapPowerRatio = 0.95;          // mean power within 5% of the limit
+inline constexpr double kClocksAtMaxRatio = 0.97;       // mean SM clock within 3% of max
+inline constexpr double kUnderutilizedPct = 50;         // kernels running under half the time
+inline constexpr double kHeadroomPowerRatio = 0.85;     // at or under: full headroom confidence
+inline constexpr int kShortRunSteps = 20;               // fewer steps: confidence x0.8
+inline constexpr double kShortRun_s = 5;                // shorter window: confidence x0.8
+
+// Facts a user can supply when the trace lacks them (a recorded trace has no GpuInfo).
+struct GpuSpecOverrides {
+  std::optional<double> enforced_limit_W;
+  std::optional<double> max_sm_MHz;
+  std::optional<double> slowdown_temp_C;
+};
+
+// What a trace says about its GPU: the enforced limit (last limit_W), the highest SM and memory
+// clocks seen anywhere in the trace. Limits other than the enforced one, temperature thresholds,
+// name and UUID are unknown (zero / empty / nullopt). device = "trace".
+GpuInfo infer_gpu_info(const Trace& trace, std::optional<int> gpu = std::nullopt);
+GpuInfo apply_overrides(GpuInfo info, const GpuSpecOverrides& overrides);
+
+RegimeReport classify(const Measurement& m, const GpuInfo& gpu);
+RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOverrides& overrides);
+
+// {"regime","confidence","advice","evidence":{...},"measurement":{...}} (issue 3 contract).
+nlohmann::json to_json(const RegimeReport& r);
+
+// A readable multi-line summary for the terminal (classify, probe).
+std::string format_report(const RegimeReport& r);
+
+}  // namespace regime

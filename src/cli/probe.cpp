@@ -1,0 +1,264 @@
+// regime probe --device D [--seconds S] ... (--workload sim:NAME | -- CMD ARGS...): one short run,
+// measured and classified; the trace, steps and a run record are saved. Never changes a limit.
+#include <fmt/core.h>
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "analysis/measure.hpp"
+#include "cli/command.hpp"
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "device/registry.hpp"
+#include "run/process_workload.hpp"
+#include "run/run_loop.hpp"
+#include "run/wall_clock.hpp"
+#include "store/run_store.hpp"
+#include "trace/csv.hpp"
+
+namespace regime::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ProbeArgs {
+  std::string device;
+  double seconds = 60;
+  double sample_ms = 10;
+  std::optional<double> warmup_s;
+  std::optional<std::string> step_regex;
+  bool no_steps = false;
+  std::string trace_out;
+  std::string db;
+  bool json = false;
+  std::string workload;
+  std::vector<std::string> command;
+};
+
+struct TracePaths {
+  fs::path trace, steps, power;
+};
+
+TracePaths trace_paths(const ProbeArgs& a, int64_t run_id) {
+  fs::path trace = a.trace_out.empty()
+                       ? state_dir() / "runs" / fmt::format("run-{}.trace.csv", run_id)
+                       : fs::path(a.trace_out);
+  auto steps = sibling_steps_path(trace);
+  auto power = sibling_power_path(trace);
+  return {trace, steps ? *steps : fs::path(trace.string() + ".steps.csv"),
+          power ? *power : fs::path(trace.string() + ".power.csv")};
+}
+
+std::string utc_now_iso() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+void validate(const ProbeArgs& a) {
+  if (a.command.empty() == a.workload.empty())
+    throw Error(ErrorKind::InvalidArgument,
+                "give either --workload sim:NAME or a command after --, e.g. "
+                "regime probe --device nvml:0 -- python3 train.py");
+  if (!(a.seconds > 0))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--seconds must be > 0, got {}", a.seconds));
+  if (!(a.sample_ms >= 1 && a.sample_ms <= 10000))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--sample-ms must be in [1, 10000] ms, got {}", a.sample_ms));
+  if (a.warmup_s && !(*a.warmup_s >= 0 && *a.warmup_s < a.seconds))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--warmup-s must be in [0, --seconds) = [0, {}), got {}", a.seconds,
+                            *a.warmup_s));
+}
+
+nlohmann::json options_json(const ProbeArgs& a) {
+  nlohmann::json j = {{"seconds", a.seconds},
+                      {"sample_ms", a.sample_ms},
+                      {"no_steps", a.no_steps},
+                      {"warmup_s", a.warmup_s ? nlohmann::json(*a.warmup_s) : nullptr},
+                      {"step_regex", a.step_regex ? nlohmann::json(*a.step_regex) : nullptr}};
+  return j;
+}
+
+// What the run itself adds to the report: where things went and what it cost.
+nlohmann::json run_json(const RunRecord& rec, const Trace& trace, const RunStats& stats,
+                        bool simulated, bool stopped_at_limit) {
+  return {{"run_id", rec.id},
+          {"device", rec.device},
+          {"gpu", rec.gpu_name},
+          {"workload", rec.workload},
+          {"exit_status", rec.exit_status ? nlohmann::json(*rec.exit_status) : nullptr},
+          {"stopped_at_time_limit", stopped_at_limit},
+          {"duration_s", stats.t_end_s - stats.t_start_s},
+          {"samples", trace.samples.size()},
+          {"step_markers", trace.steps.size()},
+          {"trace", rec.trace_path},
+          {"steps_file", rec.steps_path},
+          {"db", nullptr},
+          {"sampler_cpu_s", simulated ? nlohmann::json(nullptr) : nlohmann::json(stats.cpu_s)},
+          // The process's CPU time (all threads) over the run's wall time: the sampler's own
+          // cost, as the workload is another process. Meaningless on a simulated clock.
+          {"sampler_cpu_pct", simulated || stats.wall_s <= 0
+                                  ? nlohmann::json(nullptr)
+                                  : nlohmann::json(100.0 * stats.cpu_s / stats.wall_s)}};
+}
+
+int probe(const ProbeArgs& a) {
+  validate(a);
+  GpuPtr gpu = open_device(a.device);
+  bool simulated = gpu->simulated_clock() != nullptr;
+  if (!a.command.empty() && simulated)
+    throw Error(ErrorKind::InvalidArgument,
+                "device " + a.device +
+                    " is simulated: it runs simulated workloads (--workload sim:NAME); a command "
+                    "needs a real GPU such as nvml:0");
+  GpuInfo info = gpu->info();
+  WallClock wall;
+  fs::path db_path = a.db.empty() ? RunStore::default_path() : fs::path(a.db);
+  RunStore store(db_path);
+  RunRecord rec;
+  rec.started_at_s = wall.now_s();
+  rec.started_at_utc = utc_now_iso();
+  rec.device = a.device;
+  rec.gpu_name = info.name;
+  rec.gpu_uuid = info.uuid;
+  rec.workload = a.command.empty() ? a.workload : command_line(a.command);
+  rec.options = options_json(a);
+  rec.id = store.insert(rec);
+  TracePaths paths = trace_paths(a, rec.id);
+  rec.trace_path = fs::absolute(paths.trace).string();
+  rec.steps_path = fs::absolute(paths.steps).string();
+  store.update(rec);
+
+  std::unique_ptr<ProcessWorkload> process;
+  WorkloadPtr builtin;
+  Workload* work = nullptr;
+  if (!a.command.empty()) {
+    ProcessOptions p;
+    p.argv = a.command;
+    p.step_socket = !a.no_steps;
+    p.step_regex = a.step_regex;
+    process = std::make_unique<ProcessWorkload>(p, wall);
+    work = process.get();
+  } else {
+    builtin = make_builtin_workload(a.workload, *gpu);
+    work = builtin.get();
+  }
+
+  if (paths.trace.has_parent_path()) fs::create_directories(paths.trace.parent_path());
+  TraceCsvWriter trace_writer(paths.trace);
+  StepsCsvWriter steps_writer(paths.steps);
+  RunOptions o;
+  o.duration_s = a.seconds;
+  o.sample_period_s = a.sample_ms / 1000.0;
+  o.on_sample = [&](const Sample& s) { trace_writer.append(s); };
+  o.on_step = [&](const Step& s) { steps_writer.append(s); };
+  RunStats stats;
+  Trace trace;
+  try {
+    trace = run(*gpu, *work, o, clock_for(*gpu, wall), &stats);
+    trace_writer.close();
+    steps_writer.close();
+    if (!trace.power_points.empty()) write_power_csv(paths.power, trace.power_points);
+  } catch (...) {
+    rec.status = "failed";
+    rec.exit_status = work->exit_status();
+    store.update(rec);
+    throw;
+  }
+  rec.exit_status = work->exit_status();
+  bool stopped_at_limit = stats.ended_by == RunEnd::Duration;
+  if (process && process->malformed_markers() > 0)
+    std::cerr << fmt::format("regime: ignored {} malformed step marker(s); last: {}\n",
+                             process->malformed_markers(), process->last_marker_error());
+
+  MeasureOptions mo;
+  mo.use_steps = !a.no_steps;
+  if (a.warmup_s) {
+    mo.detect_steady_state = false;
+    mo.warmup_s = *a.warmup_s;
+  }
+  nlohmann::json run_info = run_json(rec, trace, stats, simulated, stopped_at_limit);
+  run_info["db"] = fs::absolute(db_path).string();
+  Measurement m;
+  try {
+    m = measure(trace, mo);
+  } catch (const Error& e) {
+    rec.status = "failed";
+    rec.report = {{"error", e.what()}, {"run", run_info}};
+    store.update(rec);
+    throw Error(e.kind(),
+                fmt::format("run {} ({}s, exit status {}): cannot measure it: {}", rec.id,
+                            stats.t_end_s - stats.t_start_s,
+                            rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what()));
+  }
+  nlohmann::json report = {{"measurement", to_json(m)}};
+  for (auto& [k, v] : run_info.items()) report[k] = v;
+  rec.status = "done";
+  rec.measurement = report["measurement"];
+  rec.report = report;
+  store.update(rec);
+
+  if (a.json) {
+    print_json(report);
+  } else {
+    std::cout << fmt::format(
+        "run {}: {} on {} ({}), {:.1f} s, {} samples, {} steps\n", rec.id, rec.workload, rec.device,
+        rec.gpu_name, stats.t_end_s - stats.t_start_s, trace.samples.size(), trace.steps.size());
+    std::cout << fmt::format("  trace {}\n  steps {}\n", rec.trace_path, rec.steps_path);
+  }
+  // The command's own status, unless regime ended it at the time limit (a probe of a long job
+  // is expected to cut it short: that is success).
+  if (!rec.exit_status || stopped_at_limit) return 0;
+  return *rec.exit_status;
+}
+
+const CommandRegistrar reg("probe", [](CLI::App& root, Context& ctx) {
+  auto a = std::make_shared<ProbeArgs>();
+  auto* sub = root.add_subcommand(
+      "probe",
+      "Run a workload briefly while sampling the GPU; measure time and energy per step and name "
+      "the regime. Never changes a power limit.");
+  sub->add_option("--device", a->device, "Device URI: nvml:N or sim:MODEL")->required();
+  sub->add_option("--seconds", a->seconds,
+                  "Run length in seconds (simulated seconds on sim: devices); a command still "
+                  "running then is stopped (SIGTERM, SIGKILL after 10 s)")
+      ->capture_default_str();
+  sub->add_option("--sample-ms", a->sample_ms, "Sampling period of the cheap fields, ms")
+      ->capture_default_str();
+  sub->add_option("--warmup-s", a->warmup_s,
+                  "Drop this many seconds as warm-up instead of detecting the steady state");
+  auto* regex = sub->add_option("--step-regex", a->step_regex,
+                                "Each line of the command's output matching this (ECMAScript) "
+                                "regex ends a step");
+  auto* no_steps = sub->add_flag("--no-steps", a->no_steps,
+                                 "No step markers: time windows only, figures per second");
+  regex->excludes(no_steps);
+  sub->add_option("--trace-out", a->trace_out,
+                  "Trace CSV to write (default: STATE_DIR/runs/run-ID.trace.csv); steps go to "
+                  "the sibling .steps.csv");
+  sub->add_option("--db", a->db, "Run database (default: STATE_DIR/runs.sqlite)");
+  sub->add_flag("--json", a->json, "Machine-readable output");
+  auto* workload =
+      sub->add_option("--workload", a->workload, "Built-in workload, e.g. sim:resnet50");
+  auto* command = sub->add_option("command", a->command, "The command to run and watch (after --)");
+  workload->excludes(command);
+  sub->callback([a, &ctx] { ctx.exit_status = probe(*a); });
+});
+
+}  // namespace
+}  // namespace regime::cli

@@ -1,0 +1,248 @@
+// Unit tests of the NVML loader and NvmlGpu, run in-process against the fake NVML library.
+#include "device/nvml/nvml_gpu.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace regime::nvml {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+TEST(NvmlErrors, EveryCodeTheUserMeetsHasItsKindAndAPlainMessage) {
+  EXPECT_EQ(error_kind(NVML_ERROR_NO_PERMISSION), ErrorKind::NoPermission);
+  EXPECT_EQ(error_kind(NVML_ERROR_NOT_SUPPORTED), ErrorKind::NotSupported);
+  EXPECT_EQ(error_kind(NVML_ERROR_GPU_IS_LOST), ErrorKind::GpuLost);
+  EXPECT_EQ(error_kind(NVML_ERROR_UNINITIALIZED), ErrorKind::Uninitialized);
+  EXPECT_EQ(error_kind(NVML_ERROR_DRIVER_NOT_LOADED), ErrorKind::LibraryNotFound);
+  EXPECT_EQ(error_kind(NVML_ERROR_UNKNOWN), ErrorKind::Internal);
+  Error e = make_error(NVML_ERROR_NO_PERMISSION, "nvmlDeviceSetPowerManagementLimit", "nvml:0",
+                       "Insufficient Permissions");
+  EXPECT_EQ(e.kind(), ErrorKind::NoPermission);
+  EXPECT_THAT(e.what(), HasSubstr("nvmlDeviceSetPowerManagementLimit on nvml:0"));
+  EXPECT_THAT(e.what(), HasSubstr("root or CAP_SYS_ADMIN"));
+  EXPECT_THAT(e.what(), HasSubstr("code 4"));
+  EXPECT_THAT(make_error(NVML_ERROR_GPU_IS_LOST, "x", "nvml:1").what(), HasSubstr("GPU is lost"));
+  EXPECT_THAT(make_error(NVML_ERROR_NOT_SUPPORTED, "x", "nvml:1").what(),
+              HasSubstr("not supported"));
+}
+
+TEST(NvmlLoader, AMissingLibraryNamesTheFileAndTheReason) {
+  try {
+    NvmlLibrary::load("/nonexistent/libnvidia-ml.so.1");
+    FAIL() << "loaded a missing file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::LibraryNotFound);
+    EXPECT_THAT(e.what(), HasSubstr("/nonexistent/libnvidia-ml.so.1"));
+    EXPECT_THAT(e.what(), HasSubstr("No such file"));  // dlerror()
+  }
+}
+
+TEST(NvmlLoader, ALibraryThatIsNotNvmlIsRefusedByName) {
+  try {
+    NvmlLibrary::load("libm.so.6");
+    FAIL() << "libm accepted as NVML";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::LibraryNotFound);
+    EXPECT_THAT(e.what(), HasSubstr("lacks the function nvmlInit_v2"));
+  }
+}
+
+TEST(NvmlLoader, LibraryPathComesFromTheEnvironment) {
+  const char* old = std::getenv("REGIME_NVML_LIBRARY");
+  std::string saved = old ? old : "";
+  ::unsetenv("REGIME_NVML_LIBRARY");
+  EXPECT_EQ(library_path(), "libnvidia-ml.so.1");
+  ::setenv("REGIME_NVML_LIBRARY", "/opt/x/libnvidia-ml.so", 1);
+  EXPECT_EQ(library_path(), "/opt/x/libnvidia-ml.so");
+  if (old)
+    ::setenv("REGIME_NVML_LIBRARY", saved.c_str(), 1);
+  else
+    ::unsetenv("REGIME_NVML_LIBRARY");
+}
+
+TEST(NvmlValues, EveryValueTypeConverts) {
+  nvmlValue_t v{};
+  v.uiVal = 4242;
+  EXPECT_DOUBLE_EQ(value_as_double(v, NVML_VALUE_TYPE_UNSIGNED_INT), 4242);
+  v.ullVal = 1ULL << 40;
+  EXPECT_DOUBLE_EQ(value_as_double(v, NVML_VALUE_TYPE_UNSIGNED_LONG_LONG), 1099511627776.0);
+  v.dVal = 1.5;
+  EXPECT_DOUBLE_EQ(value_as_double(v, NVML_VALUE_TYPE_DOUBLE), 1.5);
+  v.sllVal = -7;
+  EXPECT_DOUBLE_EQ(value_as_double(v, NVML_VALUE_TYPE_SIGNED_LONG_LONG), -7);
+}
+
+// Loads the fake NVML with a config of one GPU (H200-like), state in a temp file.
+class NvmlGpuFake : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("regime-nvml-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    fs::remove(dir_ / "state.json");
+    config_ = json::parse(R"({"gpus": [{"name": "NVIDIA H200", "uuid": "GPU-unit-0",
+        "min_limit_W": 200, "max_limit_W": 700, "default_limit_W": 700, "max_sm_MHz": 1980,
+        "max_mem_MHz": 3201, "idle_W": 80, "demand_W": 690, "ambient_C": 30, "temp_per_W": 0.05}]})");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::unique_ptr<NvmlGpu> open() {
+    std::ofstream(dir_ / "config.json") << config_.dump();
+    ::setenv("FAKE_NVML_CONFIG", (dir_ / "config.json").c_str(), 1);
+    ::setenv("FAKE_NVML_STATE", (dir_ / "state.json").c_str(), 1);
+    lib_ = NvmlLibrary::load(REGIME_FAKE_NVML);
+    return std::make_unique<NvmlGpu>(lib_, 0);
+  }
+  unsigned calls(const char* fn) {
+    auto count = reinterpret_cast<unsigned (*)(const char*)>(lib_->symbol("fakeNvmlCallCount"));
+    return count(fn);
+  }
+  fs::path dir_;
+  json config_;
+  std::shared_ptr<NvmlLibrary> lib_;
+};
+
+TEST_F(NvmlGpuFake, InfoHasLimitsThresholdsAndClocks) {
+  auto gpu = open();
+  GpuInfo g = gpu->info();
+  EXPECT_EQ(g.device, "nvml:0");
+  EXPECT_EQ(g.name, "NVIDIA H200");
+  EXPECT_EQ(g.uuid, "GPU-unit-0");
+  EXPECT_DOUBLE_EQ(g.min_limit_W, 200);
+  EXPECT_DOUBLE_EQ(g.max_limit_W, 700);
+  EXPECT_DOUBLE_EQ(g.enforced_limit_W, 700);
+  EXPECT_EQ(g.slowdown_temp_C, 89);
+  EXPECT_EQ(g.max_sm_MHz, 1980);
+  EXPECT_TRUE(gpu->is_physical());
+}
+
+TEST_F(NvmlGpuFake, PowerFollowsTheLimitAndClocksDropWithTheCapReasonSet) {
+  auto gpu = open();
+  Sample free = gpu->read();
+  ASSERT_TRUE(free.power_W && free.power_avg_W && free.sm_MHz && free.reasons && free.temp_C);
+  EXPECT_NEAR(*free.power_W, 690, 3);
+  EXPECT_DOUBLE_EQ(*free.power_avg_W, 690);
+  EXPECT_DOUBLE_EQ(*free.sm_MHz, 1980);
+  EXPECT_EQ(*free.reasons & reason::kSwPowerCap, 0u);
+  EXPECT_DOUBLE_EQ(gpu->set_power_limit(400), 400);
+  Sample capped = gpu->read();
+  EXPECT_NEAR(*capped.power_W, 400, 3);
+  EXPECT_DOUBLE_EQ(*capped.limit_W, 400);
+  EXPECT_LT(*capped.sm_MHz, 1980);
+  EXPECT_NE(*capped.reasons & reason::kSwPowerCap, 0u);
+  EXPECT_LT(*capped.temp_C, *free.temp_C);
+  EXPECT_GT(capped.t_s, 1.7e9);  // Unix seconds
+}
+
+TEST_F(NvmlGpuFake, SetOutsideTheRangeNamesIt) {
+  auto gpu = open();
+  unsigned sets_before = calls("nvmlDeviceSetPowerManagementLimit");
+  try {
+    gpu->set_power_limit(900);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);
+    EXPECT_THAT(e.what(), HasSubstr("cap 900 W is outside this GPU's range 200-700 W"));
+  }
+  EXPECT_EQ(calls("nvmlDeviceSetPowerManagementLimit"), sets_before);
+}
+
+TEST_F(NvmlGpuFake, InjectedErrorsBecomeTypedErrors) {
+  config_["gpus"][0]["errors"] = {{"nvmlDeviceSetPowerManagementLimit", 4},
+                                  {"nvmlDeviceGetEnforcedPowerLimit", 15}};
+  auto gpu = open();
+  try {
+    gpu->set_power_limit(300);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NoPermission);
+  }
+  try {
+    gpu->read();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::GpuLost);
+  }
+}
+
+TEST_F(NvmlGpuFake, AnUnsupportedFieldIsAskedOnceAndTheInstantPowerFallsBack) {
+  config_["gpus"][0]["unsupported_fields"] = {185, 186};
+  config_["gpus"][0]["errors"] = {{"nvmlDeviceGetTemperature", 3},
+                                  {"nvmlDeviceGetCurrentClocksEventReasons", 3}};
+  auto gpu = open();
+  unsigned fv0 = calls("nvmlDeviceGetFieldValues"), t0 = calls("nvmlDeviceGetTemperature");
+  unsigned pu0 = calls("nvmlDeviceGetPowerUsage");
+  for (int i = 0; i < 5; ++i) {
+    Sample s = gpu->read();
+    ASSERT_TRUE(s.power_W);  // from nvmlDeviceGetPowerUsage
+    EXPECT_NEAR(*s.power_W, 690, 3);
+    EXPECT_FALSE(s.power_avg_W);
+    EXPECT_FALSE(s.temp_C);
+    EXPECT_FALSE(s.reasons);
+  }
+  EXPECT_EQ(calls("nvmlDeviceGetFieldValues") - fv0, 1u);
+  EXPECT_EQ(calls("nvmlDeviceGetTemperature") - t0, 1u);
+  EXPECT_EQ(calls("nvmlDeviceGetPowerUsage") - pu0, 5u);
+}
+
+TEST_F(NvmlGpuFake, PowerSamplesAreDrainedOnceWithUnixTimestamps) {
+  auto gpu = open();
+  auto first = gpu->drain_power_points();
+  ASSERT_GE(first.size(), 100u);  // the driver's buffer: about 2.4 s of 20 ms points
+  EXPECT_LE(first.size(), 120u);
+  for (size_t i = 1; i < first.size(); ++i)
+    EXPECT_NEAR(first[i].t_s - first[i - 1].t_s, 0.02, 1e-6);
+  EXPECT_GT(first.back().t_s, 1.7e9);
+  EXPECT_NEAR(first.back().power_W, 690, 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(110));
+  auto second = gpu->drain_power_points();
+  ASSERT_FALSE(second.empty());
+  EXPECT_LE(second.size(), 7u);  // only the points newer than the last drain
+  EXPECT_GT(second.front().t_s, first.back().t_s);
+}
+
+TEST_F(NvmlGpuFake, EnergyCounterIntegratesPowerOverTime) {
+  auto gpu = open();
+  auto e0 = gpu->read_energy_J();
+  ASSERT_TRUE(e0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto e1 = gpu->read_energy_J();
+  double dE = *e1 - *e0;
+  EXPECT_GT(dE, 690 * 0.19);
+  EXPECT_LT(dE, 690 * 0.5);  // generous: a loaded CI machine may oversleep
+}
+
+TEST_F(NvmlGpuFake, ReasonTimesCountTimeUnderTheCap) {
+  auto gpu = open();
+  gpu->set_power_limit(300);
+  auto t0 = gpu->read_reason_times();
+  ASSERT_TRUE(t0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  auto t1 = gpu->read_reason_times();
+  double capped =
+      t1->seconds_by_reason.at(reason::kSwPowerCap) - t0->seconds_by_reason.at(reason::kSwPowerCap);
+  EXPECT_GT(capped, 0.14);
+  EXPECT_LT(capped, 0.6);
+  EXPECT_DOUBLE_EQ(t1->seconds_by_reason.at(reason::kHwThermal), 0);
+}
+
+TEST_F(NvmlGpuFake, TheLimitIsSharedThroughTheStateFile) {
+  auto gpu = open();
+  gpu->set_power_limit(333);
+  json state = json::parse(std::ifstream(dir_ / "state.json"));
+  EXPECT_DOUBLE_EQ(state.at("GPU-unit-0").at("limit_W").get<double>(), 333);
+  auto again = open();  // a fresh init, as another process would do
+  EXPECT_DOUBLE_EQ(again->info().current_limit_W, 333);
+}
+
+}  // namespace
+}  // namespace regime::nvml

@@ -1,0 +1,70 @@
+#include "twin/sim_workloads.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "trace/trace.hpp"
+
+namespace regime::twin {
+
+namespace {
+
+// Calibrated against the H200 steps and traces in ../shared/data/h200 (step times, power at
+// 700 W) and the study's T4/L4/GV100 findings; docs/twin.md says what is calibrated.
+const std::vector<SimWorkloadProfile>& profiles() {
+  static const std::vector<SimWorkloadProfile> p = {
+      {"densenet121", "DenseNet-121, ImageNet 224x224, bf16", 20, 110, 0.005, 1.0, 0.65, 90},
+      {"gemm", "large bf16 matrix multiplications", 23.5, 10, 0.0006, 1.15, 0.25, 1e9},
+      {"mobilenet_v2", "MobileNetV2, ImageNet 224x224, bf16 (memory-bound layers)", 8, 96, 0.003,
+       1.0, 0.8, 125},
+      {"resnet18_cifar", "ResNet-18 on 32x32 CIFAR images: input-bound, small kernels", 0.45, 3.5,
+       0.0069, 1.0, 0.4, 40},
+      {"resnet50", "ResNet-50, ImageNet 224x224, bf16", 28, 72, 0.005, 1.0, 0.6, 105},
+      {"transformer", "12-layer transformer language model, bf16", 38, 35, 0.001, 1.05, 0.45, 1e9},
+      {"vgg16", "VGG-16, ImageNet 224x224, bf16", 60, 40, 0.002, 1.0, 0.45, 1e9},
+      {"vit_b_16", "ViT-B/16, ImageNet 224x224, bf16", 55, 45, 0.0025, 0.95, 0.45, 1e9},
+  };
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::string> sim_workload_names() {
+  std::vector<std::string> out;
+  for (const auto& p : profiles()) out.push_back(p.name);
+  return out;
+}
+
+SimWorkloadProfile sim_workload_profile(const std::string& name) {
+  for (const auto& p : profiles())
+    if (p.name == name) return p;
+  std::string known;
+  for (const auto& p : profiles()) known += (known.empty() ? "" : ", ") + p.name;
+  throw Error(ErrorKind::NotFound, "unknown simulated workload '" + name + "'; known: " + known);
+}
+
+WorkloadParams workload_on(const SimWorkloadProfile& profile, const GpuSpec& gpu) {
+  const double occupancy = std::min(1.0, profile.parallel_sms / gpu.sm_count);
+  WorkloadParams w;
+  w.clock_s = profile.tflop_per_step / (gpu.peak_tflops * occupancy);
+  w.memory_s = profile.gbyte_per_step / gpu.mem_bandwidth_GBps;
+  w.host_s = profile.host_s_per_step;
+  // Idle SMs still clock (clock tree, schedulers): a quarter of the activity stays.
+  w.activity = profile.activity * (0.25 + 0.75 * occupancy);
+  w.mem_util = profile.mem_util;
+  return w;
+}
+
+std::string describe_reasons(uint64_t reasons) {
+  std::string out;
+  auto add = [&](uint64_t bit, const char* text) {
+    if (reasons & bit) out += (out.empty() ? "" : " + ") + std::string(text);
+  };
+  add(reason::kIdle, "idle");
+  add(reason::kSwPowerCap, "SW power cap");
+  add(reason::kSwThermal, "SW thermal");
+  add(reason::kHwThermal, "HW thermal");
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace regime::twin

@@ -1,0 +1,35 @@
+#pragma once
+// The built-in simulated training workloads (sim:NAME). A profile says what one step asks of any
+// GPU; workload_on() turns it into times and activity on one GPU model.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "twin/model.hpp"
+#include "twin/spec.hpp"
+
+namespace regime::twin {
+
+struct SimWorkloadProfile {
+  std::string name;
+  std::string description;
+  double tflop_per_step = 0;   // clock-bound work, in dense tensor-throughput equivalents
+  double gbyte_per_step = 0;   // memory-bound traffic (time = bytes / bandwidth)
+  double host_s_per_step = 0;  // host / input time while the GPU waits
+  double activity = 1;         // switching activity of a fully occupied SM, relative to the spec's
+  double mem_util = 0.5;       // DRAM bandwidth use while busy
+  double parallel_sms = 1e9;   // SMs its kernels keep busy: small models under-fill big GPUs
+};
+
+// Error NotFound listing the names.
+SimWorkloadProfile sim_workload_profile(const std::string& name);
+std::vector<std::string> sim_workload_names();
+
+// Per-step parameters on a GPU: a profile that fills only part of the SMs runs at that share of
+// the peak rate and with lower chip activity.
+WorkloadParams workload_on(const SimWorkloadProfile& profile, const GpuSpec& gpu);
+
+// "SW power cap", "SW thermal + HW thermal", "-" for none.
+std::string describe_reasons(uint64_t reasons);
+
+}  // namespace regime::twin

@@ -1,0 +1,75 @@
+#include "twin/spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "twin/fit.hpp"
+#include "twin/sim_workloads.hpp"
+
+namespace regime::twin {
+namespace {
+
+TEST(TwinSpec, LoadsEveryModelByManyNames) {
+  auto models = gpu_models();
+  for (const char* m :
+       {"t4", "gv100", "l4", "v100", "p100", "a40", "rtx6000", "a100", "h100", "h200"})
+    EXPECT_NE(std::find(models.begin(), models.end(), m), models.end()) << m;
+  EXPECT_EQ(load_gpu_spec("V100").model, "v100");
+  EXPECT_EQ(load_gpu_spec("RTX6000").model, "rtx6000");
+  EXPECT_EQ(load_gpu_spec("Quadro RTX 6000").model, "rtx6000");
+  EXPECT_EQ(load_gpu_spec("NVIDIA H200").model, "h200");
+  EXPECT_EQ(load_gpu_spec("Tesla T4").model, "t4");
+  GpuSpec h200 = load_gpu_spec("h200");
+  EXPECT_DOUBLE_EQ(h200.min_limit_W, 200);
+  EXPECT_DOUBLE_EQ(h200.max_limit_W, 700);
+  EXPECT_DOUBLE_EQ(h200.slowdown_temp_C, 89);
+  EXPECT_DOUBLE_EQ(h200.shutdown_temp_C, 95);
+  EXPECT_EQ(h200.sm_count, 132);
+}
+
+TEST(TwinSpec, UnknownModelListsKnownOnes) {
+  try {
+    load_gpu_spec("B300");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NotFound);
+    EXPECT_NE(std::string(e.what()).find("h200"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TwinSpec, BadFileNamesField) {
+  try {
+    parse_gpu_spec(R"({"model":"x","name":"X","min_limit_W":"a"})", "x.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Parse);
+    EXPECT_NE(std::string(e.what()).find("x.json: field \"min_limit_W\""), std::string::npos);
+  }
+}
+
+TEST(TwinFit, RecoversASimulatedCurveFromTwoPoints) {
+  GpuSpec v100 = load_gpu_spec("v100");
+  WorkloadParams truth = workload_on(sim_workload_profile("resnet50"), v100);
+  std::vector<CapPoint> measured;
+  for (double cap : {100.0, 250.0}) {
+    SteadyState s = steady_state(v100, truth, cap);
+    measured.push_back({cap, s.time_s, s.avg_power_W});
+  }
+  CurveFit fit = fit_curve(v100, measured);
+  EXPECT_LT(fit.rms_rel_residual, 0.01);
+  for (double cap : {125.0, 150.0, 200.0}) {
+    SteadyState s = steady_state(v100, truth, cap);
+    CapPoint p = fit.predict(cap);
+    EXPECT_NEAR(p.time_s * p.avg_power_W, s.energy_J, 0.03 * s.energy_J) << cap;
+  }
+}
+
+TEST(TwinFit, RejectsTooFewOrBadPoints) {
+  GpuSpec t4 = load_gpu_spec("t4");
+  EXPECT_THROW(fit_curve(t4, {{70, 1, 70}}), Error);
+  EXPECT_THROW(fit_curve(t4, {{70, 1, 70}, {70, 1.1, 69}}), Error);
+  EXPECT_THROW(fit_curve(t4, {{70, 1, 70}, {64, -1, 64}}), Error);
+}
+
+}  // namespace
+}  // namespace regime::twin

@@ -1,0 +1,113 @@
+// End-to-end: `regime classify` on the real H200 traces and on malformed input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "analysis_support.hpp"
+
+namespace regime::analysis_e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string h200(const std::string& name) {
+  return std::string(REGIME_SHARED_DATA_DIR) + "/h200/" + name + ".trace.csv";
+}
+
+std::filesystem::path scratch_dir() {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("regime_classify_e2e_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+nlohmann::json classify_json(const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"classify", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const CommandResult r = run_regime(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(AnalysisClassifyE2E, TextReportOnGemmSaysCapBound) {
+  const CommandResult r = run_regime({"classify", "--trace", h200("gemm_bf16")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("regime: cap-bound"));
+  EXPECT_THAT(r.out, HasSubstr("gemm_bf16.steps.csv (601 steps)"));  // sibling steps by default
+  EXPECT_THAT(r.out, HasSubstr("energy per step   22.99 J"));
+}
+
+TEST(AnalysisClassifyE2E, JsonContractOnTheThreeH200Traces) {
+  const nlohmann::json gemm = classify_json({"--trace", h200("gemm_bf16")});
+  const nlohmann::json r50 = classify_json({"--trace", h200("resnet50")});
+  const nlohmann::json r18 = classify_json({"--trace", h200("resnet18_cifar")});
+  EXPECT_EQ(gemm["regime"], "cap-bound");
+  EXPECT_EQ(r50["regime"], "headroom");
+  EXPECT_EQ(r18["regime"], "underutilized");
+  EXPECT_NEAR(gemm["measurement"]["energy_per_step_J"].get<double>(), 22.99, 0.2299);
+  EXPECT_NEAR(r50["measurement"]["energy_per_step_J"].get<double>(), 33.95, 0.3395);
+  for (const auto& j : {gemm, r50, r18}) {
+    EXPECT_GT(j["confidence"].get<double>(), 0.5);
+    EXPECT_FALSE(j["advice"].get<std::string>().empty());
+    EXPECT_TRUE(j["evidence"].is_object());
+    const auto& m = j["measurement"];
+    EXPECT_GT(m["steps"].get<int>(), 300);
+    EXPECT_EQ(m["energy_source"], "counter");
+    const auto ci = m["energy_per_step_ci_J"];
+    EXPECT_LE(ci[0].get<double>(), m["energy_per_step_J"].get<double>());
+    EXPECT_GE(ci[1].get<double>(), m["energy_per_step_J"].get<double>());
+    EXPECT_EQ(m["time_per_step_ci_s"].size(), 2u);
+    EXPECT_GT(m["avg_power_W"].get<double>(), 100);
+  }
+}
+
+TEST(AnalysisClassifyE2E, NoStepsAndFixedWarmup) {
+  const nlohmann::json per_s = classify_json({"--trace", h200("resnet50"), "--no-steps"});
+  EXPECT_EQ(per_s["measurement"]["per"], "second");
+  EXPECT_EQ(per_s["measurement"]["steps"], 0);
+  EXPECT_EQ(per_s["regime"], "headroom");
+  const nlohmann::json warm = classify_json({"--trace", h200("resnet50"), "--warmup-s", "5"});
+  EXPECT_NEAR(warm["measurement"]["warmup_dropped_s"].get<double>(), 5, 0.1);
+}
+
+TEST(AnalysisClassifyE2E, TraceWithoutSiblingStepsIsMeasuredPerSecond) {
+  const auto copy = scratch_dir() / "lonely.trace.csv";
+  std::filesystem::copy_file(h200("resnet18_cifar"), copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  const nlohmann::json j = classify_json({"--trace", copy.string()});
+  EXPECT_TRUE(j["inputs"]["steps"].is_null());
+  EXPECT_EQ(j["measurement"]["per"], "second");
+}
+
+TEST(AnalysisClassifyE2E, MalformedTraceNamesFileLineColumnAndExitsTwo) {
+  const auto bad = scratch_dir() / "bad.trace.csv";
+  std::ofstream(bad) << "t_s,gpu,power_W,power_avg_W,energy_J,temp_C,sm_MHz,mem_MHz,util_pct,"
+                        "limit_W,reasons\n"
+                     << "1.0,0,100,100,5,40,1980,3201,50,700,0\n"
+                     << "1.1,0,10O,100,6,40,1980,3201,50,700,0\n";
+  const CommandResult r = run_regime({"classify", "--trace", bad.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(bad.string() + ":3:7: bad number '10O' in column power_W"));
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(AnalysisClassifyE2E, MissingFilesAndBadOptions) {
+  const CommandResult missing = run_regime({"classify", "--trace", "/nonexistent.trace.csv"});
+  EXPECT_EQ(missing.exit_code, 7);  // I/O error
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent.trace.csv"));
+  const CommandResult steps =
+      run_regime({"classify", "--trace", h200("resnet50"), "--steps", "/nonexistent.steps.csv"});
+  EXPECT_EQ(steps.exit_code, 7);
+  const CommandResult both = run_regime(
+      {"classify", "--trace", h200("resnet50"), "--no-steps", "--steps", "/x.steps.csv"});
+  EXPECT_NE(both.exit_code, 0);
+  const CommandResult negative =
+      run_regime({"classify", "--trace", h200("resnet50"), "--warmup-s", "-1"});
+  EXPECT_NE(negative.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace regime::analysis_e2e
