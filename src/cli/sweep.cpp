@@ -8,13 +8,19 @@
 #include <iostream>
 #include <memory>
 
+#include "act/power_limit_guard.hpp"
 #include "cli/command.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "device/registry.hpp"
 #include "device/replay/replay_gpu.hpp"
 #include "plan/cap_grid.hpp"
 #include "plan/render.hpp"
+#include "plan/run_probers.hpp"
 #include "plan/search.hpp"
+#include "plan/twin_curve.hpp"
+#include "run/process_workload.hpp"
+#include "run/wall_clock.hpp"
 
 namespace regime::cli {
 
@@ -32,6 +38,8 @@ struct SweepArgs {
   bool apply = false;
   bool force = false;
   bool json = false;
+  std::string step_regex;
+  plan::ProbeBudget budget;
 };
 
 nlohmann::json outcome_json(const SweepArgs& a, const std::string& workload,
@@ -82,6 +90,7 @@ void sweep_replay(const SweepArgs& a, ReplayGpu& gpu) {
     caps = plan::parse_caps(a.caps, info);
   }
   opt.caps = plan::with_default(caps, info.default_limit_W);
+  opt.fitter = plan::curve_fitter_for(gpu.rows().front().gpu);
   ReplayProber prober(gpu);
   auto outcome = plan::search(prober, opt);
   if (a.json) {
@@ -92,16 +101,87 @@ void sweep_replay(const SweepArgs& a, ReplayGpu& gpu) {
   }
 }
 
+// A sim: or NVML device: the workload runs through the run loop, caps through the guard.
+void sweep_device(const SweepArgs& a, Gpu& gpu) {
+  const bool simulated_work = a.workload.rfind("sim:", 0) == 0;
+  if (simulated_work == !a.command.empty() || (!simulated_work && !a.workload.empty()))
+    throw Error(ErrorKind::InvalidArgument,
+                "give either --workload sim:NAME or a command after '--' (not both)");
+  GpuInfo info = gpu.info();
+  ActuationPolicy policy = ActuationPolicy::from_flags(a.actuate);
+  // Refuse before any work starts: a sweep changes the limit at its first probe.
+  check_actuation(policy, info, gpu.is_physical(), info.default_limit_W);
+  if (a.apply && gpu.is_physical() && !a.actuate)
+    throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
+
+  plan::SearchOptions opt;
+  opt.strategy = plan::parse_strategy(a.strategy);
+  plan::Objective objective = plan::parse_objective(a.objective);
+  opt.decision.objective = objective;
+  opt.decision.default_limit_W = info.default_limit_W;
+  opt.decision.max_power_W = info.max_limit_W;
+  opt.force = a.force;
+  opt.caps = plan::with_default(plan::parse_caps(a.caps, info), info.default_limit_W);
+  opt.fitter = plan::curve_fitter_for(info.name);
+  if (!a.json)
+    opt.on_probe = [](const plan::ProbeResult& p) {
+      std::cerr << fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n",
+                               p.cap_W, p.measurement.energy_per_step_J,
+                               p.measurement.time_per_step_s, p.measurement.avg_power_W,
+                               p.measurement.steps);
+    };
+
+  WallClock wall;
+  auto make_workload = [&]() -> WorkloadPtr {
+    if (simulated_work) return make_builtin_workload(a.workload, gpu);
+    ProcessOptions po;
+    po.argv = a.command;
+    if (!a.step_regex.empty()) po.step_regex = a.step_regex;
+    return std::make_unique<ProcessWorkload>(po, wall);
+  };
+  std::string workload_name = simulated_work ? a.workload : a.command.front();
+
+  PowerLimitGuard guard(gpu, policy);
+  plan::SearchOutcome outcome;
+  if (a.mode == "restart") {
+    plan::RestartProber prober(gpu, make_workload, guard, a.budget);
+    outcome = plan::search(prober, opt);
+  } else {
+    WorkloadPtr w = make_workload();
+    outcome = plan::live_search(gpu, *w, guard, a.budget,
+                                [&](plan::Prober& p) { return plan::search(p, opt); });
+  }
+  std::string after;
+  if (a.apply && !outcome.decision.keep_default) {
+    double enforced = guard.set(outcome.decision.cap_W);
+    guard.keep();
+    after = fmt::format(
+        "applied: {} W left set (enforced {:g} W); the original {:g} W is in the "
+        "journal under {}: `regime restore` brings it back",
+        outcome.decision.cap_W, enforced, guard.original_limit_W().value_or(0),
+        state_dir().string());
+  } else {
+    guard.restore();
+    after = fmt::format("restored the original limit{}",
+                        guard.original_limit_W() ? fmt::format(" {:g} W", *guard.original_limit_W())
+                                                 : std::string());
+    if (a.apply) after += " (--apply: the decision keeps the default, nothing to apply)";
+  }
+  if (a.json) {
+    print_json(outcome_json(a, workload_name, outcome, objective, opt.strategy));
+  } else {
+    print_outcome(a, workload_name, outcome, objective, opt.strategy, info.default_limit_W, "step");
+    std::cout << after << "\n";
+  }
+}
+
 void run_sweep(const SweepArgs& a) {
   if (a.mode != "live" && a.mode != "restart")
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--mode '{}': expected live or restart", a.mode));
   GpuPtr gpu = open_device(a.device);
   if (auto* replay = dynamic_cast<ReplayGpu*>(gpu.get())) return sweep_replay(a, *replay);
-  throw Error(ErrorKind::NotSupported,
-              fmt::format("sweeping {} needs the run loop and PowerLimitGuard, which this build "
-                          "does not have yet; use a replay:FILE device",
-                          a.device));
+  sweep_device(a, *gpu);
 }
 
 const CommandRegistrar reg("sweep", [](CLI::App& root, Context&) {
@@ -125,6 +205,19 @@ const CommandRegistrar reg("sweep", [](CLI::App& root, Context&) {
                 "Leave the chosen cap set (recorded in the journal; `regime restore` undoes it)");
   sub->add_flag("--force", a->force, "Search even when the pair is underutilized or idle");
   sub->add_flag("--json", a->json, "Machine-readable output");
+  sub->add_option("--step-regex", a->step_regex,
+                  "A line of the command's output matching this marks the end of a step");
+  sub->add_option("--settle-s", a->budget.settle_s,
+                  "Seconds to let power settle after a cap change (default 5)");
+  sub->add_option("--warmup-steps", a->budget.warmup_steps,
+                  "Steps skipped after settling (default 3)");
+  sub->add_option("--probe-s", a->budget.max_probe_s,
+                  "Most seconds measured per cap (default 120)");
+  sub->add_option("--probe-steps", a->budget.max_steps,
+                  "Most steps measured per cap (default 2000)");
+  sub->add_option("--target-ci", a->budget.target_rel_ci,
+                  "Stop measuring a cap when the energy-per-step 95% interval is this tight, "
+                  "relative half-width (default 0.01)");
   sub->add_option("command", a->command, "The workload command, after --");
   sub->callback([a] { run_sweep(*a); });
 });

@@ -13,7 +13,9 @@ namespace {
 class RowProber : public Prober {
  public:
   explicit RowProber(const std::vector<ProbeResult>& rows) : rows_(rows) {}
-  ProbeResult probe(double cap_W) override { return rows_.at(static_cast<size_t>(find_probe(rows_, cap_W))); }
+  ProbeResult probe(double cap_W) override {
+    return rows_.at(static_cast<size_t>(find_probe(rows_, cap_W)));
+  }
 
  private:
   const std::vector<ProbeResult>& rows_;
@@ -27,8 +29,9 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-std::vector<WorkloadEvaluation> evaluate_strategy(const SweepTable& table, Strategy strategy,
-                                                  double noise_floor_rel) {
+std::vector<WorkloadEvaluation> evaluate_strategy(
+    const SweepTable& table, Strategy strategy, double noise_floor_rel,
+    const std::function<CurveFitter(const std::string& gpu)>& fitter_for) {
   std::vector<WorkloadEvaluation> out;
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const auto& r : table.rows)
@@ -46,6 +49,7 @@ std::vector<WorkloadEvaluation> evaluate_strategy(const SweepTable& table, Strat
     opt.decision.default_limit_W = all.front().cap_W;
     opt.decision.max_power_W = all.front().cap_W;
     opt.decision.noise_floor_rel = noise_floor_rel;
+    if (fitter_for) opt.fitter = fitter_for(gpu);
     auto outcome = search(prober, opt);
 
     auto least = [](const std::vector<ProbeResult>& ps) {
@@ -60,7 +64,8 @@ std::vector<WorkloadEvaluation> evaluate_strategy(const SweepTable& table, Strat
     e.chosen_cap_W = outcome.decision.cap_W;
     e.least_energy_cap_W = least(all).cap_W;
     e.best_probed_cap_W = least(outcome.probes).cap_W;
-    double chosen_J = all[static_cast<size_t>(find_probe(all, e.chosen_cap_W))].measurement.energy_per_step_J;
+    double chosen_J =
+        all[static_cast<size_t>(find_probe(all, e.chosen_cap_W))].measurement.energy_per_step_J;
     e.regret_pct = (chosen_J / least(all).measurement.energy_per_step_J - 1) * 100;
     e.gated = strategy == Strategy::Adaptive && outcome.probes.size() == 1;
     out.push_back(e);

@@ -26,9 +26,11 @@ struct EvaluationSummary {
   double regret_p50_pct = 0, regret_p90_pct = 0, regret_max_pct = 0;
 };
 
-// Runs `strategy` with objective energy on every (workload, gpu) of the table.
-std::vector<WorkloadEvaluation> evaluate_strategy(const SweepTable& table, Strategy strategy,
-                                                  double noise_floor_rel = kNoiseFloorRel);
+// Runs `strategy` with objective energy on every (workload, gpu) of the table. `fitter_for` gives
+// the adaptive search's curve for a GPU name (empty: the polynomial curve).
+std::vector<WorkloadEvaluation> evaluate_strategy(
+    const SweepTable& table, Strategy strategy, double noise_floor_rel = kNoiseFloorRel,
+    const std::function<CurveFitter(const std::string& gpu)>& fitter_for = {});
 
 // Nearest-rank percentiles over the given evaluations.
 EvaluationSummary summarize(const std::vector<WorkloadEvaluation>& evals);

@@ -178,7 +178,8 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
       }
     }
     // 4. Stop when the model says the next probe cannot beat the best beyond the noise.
-    if (model && out.probes.size() >= 3 && next_pred * (1 - noise) >= best_score)
+    if (model && out.probes.size() >= opt.min_probes_before_model_stop &&
+        next_pred * (1 - noise) >= best_score)
       return finish(fmt::format(
           "the fitted curve predicts {} W at {:+.1f}% against the best cap "
           "{} W, beyond the noise ({:.1f}%)",
