@@ -184,7 +184,7 @@ void run_sweep(const SweepArgs& a) {
   sweep_device(a, *gpu);
 }
 
-const CommandRegistrar reg("sweep", [](CLI::App& root, Context&) {
+const CommandRegistrar reg("sweep", [](CLI::App& root, Context& ctx) {
   auto* sub = root.add_subcommand(
       "sweep", "Measure power caps for a GPU + workload pair and decide which one to keep");
   auto a = std::make_shared<SweepArgs>();
@@ -219,7 +219,16 @@ const CommandRegistrar reg("sweep", [](CLI::App& root, Context&) {
                   "Stop measuring a cap when the energy-per-step 95% interval is this tight, "
                   "relative half-width (default 0.01)");
   sub->add_option("command", a->command, "The workload command, after --");
-  sub->callback([a] { run_sweep(*a); });
+  sub->callback([a, &ctx] {
+    try {
+      run_sweep(*a);
+    } catch (const plan::WorkloadEnded& e) {
+      // The guard has restored the limit by now (it lives inside run_sweep).
+      std::cerr << fmt::format("regime: sweep stopped: {}; the original power limit was restored\n",
+                               e.what());
+      ctx.exit_status = e.exit_status && *e.exit_status != 0 ? *e.exit_status : 1;
+    }
+  });
 });
 
 }  // namespace

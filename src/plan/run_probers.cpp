@@ -187,13 +187,14 @@ SearchOutcome live_search(Gpu& gpu, Workload& workload, PowerLimitGuard& guard,
     done = h.search_done;
   }
   release_searcher();
-  if (h.error) std::rethrow_exception(h.error);
-  if (!done || !h.outcome) {
+  if (!done) {
     auto status = workload.exit_status();
-    throw Error(ErrorKind::Internal,
-                fmt::format("the workload '{}' ended{} before the sweep finished", workload.name(),
-                            status ? fmt::format(" with exit status {}", *status) : std::string()));
+    throw WorkloadEnded(
+        fmt::format("the workload '{}' ended{} before the sweep finished", workload.name(),
+                    status ? fmt::format(" with exit status {}", *status) : std::string()),
+        status);
   }
+  if (h.error) std::rethrow_exception(h.error);
   return std::move(*h.outcome);
 }
 

@@ -7,15 +7,25 @@
 // `target_rel_ci` over at least `min_steps` steps) or the budget ends (`max_steps` steps or
 // `max_probe_s` seconds of measuring).
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "act/power_limit_guard.hpp"
+#include "common/error.hpp"
 #include "plan/probe.hpp"
 #include "plan/search.hpp"
 #include "run/clock.hpp"
 #include "run/workload.hpp"
 
 namespace regime::plan {
+
+// The workload ended (or failed) before the sweep was done.
+class WorkloadEnded : public Error {
+ public:
+  WorkloadEnded(const std::string& message, std::optional<int> status)
+      : Error(ErrorKind::Internal, message), exit_status(status) {}
+  std::optional<int> exit_status;
+};
 
 struct ProbeBudget {
   double settle_s = 5;
@@ -28,8 +38,8 @@ struct ProbeBudget {
 };
 
 // live: one running workload; the cap changes between windows. `run_search` receives the prober
-// and returns the search's outcome; it runs while the workload runs. Error (kind Internal) when
-// the workload ends before the search does, naming its exit status.
+// and returns the search's outcome; it runs while the workload runs. Throws when
+// the workload ends before the search does: WorkloadEnded, naming its exit status.
 SearchOutcome live_search(Gpu& gpu, Workload& workload, PowerLimitGuard& guard,
                           const ProbeBudget& budget,
                           const std::function<SearchOutcome(Prober&)>& run_search);
