@@ -17,13 +17,14 @@
 set -euo pipefail
 out=${1:?usage: $0 OUTDIR [DEVICE]}
 device=${2:-nvml:0}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)  # absolute: the script moves to the repository root next
 cd "$(dirname "$0")/.."
 regime=${REGIME:-}
 if [ -z "$regime" ]; then
   for c in build/release/regime build/ci/regime; do [ -x "$c" ] && regime=$c && break; done
   regime=${regime:-regime}
 fi
-mkdir -p "$out"
 # Belt and braces: every set call is refused outright, whatever the commands below do.
 export REGIME_READ_ONLY=1
 # A private state directory: this check must not read or act on any real journal.

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 

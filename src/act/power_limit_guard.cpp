@@ -61,7 +61,11 @@ void check_cap_in_range(const GpuInfo& info, double watts) {
 }
 
 PowerLimitGuard::PowerLimitGuard(Gpu& gpu, ActuationPolicy policy)
-    : gpu_(gpu), policy_(policy), physical_(gpu.is_physical()) {}
+    : gpu_(gpu), policy_(policy), physical_(gpu.is_physical()) {
+  // Registered (and the signal handlers installed) now rather than at the first set, so that a
+  // workload started later can install its own forwarding handlers on top and put ours back.
+  register_live_guard(this);
+}
 
 std::optional<double> PowerLimitGuard::original_limit_W() const {
   std::lock_guard lock(mu_);
@@ -75,11 +79,15 @@ double PowerLimitGuard::set(double watts) {
   bool first = false;
   {
     std::lock_guard lock(mu_);
+    if (restored_) {
+      // Set again after a restore: start over, journaling the (restored) original anew.
+      restore_to_W_.reset();
+      restored_ = false;
+      journaled_ = false;
+    }
     first = !restore_to_W_.has_value();
   }
   if (first) {
-    // Outside mu_: the signal watcher takes the registry lock and then a guard's mu_.
-    register_live_guard(this);
     if (physical_) {
       static std::once_flag leftovers_once;
       std::call_once(leftovers_once, [] { restore_dead_leftovers(std::cerr); });
@@ -165,11 +173,8 @@ void PowerLimitGuard::restore_locked() {
 }
 
 void PowerLimitGuard::restore() {
-  {
-    std::lock_guard lock(mu_);
-    restore_locked();
-  }
-  unregister_live_guard(this);
+  std::lock_guard lock(mu_);
+  restore_locked();
 }
 
 void PowerLimitGuard::restore_for_signal() noexcept {

@@ -173,6 +173,21 @@ TEST_F(GuardTest, RestoreIsIdempotent) {
   EXPECT_EQ(gpu.sets, 2);
 }
 
+TEST_F(GuardTest, ASetAfterARestoreIsGuardedAgain) {
+  TestGpu gpu(true);
+  {
+    PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+    guard.set(200);
+    guard.restore();
+    EXPECT_FALSE(fs::exists(journal_path()));
+    guard.set(150);
+    EXPECT_TRUE(fs::exists(journal_path()));
+    EXPECT_DOUBLE_EQ(gpu.limit_W, 150);
+  }
+  EXPECT_DOUBLE_EQ(gpu.limit_W, 300);
+  EXPECT_FALSE(fs::exists(journal_path()));
+}
+
 TEST_F(GuardTest, ASimulatedGpuIsRestoredButNotJournaled) {
   TestGpu gpu(false);
   {

@@ -203,7 +203,7 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
           "The GPU is busy at full clocks and draws {:.0f} W (p95 {:.0f} W) of the {:.0f} W "
           "limit: caps above the observed draw change nothing. Sweep from about {:.0f} W "
           "downward.",
-          m.avg_power_W, m.p95_power_W, limit, 10 * std::ceil(m.avg_power_W / 10));
+          m.avg_power_W, m.p95_power_W, limit, 10 * std::round(m.avg_power_W / 10));
     case Regime::Underutilized:
       return "The GPU waits most of the time: capping barely matters. The waste is elsewhere: "
              "the input pipeline, the batch size, or the clocks.";
@@ -299,8 +299,7 @@ std::string format_report(const RegimeReport& r) {
           fmt::format("{}{} {:.0f}%", limits.empty() ? "" : ", ", reason_name(bit), 100 * share);
     out += line("clock limits", limits + " of the time");
   }
-  out +=
-      line("warm-up", fmt::format("{:.2f} s dropped: {}", m.warmup_dropped_s, m.steady_state_rule));
+  out += line("steady state", m.steady_state_rule);
   out += "\nevidence:\n";
   for (const auto& [key, value] : r.evidence.items())
     if (key != "rule") out += fmt::format("  {:<24}{}\n", key, value_text(value));

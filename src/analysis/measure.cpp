@@ -212,6 +212,9 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
     }
     m.warmup_dropped_s = m.window_start_s - a;
     m.per_second = true;
+    if (opts.use_steps && !trace.steps.empty())
+      m.steady_state_rule =
+          "no complete step inside the window, so per second: " + m.steady_state_rule;
   }
 
   const double ws = m.window_start_s, we = m.window_end_s;

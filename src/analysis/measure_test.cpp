@@ -85,6 +85,22 @@ TEST(MeasureSynthetic, EachEnergySourceRecoversTheTruth) {
   }
 }
 
+TEST(MeasureSynthetic, StaleCounterReadsDoNotAddFalseSteps) {
+  // Read every 10 ms, updated every 100 ms, noisy power, steps not aligned to the updates: the
+  // repeated reads must not be taken as "no energy used" (that widened the H200 intervals 5x).
+  synthetic::Spec spec;
+  spec.lead_idle_s = 0.037;
+  spec.noise_W = 30;
+  spec.counter_period_s = 0.01;
+  spec.counter_update_s = 0.1;
+  spec.step_s = 0.0937;  // block edges drift against the counter updates
+  const double truth_J = 400 * 0.0937;
+  const Measurement m = measure(synthetic::make(spec));
+  EXPECT_EQ(m.energy_source, EnergySource::Counter);
+  EXPECT_NEAR(m.energy_per_step_J, truth_J, 0.005 * truth_J);
+  EXPECT_LT(m.energy_per_step_ci_J.second - m.energy_per_step_ci_J.first, 0.02 * truth_J);
+}
+
 TEST(MeasureSynthetic, DriverPowerBufferIsPreferredOverPolledPower) {
   synthetic::Spec spec;
   spec.energy_source = EnergySource::InstantPower;
@@ -137,6 +153,11 @@ TEST(MeasureSynthetic, WindowMeasuresOnlyItsPart) {
   EXPECT_NEAR(second.energy_per_step_J, 20, 0.5);
   EXPECT_NEAR(second.steps, 200, 2);
   EXPECT_THROW(measure_window(t, 5, 5), Error);
+  // A window shorter than a step has no complete step: per-second figures, said so.
+  const Measurement tiny = measure_window(t, 10.01, 10.09, o);
+  EXPECT_TRUE(tiny.per_second);
+  EXPECT_NE(tiny.steady_state_rule.find("no complete step"), std::string::npos);
+  EXPECT_NEAR(tiny.energy_per_step_J, 400, 1);
 }
 
 TEST(MeasureSynthetic, RefusesImpossibleRequests) {

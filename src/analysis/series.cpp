@@ -16,11 +16,22 @@ double Cumulative::at(double t) const {
 
 std::optional<Cumulative> counter_energy(std::span<const Sample* const> samples, double a,
                                          double b) {
+  // The driver updates the counter about every 100 ms; reads in between repeat the old value. A
+  // repeat means "not updated yet", not "no energy used", so only the first read of each value is
+  // kept (and the last read, so the readings still reach the end). Interpolating between raw reads
+  // instead puts false flat steps into short blocks (docs/analysis.md "Energy").
   Cumulative c;
+  const Sample* last = nullptr;
   for (const Sample* s : samples) {
     if (!s->energy_J) continue;
+    last = s;
+    if (!c.F_J.empty() && *s->energy_J == c.F_J.back()) continue;
     c.t_s.push_back(s->t_s);
     c.F_J.push_back(*s->energy_J);
+  }
+  if (last && c.t_s.back() != last->t_s) {
+    c.t_s.push_back(last->t_s);
+    c.F_J.push_back(*last->energy_J);
   }
   if (!c.covers(a, b)) return std::nullopt;
   // Only the readings that bracket [a, b] must be monotone: a reset elsewhere does not matter.

@@ -94,14 +94,16 @@ SteadySteps settle_steps(std::span<const Step> steps, const detail::Cumulative& 
       break;
     }
   const size_t first = blocks[start].first;
-  std::string power_part =
-      pw_band ? fmt::format(" and power within {:.1f} W of {:.1f} W", pw_band->tol, pw_band->ref)
-              : std::string(" (no power readings to judge)");
+  std::string power_part = pw_band ? fmt::format(" and mean power within {:.1f} W of {:.1f} W",
+                                                 pw_band->tol, pw_band->ref)
+                                   : std::string(" (no power readings to judge)");
   return {first,
-          fmt::format("dropped {} warm-up step(s), {:.3f} s: from there on, mean step time "
-                      "per {} s block within {:.2f} ms of {:.2f} ms{} (second-half reference)",
-                      first, steps[first].t_start_s - steps[0].t_start_s, kSettleBlock_s,
-                      1e3 * time_band.tol, 1e3 * time_band.ref, power_part)};
+          fmt::format("{}: mean step time per {} s block within {:.2f} ms of {:.2f} ms{} (the "
+                      "second half's median) from there on",
+                      first == 0 ? std::string("no warm-up found")
+                                 : fmt::format("dropped {} warm-up step(s), {:.3f} s", first,
+                                               steps[first].t_start_s - steps[0].t_start_s),
+                      kSettleBlock_s, 1e3 * time_band.tol, 1e3 * time_band.ref, power_part)};
 }
 
 SteadyTime settle_time(double t0_s, double t1_s, const detail::Cumulative& power) {

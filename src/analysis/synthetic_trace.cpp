@@ -31,6 +31,7 @@ Trace make(const Spec& spec) {
   trace.samples.reserve(static_cast<size_t>(count));
   double energy_J = 1000;  // counters do not start at zero
   double next_counter_s = 0;
+  double reported_J = energy_J, next_update_s = 0;
   for (int64_t i = 0; i < count; ++i) {
     const double t = static_cast<double>(i) * spec.sample_period_s;
     Sample s;
@@ -56,8 +57,13 @@ Trace make(const Spec& spec) {
     if (i > 0) energy_J += 0.5 * (power + *trace.samples.back().power_W) * spec.sample_period_s;
     s.power_W = power;
     s.power_avg_W = power;
+    // The driver refreshes the counter every counter_update_s: reads in between repeat it.
+    if (spec.counter_update_s <= 0 || t >= next_update_s - 1e-9) {
+      reported_J = energy_J;
+      next_update_s = t + spec.counter_update_s;
+    }
     if (t >= next_counter_s - 1e-9 || i + 1 == count) {
-      s.energy_J = energy_J;
+      s.energy_J = reported_J;
       next_counter_s = t + spec.counter_period_s;
     }
     s.mem_MHz = 3201;

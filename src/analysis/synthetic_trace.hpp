@@ -28,6 +28,7 @@ struct Spec {
   uint64_t reasons = 0;  // clocks-event reasons during the steady part
   EnergySource energy_source = EnergySource::Counter;  // readings present (see make())
   double counter_period_s = 1.0;                       // how often the counter is read
+  double counter_update_s = 0;  // how often the driver updates it (0: always current)
 };
 
 // Counter: energy_J every counter_period_s (and the first and last sample) plus both powers;

@@ -149,7 +149,7 @@ const CommandRegistrar reg("limit", [](CLI::App& root, Context&) {
   set_cmd->add_flag("--actuate", o->actuate, "Allow changing a real (NVML) GPU");
   set_cmd->add_flag("--json", o->json, "Machine-readable output");
   // Hidden from --help, documented in docs/safety.md: hold the cap for S seconds, then restore.
-  set_cmd->add_option("--hold", o->hold_s, "")->group("");
+  set_cmd->add_option("--hold", o->hold_s, "")->check(CLI::NonNegativeNumber)->group("");
   set_cmd->callback([o] { set(*o); });
 
   auto* restore_cmd = limit->add_subcommand(

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
 #include "cli/command.hpp"
 #include "common/error.hpp"
@@ -194,32 +195,44 @@ int probe(const ProbeArgs& a) {
   }
   nlohmann::json run_info = run_json(rec, trace, stats, simulated, stopped_at_limit);
   run_info["db"] = fs::absolute(db_path).string();
-  Measurement m;
+  RegimeReport report;
   try {
-    m = measure(trace, mo);
+    report = classify(measure(trace, mo), info);
   } catch (const Error& e) {
     rec.status = "failed";
     rec.report = {{"error", e.what()}, {"run", run_info}};
     store.update(rec);
     throw Error(e.kind(),
-                fmt::format("run {} ({}s, exit status {}): cannot measure it: {}", rec.id,
+                fmt::format("run {} ({:.1f} s, exit status {}): cannot measure it: {}", rec.id,
                             stats.t_end_s - stats.t_start_s,
                             rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what()));
   }
-  nlohmann::json report = {{"measurement", to_json(m)}};
-  for (auto& [k, v] : run_info.items()) report[k] = v;
+  nlohmann::json out = to_json(report);
+  for (auto& [k, v] : run_info.items()) out[k] = v;
   rec.status = "done";
-  rec.measurement = report["measurement"];
-  rec.report = report;
+  rec.regime = to_string(report.regime);
+  rec.confidence = report.confidence;
+  rec.measurement = out["measurement"];
+  rec.report = out;
   store.update(rec);
 
   if (a.json) {
-    print_json(report);
+    print_json(out);
   } else {
+    std::cout << format_report(report);
     std::cout << fmt::format(
-        "run {}: {} on {} ({}), {:.1f} s, {} samples, {} steps\n", rec.id, rec.workload, rec.device,
-        rec.gpu_name, stats.t_end_s - stats.t_start_s, trace.samples.size(), trace.steps.size());
-    std::cout << fmt::format("  trace {}\n  steps {}\n", rec.trace_path, rec.steps_path);
+        "run {}: {} on {} ({}), {:.1f} s{}, {} samples, {} step markers{}\n", rec.id, rec.workload,
+        rec.device, rec.gpu_name, stats.t_end_s - stats.t_start_s, simulated ? " simulated" : "",
+        trace.samples.size(), trace.steps.size(),
+        process && rec.exit_status
+            ? fmt::format(", exit status {}{}", *rec.exit_status,
+                          stopped_at_limit ? " (stopped at the time limit)" : "")
+            : "");
+    if (!simulated)
+      std::cout << fmt::format("  regime's own CPU: {:.2f}% of one core\n",
+                               run_info["sampler_cpu_pct"].get<double>());
+    std::cout << fmt::format("  trace {}\n  steps {}\n  saved as run {} in {}\n", rec.trace_path,
+                             rec.steps_path, rec.id, fs::absolute(db_path).string());
   }
   // The command's own status, unless regime ended it at the time limit (a probe of a long job
   // is expected to cut it short: that is success).

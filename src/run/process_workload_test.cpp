@@ -142,21 +142,30 @@ TEST(ProcessWorkload, ACommandThatIgnoresSigtermIsKilledAfterTheGrace) {
   EXPECT_LT(took_s, 3);
 }
 
-TEST(ProcessWorkload, ForwardsSigtermToTheCommandsGroup) {
+class ProcessWorkloadSignal : public ::testing::TestWithParam<int> {};
+
+TEST_P(ProcessWorkloadSignal, ForwardsTheSignalToTheCommandsGroup) {
+  int sig = GetParam();
   bool sent = false;
   auto t0 = std::chrono::steady_clock::now();
   Outcome o = run_command(sh("sleep 30"), 20, [&] {
     if (!sent && std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(200)) {
-      ::kill(::getpid(), SIGTERM);  // as if the user sent it to regime
+      ::kill(::getpid(), sig);  // as if the user sent it to regime
       sent = true;
     }
     return false;
   });
   EXPECT_TRUE(sent);
   EXPECT_EQ(o.stats.ended_by, RunEnd::WorkloadFinished);
-  EXPECT_EQ(o.exit_status, 128 + SIGTERM);
-  EXPECT_EQ(ProcessWorkload::forwarded_signal(), SIGTERM);
+  EXPECT_EQ(o.exit_status, 128 + sig);
+  EXPECT_EQ(ProcessWorkload::forwarded_signal(), sig);
+  struct sigaction now {};
+  ::sigaction(sig, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, SIG_DFL) << "the previous handler is restored";
 }
+
+INSTANTIATE_TEST_SUITE_P(SigintAndSigterm, ProcessWorkloadSignal,
+                         ::testing::Values(SIGINT, SIGTERM));
 
 TEST(ProcessWorkload, RemovesItsPrivateSocketDirectory) {
   WallClock wall;

@@ -14,7 +14,7 @@ namespace {
 const std::vector<SimWorkloadProfile>& profiles() {
   static const std::vector<SimWorkloadProfile> p = {
       {"densenet121", "DenseNet-121, ImageNet 224x224, bf16", 20, 110, 0.005, 1.0, 0.65, 90},
-      {"gemm", "large bf16 matrix multiplications", 23.5, 10, 0.0006, 1.15, 0.25, 1e9},
+      {"gemm", "large bf16 matrix multiplications", 23.5, 10, 0.0006, 1.6, 0.25, 1e9},
       {"mobilenet_v2", "MobileNetV2, ImageNet 224x224, bf16 (memory-bound layers)", 8, 96, 0.003,
        1.0, 0.8, 125},
       {"resnet18_cifar", "ResNet-18 on 32x32 CIFAR images: input-bound, small kernels", 0.45, 3.5,

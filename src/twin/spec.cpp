@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -84,29 +85,35 @@ GpuSpec parse_gpu_spec(const std::string& json_text, const std::string& origin) 
       s.aliases.push_back(a.get<std::string>());
     }
   }
-  s.min_limit_W = number(j, "min_limit_W", origin);
-  s.max_limit_W = number(j, "max_limit_W", origin);
-  s.default_limit_W = number(j, "default_limit_W", origin);
-  s.max_sm_MHz = number(j, "max_sm_MHz", origin);
-  s.min_sm_MHz = number(j, "min_sm_MHz", origin);
-  s.idle_sm_MHz = number(j, "idle_sm_MHz", origin);
-  s.max_mem_MHz = number(j, "max_mem_MHz", origin);
+  // Required numeric fields, named in the file exactly as in GpuSpec.
+  static constexpr std::pair<const char*, double GpuSpec::*> kRequired[] = {
+      {"min_limit_W", &GpuSpec::min_limit_W},
+      {"max_limit_W", &GpuSpec::max_limit_W},
+      {"default_limit_W", &GpuSpec::default_limit_W},
+      {"max_sm_MHz", &GpuSpec::max_sm_MHz},
+      {"min_sm_MHz", &GpuSpec::min_sm_MHz},
+      {"idle_sm_MHz", &GpuSpec::idle_sm_MHz},
+      {"max_mem_MHz", &GpuSpec::max_mem_MHz},
+      {"mem_bandwidth_GBps", &GpuSpec::mem_bandwidth_GBps},
+      {"peak_tflops", &GpuSpec::peak_tflops},
+      {"voltage_floor_MHz", &GpuSpec::voltage_floor_MHz},
+      {"voltage_floor_ratio", &GpuSpec::voltage_floor_ratio},
+      {"idle_power_W", &GpuSpec::idle_power_W},
+      {"base_power_W", &GpuSpec::base_power_W},
+      {"leakage_power_W", &GpuSpec::leakage_power_W},
+      {"leakage_per_C", &GpuSpec::leakage_per_C},
+      {"dynamic_power_W", &GpuSpec::dynamic_power_W},
+      {"memory_power_W", &GpuSpec::memory_power_W},
+  };
+  for (const auto& [key, member] : kRequired) s.*member = number(j, key, origin);
   s.sm_count = static_cast<int>(number(j, "sm_count", origin));
-  s.mem_bandwidth_GBps = number(j, "mem_bandwidth_GBps", origin);
-  s.peak_tflops = number(j, "peak_tflops", origin);
-  s.voltage_floor_MHz = number(j, "voltage_floor_MHz", origin);
-  s.voltage_floor_ratio = number(j, "voltage_floor_ratio", origin);
-  s.idle_power_W = number(j, "idle_power_W", origin);
-  s.base_power_W = number(j, "base_power_W", origin);
-  s.leakage_power_W = number(j, "leakage_power_W", origin);
-  s.leakage_per_C = number(j, "leakage_per_C", origin);
-  s.dynamic_power_W = number(j, "dynamic_power_W", origin);
-  s.memory_power_W = number(j, "memory_power_W", origin);
   s.ambient_C = number_or(j, "ambient_C", 25.0, origin);
-  s.thermal_resistance_C_per_W = number(j, "thermal_resistance_C_per_W", origin);
-  s.thermal_time_constant_s = number(j, "thermal_time_constant_s", origin);
-  s.slowdown_temp_C = number(j, "slowdown_temp_C", origin);
-  s.shutdown_temp_C = number(j, "shutdown_temp_C", origin);
+  for (const auto& [key, member] :
+       {std::pair{"thermal_resistance_C_per_W", &GpuSpec::thermal_resistance_C_per_W},
+        std::pair{"thermal_time_constant_s", &GpuSpec::thermal_time_constant_s},
+        std::pair{"slowdown_temp_C", &GpuSpec::slowdown_temp_C},
+        std::pair{"shutdown_temp_C", &GpuSpec::shutdown_temp_C}})
+    s.*member = number(j, key, origin);
   s.gpu_max_temp_C = number_or(j, "gpu_max_temp_C", s.slowdown_temp_C, origin);
   s.governor_gain_per_s = number_or(j, "governor_gain_per_s", s.governor_gain_per_s, origin);
   s.governor_filter_s = number_or(j, "governor_filter_s", s.governor_filter_s, origin);

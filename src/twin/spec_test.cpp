@@ -73,3 +73,44 @@ TEST(TwinFit, RejectsTooFewOrBadPoints) {
 
 }  // namespace
 }  // namespace regime::twin
+
+namespace regime::twin {
+namespace {
+
+// The planner fits sim: sweeps too: on every GPU and workload, 3 caps must predict the rest of
+// the twin's own curve (noise-free), so any error here is the fitter's.
+TEST(TwinFit, RecoversEveryTwinCurveFromThreeCaps) {
+  std::vector<double> errors;
+  for (const auto& model : gpu_models()) {
+    GpuSpec gpu = load_gpu_spec(model);
+    for (const auto& name : sim_workload_names()) {
+      WorkloadParams truth = workload_on(sim_workload_profile(name), gpu);
+      std::vector<double> caps;
+      for (int i = 0; i < 7; ++i)
+        caps.push_back(gpu.min_limit_W + (gpu.max_limit_W - gpu.min_limit_W) * i / 6.0);
+      std::vector<CapPoint> fit_points;
+      for (double cap : {caps[0], caps[3], caps[6]}) {
+        SteadyState s = steady_state(gpu, truth, cap);
+        fit_points.push_back({cap, s.time_s, s.avg_power_W});
+      }
+      CurveFit fit = fit_curve(gpu, fit_points);
+      double worst = 0;
+      for (double cap : caps) {
+        SteadyState s = steady_state(gpu, truth, cap);
+        CapPoint p = fit.predict(cap);
+        worst = std::max(worst, std::abs(p.time_s * p.avg_power_W / s.energy_J - 1));
+      }
+      errors.push_back(worst);
+      // A cap set can miss a kink (two of the three caps above the draw): a few % then.
+      EXPECT_LT(worst, 0.10) << model << " " << name;
+    }
+  }
+  std::sort(errors.begin(), errors.end());
+  std::printf(
+      "twin self-fit, worst-cap energy error over %zu curves: median %.2f %%, max %.2f %%\n",
+      errors.size(), 100 * errors[errors.size() / 2], 100 * errors.back());
+  EXPECT_LT(errors[errors.size() / 2], 0.025) << "median worst-cap energy error";
+}
+
+}  // namespace
+}  // namespace regime::twin

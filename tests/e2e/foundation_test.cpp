@@ -2,6 +2,7 @@
 // (tests/fake_nvml): the real NVML backend code runs, loaded with dlopen.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "foundation_support.hpp"
@@ -354,12 +355,37 @@ TEST_F(FoundationE2E, GpuLostAndUninitializedAreTypedErrors) {
   r = regime({"limit", "show", "--device", "nvml:1"});
   EXPECT_EQ(r.status, 6);
   EXPECT_NE(r.err.find("NVML is not initialised"), std::string::npos) << r.err;
+  // `regime devices` still lists what it can and names the GPU it could not read.
+  r = regime({"devices"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("nvml:0 unreadable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU is lost"), std::string::npos) << r.out;
   c = two_gpus();
   c["errors"] = {{"nvmlDeviceGetPowerManagementLimitConstraints", 3}};
   use_config(c);
   r = regime({"limit", "show", "--device", "nvml:0"});
   EXPECT_EQ(r.status, 5);
   EXPECT_NE(r.err.find("not supported"), std::string::npos) << r.err;
+}
+
+TEST_F(FoundationE2E, DeviceCheckReadsEverythingAndChangesNothing) {
+  RunResult r = regime({"devices", "--check", "nvml:0", "--seconds", "1.2", "--json"},
+                       {{"REGIME_READ_ONLY", "1"}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  json c = json::parse(r.out);
+  for (const char* f : {"power_W", "power_avg_W", "temp_C", "sm_MHz", "reasons"})
+    EXPECT_TRUE(c.at("fields").at(f).get<bool>()) << f;
+  EXPECT_GE(c.at("power_points").get<int>(), 50);  // >= 1.2 s of 20 ms points
+  EXPECT_NEAR(c.at("power_points_spacing_s").get<double>(), 0.02, 1e-3);
+  EXPECT_LT(std::abs(c.at("energy_diff_pct").get<double>()), 5.0);
+  EXPECT_DOUBLE_EQ(limit_W(0), 700);
+  EXPECT_FALSE(fs::exists(journal()));
+}
+
+TEST_F(FoundationE2E, ACommandForOneGpuRefusesNvmlAll) {
+  RunResult r = regime({"limit", "set", "--device", "nvml:all", "--watts", "300", "--actuate"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("names 2 GPUs; this command takes one"), std::string::npos) << r.err;
 }
 
 TEST_F(FoundationE2E, HoldIsHiddenFromHelp) {

@@ -220,6 +220,33 @@ nvmlReturn_t guarded(const char* fn, nvmlDevice_t device, Body body) {
   }
 }
 
+// The common shape of a getter: count, checks, then *out = value(gpu).
+template <typename T, typename Value>
+nvmlReturn_t answer(const char* fn, nvmlDevice_t device, T* out, Value value) {
+  return guarded(fn, device, [&](const GpuConfig* g) {
+    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *out = value(*g);
+    return NVML_SUCCESS;
+  });
+}
+
+// SM/graphics and memory clocks; `current` false gives the maxima.
+nvmlReturn_t clock(const char* fn, nvmlDevice_t d, nvmlClockType_t type, unsigned* MHz,
+                   bool current) {
+  return guarded(fn, d, [&](const GpuConfig* g) {
+    if (MHz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    double v = 0;
+    if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS)
+      v = current ? sm_clock_MHz(*g, limit_of(*g)) : g->max_sm_MHz;
+    else if (type == NVML_CLOCK_MEM)
+      v = g->max_mem_MHz;
+    else
+      return NVML_ERROR_NOT_SUPPORTED;
+    *MHz = static_cast<unsigned>(std::lround(v));
+    return NVML_SUCCESS;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -339,29 +366,20 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerManagement
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(
     nvmlDevice_t d, unsigned* mW) {
-  return guarded("nvmlDeviceGetPowerManagementDefaultLimit", d, [&](const GpuConfig* g) {
-    if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *mW = to_mW(g->default_limit_W);
-    return NVML_SUCCESS;
-  });
+  return answer("nvmlDeviceGetPowerManagementDefaultLimit", d, mW,
+                [](const GpuConfig& g) { return to_mW(g.default_limit_W); });
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerManagementLimit(
     nvmlDevice_t d, unsigned* mW) {
-  return guarded("nvmlDeviceGetPowerManagementLimit", d, [&](const GpuConfig* g) {
-    if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *mW = to_mW(limit_of(*g));
-    return NVML_SUCCESS;
-  });
+  return answer("nvmlDeviceGetPowerManagementLimit", d, mW,
+                [](const GpuConfig& g) { return to_mW(limit_of(g)); });
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d,
                                                                                     unsigned* mW) {
-  return guarded("nvmlDeviceGetEnforcedPowerLimit", d, [&](const GpuConfig* g) {
-    if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *mW = to_mW(limit_of(*g));
-    return NVML_SUCCESS;
-  });
+  return answer("nvmlDeviceGetEnforcedPowerLimit", d, mW,
+                [](const GpuConfig& g) { return to_mW(limit_of(g)); });
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceSetPowerManagementLimit(
@@ -379,11 +397,8 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceSetPowerManagement
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d,
                                                                             unsigned* mW) {
-  return guarded("nvmlDeviceGetPowerUsage", d, [&](const GpuConfig* g) {
-    if (mW == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *mW = to_mW(power_at_W(*g, limit_of(*g), now_s()));
-    return NVML_SUCCESS;
-  });
+  return answer("nvmlDeviceGetPowerUsage", d, mW,
+                [](const GpuConfig& g) { return to_mW(power_at_W(g, limit_of(g), now_s())); });
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
@@ -431,32 +446,13 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetTemperatureThre
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d,
                                                                            nvmlClockType_t type,
                                                                            unsigned* MHz) {
-  return guarded("nvmlDeviceGetClockInfo", d, [&](const GpuConfig* g) {
-    if (MHz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    double limit = limit_of(*g);
-    if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS)
-      *MHz = static_cast<unsigned>(std::lround(sm_clock_MHz(*g, limit)));
-    else if (type == NVML_CLOCK_MEM)
-      *MHz = static_cast<unsigned>(std::lround(g->max_mem_MHz));
-    else
-      return NVML_ERROR_NOT_SUPPORTED;
-    return NVML_SUCCESS;
-  });
+  return clock("nvmlDeviceGetClockInfo", d, type, MHz, true);
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d,
                                                                               nvmlClockType_t type,
                                                                               unsigned* MHz) {
-  return guarded("nvmlDeviceGetMaxClockInfo", d, [&](const GpuConfig* g) {
-    if (MHz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS)
-      *MHz = static_cast<unsigned>(std::lround(g->max_sm_MHz));
-    else if (type == NVML_CLOCK_MEM)
-      *MHz = static_cast<unsigned>(std::lround(g->max_mem_MHz));
-    else
-      return NVML_ERROR_NOT_SUPPORTED;
-    return NVML_SUCCESS;
-  });
+  return clock("nvmlDeviceGetMaxClockInfo", d, type, MHz, false);
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetUtilizationRates(
@@ -472,20 +468,14 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetUtilizationRate
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(
     nvmlDevice_t d, unsigned long long* r) {
-  return guarded("nvmlDeviceGetCurrentClocksEventReasons", d, [&](const GpuConfig* g) {
-    if (r == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *r = reasons(*g, limit_of(*g));
-    return NVML_SUCCESS;
-  });
+  return answer("nvmlDeviceGetCurrentClocksEventReasons", d, r,
+                [](const GpuConfig& g) { return reasons(g, limit_of(g)); });
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(
     nvmlDevice_t d, unsigned long long* r) {
-  return guarded("nvmlDeviceGetCurrentClocksThrottleReasons", d, [&](const GpuConfig* g) {
-    if (r == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *r = reasons(*g, limit_of(*g));
-    return NVML_SUCCESS;
-  });
+  return answer("nvmlDeviceGetCurrentClocksThrottleReasons", d, r,
+                [](const GpuConfig& g) { return reasons(g, limit_of(g)); });
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetFieldValues(

@@ -1,7 +1,7 @@
 #pragma once
 // The part of NVML's C ABI that Regime uses, written out so that no NVML header or library is
 // needed to build. Values and layouts follow nvml.h (CUDA 12.x / driver 5xx) and were checked
-// against NVIDIA's pynvml and the nvml-wrapper-sys bindings; each number below is the header's.
+// against NVIDIA's nvidia-ml-py bindings, nvml-wrapper-sys and copies of nvml.h.
 // The fake NVML (tests/fake_nvml/) includes this same file, so both sides share one ABI.
 #include <cstdint>
 

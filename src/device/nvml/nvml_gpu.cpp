@@ -205,6 +205,10 @@ std::vector<PowerPoint> NvmlGpu::drain_power_points() {
   nvmlReturn_t rc = api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, last_sample_us_, &type, &count,
                                  sample_buffer_.data());
   if (rc == NVML_ERROR_NOT_FOUND) return {};  // nothing newer than the last drain
+  if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+    sample_buffer_.clear();  // the driver's buffer grew: ask its capacity again next time
+    return {};
+  }
   if (!ok(kSamples, rc, "nvmlDeviceGetSamples")) return {};
   count = std::min(count, static_cast<unsigned>(sample_buffer_.size()));
   std::vector<PowerPoint> points;
@@ -292,19 +296,25 @@ DeviceListing list_nvml() {
   DeviceListing l;
   l.backend = "nvml";
   std::shared_ptr<NvmlLibrary> lib;
+  unsigned count = 0;
   try {
     lib = NvmlLibrary::shared();
-    unsigned count = 0;
     lib->check(lib->api().device_count(&count), "nvmlDeviceGetCount_v2", "");
-    for (unsigned i = 0; i < count; ++i) l.gpus.push_back(NvmlGpu(lib, i).info());
   } catch (const Error& e) {
     l.available = false;
     l.note = std::string("NVML not available: ") + e.what();
-    l.gpus.clear();
     return l;
   }
   std::string driver = lib->driver_version();
   l.note = fmt::format("NVML {}{}", lib->path(), driver.empty() ? "" : ", driver " + driver);
+  // One GPU that fails (e.g. fell off the bus) must not hide the others: say which and why.
+  for (unsigned i = 0; i < count; ++i) {
+    try {
+      l.gpus.push_back(NvmlGpu(lib, i).info());
+    } catch (const Error& e) {
+      l.note += fmt::format("; nvml:{} unreadable: {}", i, e.what());
+    }
+  }
   return l;
 }
 

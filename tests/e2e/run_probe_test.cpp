@@ -1,0 +1,213 @@
+// End-to-end: `regime probe` against the fake NVML (a real command marking steps with the Python
+// helper, a step regex, no steps, the time limit, exit status and SIGTERM passthrough).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "foundation_support.hpp"
+#include "store/run_store.hpp"
+#include "trace/csv.hpp"
+
+namespace regime {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Env;
+using test::TempDir;
+
+class ProbeE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::write_text(dir_.path / "fake.json",
+                     R"({"gpus": [{"name": "NVIDIA H200", "min_limit_W": 200, "max_limit_W": 700,
+                        "default_limit_W": 700, "idle_W": 80, "demand_W": 600}]})");
+    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
+            {"FAKE_NVML_CONFIG", (dir_.path / "fake.json").string()},
+            {"FAKE_NVML_STATE", (dir_.path / "fake_state.json").string()},
+            {"REGIME_STATE_DIR", (dir_.path / "state").string()},
+            {"REGIME_READ_ONLY", "1"},  // any attempt to set a limit would fail the run
+            {"PYTHONPATH", std::string(REGIME_SOURCE_DIR) + "/python"}};
+  }
+  fs::path script(const std::string& name, const std::string& code) {
+    fs::path p = dir_.path / name;
+    test::write_text(p, code);
+    return p;
+  }
+  test::RunResult probe(std::vector<std::string> args) {
+    args.insert(args.begin(), {"probe", "--device", "nvml:0"});
+    return test::run(args, env_, dir_.path);
+  }
+  // The report is the last thing on stdout; the command's own output (passed through) comes first.
+  static nlohmann::json parse(const test::RunResult& r) {
+    try {
+      size_t start = r.out.rfind("\n{\n");
+      return nlohmann::json::parse(start == std::string::npos ? r.out : r.out.substr(start + 1));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not JSON: " << e.what() << "\nstdout: " << r.out << "\nstderr: " << r.err;
+      return nlohmann::json::object();
+    }
+  }
+  TempDir dir_;
+  Env env_;
+};
+
+TEST_F(ProbeE2E, CommandMarkingStepsWithTheHelperIsMeasuredSavedAndItsStatusReturned) {
+  fs::path py = script("train.py",
+                       "import sys, time, regime_step\n"
+                       "for i in range(40):\n"
+                       "    with regime_step.step():\n"
+                       "        time.sleep(0.05)\n"
+                       "print('trained', flush=True)\n"
+                       "sys.exit(4)\n");
+  auto r = probe({"--seconds", "30", "--json", "--", "python3", py.string()});
+  EXPECT_EQ(r.status, 4) << r.err;  // the command's own exit status
+  auto j = parse(r);
+  ASSERT_TRUE(j.contains("measurement")) << r.out;
+  // The issue-3 contract: regime, confidence, advice, evidence, measurement{...}.
+  EXPECT_EQ(j["regime"], "headroom");  // the fake draws 600 W of 700 W at full clocks
+  EXPECT_GT(j["confidence"].get<double>(), 0);
+  EXPECT_LE(j["confidence"].get<double>(), 1);
+  EXPECT_FALSE(j["advice"].get<std::string>().empty());
+  EXPECT_TRUE(j["evidence"].is_object());
+  const auto& m = j["measurement"];
+  for (const char* key : {"steps", "time_per_step_s", "time_per_step_ci_s", "energy_per_step_J",
+                          "energy_per_step_ci_J", "avg_power_W", "energy_source"})
+    EXPECT_TRUE(m.contains(key)) << key;
+  EXPECT_GE(m["steps"].get<int>(), 30);  // the warm-up may drop a few
+  EXPECT_LE(m["steps"].get<int>(), 40);
+  EXPECT_NEAR(m["time_per_step_s"].get<double>(), 0.05, 0.01);
+  EXPECT_EQ(m["energy_source"], "counter");
+  // The fake draws 600 W while busy: energy per step is about 600 W x 0.05 s = 30 J.
+  EXPECT_NEAR(m["energy_per_step_J"].get<double>(), 30, 3);
+  EXPECT_LE(m["energy_per_step_ci_J"][0].get<double>(), m["energy_per_step_J"].get<double>());
+  EXPECT_GE(m["energy_per_step_ci_J"][1].get<double>(), m["energy_per_step_J"].get<double>());
+  EXPECT_EQ(j["exit_status"], 4);
+  EXPECT_EQ(j["stopped_at_time_limit"], false);
+  EXPECT_EQ(j["step_markers"], 40);
+  ASSERT_TRUE(j["sampler_cpu_pct"].is_number());
+  EXPECT_LT(j["duration_s"].get<double>(), 10);  // ended with the command, not at 30 s
+  EXPECT_EQ(r.out.find("trained\n"), 0u) << "the command's stdout passes through";
+
+  fs::path trace = j["trace"].get<std::string>();
+  EXPECT_EQ(trace, dir_.path / "state" / "runs" / "run-1.trace.csv");
+  auto samples = read_trace_csv(trace);  // the streamed CSV parses back
+  EXPECT_EQ(samples.size(), j["samples"].get<size_t>());
+  auto steps = read_steps_csv(j["steps_file"].get<std::string>());
+  EXPECT_EQ(steps.size(), 40u);
+  for (const auto& s : samples) EXPECT_EQ(s.limit_W, 700);  // never changed
+
+  RunStore store(dir_.path / "state" / "runs.sqlite");
+  auto rec = store.get(j["run_id"].get<int64_t>());
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->status, "done");
+  EXPECT_EQ(rec->exit_status, 4);
+  EXPECT_EQ(rec->device, "nvml:0");
+  EXPECT_EQ(rec->gpu_name, "NVIDIA H200");
+  EXPECT_EQ(rec->workload, "python3 " + py.string());
+  EXPECT_EQ(rec->trace_path, trace.string());
+  EXPECT_EQ(rec->measurement["steps"], m["steps"]);
+  EXPECT_EQ(rec->regime, "headroom");
+  EXPECT_DOUBLE_EQ(*rec->confidence, j["confidence"].get<double>());
+}
+
+TEST_F(ProbeE2E, SimulatedProbesNameTheRegimeTheTwinPutsEachWorkloadIn) {
+  struct Case {
+    const char* workload;
+    const char* regime;
+  };
+  for (Case c : {Case{"sim:resnet50", "headroom"}, Case{"sim:vgg16", "cap-bound"},
+                 Case{"sim:resnet18_cifar", "underutilized"}}) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = test::run({"probe", "--device", "sim:h200", "--workload", c.workload, "--json"}, env_,
+                       dir_.path);
+    double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.status, 0) << c.workload << ": " << r.err;
+    auto j = parse(r);
+    EXPECT_EQ(j["regime"], c.regime) << c.workload;
+    EXPECT_NEAR(j["duration_s"].get<double>(), 60, 1e-6) << "60 simulated seconds by default";
+    EXPECT_LT(took_s, 20) << "a simulated minute runs faster than real time";
+    EXPECT_TRUE(j["sampler_cpu_pct"].is_null());
+    EXPECT_GT(j["measurement"]["steps"].get<int>(), 100);
+    EXPECT_EQ(j["measurement"]["energy_source"], "counter");
+  }
+  RunStore store(dir_.path / "state" / "runs.sqlite");
+  auto runs = store.list();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].workload, "sim:resnet18_cifar");
+  EXPECT_EQ(runs[0].regime, "underutilized");
+  EXPECT_EQ(runs[2].regime, "headroom");
+}
+
+TEST_F(ProbeE2E, ACommandNeedsARealDevice) {
+  auto r = test::run({"probe", "--device", "sim:h200", "--", "true"}, env_, dir_.path);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("is simulated"), std::string::npos) << r.err;
+}
+
+TEST_F(ProbeE2E, StepRegexCountsMatchingLinesAndStillShowsTheOutput) {
+  auto r =
+      probe({"--seconds", "30", "--json", "--step-regex", "^iter [0-9]+ loss", "--", "sh", "-c",
+             "for i in $(seq 1 30); do echo \"iter $i loss=0.5\" >&2; sleep 0.04; done; "
+             "echo finished >&2"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  auto j = parse(r);
+  EXPECT_EQ(j["step_markers"], 30);
+  EXPECT_NE(r.err.find("iter 17 loss=0.5\n"), std::string::npos);
+  EXPECT_NE(r.err.find("finished"), std::string::npos);
+  EXPECT_NEAR(j["measurement"]["time_per_step_s"].get<double>(), 0.04, 0.02);
+}
+
+TEST_F(ProbeE2E, NoStepsGivesPerSecondFiguresAndTheTimeLimitEndsTheRunWithSuccess) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = probe({"--seconds", "2", "--no-steps", "--sample-ms", "20", "--json", "--", "sh", "-c",
+                  "test -z \"$REGIME_STEP_SOCKET\" && sleep 30"});
+  double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, 0) << r.err;  // regime cut it short: that is what was asked
+  EXPECT_LT(took_s, 8);
+  auto j = parse(r);
+  EXPECT_EQ(j["stopped_at_time_limit"], true);
+  EXPECT_EQ(j["exit_status"], 128 + SIGTERM);
+  EXPECT_EQ(j["measurement"]["per"], "second");
+  EXPECT_NEAR(j["samples"].get<double>(), 2 / 0.02, 12);
+  // Per second, energy is the average power: the fake draws 600 W.
+  EXPECT_NEAR(j["measurement"]["energy_per_step_J"].get<double>(), 600, 30);
+}
+
+TEST_F(ProbeE2E, SigtermToRegimeIsForwardedToTheCommandWhoseStatusIsReturned) {
+  fs::path py = script("wait.py",
+                       "import signal, sys, time\n"
+                       "def on_term(sig, frame):\n"
+                       "    print('got TERM', flush=True)\n"
+                       "    sys.exit(7)\n"
+                       "signal.signal(signal.SIGTERM, on_term)\n"
+                       "print('ready', flush=True)\n"
+                       "time.sleep(60)\n");
+  test::Child c = test::spawn({"probe", "--device", "nvml:0", "--seconds", "60", "--no-steps", "--",
+                               "python3", py.string()},
+                              env_, dir_.path);
+  ASSERT_TRUE(c.wait_for_output("ready", 20)) << c.err();
+  ::kill(c.pid, SIGTERM);
+  int status = c.wait();
+  EXPECT_EQ(status, 7) << c.err();
+  EXPECT_NE(c.out().find("got TERM"), std::string::npos);
+}
+
+TEST_F(ProbeE2E, RefusesAmbiguousOrMissingWork) {
+  auto both = probe({"--workload", "sim:resnet50", "--", "true"});
+  EXPECT_NE(both.status, 0);
+  EXPECT_NE(both.err.find("--workload excludes command"), std::string::npos);
+  auto neither = probe({"--seconds", "1"});
+  EXPECT_EQ(neither.status, 2);
+  EXPECT_NE(neither.err.find("--workload sim:NAME or a command after --"), std::string::npos);
+  auto bad_period = probe({"--sample-ms", "0", "--", "true"});
+  EXPECT_EQ(bad_period.status, 2);
+  EXPECT_NE(bad_period.err.find("--sample-ms must be in [1, 10000]"), std::string::npos);
+  auto missing = probe({"--", "regime-no-such-command-xyz"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("regime-no-such-command-xyz"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace regime
