@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "act/power_limit_guard.hpp"
+#include "analysis/classify.hpp"
 #include "cli/command.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -123,6 +124,9 @@ void sweep_device(const SweepArgs& a, Gpu& gpu) {
   opt.force = a.force;
   opt.caps = plan::with_default(plan::parse_caps(a.caps, info), info.default_limit_W);
   opt.fitter = plan::curve_fitter_for(info.name);
+  opt.classify = [info](const Measurement& m) -> std::optional<Regime> {
+    return classify(m, info).regime;
+  };
   if (!a.json)
     opt.on_probe = [](const plan::ProbeResult& p) {
       std::cerr << fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n",

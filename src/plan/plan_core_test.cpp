@@ -41,23 +41,29 @@ TEST(PlanSweepTable, ReadsRequiredAndOptionalColumnsAndWritesThemBack) {
 }
 
 TEST(PlanSweepTable, ErrorsNameFileLineAndColumn) {
-  EXPECT_EQ(error_of([] { parse_sweep_table("workload,gpu,cap_W,time_s,unit\nw,T4,70,1,step\n", "a.csv"); }),
+  EXPECT_EQ(error_of([] {
+              parse_sweep_table("workload,gpu,cap_W,time_s,unit\nw,T4,70,1,step\n", "a.csv");
+            }),
             "a.csv:1:1: header lacks the column 'avg_power_W'");
   EXPECT_EQ(error_of([] {
-              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,-1,60,step\n", "b.csv");
+              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,-1,60,step\n",
+                                "b.csv");
             }),
             "b.csv:2:9: time_s -1 must be > 0");
   EXPECT_EQ(error_of([] {
-              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,1,60\n", "c.csv");
+              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,1,60\n",
+                                "c.csv");
             }),
             "c.csv:2:1: 5 cells where the header has 6");
   EXPECT_EQ(error_of([] {
-              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,1,60,s\nw,T4,70,1,61,s\n",
-                                "d.csv");
+              parse_sweep_table(
+                  "workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,1,60,s\nw,T4,70,1,61,s\n",
+                  "d.csv");
             }),
             "d.csv:3:6: a second row for workload 'w' on T4 at 70 W");
-  EXPECT_NE(error_of([] { parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit,colour\n", "e.csv"); })
-                .find("e.csv:1:44: unknown column 'colour'"),
+  EXPECT_NE(error_of([] {
+              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit,colour\n", "e.csv");
+            }).find("e.csv:1:44: unknown column 'colour'"),
             std::string::npos);
 }
 
@@ -79,7 +85,8 @@ TEST(PlanCapGrid, UserListsAreCheckedAgainstTheRange) {
   EXPECT_EQ(parse_caps("64,70,60", info), (std::vector<double>{70, 64, 60}));
   EXPECT_EQ(error_of([&] { parse_caps("70,50", info); }),
             "cap 50 W is outside the range of sim:t4 (60-70 W)");
-  EXPECT_NE(error_of([&] { parse_caps("70,x", info); }).find("'x' is not a number"), std::string::npos);
+  EXPECT_NE(error_of([&] { parse_caps("70,x", info); }).find("'x' is not a number"),
+            std::string::npos);
   EXPECT_EQ(with_default({64, 60}, 70), (std::vector<double>{70, 64, 60}));
 }
 
@@ -92,7 +99,8 @@ TEST(PlanObjective, ParsesTheFourFormsAndRefusesTheRest) {
   EXPECT_NE(error_of([] { parse_objective("zeus"); }).find("needs a number"), std::string::npos);
   EXPECT_NE(error_of([] { parse_objective("zeus:2"); }).find("outside [0, 1]"), std::string::npos);
   EXPECT_NE(error_of([] { parse_objective("max-slowdown:-1"); }).find(">= 0"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_objective("power"); }).find("unknown objective 'power'"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_objective("power"); }).find("unknown objective 'power'"),
+            std::string::npos);
 }
 
 TEST(PlanObjective, ScoresFollowTheirDefinitions) {
@@ -148,7 +156,9 @@ TEST(PlanDecision, MaxSlowdownRespectsItsBoundAndNeedsTheDefault) {
   auto d = decide({point(70, 1, 100), point(64, 1.08, 95), point(60, 1.2, 80)},
                   inputs("max-slowdown:10"));
   EXPECT_EQ(d.cap_W, 64);
-  EXPECT_NE(error_of([] { decide({point(64, 1, 100)}, inputs()); }).find("no measurement at the default limit 70 W"),
+  EXPECT_NE(error_of([] {
+              decide({point(64, 1, 100)}, inputs());
+            }).find("no measurement at the default limit 70 W"),
             std::string::npos);
 }
 

@@ -109,7 +109,7 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
     out.stop_reason = fmt::format(
         "the pair is {} at the default limit: capping is pointless (the waste is elsewhere); "
         "pass --force to search anyway",
-        *out.regime == Regime::Idle ? "idle" : "underutilized");
+        to_string(*out.regime));
     out.decision = keep_default_because(in.default_limit_W, out.stop_reason);
     return out;
   }

@@ -1,12 +1,11 @@
 // regime sweep against the fake NVML (the real NVML code path): the original limit comes back
 // after a sweep, a failed workload, SIGINT and SIGTERM; `regime restore` brings it back after
 // kill -9; without --actuate nothing is changed and the user is told why.
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "plan_support.hpp"
@@ -55,10 +54,10 @@ class PlanNvmlE2E : public ::testing::Test {
   // A sweep whose workload prints a step every 50 ms; probes last `probe_s` seconds.
   std::vector<std::string> sweep_args(const std::string& probe_s, bool actuate = true,
                                       const std::string& workload = "") const {
-    std::vector<std::string> a = {"sweep",      "--device",  "nvml:0",   "--caps",
-                                  "300,250,200", "--strategy", "exhaustive", "--settle-s",
-                                  "0.2",        "--warmup-steps", "2",    "--probe-s",
-                                  probe_s,      "--step-regex", "step"};
+    std::vector<std::string> a = {"sweep",       "--device",       "nvml:0",     "--caps",
+                                  "300,250,200", "--strategy",     "exhaustive", "--settle-s",
+                                  "0.2",         "--warmup-steps", "2",          "--probe-s",
+                                  probe_s,       "--step-regex",   "step"};
     if (actuate) a.push_back("--actuate");
     a.insert(a.end(), {"--", "sh", "-c",
                        workload.empty() ? "while true; do echo step; sleep 0.05; done" : workload});
@@ -89,8 +88,11 @@ TEST_F(PlanNvmlE2E, AfterASweepTheOriginalLimitIsBack) {
 }
 
 TEST_F(PlanNvmlE2E, AfterAFailedWorkloadTheOriginalLimitIsBack) {
-  auto r = plan_e2e::run(sweep_args("0.6", true, "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo step; sleep 0.05; done; exit 3"),
-                         env_, dir_);
+  auto r = plan_e2e::run(
+      sweep_args(
+          "0.6", true,
+          "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo step; sleep 0.05; done; exit 3"),
+      env_, dir_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("exit status 3"), std::string::npos) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);

@@ -1,9 +1,9 @@
 // regime sweep on replay:FILE and regime recommend, run as a user would (the real binary).
-#include <filesystem>
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "plan/sweep_table.hpp"
 #include "plan_support.hpp"
@@ -34,7 +34,8 @@ TEST(PlanReplayE2E, SweepJsonHasTheContractFields) {
   auto j = run_json({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
                      "imagenet/resnet50/bs128/adadelta", "--strategy", "exhaustive", "--json"},
                     "contract");
-  for (const char* k : {"device", "workload", "strategy", "objective", "probes", "results", "decision"})
+  for (const char* k :
+       {"device", "workload", "strategy", "objective", "probes", "results", "decision"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["probes"], 7);
   for (const auto& r : j["results"])
@@ -50,18 +51,17 @@ TEST(PlanReplayE2E, SweepJsonHasTheContractFields) {
 TEST(PlanReplayE2E, RecommendAndSweepAgree) {
   for (const std::string gpu : {"V100", "RTX6000"}) {
     for (const std::string objective : {"energy", "edp", "zeus:0.5", "max-slowdown:10"}) {
-      auto rec = run_json({"recommend", "--sweep", zeus(gpu).string(), "--objective", objective,
-                           "--json"},
-                          "rec");
+      auto rec = run_json(
+          {"recommend", "--sweep", zeus(gpu).string(), "--objective", objective, "--json"}, "rec");
       auto table = plan::read_sweep_table(zeus(gpu));
       ASSERT_EQ(rec["workloads"].size(), table.workloads().size());
       // Every 6th workload keeps this test quick; the pure test covers all of them.
       for (size_t i = 0; i < rec["workloads"].size(); i += 6) {
         const auto& w = rec["workloads"][i];
-        auto sw = run_json({"sweep", "--device", "replay:" + zeus(gpu).string(), "--workload",
-                            w["workload"], "--strategy", "exhaustive", "--objective", objective,
-                            "--json"},
-                           "sw");
+        auto sw = run_json(
+            {"sweep", "--device", "replay:" + zeus(gpu).string(), "--workload", w["workload"],
+             "--strategy", "exhaustive", "--objective", objective, "--json"},
+            "sw");
         EXPECT_EQ(sw["decision"], w["decision"]) << gpu << " " << w["workload"] << " " << objective;
       }
     }
@@ -72,9 +72,9 @@ TEST(PlanReplayE2E, RecommendAndSweepAgree) {
 TEST(PlanReplayE2E, MaxSlowdownTenNeverPicksACapMoreThanTenPercentSlower) {
   int capped = 0;
   for (const std::string gpu : {"V100", "RTX6000"}) {
-    auto rec = run_json({"recommend", "--sweep", zeus(gpu).string(), "--objective",
-                         "max-slowdown:10", "--json"},
-                        "slow");
+    auto rec = run_json(
+        {"recommend", "--sweep", zeus(gpu).string(), "--objective", "max-slowdown:10", "--json"},
+        "slow");
     for (const auto& w : rec["workloads"]) {
       EXPECT_LE(w["decision"]["time_change_pct"].get<double>(), 10.0) << w["workload"];
       if (!w["decision"]["keep_default"].get<bool>()) ++capped;
@@ -103,9 +103,9 @@ TEST(PlanReplayE2E, OutOfRangeCapsAndBadObjectivesAreRefusedClearly) {
                          {}, scratch("obj"));
   EXPECT_NE(o.exit_code, 0);
   EXPECT_NE(o.err.find("outside [0, 1]"), std::string::npos) << o.err;
-  auto w = plan_e2e::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
-                          "nope"},
-                         {}, scratch("wl"));
+  auto w =
+      plan_e2e::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload", "nope"},
+                    {}, scratch("wl"));
   EXPECT_NE(w.exit_code, 0);
   EXPECT_NE(w.err.find("no rows for workload 'nope'"), std::string::npos) << w.err;
 }

@@ -30,7 +30,8 @@ inline std::string slurp(const std::filesystem::path& p) {
 }
 
 // Starts REGIME_BINARY with `args`, extra environment `env`, stdout/stderr into files in `dir`.
-inline pid_t spawn(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+inline pid_t spawn(const std::vector<std::string>& args,
+                   const std::map<std::string, std::string>& env,
                    const std::filesystem::path& dir) {
   pid_t pid = fork();
   if (pid == 0) {
@@ -60,8 +61,8 @@ inline int wait_exit(pid_t pid) {
   return -1;
 }
 
-inline Result run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-                  const std::filesystem::path& dir) {
+inline Result run(const std::vector<std::string>& args,
+                  const std::map<std::string, std::string>& env, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   Result r;
   r.exit_code = wait_exit(spawn(args, env, dir));
