@@ -55,6 +55,7 @@ nlohmann::json outcome_json(const SweepArgs& a, const std::string& workload,
           {"probes", o.probes.size()},
           {"results", results},
           {"decision", plan::to_json(o.decision)},
+          {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
           {"stop_reason", o.stop_reason}};
 }
 
@@ -63,6 +64,7 @@ void print_outcome(const SweepArgs& a, const std::string& workload, const plan::
                    const std::string& unit) {
   std::cout << fmt::format("sweep of {} on {}: strategy {}, objective {}, {} probe(s)\n", workload,
                            a.device, plan::to_string(strategy), objective.text(), o.probes.size());
+  if (o.regime) std::cout << fmt::format("regime at the default limit: {}\n", to_string(*o.regime));
   std::cout << plan::results_table(o.probes, default_W, unit);
   std::cout << "search: " << o.stop_reason << "\n";
   std::cout << plan::decision_text(o.decision);

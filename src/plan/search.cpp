@@ -121,11 +121,14 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
   for (double cap : caps)
     if (cap < ceiling_W && cap < caps.front()) grid.push_back(cap);
   std::sort(grid.begin(), grid.end());
-  if (grid.empty())
-    return finish(
-        fmt::format("every cap below the default is above the observed draw ({:.1f} W "
-                    "x {:.2f}): a cap there cannot bind",
-                    draw_W, 1 + opt.headroom_margin));
+  if (grid.empty()) {
+    out.stop_reason = fmt::format(
+        "every cap below the default is above the observed draw ({:.1f} W x {:.2f}): a cap there "
+        "cannot bind, so none is measured",
+        draw_W, 1 + opt.headroom_margin);
+    out.decision = keep_default_because(in.default_limit_W, out.stop_reason);
+    return out;
+  }
   size_t n_candidates = grid.size();
   grid.push_back(caps.front());
 
