@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "common/error.hpp"
 
@@ -53,11 +54,23 @@ Decision decide(const std::vector<ProbeResult>& probes, const DecisionInputs& in
   const std::string obj = in.objective.text();
 
   // The best cap by the objective; ties go to the higher cap (less intervention).
+  // Single measurements at caps the workload cannot reach are not credited (see the header).
+  const double no_bind_W = dm.avg_power_W * (1 + kNoBindMargin);
+  std::optional<double> ignored_best_W;
+  double ignored_best_score = 0;
   int best = d_idx;
   double best_score = *probe_score(dflt, dflt, in);
   for (size_t i = 0; i < probes.size(); ++i) {
     auto s = probe_score(probes[i], dflt, in);
     if (!s) continue;
+    if (static_cast<int>(i) != d_idx && !has_intervals(probes[i].measurement) &&
+        probes[i].cap_W >= no_bind_W) {
+      if (!ignored_best_W || *s < ignored_best_score) {
+        ignored_best_W = probes[i].cap_W;
+        ignored_best_score = *s;
+      }
+      continue;
+    }
     if (*s < best_score || (*s == best_score && probes[i].cap_W > probes[best].cap_W)) {
       best = static_cast<int>(i);
       best_score = *s;
@@ -74,6 +87,12 @@ Decision decide(const std::vector<ProbeResult>& probes, const DecisionInputs& in
         fmt::format("no cap measured beats the default limit {} W on {}", in.default_limit_W, obj);
     if (in.objective.kind == ObjectiveKind::MaxSlowdown)
       why += fmt::format(" within a {}% slowdown", in.objective.max_slowdown_pct);
+    if (ignored_best_W && ignored_best_score < *probe_score(dflt, dflt, in))
+      why += fmt::format(
+          "; {} W measured {:+.1f}% but lies above the draw at the default ({:.1f} W x {:.2f}): a "
+          "cap there cannot bind, so the difference is noise",
+          *ignored_best_W, change_pct(ignored_best_score, *probe_score(dflt, dflt, in)),
+          dm.avg_power_W, 1 + kNoBindMargin);
     return keep_default_because(in.default_limit_W, why);
   }
 

@@ -48,9 +48,9 @@ struct SearchOptions {
   Strategy strategy = Strategy::Adaptive;
   std::vector<double> caps;  // the grid, highest first; must contain the default limit
   DecisionInputs decision;
-  bool force = false;                   // go on in an underutilized or idle pair
-  double headroom_margin = 0.15;        // caps >= draw x (1 + margin) are not probed (adaptive)
-  double second_probe_fraction = 0.34;  // where in the remaining caps the second probe goes
+  bool force = false;                      // go on in an underutilized or idle pair
+  double headroom_margin = kNoBindMargin;  // caps >= draw x (1 + margin) are not probed (adaptive)
+  double second_probe_fraction = 0.34;     // where in the remaining caps the second probe goes
   // The curve may end the search from this many probes on (with 3, the twin stopped early on 5
   // Zeus workloads and lost up to 8.5%; with 4 it loses nothing: docs/sweep.md).
   size_t min_probes_before_model_stop = 4;
