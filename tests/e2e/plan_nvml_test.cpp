@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
-#include "plan_support.hpp"
+#include "foundation_support.hpp"
 
 namespace regime {
 namespace {
@@ -64,15 +66,23 @@ class PlanNvmlE2E : public ::testing::Test {
     return a;
   }
 
+  // Waits until the fake GPU's limit reads `watts` or `timeout_s` passes.
+  bool wait_for_limit(double watts, double timeout_s) const {
+    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < end) {
+      if (limit_W() == watts) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
   void interrupt_mid_sweep(int signo, int expect_exit) {
-    pid_t pid = plan_e2e::spawn(sweep_args("30"), env_, dir_);
-    ASSERT_TRUE(plan_e2e::wait_for([&] { return limit_W() == 300; }, 20))
-        << "the sweep never set its first cap: " << plan_e2e::slurp(dir_ / "stderr");
+    test::Child child = test::spawn(sweep_args("30"), env_, dir_);
+    ASSERT_TRUE(wait_for_limit(300, 20)) << "the sweep never set its first cap: " << child.err();
     // Let the probe's window run a little, then interrupt it mid-probe.
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    kill(pid, signo);
-    int code = plan_e2e::wait_exit(pid);
-    EXPECT_EQ(code, expect_exit) << plan_e2e::slurp(dir_ / "stderr");
+    kill(child.pid, signo);
+    EXPECT_EQ(child.wait(), expect_exit) << child.err();
   }
 
   fs::path dir_;
@@ -80,20 +90,20 @@ class PlanNvmlE2E : public ::testing::Test {
 };
 
 TEST_F(PlanNvmlE2E, AfterASweepTheOriginalLimitIsBack) {
-  auto r = plan_e2e::run(sweep_args("0.6"), env_, dir_);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto r = test::run(sweep_args("0.6"), env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("decision: 200 W"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("restored the original limit 280 W"), std::string::npos) << r.out;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 
 TEST_F(PlanNvmlE2E, AfterAFailedWorkloadTheOriginalLimitIsBack) {
-  auto r = plan_e2e::run(
+  auto r = test::run(
       sweep_args(
           "0.6", true,
           "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo step; sleep 0.05; done; exit 3"),
       env_, dir_);
-  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("exit status 3"), std::string::npos) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
@@ -111,14 +121,14 @@ TEST_F(PlanNvmlE2E, AfterSigtermTheOriginalLimitIsBack) {
 TEST_F(PlanNvmlE2E, AfterKill9RestoreBringsTheOriginalBack) {
   interrupt_mid_sweep(SIGKILL, 128 + SIGKILL);
   EXPECT_EQ(limit_W(), 300);  // left as the sweep set it
-  auto r = plan_e2e::run({"restore"}, env_, dir_ / "restore");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto r = test::run({"restore"}, env_, dir_);
+  EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 
 TEST_F(PlanNvmlE2E, WithoutActuateNothingChangesAndTheUserIsTold) {
-  auto r = plan_e2e::run(sweep_args("0.6", false), env_, dir_);
-  EXPECT_NE(r.exit_code, 0);
+  auto r = test::run(sweep_args("0.6", false), env_, dir_);
+  EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--actuate"), std::string::npos) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
@@ -126,12 +136,12 @@ TEST_F(PlanNvmlE2E, WithoutActuateNothingChangesAndTheUserIsTold) {
 TEST_F(PlanNvmlE2E, ApplyLeavesTheChosenCapAndRestoreUndoesIt) {
   auto args = sweep_args("0.6");
   args.insert(args.begin() + 1, "--apply");
-  auto r = plan_e2e::run(args, env_, dir_);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto r = test::run(args, env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), 200);
   EXPECT_NE(r.out.find("applied: 200 W"), std::string::npos) << r.out;
-  auto rr = plan_e2e::run({"restore"}, env_, dir_ / "restore");
-  EXPECT_EQ(rr.exit_code, 0) << rr.err;
+  auto rr = test::run({"restore"}, env_, dir_);
+  EXPECT_EQ(rr.status, 0) << rr.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "foundation_support.hpp"
 #include "plan/sweep_table.hpp"
-#include "plan_support.hpp"
 
 namespace regime {
 namespace {
@@ -25,8 +25,8 @@ fs::path scratch(const std::string& name) {
 }
 
 json run_json(const std::vector<std::string>& args, const std::string& name) {
-  auto r = plan_e2e::run(args, {}, scratch(name));
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto r = test::run(args, {}, scratch(name));
+  EXPECT_EQ(r.status, 0) << r.err;
   return json::parse(r.out);
 }
 
@@ -84,29 +84,28 @@ TEST(PlanReplayE2E, MaxSlowdownTenNeverPicksACapMoreThanTenPercentSlower) {
 }
 
 TEST(PlanReplayE2E, ACapNotInTheTableIsAnErrorNamingTheCaps) {
-  auto r = plan_e2e::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
-                          "imagenet/resnet50/bs128/adadelta", "--caps", "250,130"},
-                         {}, scratch("nocap"));
-  EXPECT_NE(r.exit_code, 0);
+  auto r = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
+                      "imagenet/resnet50/bs128/adadelta", "--caps", "250,130"},
+                     {}, scratch("nocap"));
+  EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("no row at 130 W"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("250, 225, 200, 175, 150, 125, 100"), std::string::npos) << r.err;
 }
 
 TEST(PlanReplayE2E, OutOfRangeCapsAndBadObjectivesAreRefusedClearly) {
-  auto r = plan_e2e::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
-                          "imagenet/resnet50/bs128/adadelta", "--caps", "300"},
-                         {}, scratch("range"));
-  EXPECT_NE(r.exit_code, 0);
+  auto r = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
+                      "imagenet/resnet50/bs128/adadelta", "--caps", "300"},
+                     {}, scratch("range"));
+  EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("outside the range"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("100-250 W"), std::string::npos) << r.err;
-  auto o = plan_e2e::run({"recommend", "--sweep", zeus("V100").string(), "--objective", "zeus:1.5"},
-                         {}, scratch("obj"));
-  EXPECT_NE(o.exit_code, 0);
+  auto o = test::run({"recommend", "--sweep", zeus("V100").string(), "--objective", "zeus:1.5"}, {},
+                     scratch("obj"));
+  EXPECT_NE(o.status, 0);
   EXPECT_NE(o.err.find("outside [0, 1]"), std::string::npos) << o.err;
-  auto w =
-      plan_e2e::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload", "nope"},
-                    {}, scratch("wl"));
-  EXPECT_NE(w.exit_code, 0);
+  auto w = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload", "nope"},
+                     {}, scratch("wl"));
+  EXPECT_NE(w.status, 0);
   EXPECT_NE(w.err.find("no rows for workload 'nope'"), std::string::npos) << w.err;
 }
 
@@ -115,8 +114,9 @@ TEST(PlanReplayE2E, MalformedSweepTableNamesFileLineAndColumn) {
   std::ofstream(dir / "bad.csv") << "workload,gpu,cap_W,time_s,avg_power_W,unit\n"
                                     "a,V100,250,1.0,200,epoch\n"
                                     "a,V100,2x0,1.0,200,epoch\n";
-  auto r = plan_e2e::run({"recommend", "--sweep", (dir / "bad.csv").string()}, {}, dir);
-  EXPECT_NE(r.exit_code, 0);
+  auto r = test::run({"recommend", "--sweep", (dir / "bad.csv").string()}, {}, dir);
+  fs::remove_all(dir.parent_path());
+  EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("bad.csv:3:8: cap_W '2x0' is not a number"), std::string::npos) << r.err;
 }
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "plan_support.hpp"
+#include "foundation_support.hpp"
 
 namespace regime {
 namespace {
@@ -19,10 +19,11 @@ const std::vector<std::string> kCnns = {"resnet50", "vgg16", "mobilenet_v2", "de
 json sweep(const std::string& device, const std::string& workload, const std::string& strategy,
            const std::string& mode = "live") {
   auto dir = fs::temp_directory_path() / ("regime-plan-sim-" + std::to_string(getpid()));
-  auto r = plan_e2e::run({"sweep", "--device", device, "--workload", "sim:" + workload,
-                          "--strategy", strategy, "--mode", mode, "--json"},
-                         {}, dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  fs::create_directories(dir);
+  auto r = test::run({"sweep", "--device", device, "--workload", "sim:" + workload, "--strategy",
+                      strategy, "--mode", mode, "--json"},
+                     {}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
   return json::parse(r.out);
 }
 
