@@ -12,7 +12,7 @@
 # REGIME_READ_ONLY=1 is exported, so any set call would be refused outright.
 #
 # Environment: REGIME (path of the regime binary; default build/release/regime, then
-# build/ci/regime), DEVICE (default nvml:0), OUT (folder for the raw files; default a temp dir).
+# build/ci/regime), DEVICE (default nvml:0), BENCH_DIR (folder for the raw files; default a temp dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=resnet50 pairs=3 seconds=40 extra=()
@@ -26,30 +26,20 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$pairs" -ge 3 ] || { echo "h200_overhead.sh: --pairs must be at least 3" >&2; exit 2; }
-regime=${REGIME:-}
-if [ -z "$regime" ]; then
-  for c in build/release/regime build/ci/regime; do [ -x "$c" ] && { regime=$c; break; }; done
-fi
-[ -x "${regime:-}" ] || { echo "h200_overhead.sh: no regime binary (set REGIME=...)" >&2; exit 2; }
-device=${DEVICE:-nvml:0}
-out=${OUT:-$(mktemp -d /tmp/regime-overhead-XXXXXX)}
-mkdir -p "$out"
-export REGIME_READ_ONLY=1
-export REGIME_STATE_DIR="$out/state"
-unset REGIME_STEP_SOCKET
+source bench/h200_common.sh h200_overhead.sh regime-overhead
 
 train=(python3 workloads/train.py --model "$model" --seconds "$seconds" "${extra[@]}")
 run_arm() {  # $1 = A|B, $2 = pair index
   local tag="$1$2"
   if [ "$1" = A ]; then
-    "${train[@]}" --step-times-out "$out/$tag.steps.csv" >"$out/$tag.log" 2>&1
+    "${train[@]}" --step-times-out "$out/$tag.times.csv" >"$out/$tag.log" 2>&1
   else
     # The probe's limit is well past the script's own, so the script always ends by itself.
     "$regime" probe --device "$device" --seconds "$((seconds + 120))" --json \
       --trace-out "$out/$tag.trace.csv" --db "$out/runs.sqlite" \
-      -- "${train[@]}" --step-times-out "$out/$tag.steps.csv" >"$out/$tag.json" 2>"$out/$tag.log"
+      -- "${train[@]}" --step-times-out "$out/$tag.times.csv" >"$out/$tag.out" 2>"$out/$tag.log"
   fi
-  echo "  $tag done: $(tail -n 1 "$out/$tag.log")"
+  echo "  $tag done"
 }
 
 echo "model $model, $pairs pairs of ${seconds}s runs on $device; raw files in $out"
@@ -70,12 +60,13 @@ def mean_step(path):
 
 a, b, slow, cpu = [], [], [], []
 for i in range(1, pairs + 1):
-    (ma, na), (mb, nb) = mean_step(os.path.join(out, "A%d.steps.csv" % i)), mean_step(os.path.join(out, "B%d.steps.csv" % i))
+    (ma, na), (mb, nb) = mean_step(os.path.join(out, "A%d.times.csv" % i)), mean_step(os.path.join(out, "B%d.times.csv" % i))
     a.append(ma); b.append(mb); slow.append(100.0 * (mb - ma) / ma)
-    with open(os.path.join(out, "B%d.json" % i)) as f:
-        j = json.load(f)
+    with open(os.path.join(out, "B%d.out" % i)) as f:
+        text = f.read()  # the script's own output, then the probe's JSON report
+    j = json.loads(text[text.rfind("\n{\n") + 1:] if "\n{\n" in text else text)
     cpu.append(j.get("sampler_cpu_pct"))
-    print("pair %d: A %.6f s/step (%d steps)  B %.6f s/step (%d steps)  slowdown %+.3f%%  probe CPU %s%%  regime %s"
+    print("pair %d: A %.6f s/step (%d steps)  B %.6f s/step (%d steps)  slowdown %+.3f%%  probe CPU %.3f%%  regime %s"
           % (i, ma, na, mb, nb, slow[-1], cpu[-1], j.get("regime")))
 n = len(slow)
 sd = statistics.stdev(slow) if n > 1 else float("nan")

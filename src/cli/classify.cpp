@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "common/error.hpp"
 #include "trace/csv.hpp"
+#include "twin/spec.hpp"
 
 namespace regime::cli {
 
@@ -27,7 +28,24 @@ struct ClassifyArgs {
   double limit_W = 0;
   double max_sm_MHz = 0;
   double slowdown_temp_C = 0;
+  std::string gpu_model;
 };
+
+// The model's published facts (data/gpus) fill what a trace cannot know; the enforced limit stays
+// the trace's, since that is what the run ran under.
+GpuInfo with_spec(GpuInfo info, const twin::GpuSpec& spec) {
+  info.name = spec.name;
+  info.min_limit_W = spec.min_limit_W;
+  info.max_limit_W = spec.max_limit_W;
+  info.default_limit_W = spec.default_limit_W;
+  info.max_sm_MHz = spec.max_sm_MHz;
+  info.max_mem_MHz = spec.max_mem_MHz;
+  info.slowdown_temp_C = spec.slowdown_temp_C;
+  info.shutdown_temp_C = spec.shutdown_temp_C;
+  info.gpu_max_temp_C = spec.gpu_max_temp_C;
+  if (info.enforced_limit_W <= 0) info.enforced_limit_W = spec.default_limit_W;
+  return info;
+}
 
 std::optional<std::filesystem::path> steps_file(const ClassifyArgs& a, bool steps_given) {
   if (a.no_steps) return std::nullopt;
@@ -60,6 +78,9 @@ const CommandRegistrar reg("classify", [](CLI::App& root, Context&) {
                      ->check(CLI::PositiveNumber);
   auto* slowdown = sub->add_option("--slowdown-temp-c", a->slowdown_temp_C,
                                    "Slowdown temperature threshold, C (default: unknown)");
+  auto* model = sub->add_option("--gpu-model", a->gpu_model,
+                                "GPU model of data/gpus (e.g. h200): its maximum clock and "
+                                "temperature thresholds; the flags above still win");
   sub->callback([=] {
     const std::optional<std::filesystem::path> steps = steps_file(*a, steps_opt->count() > 0);
     const Trace trace = load_trace(a->trace, steps);
@@ -72,7 +93,9 @@ const CommandRegistrar reg("classify", [](CLI::App& root, Context&) {
     if (limit->count()) over.enforced_limit_W = a->limit_W;
     if (max_sm->count()) over.max_sm_MHz = a->max_sm_MHz;
     if (slowdown->count()) over.slowdown_temp_C = a->slowdown_temp_C;
-    const RegimeReport r = classify(m, infer_gpu_info(trace, mo.gpu), over);
+    GpuInfo info = infer_gpu_info(trace, mo.gpu);
+    if (model->count()) info = with_spec(info, twin::load_gpu_spec(a->gpu_model));
+    const RegimeReport r = classify(m, info, over);
     if (a->json) {
       nlohmann::json j = to_json(r);
       j["inputs"] = {{"trace", a->trace},

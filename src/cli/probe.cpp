@@ -63,9 +63,20 @@ std::string utc_now_iso() {
   return buf;
 }
 
+// The command as a shell would take it back: arguments with special characters single-quoted.
+std::string shell_quote(const std::string& arg) {
+  bool plain = !arg.empty() && arg.find_first_not_of(
+                                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                                   "VWXYZ0123456789_-+=./:,@%") == std::string::npos;
+  if (plain) return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string command_line(const std::vector<std::string>& argv) {
   std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
   return out;
 }
 
@@ -96,8 +107,8 @@ nlohmann::json options_json(const ProbeArgs& a) {
 }
 
 // What the run itself adds to the report: where things went and what it cost.
-nlohmann::json run_json(const RunRecord& rec, const Trace& trace, const RunStats& stats,
-                        bool simulated, bool stopped_at_limit) {
+nlohmann::json run_json(const RunRecord& rec, const fs::path& db_path, const Trace& trace,
+                        const RunStats& stats, bool simulated, bool stopped_at_limit) {
   return {{"run_id", rec.id},
           {"device", rec.device},
           {"gpu", rec.gpu_name},
@@ -109,13 +120,69 @@ nlohmann::json run_json(const RunRecord& rec, const Trace& trace, const RunStats
           {"step_markers", trace.steps.size()},
           {"trace", rec.trace_path},
           {"steps_file", rec.steps_path},
-          {"db", nullptr},
+          {"db", fs::absolute(db_path).string()},
           {"sampler_cpu_s", simulated ? nlohmann::json(nullptr) : nlohmann::json(stats.cpu_s)},
           // The process's CPU time (all threads) over the run's wall time: the sampler's own
           // cost, as the workload is another process. Meaningless on a simulated clock.
           {"sampler_cpu_pct", simulated || stats.wall_s <= 0
                                   ? nlohmann::json(nullptr)
                                   : nlohmann::json(100.0 * stats.cpu_s / stats.wall_s)}};
+}
+
+RunRecord new_record(const ProbeArgs& a, const GpuInfo& info, double started_at_s) {
+  RunRecord rec;
+  rec.started_at_s = started_at_s;
+  rec.started_at_utc = utc_now_iso();
+  rec.device = a.device;
+  rec.gpu_name = info.name;
+  rec.gpu_uuid = info.uuid;
+  rec.workload = a.command.empty() ? a.workload : command_line(a.command);
+  rec.options = options_json(a);
+  return rec;
+}
+
+MeasureOptions measure_options(const ProbeArgs& a) {
+  MeasureOptions mo;
+  mo.use_steps = !a.no_steps;
+  if (a.warmup_s) {
+    mo.detect_steady_state = false;
+    mo.warmup_s = *a.warmup_s;
+  }
+  return mo;
+}
+
+// Hints on stderr about how far to trust the figures.
+void warn_about(const ProbeArgs& a, bool is_command, const Trace& trace,
+                const RegimeReport& report) {
+  if (is_command && !a.no_steps && trace.steps.empty())
+    std::cerr << "regime: no step markers arrived, so the figures are per second; mark steps "
+                 "with python/regime_step (REGIME_STEP_SOCKET) or --step-regex, or pass "
+                 "--no-steps\n";
+  if (report.evidence.value("short_run", false))
+    std::cerr << fmt::format(
+        "regime: warning: the steady window is short ({:.1f} s, {} steps; classify wants at "
+        "least {} s and {} steps): treat this run's figures as rough\n",
+        report.measurement.window_end_s - report.measurement.window_start_s,
+        report.measurement.steps, kShortRun_s, kShortRunSteps);
+}
+
+void print_text(const RegimeReport& report, const RunRecord& rec, const nlohmann::json& run_info,
+                bool is_command, bool simulated) {
+  std::cout << format_report(report);
+  std::string status;
+  if (is_command && rec.exit_status)
+    status = fmt::format(
+        ", exit status {}{}", *rec.exit_status,
+        run_info["stopped_at_time_limit"].get<bool>() ? " (stopped at the time limit)" : "");
+  std::cout << fmt::format(
+      "run {}: {} on {} ({}), {:.1f} s{}, {} samples, {} step markers{}\n", rec.id, rec.workload,
+      rec.device, rec.gpu_name, run_info["duration_s"].get<double>(), simulated ? " simulated" : "",
+      run_info["samples"].get<size_t>(), run_info["step_markers"].get<size_t>(), status);
+  if (!simulated)
+    std::cout << fmt::format("  regime's own CPU: {:.2f}% of one core\n",
+                             run_info["sampler_cpu_pct"].get<double>());
+  std::cout << fmt::format("  trace {}\n  steps {}\n  saved as run {} in {}\n", rec.trace_path,
+                           rec.steps_path, rec.id, run_info["db"].get<std::string>());
 }
 
 int probe(const ProbeArgs& a) {
@@ -129,84 +196,78 @@ int probe(const ProbeArgs& a) {
                     "needs a real GPU such as nvml:0");
   GpuInfo info = gpu->info();
   WallClock wall;
-  fs::path db_path = a.db.empty() ? RunStore::default_path() : fs::path(a.db);
-  RunStore store(db_path);
-  RunRecord rec;
-  rec.started_at_s = wall.now_s();
-  rec.started_at_utc = utc_now_iso();
-  rec.device = a.device;
-  rec.gpu_name = info.name;
-  rec.gpu_uuid = info.uuid;
-  rec.workload = a.command.empty() ? a.workload : command_line(a.command);
-  rec.options = options_json(a);
-  rec.id = store.insert(rec);
-  TracePaths paths = trace_paths(a, rec.id);
-  rec.trace_path = fs::absolute(paths.trace).string();
-  rec.steps_path = fs::absolute(paths.steps).string();
-  store.update(rec);
-
+  // The workload first: a bad regex or an unknown sim workload leaves no run record behind.
   std::unique_ptr<ProcessWorkload> process;
   WorkloadPtr builtin;
-  Workload* work = nullptr;
   if (!a.command.empty()) {
     ProcessOptions p;
     p.argv = a.command;
     p.step_socket = !a.no_steps;
     p.step_regex = a.step_regex;
     process = std::make_unique<ProcessWorkload>(p, wall);
-    work = process.get();
   } else {
     builtin = make_builtin_workload(a.workload, *gpu);
-    work = builtin.get();
   }
+  Workload& work = process ? static_cast<Workload&>(*process) : *builtin;
 
-  if (paths.trace.has_parent_path()) fs::create_directories(paths.trace.parent_path());
-  TraceCsvWriter trace_writer(paths.trace);
-  StepsCsvWriter steps_writer(paths.steps);
-  RunOptions o;
-  o.duration_s = a.seconds;
-  o.sample_period_s = a.sample_ms / 1000.0;
-  o.on_sample = [&](const Sample& s) { trace_writer.append(s); };
-  o.on_step = [&](const Step& s) { steps_writer.append(s); };
+  fs::path db_path = a.db.empty() ? RunStore::default_path() : fs::path(a.db);
+  RunStore store(db_path);
+  RunRecord rec = new_record(a, info, wall.now_s());
+  rec.id = store.insert(rec);  // recorded as running: a crash still leaves the trace findable
+  TracePaths paths = trace_paths(a, rec.id);
+  rec.trace_path = fs::absolute(paths.trace).string();
+  rec.steps_path = fs::absolute(paths.steps).string();
+  auto fail = [&](const std::string& why, const nlohmann::json& run_info) {
+    rec.status = "failed";
+    rec.exit_status = work.exit_status();
+    rec.report = {{"error", why}, {"run", run_info}};
+    store.update(rec);
+  };
+
   RunStats stats;
   Trace trace;
   try {
-    trace = run(*gpu, *work, o, clock_for(*gpu, wall), &stats);
+    store.update(rec);
+    if (paths.trace.has_parent_path()) fs::create_directories(paths.trace.parent_path());
+    TraceCsvWriter trace_writer(paths.trace);
+    StepsCsvWriter steps_writer(paths.steps);
+    RunOptions o;
+    o.duration_s = a.seconds;
+    o.sample_period_s = a.sample_ms / 1000.0;
+    o.on_sample = [&](const Sample& s) { trace_writer.append(s); };
+    o.on_step = [&](const Step& s) { steps_writer.append(s); };
+    trace = run(*gpu, work, o, clock_for(*gpu, wall), &stats);
     trace_writer.close();
     steps_writer.close();
     if (!trace.power_points.empty()) write_power_csv(paths.power, trace.power_points);
-  } catch (...) {
-    rec.status = "failed";
-    rec.exit_status = work->exit_status();
-    store.update(rec);
+  } catch (const std::exception& e) {
+    fail(e.what(), nullptr);
     throw;
   }
-  rec.exit_status = work->exit_status();
+  rec.exit_status = work.exit_status();
   bool stopped_at_limit = stats.ended_by == RunEnd::Duration;
   if (process && process->malformed_markers() > 0)
     std::cerr << fmt::format("regime: ignored {} malformed step marker(s); last: {}\n",
                              process->malformed_markers(), process->last_marker_error());
+  nlohmann::json run_info = run_json(rec, db_path, trace, stats, simulated, stopped_at_limit);
 
-  MeasureOptions mo;
-  mo.use_steps = !a.no_steps;
-  if (a.warmup_s) {
-    mo.detect_steady_state = false;
-    mo.warmup_s = *a.warmup_s;
-  }
-  nlohmann::json run_info = run_json(rec, trace, stats, simulated, stopped_at_limit);
-  run_info["db"] = fs::absolute(db_path).string();
   RegimeReport report;
   try {
-    report = classify(measure(trace, mo), info);
+    report = classify(measure(trace, measure_options(a)), info);
   } catch (const Error& e) {
-    rec.status = "failed";
-    rec.report = {{"error", e.what()}, {"run", run_info}};
-    store.update(rec);
-    throw Error(e.kind(),
-                fmt::format("run {} ({:.1f} s, exit status {}): cannot measure it: {}", rec.id,
-                            stats.t_end_s - stats.t_start_s,
-                            rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what()));
+    fail(e.what(), run_info);
+    std::string what =
+        fmt::format("run {} ({:.1f} s, exit status {}): cannot measure it: {}", rec.id,
+                    stats.t_end_s - stats.t_start_s,
+                    rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what());
+    // A command that failed by itself: say why nothing was measured, and pass its status on.
+    if (rec.exit_status && *rec.exit_status != 0 && !stopped_at_limit) {
+      std::cerr << "regime: " << what << "\n";
+      return *rec.exit_status;
+    }
+    throw Error(e.kind(), what);
   }
+  warn_about(a, process != nullptr, trace, report);
   nlohmann::json out = to_json(report);
   for (auto& [k, v] : run_info.items()) out[k] = v;
   rec.status = "done";
@@ -219,20 +280,7 @@ int probe(const ProbeArgs& a) {
   if (a.json) {
     print_json(out);
   } else {
-    std::cout << format_report(report);
-    std::cout << fmt::format(
-        "run {}: {} on {} ({}), {:.1f} s{}, {} samples, {} step markers{}\n", rec.id, rec.workload,
-        rec.device, rec.gpu_name, stats.t_end_s - stats.t_start_s, simulated ? " simulated" : "",
-        trace.samples.size(), trace.steps.size(),
-        process && rec.exit_status
-            ? fmt::format(", exit status {}{}", *rec.exit_status,
-                          stopped_at_limit ? " (stopped at the time limit)" : "")
-            : "");
-    if (!simulated)
-      std::cout << fmt::format("  regime's own CPU: {:.2f}% of one core\n",
-                               run_info["sampler_cpu_pct"].get<double>());
-    std::cout << fmt::format("  trace {}\n  steps {}\n  saved as run {} in {}\n", rec.trace_path,
-                             rec.steps_path, rec.id, fs::absolute(db_path).string());
+    print_text(report, rec, run_info, process != nullptr, simulated);
   }
   // The command's own status, unless regime ended it at the time limit (a probe of a long job
   // is expected to cut it short: that is success).

@@ -74,8 +74,12 @@ void run_curve(const std::string& gpu_name, const std::string& workload_name,
 }
 
 void run_fit(const std::string& sweep_path, const std::optional<std::string>& gpu, int n,
-             bool json) {
-  twin::SweepFitReport r = twin::fit_sweep(twin::read_sweep_table(sweep_path), gpu, n);
+             const std::string& model, bool json) {
+  if (model != "twin" && model != "cube")
+    throw Error(ErrorKind::InvalidArgument, "--model must be twin or cube, got '" + model + "'");
+  twin::SweepFitReport r =
+      twin::fit_sweep(twin::read_sweep_table(sweep_path), gpu, n,
+                      model == "twin" ? twin::CurveModel::Twin : twin::CurveModel::CubeLaw);
   if (json) {
     nlohmann::json ws = nlohmann::json::array();
     for (const auto& w : r.workloads)
@@ -126,6 +130,7 @@ const CommandRegistrar reg("sim", [](CLI::App& root, Context&) {
     std::string sweep;
     std::optional<std::string> gpu;
     int fit_caps = 3;
+    std::string model = "twin";
     bool json = false;
   };
   auto fo = std::make_shared<FitOpts>();
@@ -136,8 +141,11 @@ const CommandRegistrar reg("sim", [](CLI::App& root, Context&) {
   fit->add_option("--gpu", fo->gpu, "GPU model to fit with (default: the table's gpu column)");
   fit->add_option("--fit-caps", fo->fit_caps, "How many caps per workload to fit from")
       ->default_val(3);
+  fit->add_option("--model", fo->model,
+                  "twin (default), or cube: a plain cube-law model, the yardstick")
+      ->default_val("twin");
   fit->add_flag("--json", fo->json, "Machine-readable output");
-  fit->callback([fo] { run_fit(fo->sweep, fo->gpu, fo->fit_caps, fo->json); });
+  fit->callback([fo] { run_fit(fo->sweep, fo->gpu, fo->fit_caps, fo->model, fo->json); });
 });
 
 }  // namespace

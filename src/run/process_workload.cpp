@@ -256,7 +256,8 @@ void ProcessWorkload::drain_socket() {
 
 bool ProcessWorkload::drain_stream(Stream& s) {
   char buf[8192];
-  for (;;) {
+  // Bounded, so a grandchild that keeps writing cannot hold the final drain forever.
+  for (int chunk = 0; chunk < 64; ++chunk) {
     ssize_t n = ::read(s.fd, buf, sizeof buf);
     if (n == 0) {
       if (!s.line.empty()) on_line(s.line);
@@ -275,6 +276,7 @@ bool ProcessWorkload::drain_stream(Stream& s) {
       }
     }
   }
+  return true;
 }
 
 void ProcessWorkload::on_line(const std::string& line) {

@@ -126,6 +126,17 @@ class Loop {
         stats.ended_by = RunEnd::WorkloadFinished;
         break;
       }
+      if (o_.on_tick) {
+        RunOptions::TickAction action = o_.on_tick(now);
+        if (action == RunOptions::TickAction::Edge) {
+          double edge_now = clock_.now_s();
+          sample(edge_now, true, stats);
+          energy.pass(edge_now);
+        } else if (action == RunOptions::TickAction::Stop) {
+          stats.ended_by = RunEnd::StopRequested;
+          break;
+        }
+      }
       if (o_.stop_requested && o_.stop_requested()) {
         stats.ended_by = RunEnd::StopRequested;
         break;
@@ -164,8 +175,9 @@ class Loop {
   }
 
   void drain() {
-    auto points = gpu_.drain_power_points();
-    trace_.power_points.insert(trace_.power_points.end(), points.begin(), points.end());
+    // The driver's buffer reaches back ~2.4 s: the first drain holds points from before the run.
+    for (const PowerPoint& p : gpu_.drain_power_points())
+      if (p.t_s >= t0_) trace_.power_points.push_back(p);
   }
 
   void collect_steps() {

@@ -35,6 +35,12 @@ struct RunOptions {
   std::function<void(const Step&)> on_step;
   // Polled every tick; true ends the run early (e.g. the user asked to stop).
   std::function<bool()> stop_requested;
+  // Called every tick after the sample and the steps are in (and before stop_requested). For
+  // windows decided while running (an adaptive sweep): a hook that has just set the next cap
+  // returns Edge, and the loop at once takes one more sample with an energy reading, so the
+  // counter marks where the new window starts. Stop ends the run like stop_requested.
+  enum class TickAction { Continue, Edge, Stop };
+  std::function<TickAction(double now_s)> on_tick;
 };
 
 enum class RunEnd { Duration, WorkloadFinished, StopRequested };

@@ -44,6 +44,20 @@ TEST(RunLoop, SamplesEvery10msOnTheSimulatedClockAndReadsEnergyOnceASecond) {
   EXPECT_TRUE(gpu.limit_changes.empty());  // a run never changes a limit by itself
 }
 
+TEST(RunLoop, KeepsOnlyDriverPowerPointsFromTheRunItself) {
+  FakeClock clock;
+  clock.advance_s(100);
+  TestGpu gpu(clock, 250);
+  gpu.buffered_points = {{97.6, 240}, {99.98, 245}, {100.0, 250}};  // the buffer reaches back
+  TestWorkload work(clock, 1, 0);
+  RunOptions o;
+  o.duration_s = 2;
+  Trace t = run(gpu, work, o, clock);
+  ASSERT_EQ(t.power_points.size(), 4u);  // 100.0 from the buffer, then 101, 102 and the final
+  EXPECT_DOUBLE_EQ(t.power_points[0].t_s, 100.0);
+  EXPECT_DOUBLE_EQ(t.power_points[1].t_s, 101.0);
+}
+
 TEST(RunLoop, EndsWhenTheWorkloadFinishesAndClosesWithAnEnergyReading) {
   FakeClock clock;
   TestGpu gpu(clock, 300);
@@ -140,6 +154,36 @@ TEST(RunLoop, StreamsSamplesAndStepsAndStopsOnRequest) {
   EXPECT_TRUE(work.stopped);
 }
 
+TEST(RunLoop, ATickHookCanMarkAnEdgeDecidedWhileRunningAndStop) {
+  FakeClock clock;
+  TestGpu gpu(clock, 400);
+  TestWorkload work(clock, 0.1, 0);
+  RunOptions o;
+  o.duration_s = 10;
+  o.energy_period_s = 100;  // only the start, the hook's edges and the end read energy
+  int edges = 0;
+  o.on_tick = [&](double now) {
+    if (now >= 1.234 && edges == 0) {  // e.g. a window just converged: set the next cap
+      gpu.set_power_limit(300);
+      ++edges;
+      return RunOptions::TickAction::Edge;
+    }
+    return now >= 2.5 ? RunOptions::TickAction::Stop : RunOptions::TickAction::Continue;
+  };
+  RunStats stats;
+  Trace t = run(gpu, work, o, clock, &stats);
+  EXPECT_EQ(stats.ended_by, RunEnd::StopRequested);
+  EXPECT_NEAR(stats.t_end_s, 2.5, 1e-9);
+  std::vector<const Sample*> with_energy;
+  for (const auto& s : t.samples)
+    if (s.energy_J) with_energy.push_back(&s);
+  ASSERT_EQ(with_energy.size(), 3u);             // start, the edge, the end
+  EXPECT_NEAR(with_energy[1]->t_s, 1.24, 1e-9);  // the first tick at or after 1.234 s
+  EXPECT_EQ(with_energy[1]->limit_W, 300);       // taken after the hook changed the cap
+  // It is an extra sample at the tick's instant; the 10 ms grid goes on after it.
+  EXPECT_EQ(t.samples.size(), 251u + 1u + 1u);  // 0..2.50 every 10 ms, the edge, the final read
+}
+
 TEST(RunLoop, RefusesANonPositiveSamplePeriod) {
   FakeClock clock;
   TestGpu gpu(clock, 100);
@@ -177,8 +221,8 @@ TEST(RunLoop, OnTheWallClockTicksHoldTheirDeadlinesAndStampUnixTime) {
   Trace t = run(gpu, work, o, &stats);
   EXPECT_NEAR(t.samples.front().t_s, unix_now, 1.0);
   EXPECT_NEAR(t.samples.back().t_s - t.samples.front().t_s, 0.5, 0.03);
-  // With absolute deadlines the count is exact unless the machine stalled for a whole tick.
-  EXPECT_GE(t.samples.size(), 45u);
+  // With absolute deadlines there is never more than one sample per tick.
+  EXPECT_GE(t.samples.size(), 30u);  // loose: a loaded CI machine may skip ticks
   EXPECT_LE(t.samples.size(), 52u);
   for (size_t i = 1; i < t.samples.size(); ++i) EXPECT_GT(t.samples[i].t_s, t.samples[i - 1].t_s);
   EXPECT_GE(stats.wall_s, 0.5);

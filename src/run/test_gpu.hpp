@@ -66,7 +66,10 @@ class TestGpu final : public Gpu {
   }
   std::vector<PowerPoint> drain_power_points() override {
     ++drains;
-    return {PowerPoint{clock_.now_s(), power_W_}};
+    std::vector<PowerPoint> out;
+    out.swap(buffered_points);
+    out.push_back(PowerPoint{clock_.now_s(), power_W_});
+    return out;
   }
   double set_power_limit(double watts) override {
     limit_W = watts;
@@ -79,7 +82,8 @@ class TestGpu final : public Gpu {
   double limit_W = 700;
   long reads = 0, energy_reads = 0, drains = 0;
   std::vector<double> limit_changes;
-  std::function<void()> on_read;  // e.g. to simulate a slow read
+  std::function<void()> on_read;            // e.g. to simulate a slow read
+  std::vector<PowerPoint> buffered_points;  // returned by the next drain, before its own point
 
  private:
   Clock& clock_;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "twin/least_squares.hpp"
 
 namespace regime::twin {
 
@@ -73,7 +74,9 @@ double rms_of_points(const GpuSpec& gpu, const WorkloadParams& w,
   return std::sqrt(sum / static_cast<double>(2 * points.size()));
 }
 
-void validate(const std::vector<CapPoint>& measured) {
+}  // namespace
+
+void validate_cap_points(const std::vector<CapPoint>& measured) {
   if (measured.size() < 2)
     throw Error(ErrorKind::InvalidArgument,
                 "fit_curve needs at least 2 measured caps, got " + std::to_string(measured.size()));
@@ -90,15 +93,13 @@ void validate(const std::vector<CapPoint>& measured) {
     throw Error(ErrorKind::InvalidArgument, "fit_curve needs at least 2 distinct caps");
 }
 
-}  // namespace
-
 CapPoint CurveFit::predict(double cap_W) const {
   SteadyState s = steady_state(gpu, workload, cap_W);
   return {cap_W, s.time_s, s.avg_power_W};
 }
 
 CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured) {
-  validate(measured);
+  validate_cap_points(measured);
   const auto top =
       std::max_element(measured.begin(), measured.end(),
                        [](const CapPoint& a, const CapPoint& b) { return a.cap_W < b.cap_W; });
@@ -122,22 +123,14 @@ CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured) {
             new ceres::NumericDiffCostFunction<Residuals, ceres::CENTRAL, ceres::DYNAMIC, kParams>(
                 new Residuals(functor), ceres::TAKE_OWNERSHIP, n_residuals);
         problem.AddResidualBlock(cost, nullptr, x.data());
-        problem.SetParameterLowerBound(x.data(), 0, std::log(top_time_s) - 8.0);
-        problem.SetParameterUpperBound(x.data(), 0, std::log(top_time_s) + 1.0);
-        problem.SetParameterLowerBound(x.data(), 1, -8.0);
-        problem.SetParameterUpperBound(x.data(), 1, 8.0);
-        problem.SetParameterLowerBound(x.data(), 2, -9.0);
-        problem.SetParameterUpperBound(x.data(), 2, 5.0);
-        problem.SetParameterLowerBound(x.data(), 3, std::log(0.02));
-        problem.SetParameterUpperBound(x.data(), 3, std::log(3.0));
-        ceres::Solver::Options options;
-        options.max_num_iterations = 100;
-        options.linear_solver_type = ceres::DENSE_QR;
-        options.logging_type = ceres::SILENT;
-        ceres::Solver::Summary summary;
-        ceres::Solve(options, &problem, &summary);
-        if (summary.final_cost < best_cost) {
-          best_cost = summary.final_cost;
+        set_bounds(problem, x.data(),
+                   {{std::log(top_time_s) - 8.0, std::log(top_time_s) + 1.0},
+                    {-8.0, 8.0},
+                    {-9.0, 5.0},
+                    {std::log(0.02), std::log(3.0)}});
+        const double cost_now = solve_quietly(problem);
+        if (cost_now < best_cost) {
+          best_cost = cost_now;
           best = x;
         }
       }

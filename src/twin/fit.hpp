@@ -29,4 +29,8 @@ struct CurveFit {
 // non-positive times or powers.
 CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured);
 
+// The checks every fit makes: 2 or more distinct caps, positive caps, times and powers. Error
+// InvalidArgument naming the bad value.
+void validate_cap_points(const std::vector<CapPoint>& measured);
+
 }  // namespace regime::twin

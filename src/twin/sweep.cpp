@@ -4,10 +4,12 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
 #include "common/error.hpp"
+#include "twin/baseline.hpp"
 
 namespace regime::twin {
 
@@ -122,7 +124,8 @@ double median(std::vector<double> v) {
 }
 
 SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
-                         const std::optional<std::string>& gpu_model, int n_fit_caps) {
+                         const std::optional<std::string>& gpu_model, int n_fit_caps,
+                         CurveModel curve_model) {
   if (n_fit_caps < 2)
     throw Error(ErrorKind::InvalidArgument,
                 "--fit-caps must be at least 2, got " + std::to_string(n_fit_caps));
@@ -162,14 +165,22 @@ SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
     for (const auto& p : measured)
       if (std::find(w.fit_caps.begin(), w.fit_caps.end(), p.cap_W) != w.fit_caps.end())
         fit_points.push_back(p);
-    CurveFit fit = fit_curve(gpu, fit_points);
-    w.rms_rel_residual = fit.rms_rel_residual;
+    std::function<CapPoint(double)> predict;
+    if (curve_model == CurveModel::Twin) {
+      CurveFit fit = fit_curve(gpu, fit_points);
+      w.rms_rel_residual = fit.rms_rel_residual;
+      predict = [fit](double cap_W) { return fit.predict(cap_W); };
+    } else {
+      CubeLawFit fit = fit_cube_law(fit_points);
+      w.rms_rel_residual = fit.rms_rel_residual;
+      predict = [fit](double cap_W) { return fit.predict(cap_W); };
+    }
     w.measured = measured;
     double sum_e = 0, sum_t = 0;
     int held_out = 0;
     size_t best_pred = 0, best_meas = 0;
     for (size_t i = 0; i < measured.size(); ++i) {
-      CapPoint pred = fit.predict(measured[i].cap_W);
+      CapPoint pred = predict(measured[i].cap_W);
       w.predicted.push_back(pred);
       const double e_meas = measured[i].time_s * measured[i].avg_power_W;
       const double e_pred = pred.time_s * pred.avg_power_W;

@@ -52,8 +52,12 @@ struct SweepFitReport {
 // Fits every workload of the table. `gpu_model` overrides the table's gpu column. Rows with the
 // same workload and cap are averaged. Error NotFound for an unknown GPU model; InvalidArgument
 // when n < 2.
+// Which model fits the curve: the twin (fit_curve) or the cube-law yardstick (baseline.hpp).
+enum class CurveModel { Twin, CubeLaw };
+
 SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
-                         const std::optional<std::string>& gpu_model, int n_fit_caps);
+                         const std::optional<std::string>& gpu_model, int n_fit_caps,
+                         CurveModel model = CurveModel::Twin);
 
 double median(std::vector<double> values);
 

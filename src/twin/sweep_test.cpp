@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "twin/baseline.hpp"
 
 namespace regime::twin {
 namespace {
@@ -46,6 +47,36 @@ TEST(TwinSweepTable, ChoosesEndsAndMiddle) {
   EXPECT_EQ(choose_fit_caps({100, 125, 150, 175, 200, 225, 250}, 3),
             (std::vector<double>{100, 175, 250}));
   EXPECT_EQ(choose_fit_caps({100, 125}, 3), (std::vector<double>{100, 125}));
+}
+
+}  // namespace
+}  // namespace regime::twin
+
+namespace regime::twin {
+namespace {
+
+// The twin must beat the cube-law yardstick on real data, fitted from the same caps.
+TEST(TwinSweepFit, TwinBeatsCubeLawOnZeusSweeps) {
+  for (const char* gpu : {"V100", "RTX6000"}) {
+    auto rows =
+        read_sweep_table(std::string(REGIME_SHARED_DATA_DIR) + "/zeus/" + gpu + ".sweep.csv");
+    double twin = *fit_sweep(rows, std::nullopt, 3, CurveModel::Twin).median_mape_energy_pct;
+    double cube = *fit_sweep(rows, std::nullopt, 3, CurveModel::CubeLaw).median_mape_energy_pct;
+    std::printf("%s: median energy error twin %.2f %%, cube law %.2f %%\n", gpu, twin, cube);
+    EXPECT_LT(1.5 * twin, cube) << gpu;
+  }
+}
+
+TEST(TwinSweepFit, CubeLawRecoversItsOwnCurve) {
+  CubeLawFit truth{40, 200, 1.0, 3.0, 0};
+  std::vector<CapPoint> pts;
+  for (double cap : {100.0, 150.0, 250.0}) pts.push_back(truth.predict(cap));
+  CubeLawFit fit = fit_cube_law(pts);
+  for (double cap : {125.0, 200.0}) {
+    CapPoint a = truth.predict(cap), b = fit.predict(cap);
+    EXPECT_NEAR(b.time_s * b.avg_power_W, a.time_s * a.avg_power_W,
+                0.01 * a.time_s * a.avg_power_W);
+  }
 }
 
 }  // namespace

@@ -6,9 +6,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "analysis_support.hpp"
+#include "analysis/synthetic_trace.hpp"
+#include "foundation_support.hpp"
+#include "trace/csv.hpp"
 
-namespace regime::analysis_e2e {
+namespace regime::test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -17,24 +19,25 @@ std::string h200(const std::string& name) {
   return std::string(REGIME_SHARED_DATA_DIR) + "/h200/" + name + ".trace.csv";
 }
 
-std::filesystem::path scratch_dir() {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("regime_classify_e2e_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
+// One scratch directory for the whole suite (outputs of the binary, malformed inputs).
+const std::filesystem::path& scratch_dir() {
+  static const TempDir dir;
+  return dir.path;
 }
+
+RunResult run_regime(const std::vector<std::string>& args) { return run(args, {}, scratch_dir()); }
 
 nlohmann::json classify_json(const std::vector<std::string>& extra) {
   std::vector<std::string> args{"classify", "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  const CommandResult r = run_regime(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const RunResult r = run_regime(args);
+  EXPECT_EQ(r.status, 0) << r.err;
   return nlohmann::json::parse(r.out);
 }
 
 TEST(AnalysisClassifyE2E, TextReportOnGemmSaysCapBound) {
-  const CommandResult r = run_regime({"classify", "--trace", h200("gemm_bf16")});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const RunResult r = run_regime({"classify", "--trace", h200("gemm_bf16")});
+  EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("regime: cap-bound"));
   EXPECT_THAT(r.out, HasSubstr("gemm_bf16.steps.csv (601 steps)"));  // sibling steps by default
   EXPECT_THAT(r.out, HasSubstr("energy per step   22.99 J"));
@@ -82,32 +85,54 @@ TEST(AnalysisClassifyE2E, TraceWithoutSiblingStepsIsMeasuredPerSecond) {
   EXPECT_EQ(j["measurement"]["per"], "second");
 }
 
+TEST(AnalysisClassifyE2E, GpuModelSuppliesTheSlowdownThreshold) {
+  // Hot (87 C) with clocks held at 1500 of 1980 MHz but no thermal reason bit: only the H200's
+  // 89 C slowdown threshold from data/gpus makes this thermal-bound.
+  synthetic::Spec spec;
+  spec.temp_C = 87;
+  spec.sm_MHz = 1500;
+  const Trace t = synthetic::make(spec);
+  const auto path = scratch_dir() / "hot.trace.csv";
+  write_trace_csv(path, t.samples);
+  write_steps_csv(*sibling_steps_path(path), t.steps);
+  const nlohmann::json plain = classify_json({"--trace", path.string(), "--max-sm-mhz", "1980"});
+  EXPECT_NE(plain["regime"], "thermal-bound");
+  const nlohmann::json with_model =
+      classify_json({"--trace", path.string(), "--gpu-model", "h200"});
+  EXPECT_EQ(with_model["regime"], "thermal-bound");
+  EXPECT_EQ(with_model["evidence"]["slowdown_temp_C"], 89.0);
+  const RunResult unknown =
+      run_regime({"classify", "--trace", path.string(), "--gpu-model", "nosuchgpu"});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("h200"));  // the known models are listed
+}
+
 TEST(AnalysisClassifyE2E, MalformedTraceNamesFileLineColumnAndExitsTwo) {
   const auto bad = scratch_dir() / "bad.trace.csv";
   std::ofstream(bad) << "t_s,gpu,power_W,power_avg_W,energy_J,temp_C,sm_MHz,mem_MHz,util_pct,"
                         "limit_W,reasons\n"
                      << "1.0,0,100,100,5,40,1980,3201,50,700,0\n"
                      << "1.1,0,10O,100,6,40,1980,3201,50,700,0\n";
-  const CommandResult r = run_regime({"classify", "--trace", bad.string()});
-  EXPECT_EQ(r.exit_code, 2);
+  const RunResult r = run_regime({"classify", "--trace", bad.string()});
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr(bad.string() + ":3:7: bad number '10O' in column power_W"));
   EXPECT_TRUE(r.out.empty());
 }
 
 TEST(AnalysisClassifyE2E, MissingFilesAndBadOptions) {
-  const CommandResult missing = run_regime({"classify", "--trace", "/nonexistent.trace.csv"});
-  EXPECT_EQ(missing.exit_code, 7);  // I/O error
+  const RunResult missing = run_regime({"classify", "--trace", "/nonexistent.trace.csv"});
+  EXPECT_EQ(missing.status, 7);  // I/O error
   EXPECT_THAT(missing.err, HasSubstr("/nonexistent.trace.csv"));
-  const CommandResult steps =
+  const RunResult steps =
       run_regime({"classify", "--trace", h200("resnet50"), "--steps", "/nonexistent.steps.csv"});
-  EXPECT_EQ(steps.exit_code, 7);
-  const CommandResult both = run_regime(
+  EXPECT_EQ(steps.status, 7);
+  const RunResult both = run_regime(
       {"classify", "--trace", h200("resnet50"), "--no-steps", "--steps", "/x.steps.csv"});
-  EXPECT_NE(both.exit_code, 0);
-  const CommandResult negative =
+  EXPECT_NE(both.status, 0);
+  const RunResult negative =
       run_regime({"classify", "--trace", h200("resnet50"), "--warmup-s", "-1"});
-  EXPECT_NE(negative.exit_code, 0);
+  EXPECT_NE(negative.status, 0);
 }
 
 }  // namespace
-}  // namespace regime::analysis_e2e
+}  // namespace regime::test
