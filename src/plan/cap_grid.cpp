@@ -1,0 +1,76 @@
+#include "plan/cap_grid.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace regime::plan {
+
+namespace {
+double round_tenth(double w) { return std::round(w * 10) / 10; }
+// Two caps closer than this are the same setting (NVML resolution is 1 mW; users write watts).
+constexpr double kSameCapW = 0.05;
+
+std::vector<double> sorted_distinct_desc(std::vector<double> caps) {
+  std::sort(caps.begin(), caps.end(), std::greater<>());
+  caps.erase(std::unique(caps.begin(), caps.end(),
+                         [](double a, double b) { return std::abs(a - b) < kSameCapW; }),
+             caps.end());
+  return caps;
+}
+}  // namespace
+
+std::vector<double> auto_cap_grid(double default_limit_W, double min_limit_W,
+                                  double step_fraction) {
+  if (!(default_limit_W > 0) || !(step_fraction > 0) || min_limit_W > default_limit_W)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("cannot build a cap grid from default {} W, minimum {} W, step {}",
+                            default_limit_W, min_limit_W, step_fraction));
+  double step_W = default_limit_W * step_fraction;
+  std::vector<double> caps;
+  for (int i = 0;; ++i) {
+    double cap = round_tenth(default_limit_W - i * step_W);
+    if (cap < min_limit_W + kSameCapW) break;
+    caps.push_back(cap);
+  }
+  caps.push_back(min_limit_W);
+  return sorted_distinct_desc(caps);
+}
+
+std::vector<double> parse_caps(const std::string& text, const GpuInfo& info) {
+  if (text == "auto") return auto_cap_grid(info.default_limit_W, info.min_limit_W);
+  std::vector<double> caps;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    double v = 0;
+    auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || !std::isfinite(v))
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("--caps '{}': '{}' is not a number of watts (expected 'auto' or a "
+                              "list such as 250,225,200)",
+                              text, item));
+    if (v < info.min_limit_W - kSameCapW || v > info.max_limit_W + kSameCapW)
+      throw Error(ErrorKind::OutOfRange,
+                  fmt::format("cap {} W is outside the range of {} ({}-{} W)", v,
+                              info.device.empty() ? info.name : info.device, info.min_limit_W,
+                              info.max_limit_W));
+    caps.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sorted_distinct_desc(caps);
+}
+
+std::vector<double> with_default(std::vector<double> caps, double default_limit_W) {
+  caps.push_back(default_limit_W);
+  return sorted_distinct_desc(caps);
+}
+
+}  // namespace regime::plan

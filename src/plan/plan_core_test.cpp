@@ -1,0 +1,212 @@
+// The pure core of the plan room: sweep tables, cap grids, objectives, the keep-default decision.
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "plan/cap_grid.hpp"
+#include "plan/decision.hpp"
+#include "plan/objective.hpp"
+#include "plan/recommend.hpp"
+#include "plan/search.hpp"
+#include "plan/sweep_table.hpp"
+
+namespace regime::plan {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PlanSweepTable, ReadsRequiredAndOptionalColumnsAndWritesThemBack) {
+  auto t = parse_sweep_table(
+      "workload,gpu,cap_W,time_s,avg_power_W,unit,energy_ci_J,steps\n"
+      "w,T4,70,0.5,69,step,0.4,100\n"
+      "w,T4,60,0.6,59.5,step,,120\n",
+      "t.csv");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.rows[0].energy_per_unit_J(), 0.5 * 69);
+  EXPECT_EQ(t.rows[0].energy_ci_J, 0.4);
+  EXPECT_FALSE(t.rows[1].energy_ci_J.has_value());
+  EXPECT_EQ(t.rows[1].steps, 120);
+  auto again = parse_sweep_table(format_sweep_table(t.rows), "again.csv");
+  ASSERT_EQ(again.rows.size(), 2u);
+  EXPECT_EQ(again.rows[1].cap_W, 60);
+  EXPECT_EQ(again.rows[0].energy_ci_J, 0.4);
+  auto m = to_measurement(t.rows[0]);
+  EXPECT_DOUBLE_EQ(m.energy_per_step_ci_J.first, 0.5 * 69 - 0.4);
+}
+
+TEST(PlanSweepTable, ErrorsNameFileLineAndColumn) {
+  EXPECT_EQ(error_of([] {
+              parse_sweep_table("workload,gpu,cap_W,time_s,unit\nw,T4,70,1,step\n", "a.csv");
+            }),
+            "a.csv:1:1: header lacks the column 'avg_power_W'");
+  EXPECT_EQ(error_of([] {
+              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,-1,60,step\n",
+                                "b.csv");
+            }),
+            "b.csv:2:9: time_s -1 must be > 0");
+  EXPECT_EQ(error_of([] {
+              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,1,60\n",
+                                "c.csv");
+            }),
+            "c.csv:2:1: 5 cells where the header has 6");
+  EXPECT_EQ(error_of([] {
+              parse_sweep_table(
+                  "workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,1,60,s\nw,T4,70,1,61,s\n",
+                  "d.csv");
+            }),
+            "d.csv:3:6: a second row for workload 'w' on T4 at 70 W");
+  EXPECT_NE(error_of([] {
+              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit,colour\n", "e.csv");
+            }).find("e.csv:1:44: unknown column 'colour'"),
+            std::string::npos);
+}
+
+TEST(PlanCapGrid, AutoGridStepsFivePercentDownToTheMinimum) {
+  EXPECT_EQ(auto_cap_grid(70, 60), (std::vector<double>{70, 66.5, 63, 60}));
+  auto h200 = auto_cap_grid(700, 200);
+  EXPECT_EQ(h200.front(), 700);
+  EXPECT_EQ(h200[1], 665);
+  EXPECT_EQ(h200.back(), 200);
+  EXPECT_EQ(h200.size(), 16u);  // 700..210 in 35 W steps, then 200
+}
+
+TEST(PlanCapGrid, UserListsAreCheckedAgainstTheRange) {
+  GpuInfo info;
+  info.device = "sim:t4";
+  info.min_limit_W = 60;
+  info.max_limit_W = 70;
+  info.default_limit_W = 70;
+  EXPECT_EQ(parse_caps("64,70,60", info), (std::vector<double>{70, 64, 60}));
+  EXPECT_EQ(error_of([&] { parse_caps("70,50", info); }),
+            "cap 50 W is outside the range of sim:t4 (60-70 W)");
+  EXPECT_NE(error_of([&] { parse_caps("70,x", info); }).find("'x' is not a number"),
+            std::string::npos);
+  EXPECT_EQ(with_default({64, 60}, 70), (std::vector<double>{70, 64, 60}));
+}
+
+TEST(PlanObjective, ParsesTheFourFormsAndRefusesTheRest) {
+  EXPECT_EQ(parse_objective("energy").kind, ObjectiveKind::Energy);
+  EXPECT_EQ(parse_objective("edp").kind, ObjectiveKind::Edp);
+  EXPECT_DOUBLE_EQ(parse_objective("zeus:0.3").eta, 0.3);
+  EXPECT_DOUBLE_EQ(parse_objective("max-slowdown:10").max_slowdown_pct, 10);
+  EXPECT_DOUBLE_EQ(parse_objective("max-slowdown:5%").max_slowdown_pct, 5);
+  EXPECT_NE(error_of([] { parse_objective("zeus"); }).find("needs a number"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_objective("zeus:2"); }).find("outside [0, 1]"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_objective("max-slowdown:-1"); }).find(">= 0"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_objective("power"); }).find("unknown objective 'power'"),
+            std::string::npos);
+}
+
+TEST(PlanObjective, ScoresFollowTheirDefinitions) {
+  Objective zeus = parse_objective("zeus:0.25");
+  EXPECT_DOUBLE_EQ(*score(zeus, 100, 2, 2, 300), 0.25 * 100 + 0.75 * 300 * 2);
+  EXPECT_DOUBLE_EQ(*score(parse_objective("edp"), 100, 2, 2, 300), 200);
+  Objective slow = parse_objective("max-slowdown:10");
+  EXPECT_TRUE(score(slow, 90, 1.1, 1.0, 300).has_value());
+  EXPECT_FALSE(score(slow, 80, 1.11, 1.0, 300).has_value());
+}
+
+ProbeResult point(double cap, double time_s, double energy_J, double ci_J = 0) {
+  ProbeResult p;
+  p.cap_W = cap;
+  p.measurement.time_per_step_s = time_s;
+  p.measurement.energy_per_step_J = energy_J;
+  p.measurement.energy_per_step_ci_J = {energy_J - ci_J, energy_J + ci_J};
+  p.measurement.avg_power_W = energy_J / time_s;
+  return p;
+}
+
+DecisionInputs inputs(const std::string& objective = "energy") {
+  DecisionInputs in;
+  in.objective = parse_objective(objective);
+  in.default_limit_W = 70;
+  in.max_power_W = 70;
+  return in;
+}
+
+TEST(PlanDecision, KeepsTheDefaultWhenTheGainIsWithinTheNoiseFloor) {
+  auto d = decide({point(70, 1, 100), point(64, 1.02, 98.5)}, inputs());
+  EXPECT_TRUE(d.keep_default);
+  EXPECT_EQ(d.cap_W, 70);
+  EXPECT_NE(d.reason.find("within the uncertainty"), std::string::npos) << d.reason;
+  auto c = decide({point(70, 1, 100), point(64, 1.05, 95)}, inputs());
+  EXPECT_FALSE(c.keep_default);
+  EXPECT_EQ(c.cap_W, 64);
+  EXPECT_NEAR(c.energy_change_pct, -5, 1e-9);
+  EXPECT_NEAR(c.time_change_pct, 5, 1e-9);
+}
+
+TEST(PlanDecision, UsesConfidenceIntervalsWhenTheProbesHaveThem) {
+  // 5% less energy, but the intervals overlap: no evidence.
+  auto d = decide({point(70, 1, 100, 3), point(64, 1.05, 95, 3)}, inputs());
+  EXPECT_TRUE(d.keep_default) << d.reason;
+  EXPECT_NE(d.reason.find("overlaps"), std::string::npos) << d.reason;
+  // 1.5% less (under the 2% floor) but tight intervals that do not overlap: evidence.
+  auto e = decide({point(70, 1, 100, 0.3), point(64, 1.01, 98.5, 0.3)}, inputs());
+  EXPECT_FALSE(e.keep_default) << e.reason;
+}
+
+TEST(PlanDecision, MaxSlowdownRespectsItsBoundAndNeedsTheDefault) {
+  auto d = decide({point(70, 1, 100), point(64, 1.08, 95), point(60, 1.2, 80)},
+                  inputs("max-slowdown:10"));
+  EXPECT_EQ(d.cap_W, 64);
+  EXPECT_NE(error_of([] {
+              decide({point(64, 1, 100)}, inputs());
+            }).find("no measurement at the default limit 70 W"),
+            std::string::npos);
+}
+
+class VectorProber : public Prober {
+ public:
+  explicit VectorProber(std::vector<ProbeResult> rows) : rows_(std::move(rows)) {}
+  ProbeResult probe(double cap_W) override {
+    ++calls;
+    return rows_.at(static_cast<size_t>(find_probe(rows_, cap_W)));
+  }
+  int calls = 0;
+
+ private:
+  std::vector<ProbeResult> rows_;
+};
+
+TEST(PlanSearch, AdaptiveStopsWhenTheDrawIsBelowEveryCap) {
+  // The workload draws 40 W on a 250 W card: no cap from 100 W up can bind.
+  std::vector<ProbeResult> rows;
+  for (double cap : {250, 200, 150, 100}) rows.push_back(point(cap, 1, 40));
+  VectorProber prober(rows);
+  SearchOptions opt;
+  opt.caps = {250, 200, 150, 100};
+  opt.decision = inputs();
+  opt.decision.default_limit_W = opt.decision.max_power_W = 250;
+  auto out = search(prober, opt);
+  EXPECT_EQ(prober.calls, 1);
+  EXPECT_TRUE(out.decision.keep_default);
+  EXPECT_NE(out.stop_reason.find("cannot bind"), std::string::npos) << out.stop_reason;
+}
+
+TEST(PlanSearch, AdaptiveStopsOnUnderutilizedUnlessForced) {
+  std::vector<ProbeResult> rows;
+  for (double cap : {250, 200, 150, 100}) rows.push_back(point(cap, 250.0 / cap, 240));
+  SearchOptions opt;
+  opt.caps = {250, 200, 150, 100};
+  opt.decision = inputs();
+  opt.decision.default_limit_W = opt.decision.max_power_W = 250;
+  opt.classify = [](const Measurement&) { return Regime::Underutilized; };
+  VectorProber p1(rows);
+  auto out = search(p1, opt);
+  EXPECT_EQ(p1.calls, 1);
+  EXPECT_NE(out.decision.reason.find("capping is pointless"), std::string::npos);
+  opt.force = true;
+  VectorProber p2(rows);
+  search(p2, opt);
+  EXPECT_GT(p2.calls, 1);
+}
+
+}  // namespace
+}  // namespace regime::plan

@@ -1,0 +1,24 @@
+#pragma once
+// `regime recommend`: the decision for every workload of a sweep table.
+#include <string>
+#include <vector>
+
+#include "plan/decision.hpp"
+#include "plan/sweep_table.hpp"
+
+namespace regime::plan {
+
+struct Recommendation {
+  std::string workload;
+  std::string gpu;
+  Decision decision;
+};
+
+// The probes of one workload's rows (highest cap first).
+std::vector<ProbeResult> probes_from_rows(const std::vector<SweepRow>& rows);
+
+// One decision per (workload, gpu) in table order; the default limit of each is its highest cap,
+// which is also P_max for zeus.
+std::vector<Recommendation> recommend(const SweepTable& table, const Objective& objective);
+
+}  // namespace regime::plan

@@ -1,0 +1,66 @@
+#include "plan/render.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "plan/objective.hpp"
+
+namespace regime::plan {
+
+nlohmann::json result_json(const ProbeResult& p) {
+  const Measurement& m = p.measurement;
+  nlohmann::json j{{"cap_W", p.cap_W},
+                   {"time_per_step_s", m.time_per_step_s},
+                   {"energy_per_step_J", m.energy_per_step_J},
+                   {"avg_power_W", m.avg_power_W},
+                   {"steps", m.steps}};
+  if (m.time_per_step_ci_s.second > m.time_per_step_ci_s.first)
+    j["time_per_step_ci_s"] = {m.time_per_step_ci_s.first, m.time_per_step_ci_s.second};
+  if (has_intervals(m))
+    j["energy_per_step_ci_J"] = {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second};
+  return j;
+}
+
+std::vector<ProbeResult> by_cap_desc(std::vector<ProbeResult> probes) {
+  std::stable_sort(probes.begin(), probes.end(),
+                   [](const ProbeResult& a, const ProbeResult& b) { return a.cap_W > b.cap_W; });
+  return probes;
+}
+
+std::string results_table(const std::vector<ProbeResult>& probes, double default_limit_W,
+                          const std::string& unit) {
+  auto sorted = by_cap_desc(probes);
+  int d = find_probe(sorted, default_limit_W);
+  auto with_ci = [](double v, const Interval& ci) {
+    if (!(ci.second > ci.first)) return fmt::format("{:.4g}", v);
+    return fmt::format("{:.4g} [{:.4g}, {:.4g}]", v, ci.first, ci.second);
+  };
+  std::string out = fmt::format("{:>8} {:>28} {:>32} {:>9} {:>8} {:>8} {:>6}\n", "cap W",
+                                fmt::format("time/{} s", unit), fmt::format("energy/{} J", unit),
+                                "power W", "dE %", "dT %", "steps");
+  for (const auto& p : sorted) {
+    const Measurement& m = p.measurement;
+    std::string de = "", dt = "";
+    if (d >= 0) {
+      const Measurement& dm = sorted[d].measurement;
+      de = fmt::format("{:+.1f}", (m.energy_per_step_J / dm.energy_per_step_J - 1) * 100);
+      dt = fmt::format("{:+.1f}", (m.time_per_step_s / dm.time_per_step_s - 1) * 100);
+    }
+    out += fmt::format("{:>8.1f} {:>28} {:>32} {:>9.1f} {:>8} {:>8} {:>6}\n", p.cap_W,
+                       with_ci(m.time_per_step_s, m.time_per_step_ci_s),
+                       with_ci(m.energy_per_step_J, m.energy_per_step_ci_J), m.avg_power_W, de, dt,
+                       m.steps);
+  }
+  return out;
+}
+
+std::string decision_text(const Decision& d) {
+  if (d.keep_default)
+    return fmt::format("decision: keep the default limit {} W\n  reason: {}\n", d.cap_W, d.reason);
+  return fmt::format(
+      "decision: {} W (energy per step {:+.1f}%, time per step {:+.1f}%)\n  reason: {}\n", d.cap_W,
+      d.energy_change_pct, d.time_change_pct, d.reason);
+}
+
+}  // namespace regime::plan

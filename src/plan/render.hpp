@@ -1,0 +1,27 @@
+#pragma once
+// Text and JSON forms of sweep results and decisions (pure: strings and JSON, no printing).
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/decision.hpp"
+#include "plan/probe.hpp"
+
+namespace regime::plan {
+
+// {"cap_W","time_per_step_s","energy_per_step_J","avg_power_W","steps"} plus the 95% intervals
+// ("time_per_step_ci_s", "energy_per_step_ci_J": [lo, hi]) when the measurement has them.
+nlohmann::json result_json(const ProbeResult& p);
+
+// Results highest cap first.
+std::vector<ProbeResult> by_cap_desc(std::vector<ProbeResult> probes);
+
+// The terminal table: cap, time per step, energy per step (with intervals), power, change against
+// the probe at `default_limit_W` (when there is one). `unit` names the unit of work ("step").
+std::string results_table(const std::vector<ProbeResult>& probes, double default_limit_W,
+                          const std::string& unit);
+
+// "decision: 150 W (energy -23.0%, time +12.1%)\n  reason: ..."
+std::string decision_text(const Decision& d);
+
+}  // namespace regime::plan

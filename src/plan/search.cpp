@@ -1,0 +1,194 @@
+#include "plan/search.hpp"
+
+#include <fmt/core.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/error.hpp"
+
+namespace regime::plan {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+class PolynomialCurve : public CurveModel {
+ public:
+  PolynomialCurve(Eigen::VectorXd time_coef, Eigen::VectorXd energy_coef, double residual)
+      : time_(std::move(time_coef)), energy_(std::move(energy_coef)), residual_(residual) {}
+  std::optional<PredictedPoint> predict(double cap_W) const override {
+    PredictedPoint p{eval(time_, cap_W), eval(energy_, cap_W)};
+    if (!(p.time_per_step_s > 0) || !(p.energy_per_step_J > 0)) return std::nullopt;
+    return p;
+  }
+  double rms_rel_residual() const override { return residual_; }
+
+  // Caps are scaled to [0, 1]-ish (x / 1000 W) to keep the normal equations well conditioned.
+  static double eval(const Eigen::VectorXd& c, double cap_W) {
+    double x = cap_W / 1000, v = 0, xn = 1;
+    for (Eigen::Index i = 0; i < c.size(); ++i, xn *= x) v += c[i] * xn;
+    return v;
+  }
+
+ private:
+  Eigen::VectorXd time_, energy_;
+  double residual_;
+};
+
+double score_or_inf(const ProbeResult& p, const ProbeResult& dflt, const DecisionInputs& in) {
+  auto s = probe_score(p, dflt, in);
+  return s ? *s : kInf;
+}
+
+}  // namespace
+
+Strategy parse_strategy(const std::string& text) {
+  if (text == "exhaustive") return Strategy::Exhaustive;
+  if (text == "adaptive") return Strategy::Adaptive;
+  throw Error(ErrorKind::InvalidArgument,
+              fmt::format("unknown strategy '{}' (expected exhaustive or adaptive)", text));
+}
+
+std::string to_string(Strategy s) { return s == Strategy::Exhaustive ? "exhaustive" : "adaptive"; }
+
+std::unique_ptr<CurveModel> fit_polynomial_curve(const std::vector<ProbeResult>& probes) {
+  if (probes.size() < 2) return nullptr;
+  Eigen::Index n = static_cast<Eigen::Index>(probes.size());
+  Eigen::Index degree = std::min<Eigen::Index>(2, n - 1);
+  Eigen::MatrixXd a(n, degree + 1);
+  Eigen::VectorXd t(n), e(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    double x = probes[i].cap_W / 1000, xn = 1;
+    for (Eigen::Index j = 0; j <= degree; ++j, xn *= x) a(i, j) = xn;
+    t[i] = probes[i].measurement.time_per_step_s;
+    e[i] = probes[i].measurement.energy_per_step_J;
+  }
+  auto qr = a.colPivHouseholderQr();
+  Eigen::VectorXd tc = qr.solve(t), ec = qr.solve(e);
+  double ss = 0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    double r = PolynomialCurve::eval(ec, probes[i].cap_W) / e[i] - 1;
+    ss += r * r;
+  }
+  return std::make_unique<PolynomialCurve>(tc, ec, std::sqrt(ss / static_cast<double>(n)));
+}
+
+SearchOutcome search(Prober& prober, const SearchOptions& opt) {
+  const DecisionInputs& in = opt.decision;
+  std::vector<double> caps = opt.caps;
+  std::sort(caps.begin(), caps.end(), std::greater<>());
+  if (caps.empty() || std::abs(caps.front() - in.default_limit_W) > 0.05)
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("the cap grid must start at the default limit {} W", in.default_limit_W));
+  SearchOutcome out;
+  auto measure = [&](double cap) -> const ProbeResult& {
+    out.probes.push_back(prober.probe(cap));
+    if (opt.on_probe) opt.on_probe(out.probes.back());
+    return out.probes.back();
+  };
+  auto finish = [&](std::string stop_reason) {
+    out.stop_reason = std::move(stop_reason);
+    out.decision = decide(out.probes, in);
+    return out;
+  };
+
+  if (opt.strategy == Strategy::Exhaustive) {
+    for (double cap : caps) measure(cap);
+    return finish(fmt::format("measured every cap of the grid ({})", caps.size()));
+  }
+
+  // 1. The default limit, and the pair's regime there.
+  const Measurement at_default = measure(caps.front()).measurement;
+  if (opt.classify) out.regime = opt.classify(at_default);
+  if (out.regime && (*out.regime == Regime::Underutilized || *out.regime == Regime::Idle) &&
+      !opt.force) {
+    out.stop_reason = fmt::format(
+        "the pair is {} at the default limit: capping is pointless (the waste is elsewhere); "
+        "pass --force to search anyway",
+        to_string(*out.regime));
+    out.decision = keep_default_because(in.default_limit_W, out.stop_reason);
+    return out;
+  }
+
+  // 2. Caps the workload's draw cannot reach are not measured.
+  double draw_W = std::max(at_default.avg_power_W, at_default.p95_power_W);
+  double ceiling_W = draw_W * (1 + opt.headroom_margin);
+  std::vector<double> grid;  // ascending: candidates below the ceiling, then the default
+  for (double cap : caps)
+    if (cap < ceiling_W && cap < caps.front()) grid.push_back(cap);
+  std::sort(grid.begin(), grid.end());
+  if (grid.empty()) {
+    out.stop_reason = fmt::format(
+        "every cap below the default is above the observed draw ({:.1f} W x {:.2f}): a cap there "
+        "cannot bind, so none is measured",
+        draw_W, 1 + opt.headroom_margin);
+    out.decision = keep_default_because(in.default_limit_W, out.stop_reason);
+    return out;
+  }
+  size_t n_candidates = grid.size();
+  grid.push_back(caps.front());
+
+  // 3. A first probe low in the range: on the Zeus data most optima lie in the lower third.
+  auto second = static_cast<size_t>(
+      std::lround(opt.second_probe_fraction * static_cast<double>(n_candidates - 1)));
+  measure(grid[second]);
+
+  const CurveFitter fitter = opt.fitter ? opt.fitter : CurveFitter(fit_polynomial_curve);
+  const ProbeResult dflt = out.probes.front();
+  while (true) {
+    size_t best = 0;
+    for (size_t i = 1; i < out.probes.size(); ++i)
+      if (score_or_inf(out.probes[i], dflt, in) < score_or_inf(out.probes[best], dflt, in))
+        best = i;
+    double best_score = score_or_inf(out.probes[best], dflt, in);
+    auto pos = static_cast<size_t>(
+        std::find_if(grid.begin(), grid.end(),
+                     [&](double c) { return std::abs(c - out.probes[best].cap_W) < 0.05; }) -
+        grid.begin());
+    std::vector<double> neighbours;
+    if (pos > 0 && find_probe(out.probes, grid[pos - 1]) < 0) neighbours.push_back(grid[pos - 1]);
+    if (pos + 1 < grid.size() && find_probe(out.probes, grid[pos + 1]) < 0)
+      neighbours.push_back(grid[pos + 1]);
+    if (neighbours.empty())
+      return finish(
+          fmt::format("both neighbours of the best cap {} W are measured", out.probes[best].cap_W));
+
+    auto model = fitter(out.probes);
+    double noise = in.noise_floor_rel;
+    auto best_int = score_interval(in.objective, out.probes[best].measurement,
+                                   dflt.measurement.time_per_step_s, in.max_power_W);
+    if (best_int && best_score > 0) noise = (best_int->second - best_int->first) / 2 / best_score;
+    if (model) noise = std::max(noise, model->rms_rel_residual());
+
+    double next = neighbours.front();
+    double next_pred = kInf;
+    for (double c : neighbours) {
+      double pred = kInf;
+      if (model) {
+        if (auto p = model->predict(c)) {
+          auto s = score(in.objective, p->energy_per_step_J, p->time_per_step_s,
+                         dflt.measurement.time_per_step_s, in.max_power_W);
+          if (s) pred = *s;
+        }
+      }
+      if (pred < next_pred || (next_pred == kInf && c < next)) {
+        next = c;
+        next_pred = pred;
+      }
+    }
+    // 4. Stop when the model says the next probe cannot beat the best beyond the noise.
+    if (model && out.probes.size() >= opt.min_probes_before_model_stop &&
+        next_pred * (1 - noise) >= best_score)
+      return finish(fmt::format(
+          "the fitted curve predicts {} W at {:+.1f}% against the best cap "
+          "{} W, beyond the noise ({:.1f}%)",
+          next, (next_pred / best_score - 1) * 100, out.probes[best].cap_W, noise * 100));
+    measure(next);
+  }
+}
+
+}  // namespace regime::plan

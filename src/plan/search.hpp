@@ -1,0 +1,72 @@
+#pragma once
+// Search strategies over a cap grid: `exhaustive` measures every cap from the top down; `adaptive`
+// is regime-aware and model-guided (docs/sweep.md, "Strategies"):
+//  1. measure the default limit; if the pair is underutilized or idle, capping is pointless: stop
+//     (unless forced);
+//  2. caps above the observed draw (x 1.15: peaks above the mean reach a cap the mean does not)
+//     cannot bind: they are not measured;
+//  3. measure one cap a third of the way up the remaining caps, then walk to the unmeasured
+//     neighbour of the best cap so far that a curve fitted to the probes predicts best;
+//  4. stop when no neighbour is left, or the fitted curve predicts that the best neighbour is
+//     worse than the best cap by more than the measurement noise (so it cannot change the
+//     decision).
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/measurement.hpp"
+#include "plan/decision.hpp"
+#include "plan/probe.hpp"
+
+namespace regime::plan {
+
+enum class Strategy { Exhaustive, Adaptive };
+Strategy parse_strategy(const std::string& text);  // Error InvalidArgument naming the choices
+std::string to_string(Strategy s);
+
+// A curve of time and energy per step against the cap, fitted to the probes so far.
+struct PredictedPoint {
+  double time_per_step_s = 0;
+  double energy_per_step_J = 0;
+};
+class CurveModel {
+ public:
+  virtual ~CurveModel() = default;
+  virtual std::optional<PredictedPoint> predict(double cap_W) const = 0;
+  // Relative RMS residual of the fit to the probes (0 for an exact fit).
+  virtual double rms_rel_residual() const = 0;
+};
+// Fits a model to the probes; nullptr when there are too few of them.
+using CurveFitter = std::function<std::unique_ptr<CurveModel>(const std::vector<ProbeResult>&)>;
+
+// Least-squares polynomial in the cap (degree min(2, probes-1)) for time and energy separately.
+std::unique_ptr<CurveModel> fit_polynomial_curve(const std::vector<ProbeResult>& probes);
+
+struct SearchOptions {
+  Strategy strategy = Strategy::Adaptive;
+  std::vector<double> caps;  // the grid, highest first; must contain the default limit
+  DecisionInputs decision;
+  bool force = false;                      // go on in an underutilized or idle pair
+  double headroom_margin = kNoBindMargin;  // caps >= draw x (1 + margin) are not probed (adaptive)
+  double second_probe_fraction = 0.34;     // where in the remaining caps the second probe goes
+  // The curve may end the search from this many probes on (with 3, the twin stopped early on 5
+  // Zeus workloads and lost up to 8.5%; with 4 it loses nothing: docs/sweep.md).
+  size_t min_probes_before_model_stop = 4;
+  // The pair's regime from the probe at the default limit (empty: not known, e.g. replay).
+  std::function<std::optional<Regime>(const Measurement&)> classify;
+  CurveFitter fitter;                                // empty: fit_polynomial_curve
+  std::function<void(const ProbeResult&)> on_probe;  // called after each probe (progress)
+};
+
+struct SearchOutcome {
+  std::vector<ProbeResult> probes;  // in the order measured
+  Decision decision;
+  std::optional<Regime> regime;  // of the pair at the default limit, when classified
+  std::string stop_reason;       // why the search ended
+};
+
+SearchOutcome search(Prober& prober, const SearchOptions& opt);
+
+}  // namespace regime::plan

@@ -1,0 +1,242 @@
+#include "plan/sweep_table.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace regime::plan {
+
+namespace {
+
+const std::vector<std::string> kRequired = {"workload", "gpu",         "cap_W",
+                                            "time_s",   "avg_power_W", "unit"};
+const std::vector<std::string> kOptional = {"energy_J", "time_ci_s", "energy_ci_J", "steps"};
+
+struct Cell {
+  std::string text;
+  int column = 0;  // 1-based character column where the cell starts
+};
+
+// Splits one CSV line; fields with commas are not expected in this format (no quoting).
+std::vector<Cell> split_line(std::string_view line) {
+  std::vector<Cell> cells;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    std::string_view field =
+        line.substr(start, comma == std::string_view::npos ? line.size() - start : comma - start);
+    // Trim surrounding blanks so hand-written tables with spaces after commas read as well.
+    size_t b = field.find_first_not_of(" \t");
+    size_t e = field.find_last_not_of(" \t");
+    cells.push_back(
+        {b == std::string_view::npos ? std::string() : std::string(field.substr(b, e - b + 1)),
+         static_cast<int>(start) + 1});
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return cells;
+}
+
+[[noreturn]] void parse_error(const std::string& source, int line, int column,
+                              const std::string& what) {
+  throw Error(ErrorKind::Parse, fmt::format("{}:{}:{}: {}", source, line, column, what));
+}
+
+double number(const std::string& source, int line, const Cell& cell, const std::string& name,
+              bool positive) {
+  double v = 0;
+  const char* first = cell.text.data();
+  const char* last = first + cell.text.size();
+  auto [p, ec] = std::from_chars(first, last, v);
+  if (cell.text.empty() || ec != std::errc() || p != last || !std::isfinite(v))
+    parse_error(source, line, cell.column, fmt::format("{} '{}' is not a number", name, cell.text));
+  if (positive ? v <= 0 : v < 0)
+    parse_error(source, line, cell.column,
+                fmt::format("{} {} must be {}", name, cell.text, positive ? "> 0" : ">= 0"));
+  return v;
+}
+
+std::string fmt_num(double v) { return fmt::format("{}", v); }
+
+}  // namespace
+
+std::vector<std::string> SweepTable::workloads() const {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& r : rows)
+    if (seen.insert(r.workload).second) out.push_back(r.workload);
+  return out;
+}
+
+std::vector<SweepRow> SweepTable::rows_for(const std::string& workload) const {
+  std::vector<SweepRow> out;
+  for (const auto& r : rows)
+    if (r.workload == workload) out.push_back(r);
+  if (out.empty()) {
+    auto names = workloads();
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < 12; ++i) list += (i ? ", " : "") + names[i];
+    if (names.size() > 12) list += fmt::format(", ... ({} in all)", names.size());
+    throw Error(ErrorKind::NotFound,
+                fmt::format("{}: no rows for workload '{}'; it has: {}", source, workload, list));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SweepRow& a, const SweepRow& b) { return a.cap_W > b.cap_W; });
+  return out;
+}
+
+SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
+  SweepTable table;
+  table.source = source;
+  std::map<std::string, size_t> col;  // column name -> index
+  size_t n_columns = 0;
+  std::set<std::tuple<std::string, std::string, double>> keys;
+  int line_no = 0;
+  size_t pos = 0;
+  bool header_seen = false;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? text.size() - pos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    auto cells = split_line(line);
+    if (!header_seen) {
+      header_seen = true;
+      n_columns = cells.size();
+      for (size_t i = 0; i < cells.size(); ++i) {
+        const auto& name = cells[i].text;
+        bool known = std::find(kRequired.begin(), kRequired.end(), name) != kRequired.end() ||
+                     std::find(kOptional.begin(), kOptional.end(), name) != kOptional.end();
+        if (!known)
+          parse_error(source, line_no, cells[i].column,
+                      fmt::format("unknown column '{}' (expected workload,gpu,cap_W,time_s,"
+                                  "avg_power_W,unit and optionally energy_J,time_ci_s,"
+                                  "energy_ci_J,steps)",
+                                  name));
+        if (col.count(name))
+          parse_error(source, line_no, cells[i].column, fmt::format("column '{}' twice", name));
+        col[name] = i;
+      }
+      for (const auto& name : kRequired)
+        if (!col.count(name))
+          parse_error(source, line_no, 1, fmt::format("header lacks the column '{}'", name));
+      continue;
+    }
+    if (cells.size() != n_columns)
+      parse_error(source, line_no, 1,
+                  fmt::format("{} cells where the header has {}", cells.size(), n_columns));
+    SweepRow r;
+    r.line = line_no;
+    auto cell = [&](const std::string& name) -> const Cell& { return cells[col.at(name)]; };
+    r.workload = cell("workload").text;
+    if (r.workload.empty()) parse_error(source, line_no, cell("workload").column, "empty workload");
+    r.gpu = cell("gpu").text;
+    if (r.gpu.empty()) parse_error(source, line_no, cell("gpu").column, "empty gpu");
+    r.cap_W = number(source, line_no, cell("cap_W"), "cap_W", true);
+    r.time_s = number(source, line_no, cell("time_s"), "time_s", true);
+    r.avg_power_W = number(source, line_no, cell("avg_power_W"), "avg_power_W", true);
+    r.unit = cell("unit").text;
+    auto optional_number = [&](const std::string& name, bool positive) -> std::optional<double> {
+      if (!col.count(name) || cell(name).text.empty()) return std::nullopt;
+      return number(source, line_no, cell(name), name, positive);
+    };
+    r.energy_J = optional_number("energy_J", true);
+    r.time_ci_s = optional_number("time_ci_s", false);
+    r.energy_ci_J = optional_number("energy_ci_J", false);
+    if (auto s = optional_number("steps", false)) {
+      if (*s != std::floor(*s))
+        parse_error(source, line_no, cell("steps").column,
+                    fmt::format("steps '{}' is not a whole number", cell("steps").text));
+      r.steps = static_cast<int>(*s);
+    }
+    if (!keys.insert({r.workload, r.gpu, r.cap_W}).second)
+      parse_error(
+          source, line_no, cell("cap_W").column,
+          fmt::format("a second row for workload '{}' on {} at {} W", r.workload, r.gpu, r.cap_W));
+    table.rows.push_back(std::move(r));
+  }
+  if (!header_seen) parse_error(source, 1, 1, "empty file: no header line");
+  if (table.rows.empty()) parse_error(source, line_no, 1, "no data rows after the header");
+  return table;
+}
+
+SweepTable read_sweep_table(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, fmt::format("cannot read sweep table '{}'", path.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_sweep_table(ss.str(), path.string());
+}
+
+std::string format_sweep_table(const std::vector<SweepRow>& rows) {
+  bool has_energy = false, has_tci = false, has_eci = false, has_steps = false;
+  for (const auto& r : rows) {
+    has_energy |= r.energy_J.has_value();
+    has_tci |= r.time_ci_s.has_value();
+    has_eci |= r.energy_ci_J.has_value();
+    has_steps |= r.steps.has_value();
+  }
+  std::string out = "workload,gpu,cap_W,time_s,avg_power_W,unit";
+  if (has_energy) out += ",energy_J";
+  if (has_tci) out += ",time_ci_s";
+  if (has_eci) out += ",energy_ci_J";
+  if (has_steps) out += ",steps";
+  out += "\n";
+  auto opt = [](const std::optional<double>& v) { return v ? fmt_num(*v) : std::string(); };
+  for (const auto& r : rows) {
+    out += fmt::format("{},{},{},{},{},{}", r.workload, r.gpu, fmt_num(r.cap_W), fmt_num(r.time_s),
+                       fmt_num(r.avg_power_W), r.unit);
+    if (has_energy) out += "," + opt(r.energy_J);
+    if (has_tci) out += "," + opt(r.time_ci_s);
+    if (has_eci) out += "," + opt(r.energy_ci_J);
+    if (has_steps) out += "," + (r.steps ? std::to_string(*r.steps) : std::string());
+    out += "\n";
+  }
+  return out;
+}
+
+Measurement to_measurement(const SweepRow& row) {
+  Measurement m;
+  m.steps = row.steps.value_or(1);
+  m.time_per_step_s = row.time_s;
+  double t_ci = row.time_ci_s.value_or(0);
+  m.time_per_step_ci_s = {row.time_s - t_ci, row.time_s + t_ci};
+  m.energy_per_step_J = row.energy_per_unit_J();
+  double e_ci = row.energy_ci_J.value_or(0);
+  m.energy_per_step_ci_J = {m.energy_per_step_J - e_ci, m.energy_per_step_J + e_ci};
+  m.energy_source = row.energy_J ? EnergySource::Counter : EnergySource::AveragedPower;
+  m.avg_power_W = row.avg_power_W;
+  m.p95_power_W = row.avg_power_W;  // a table row carries only the mean
+  m.mean_limit_W = row.cap_W;
+  return m;
+}
+
+SweepRow to_sweep_row(const std::string& workload, const std::string& gpu, double cap_W,
+                      const Measurement& m, const std::string& unit) {
+  SweepRow r;
+  r.workload = workload;
+  r.gpu = gpu;
+  r.cap_W = cap_W;
+  r.time_s = m.time_per_step_s;
+  r.avg_power_W = m.avg_power_W;
+  r.unit = unit;
+  r.energy_J = m.energy_per_step_J;
+  auto half = [](const Interval& i) { return (i.second - i.first) / 2; };
+  if (half(m.time_per_step_ci_s) > 0) r.time_ci_s = half(m.time_per_step_ci_s);
+  if (half(m.energy_per_step_ci_J) > 0) r.energy_ci_J = half(m.energy_per_step_ci_J);
+  r.steps = m.steps;
+  return r;
+}
+
+}  // namespace regime::plan

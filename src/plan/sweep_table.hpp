@@ -1,0 +1,58 @@
+#pragma once
+// Sweep tables (DESIGN.md section 3): one row per measured cap of a GPU + workload pair.
+// Required columns `workload,gpu,cap_W,time_s,avg_power_W,unit`; optional `energy_J`, `time_ci_s`,
+// `energy_ci_J`, `steps`. The *_ci_* columns are half-widths of a 95% confidence interval around
+// the value of the row (time_s, and energy_J or time_s x avg_power_W).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/measurement.hpp"
+
+namespace regime::plan {
+
+struct SweepRow {
+  std::string workload;
+  std::string gpu;
+  double cap_W = 0;
+  double time_s = 0;  // per unit of work
+  double avg_power_W = 0;
+  std::string unit;                   // "epoch", "step", ...
+  std::optional<double> energy_J;     // per unit; absent: time_s x avg_power_W
+  std::optional<double> time_ci_s;    // 95% CI half-width
+  std::optional<double> energy_ci_J;  // 95% CI half-width
+  std::optional<int> steps;
+  int line = 0;  // 1-based line in the source file (0 when built in code)
+
+  double energy_per_unit_J() const { return energy_J ? *energy_J : time_s * avg_power_W; }
+};
+
+struct SweepTable {
+  std::string source;  // file name, for messages
+  std::vector<SweepRow> rows;
+
+  // Distinct workload names in the order they first appear.
+  std::vector<std::string> workloads() const;
+  // The rows of one workload sorted by cap, highest first; Error NotFound naming the workloads
+  // there are when the table has none of `workload`.
+  std::vector<SweepRow> rows_for(const std::string& workload) const;
+};
+
+// Parses CSV text; Error Parse naming source, line and column for a missing column, a bad number,
+// a wrong cell count or a duplicate (workload, gpu, cap_W).
+SweepTable parse_sweep_table(std::string_view text, const std::string& source);
+// Reads a file; Error Io when it cannot be read.
+SweepTable read_sweep_table(const std::filesystem::path& path);
+
+// CSV text with the required columns and those optional columns that some row carries.
+std::string format_sweep_table(const std::vector<SweepRow>& rows);
+
+// The row as a Measurement of one unit of work (its CI, when the row has one).
+Measurement to_measurement(const SweepRow& row);
+// A row from a Measurement (energy per step; CI half-widths from the intervals when they exist).
+SweepRow to_sweep_row(const std::string& workload, const std::string& gpu, double cap_W,
+                      const Measurement& m, const std::string& unit);
+
+}  // namespace regime::plan

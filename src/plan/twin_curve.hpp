@@ -1,0 +1,18 @@
+#pragma once
+// The model-guided adaptive search with the GPU twin as its curve: the twin's workload parameters
+// are fitted (twin::fit_curve) to the probes so far, and it predicts time and power at the caps
+// not yet measured.
+#include <string>
+
+#include "plan/search.hpp"
+#include "twin/spec.hpp"
+
+namespace regime::plan {
+
+CurveFitter twin_curve_fitter(twin::GpuSpec spec);
+
+// The twin fitter for a GPU named like the device or table ("V100", "Tesla T4", "sim:t4" models);
+// the polynomial fitter (empty CurveFitter) when the twin has no spec for it.
+CurveFitter curve_fitter_for(const std::string& gpu_name);
+
+}  // namespace regime::plan
