@@ -30,7 +30,7 @@ struct ProbeArgs {
   std::string device;
   double seconds = 60;
   double sample_ms = 10;
-  double energy_period_s = 1.0;
+  double energy_period_s = RunOptions{}.energy_period_s;
   std::optional<double> warmup_s;
   std::optional<std::string> step_regex;
   bool no_steps = false;

@@ -22,6 +22,7 @@ TEST(RunLoop, SamplesEvery10msOnTheSimulatedClockAndReadsEnergyOnceASecond) {
   TestWorkload work(clock, 0.5, 0);
   RunOptions o;
   o.duration_s = 10;
+  o.energy_period_s = 1;
   RunStats stats;
   Trace t = run(gpu, work, o, &stats);  // uses the GPU's simulated clock
   ASSERT_EQ(t.samples.size(), 1001u);   // t = 0, 0.01, ..., 10.00
