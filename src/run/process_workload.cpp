@@ -167,7 +167,7 @@ void ProcessWorkload::start(double) {
         throw Error(ErrorKind::Io, "cannot create an output pipe: " + errno_text());
       ::fcntl(p[0], F_SETFL, O_NONBLOCK);
       streams_[i].fd = p[0];
-      streams_[i].out_fd = i == 0 ? STDOUT_FILENO : STDERR_FILENO;
+      streams_[i].out_fd = i == 0 && !options_.stdout_to_stderr ? STDOUT_FILENO : STDERR_FILENO;
       child_ends[i] = p[1];
     }
   }
@@ -196,6 +196,8 @@ void ProcessWorkload::start(double) {
   if (regex_) {
     posix_spawn_file_actions_adddup2(&actions, child_ends[0], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, child_ends[1], STDERR_FILENO);
+  } else if (options_.stdout_to_stderr) {
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
   }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
