@@ -98,7 +98,13 @@ void install_handlers() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int i = 0; i < kSignalCount; ++i) ::sigaction(kSignals[i], &sa, &previous_actions[i]);
+  for (int i = 0; i < kSignalCount; ++i) {
+    struct sigaction found {};
+    ::sigaction(kSignals[i], &sa, &found);
+    // Ours still there (left installed under a stacked handler that put it back): what was
+    // before us is still the disposition recorded the first time, not ourselves.
+    if ((found.sa_flags & SA_SIGINFO) || found.sa_handler != on_signal) previous_actions[i] = found;
+  }
 }
 
 // Called with registry_mu held, when the last guard goes. A handler stacked on top of ours (the

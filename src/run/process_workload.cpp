@@ -187,8 +187,10 @@ void ProcessWorkload::start(double) {
   ::sigaction(SIGINT, &forward, &old_int_);
   ::sigaction(SIGTERM, &forward, &old_term_);
   ::sigaction(SIGPIPE, &ignore, &old_pipe_);
-  g_previous_int = old_int_;
-  g_previous_term = old_term_;
+  // A workload started while another's forwarding is still installed chains to what that one
+  // found, never to the forwarding itself (which would re-raise forever).
+  if (old_int_.sa_handler != forward_signal) g_previous_int = old_int_;
+  if (old_term_.sa_handler != forward_signal) g_previous_term = old_term_;
   handlers_installed_ = true;
 
   posix_spawn_file_actions_t actions;

@@ -252,6 +252,21 @@ TEST_F(SignalChaining, AGuardGoneBeforeTheWorkloadLeavesNoStaleHandler) {
   EXPECT_EQ(handler_of(SIGTERM), record_signal);
 }
 
+TEST_F(SignalChaining, ANewGuardOverALeftoverHandlerStillGivesTheFirstDispositionBack) {
+  WallClock wall;
+  testing::TestGpu gpu(wall, 200, false);
+  auto first = std::make_unique<PowerLimitGuard>(gpu, ActuationPolicy{});
+  {
+    ProcessWorkload work(sh("true"), wall);
+    work.start(wall.now_s());
+    first.reset();
+    while (!work.finished()) ::usleep(1000);
+  }  // the guard's handler is back, with no guard alive
+  { PowerLimitGuard second(gpu, ActuationPolicy{}); }
+  EXPECT_EQ(handler_of(SIGINT), record_signal) << "not the leftover guard handler (a loop)";
+  EXPECT_EQ(handler_of(SIGTERM), record_signal);
+}
+
 TEST(ProcessWorkload, RemovesItsPrivateSocketDirectory) {
   WallClock wall;
   std::string dir;
