@@ -162,9 +162,13 @@ void print_text(const StudyArgs& a, const GpuInfo& info, const std::string& work
                            a.device, info.name, info.enforced_limit_W, info.default_limit_W);
   std::cout << "1. probe at the current limit (" << a.probe_seconds << " s):\n";
   std::cout << format_report(report) << "\n";
+  if (!sp.sweep) {
+    std::cout << "2. no sweep: " << sp.why << "\n";
+    return;
+  }
   std::cout << "2. sweep: " << sp.why << "\n";
   if (!sweep) {
-    std::cout << "   skipped: " << skipped << "\n";
+    std::cout << "   not run: " << skipped << "\n";
     return;
   }
   const plan::SearchOutcome& o = sweep->outcome;
@@ -204,7 +208,7 @@ int study_main(const StudyArgs& a) {
   std::string command = study::sweep_command(
       {a.device, a.workload, a.command, a.step_regex, a.strategy, a.objective}, sp.caps);
   if (!sp.sweep) {
-    skipped = "the regime does not warrant a sweep";
+    skipped = sp.why;
   } else if (policy.read_only) {
     skipped = "REGIME_READ_ONLY is set: nothing is changed. To sweep, unset it and run: " + command;
   } else if (gpu->is_physical() && !a.actuate) {
