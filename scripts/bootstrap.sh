@@ -12,7 +12,10 @@ bin=build/release/regime
 "$bin" devices
 device="${REGIME_DEVICE:-}"
 if [ -z "$device" ]; then
-  if "$bin" devices --json | grep -q '"backend": *"nvml"'; then device="nvml:0"; else device="sim:h200"; fi
+  # A real GPU: the nvml backend is available and lists at least one GPU.
+  has_gpu='import json,sys; b=json.load(sys.stdin)["backends"]
+sys.exit(0 if any(x["backend"] == "nvml" and x["available"] and x["gpus"] for x in b) else 1)'
+  if "$bin" devices --json | python3 -c "$has_gpu"; then device="nvml:0"; else device="sim:h200"; fi
 fi
 if [[ "$device" == sim:* ]]; then
   # The main job on a simulated GPU: probe, classify, sweep what the regime warrants, decide.
