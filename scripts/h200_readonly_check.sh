@@ -12,7 +12,12 @@
 #   check.json / check.txt  regime devices --check DEVICE: every field read once, read costs, the
 #                           driver's power-sample buffer (nvmlDeviceGetSamples) drained for 5 s,
 #                           energy counter vs integrated power, reason time counters
+#   nvidia-smi-help-query.txt, nvidia-smi-temp-query.csv
+#                           nvidia-smi --help-query-gpu, and --query-gpu=temperature.gpu plus the
+#                           absolute slowdown/shutdown threshold fields when it lists them
 #   compare.txt             Regime's limits, thresholds and max clocks next to nvidia-smi's
+#                           (scripts/nvidia_smi_compare.py; nvidia-smi 580 prints only T.Limit
+#                           margins for the thresholds: then those rows say so, compare nothing)
 # The regime binary: $REGIME, else build/release/regime, else build/ci/regime, else `regime`.
 set -euo pipefail
 out=${1:?usage: $0 OUTDIR [DEVICE]}
@@ -40,45 +45,17 @@ nvidia-smi -q -d PERFORMANCE >"$out/nvidia-smi-perf.txt" || true
 "$regime" devices --check "$device" --seconds ${CHECK_SECONDS:-5} --json >"$out/check.json"
 "$regime" devices --check "$device" --seconds ${CHECK_SECONDS:-5} | tee -a "$out/check.txt"
 
-python3 - "$out" <<'EOF' | tee "$out/compare.txt"
-import json, re, sys
-out = sys.argv[1]
-info = json.load(open(f"{out}/limit_show.json"))
-smi = open(f"{out}/nvidia-smi.txt").read().splitlines()
-# nvidia-smi -q: "    Key    : value unit" under section headers; remember the section.
-values, section = {}, ""
-for line in smi:
-    m = re.match(r"^(\s*)([^:]+?)\s*:\s*(.*)$", line)
-    if not m:
-        if line.strip(): section = line.strip()
-        continue
-    key, val = m.group(2).strip(), m.group(3).strip()
-    if val == "":
-        section = key
-        continue
-    num = re.match(r"^([0-9.]+)\s*(W|C|MHz)$", val)
-    if num: values.setdefault((section, key), float(num.group(1)))
-def find(key, section_hint=""):
-    for (sec, k), v in values.items():
-        if k == key and section_hint.lower() in sec.lower(): return v
-    return None
-rows = [
-    ("current_limit_W", find("Current Power Limit")),
-    ("default_limit_W", find("Default Power Limit")),
-    ("min_limit_W", find("Min Power Limit")),
-    ("max_limit_W", find("Max Power Limit")),
-    ("enforced_limit_W", find("Enforced Power Limit") or find("Current Power Limit")),
-    ("slowdown_temp_C", find("GPU Slowdown Temp")),
-    ("shutdown_temp_C", find("GPU Shutdown Temp")),
-    ("max_sm_MHz", find("SM", "Max Clocks")),
-    ("max_mem_MHz", find("Memory", "Max Clocks")),
-]
-bad = 0
-print(f"{'field':<18} {'regime':>10} {'nvidia-smi':>12}  match")
-for field, ref in rows:
-    ours = info.get(field)
-    ok = ours is not None and ref is not None and abs(ours - ref) <= 0.5
-    bad += 0 if ok else 1
-    print(f"{field:<18} {ours!s:>10} {ref!s:>12}  {'yes' if ok else 'NO'}")
-print("all match" if bad == 0 else f"{bad} field(s) differ or are missing")
-EOF
+# Absolute slowdown/shutdown thresholds: nvidia-smi 580 prints only T.Limit margins under -q, so
+# ask --query-gpu for them when this nvidia-smi lists such fields (kept in the help text too).
+nvidia-smi --help-query-gpu >"$out/nvidia-smi-help-query.txt" 2>&1 || true
+temp_fields=temperature.gpu
+for f in temperature.gpu.slowdown temperature.gpu.shutdown; do
+  if grep -qE "(^|[\" ])${f//./\\.}([\" ,]|$)" "$out/nvidia-smi-help-query.txt"; then
+    temp_fields="$temp_fields,$f"
+  fi
+done
+uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["uuid"])' "$out/limit_show.json")
+nvidia-smi -i "$uuid" --query-gpu="$temp_fields" --format=csv,nounits \
+  >"$out/nvidia-smi-temp-query.csv" || rm -f "$out/nvidia-smi-temp-query.csv"
+
+python3 scripts/nvidia_smi_compare.py "$out" | tee "$out/compare.txt" || true

@@ -5,9 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "act/journal.hpp"
 #include "common/error.hpp"
@@ -219,6 +222,39 @@ TEST_F(GuardTest, ARestoreFailureInTheDestructorKeepsTheJournalAndDoesNotThrow) 
   Journal j = read_journal();
   ASSERT_EQ(j.entries.size(), 1u);
   EXPECT_DOUBLE_EQ(j.entries[0].original_limit_W, 300);
+}
+
+std::atomic<int> g_hangups{0};
+extern "C" void count_hangup(int) { g_hangups.fetch_add(1); }
+
+TEST_F(GuardTest, TheLastGuardGoneGivesTheSignalDispositionsBack) {
+  struct sigaction counter {
+  }, old_hup{}, old_int{}, old_term{};
+  counter.sa_handler = count_hangup;
+  sigemptyset(&counter.sa_mask);
+  ::sigaction(SIGHUP, &counter, &old_hup);
+  ::sigaction(SIGINT, nullptr, &old_int);
+  ::sigaction(SIGTERM, nullptr, &old_term);
+  auto handler_of = [](int sig) {
+    struct sigaction now {};
+    ::sigaction(sig, nullptr, &now);
+    return now.sa_handler;
+  };
+  TestGpu gpu(false);
+  auto first = std::make_unique<PowerLimitGuard>(gpu, ActuationPolicy{});
+  auto second = std::make_unique<PowerLimitGuard>(gpu, ActuationPolicy{});
+  EXPECT_NE(handler_of(SIGHUP), count_hangup) << "a live guard handles SIGHUP";
+  first.reset();
+  EXPECT_NE(handler_of(SIGHUP), count_hangup) << "one guard is still live";
+  second.reset();
+  EXPECT_EQ(handler_of(SIGHUP), count_hangup);
+  EXPECT_EQ(handler_of(SIGINT), old_int.sa_handler);
+  EXPECT_EQ(handler_of(SIGTERM), old_term.sa_handler);
+  if (handler_of(SIGHUP) == count_hangup) {  // else the guard's watcher would end the process
+    ::raise(SIGHUP);
+    EXPECT_EQ(g_hangups.load(), 1);
+  }
+  ::sigaction(SIGHUP, &old_hup, nullptr);
 }
 
 TEST(Journal, RoundTripsThroughJson) {

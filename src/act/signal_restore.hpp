@@ -10,7 +10,9 @@ namespace regime {
 
 class PowerLimitGuard;
 
-// Installs the handlers and the watcher on first use (idempotent, thread-safe).
+// The first live guard installs the handlers (the watcher thread is started once per process);
+// the last one to go puts back the dispositions it found, so a process outlives its guards with
+// its own signal handling intact. Thread-safe.
 void register_live_guard(PowerLimitGuard* guard);
 void unregister_live_guard(PowerLimitGuard* guard);
 

@@ -104,7 +104,7 @@ void validate(const ProbeArgs& a) {
 nlohmann::json options_json(const ProbeArgs& a) {
   nlohmann::json j = {{"seconds", a.seconds},
                       {"sample_ms", a.sample_ms},
-                        {"energy_period_s", a.energy_period_s},
+                      {"energy_period_s", a.energy_period_s},
                       {"no_steps", a.no_steps},
                       {"warmup_s", a.warmup_s ? nlohmann::json(*a.warmup_s) : nullptr},
                       {"step_regex", a.step_regex ? nlohmann::json(*a.step_regex) : nullptr}};
@@ -209,6 +209,7 @@ int probe(const ProbeArgs& a) {
     p.argv = a.command;
     p.step_socket = !a.no_steps;
     p.step_regex = a.step_regex;
+    p.stdout_to_stderr = a.json;  // stdout carries only the JSON
     process = std::make_unique<ProcessWorkload>(p, wall);
   } else {
     builtin = make_builtin_workload(a.workload, *gpu);
@@ -323,7 +324,9 @@ const CommandRegistrar reg("probe", [](CLI::App& root, Context& ctx) {
                   "Trace CSV to write (default: STATE_DIR/runs/run-ID.trace.csv); steps go to "
                   "the sibling .steps.csv");
   sub->add_option("--db", a->db, "Run database (default: STATE_DIR/runs.sqlite)");
-  sub->add_flag("--json", a->json, "Machine-readable output");
+  sub->add_flag("--json", a->json,
+                "Machine-readable output: stdout carries only the JSON object; the command's own "
+                "stdout goes to stderr");
   auto* workload =
       sub->add_option("--workload", a->workload, "Built-in workload, e.g. sim:resnet50");
   auto* command = sub->add_option("command", a->command, "The command to run and watch (after --)");

@@ -22,7 +22,7 @@ struct RecommendArgs {
 
 void run_recommend(const RecommendArgs& a) {
   plan::Objective objective = plan::parse_objective(a.objective);
-  plan::SweepTable table = plan::read_sweep_table(a.sweep_file);
+  SweepTable table = read_sweep_table(a.sweep_file);
   auto recs = plan::recommend(table, objective);
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();

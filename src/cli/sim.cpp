@@ -78,7 +78,7 @@ void run_fit(const std::string& sweep_path, const std::optional<std::string>& gp
   if (model != "twin" && model != "cube")
     throw Error(ErrorKind::InvalidArgument, "--model must be twin or cube, got '" + model + "'");
   twin::SweepFitReport r =
-      twin::fit_sweep(twin::read_sweep_table(sweep_path), gpu, n,
+      twin::fit_sweep(read_sweep_table(sweep_path).rows, gpu, n,
                       model == "twin" ? twin::CurveModel::Twin : twin::CurveModel::CubeLaw);
   if (json) {
     nlohmann::json ws = nlohmann::json::array();

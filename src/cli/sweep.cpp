@@ -143,6 +143,7 @@ void sweep_device(const SweepArgs& a, Gpu& gpu) {
     ProcessOptions po;
     po.argv = a.command;
     if (!a.step_regex.empty()) po.step_regex = a.step_regex;
+    po.stdout_to_stderr = a.json;  // stdout carries only the JSON
     return std::make_unique<ProcessWorkload>(po, wall);
   };
   std::string workload_name = simulated_work ? a.workload : a.command.front();
@@ -210,7 +211,9 @@ const CommandRegistrar reg("sweep", [](CLI::App& root, Context& ctx) {
   sub->add_flag("--apply", a->apply,
                 "Leave the chosen cap set (recorded in the journal; `regime restore` undoes it)");
   sub->add_flag("--force", a->force, "Search even when the pair is underutilized or idle");
-  sub->add_flag("--json", a->json, "Machine-readable output");
+  sub->add_flag("--json", a->json,
+                "Machine-readable output: stdout carries only the JSON object; a command's own "
+                "stdout goes to stderr");
   sub->add_option("--step-regex", a->step_regex,
                   "A line of the command's output matching this marks the end of a step");
   sub->add_option("--settle-s", a->budget.settle_s,

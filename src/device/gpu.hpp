@@ -18,7 +18,9 @@ class Clock;
 // Exact time spent under each clocks-event reason since an arbitrary origin (NVML field values
 // NVML_FI_DEV_CLOCKS_EVENT_REASON_*), in seconds. Differences between two reads are what count.
 struct ReasonTimes {
-  std::map<uint64_t, double> seconds_by_reason;  // key: reason bit (reason::kSwPowerCap, ...)
+  // key: reason bit (reason::kSwPowerCap, ...), or the OR of several bits for a counter that
+  // covers them together (NVML's thermal perf policy: kSwThermal | kHwThermal).
+  std::map<uint64_t, double> seconds_by_reason;
 };
 
 class Gpu {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "plan/search.hpp"
-#include "plan/sweep_table.hpp"
+#include "trace/sweep_table.hpp"
 
 namespace regime::plan {
 

@@ -1,4 +1,4 @@
-// The pure core of the plan room: sweep tables, cap grids, objectives, the keep-default decision.
+// The pure core of the plan room: cap grids, objectives, the keep-default decision.
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -7,7 +7,6 @@
 #include "plan/objective.hpp"
 #include "plan/recommend.hpp"
 #include "plan/search.hpp"
-#include "plan/sweep_table.hpp"
 
 namespace regime::plan {
 namespace {
@@ -19,52 +18,6 @@ std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "";
-}
-
-TEST(PlanSweepTable, ReadsRequiredAndOptionalColumnsAndWritesThemBack) {
-  auto t = parse_sweep_table(
-      "workload,gpu,cap_W,time_s,avg_power_W,unit,energy_ci_J,steps\n"
-      "w,T4,70,0.5,69,step,0.4,100\n"
-      "w,T4,60,0.6,59.5,step,,120\n",
-      "t.csv");
-  ASSERT_EQ(t.rows.size(), 2u);
-  EXPECT_DOUBLE_EQ(t.rows[0].energy_per_unit_J(), 0.5 * 69);
-  EXPECT_EQ(t.rows[0].energy_ci_J, 0.4);
-  EXPECT_FALSE(t.rows[1].energy_ci_J.has_value());
-  EXPECT_EQ(t.rows[1].steps, 120);
-  auto again = parse_sweep_table(format_sweep_table(t.rows), "again.csv");
-  ASSERT_EQ(again.rows.size(), 2u);
-  EXPECT_EQ(again.rows[1].cap_W, 60);
-  EXPECT_EQ(again.rows[0].energy_ci_J, 0.4);
-  auto m = to_measurement(t.rows[0]);
-  EXPECT_DOUBLE_EQ(m.energy_per_step_ci_J.first, 0.5 * 69 - 0.4);
-}
-
-TEST(PlanSweepTable, ErrorsNameFileLineAndColumn) {
-  EXPECT_EQ(error_of([] {
-              parse_sweep_table("workload,gpu,cap_W,time_s,unit\nw,T4,70,1,step\n", "a.csv");
-            }),
-            "a.csv:1:1: header lacks the column 'avg_power_W'");
-  EXPECT_EQ(error_of([] {
-              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,-1,60,step\n",
-                                "b.csv");
-            }),
-            "b.csv:2:9: time_s -1 must be > 0");
-  EXPECT_EQ(error_of([] {
-              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,1,60\n",
-                                "c.csv");
-            }),
-            "c.csv:2:1: 5 cells where the header has 6");
-  EXPECT_EQ(error_of([] {
-              parse_sweep_table(
-                  "workload,gpu,cap_W,time_s,avg_power_W,unit\nw,T4,70,1,60,s\nw,T4,70,1,61,s\n",
-                  "d.csv");
-            }),
-            "d.csv:3:6: a second row for workload 'w' on T4 at 70 W");
-  EXPECT_NE(error_of([] {
-              parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit,colour\n", "e.csv");
-            }).find("e.csv:1:44: unknown column 'colour'"),
-            std::string::npos);
 }
 
 TEST(PlanCapGrid, AutoGridStepsFivePercentDownToTheMinimum) {

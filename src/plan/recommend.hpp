@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "plan/decision.hpp"
-#include "plan/sweep_table.hpp"
+#include "trace/sweep_table.hpp"
 
 namespace regime::plan {
 

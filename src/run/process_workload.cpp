@@ -26,12 +26,29 @@ namespace {
 
 // The command's process group, for the signal handler (one command runs at a time).
 std::atomic<pid_t> g_child_pgid{0};
+// Set once the command has ended: from then on a signal is regime's own to handle.
+std::atomic<bool> g_command_ended{false};
 volatile sig_atomic_t g_forwarded_signal = 0;
+// The dispositions the forwarding replaced (a PowerLimitGuard's, or the default).
+struct sigaction g_previous_int {
+}, g_previous_term{};
 
 extern "C" void forward_signal(int sig) {
+  int saved = errno;
   pid_t pgid = g_child_pgid.load();
-  if (pgid > 0) ::kill(-pgid, sig);
-  g_forwarded_signal = sig;
+  if (pgid > 0) {
+    ::kill(-pgid, sig);
+    g_forwarded_signal = sig;
+  } else if (g_command_ended.load()) {
+    // Nothing left to forward to: chain to the previous disposition (a guard restores the limit
+    // and exits 128+sig; the default ends regime). The signal is blocked while we run, so the
+    // re-raised one reaches that disposition once we return.
+    ::sigaction(sig, sig == SIGINT ? &g_previous_int : &g_previous_term, nullptr);
+    ::raise(sig);
+  } else {
+    g_forwarded_signal = sig;  // the command is being started: start() forwards it then
+  }
+  errno = saved;
 }
 
 std::string errno_text() { return std::strerror(errno); }
@@ -150,7 +167,7 @@ void ProcessWorkload::start(double) {
         throw Error(ErrorKind::Io, "cannot create an output pipe: " + errno_text());
       ::fcntl(p[0], F_SETFL, O_NONBLOCK);
       streams_[i].fd = p[0];
-      streams_[i].out_fd = i == 0 ? STDOUT_FILENO : STDERR_FILENO;
+      streams_[i].out_fd = i == 0 && !options_.stdout_to_stderr ? STDOUT_FILENO : STDERR_FILENO;
       child_ends[i] = p[1];
     }
   }
@@ -166,9 +183,12 @@ void ProcessWorkload::start(double) {
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   g_forwarded_signal = 0;
+  g_command_ended.store(false);
   ::sigaction(SIGINT, &forward, &old_int_);
   ::sigaction(SIGTERM, &forward, &old_term_);
   ::sigaction(SIGPIPE, &ignore, &old_pipe_);
+  g_previous_int = old_int_;
+  g_previous_term = old_term_;
   handlers_installed_ = true;
 
   posix_spawn_file_actions_t actions;
@@ -176,6 +196,8 @@ void ProcessWorkload::start(double) {
   if (regex_) {
     posix_spawn_file_actions_adddup2(&actions, child_ends[0], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, child_ends[1], STDERR_FILENO);
+  } else if (options_.stdout_to_stderr) {
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
   }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -201,11 +223,14 @@ void ProcessWorkload::start(double) {
   for (int& fd : child_ends) close_fd(fd);
   if (rc != 0) {
     restore_signals();
+    // A signal that came while spawning had no command to go to: it is regime's own.
+    if (int early = g_forwarded_signal; early != 0) ::raise(early);
     throw Error(rc == ENOENT ? ErrorKind::NotFound : ErrorKind::Io,
                 "cannot start '" + options_.argv.front() + "': " + std::strerror(rc));
   }
   pid_ = pid;
   g_child_pgid.store(pid);
+  if (int early = g_forwarded_signal; early != 0) ::kill(-pid, early);  // arrived while spawning
   last_regex_end_s_ = clock_.unix_now_s();
 
   // A command in its own group must own the terminal, or reading stdin would stop it (SIGTTIN).
@@ -312,6 +337,7 @@ bool ProcessWorkload::finished() {
 
 void ProcessWorkload::reap(int status) {
   exit_status_ = decode_status(status);
+  g_command_ended.store(true);
   g_child_pgid.store(0);
   stop_listener();
   give_back_terminal();

@@ -26,6 +26,9 @@ struct ProcessOptions {
   // is then piped through regime and still shown). The first step starts when the command starts.
   std::optional<std::string> step_regex;
   double stop_grace_s = 10;  // after SIGTERM, wait this long before SIGKILL
+  // The command's stdout goes to regime's stderr, keeping regime's stdout for machine-readable
+  // output (--json). The step regex still sees it.
+  bool stdout_to_stderr = false;
 };
 
 class ProcessWorkload final : public Workload {

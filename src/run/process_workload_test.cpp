@@ -4,9 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 
+#include "act/power_limit_guard.hpp"
 #include "common/error.hpp"
 #include "run/run_loop.hpp"
 #include "run/test_gpu.hpp"
@@ -166,6 +169,88 @@ TEST_P(ProcessWorkloadSignal, ForwardsTheSignalToTheCommandsGroup) {
 
 INSTANTIATE_TEST_SUITE_P(SigintAndSigterm, ProcessWorkloadSignal,
                          ::testing::Values(SIGINT, SIGTERM));
+
+// Signal handling shared with PowerLimitGuard (src/act/signal_restore.cpp): the forwarding is
+// stacked on the guard's handler and chains to it; the last guard gives the dispositions back.
+std::atomic<int> g_recorded_signals{0};
+extern "C" void record_signal(int) { g_recorded_signals.fetch_add(1); }
+
+// Installs record_signal for SIGINT and SIGTERM for the test's lifetime.
+class SignalChaining : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_recorded_signals = 0;
+    struct sigaction rec {};
+    rec.sa_handler = record_signal;
+    sigemptyset(&rec.sa_mask);
+    ::sigaction(SIGINT, &rec, &old_int_);
+    ::sigaction(SIGTERM, &rec, &old_term_);
+  }
+  void TearDown() override {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  static sighandler_t handler_of(int sig) {
+    struct sigaction now {};
+    ::sigaction(sig, nullptr, &now);
+    return now.sa_handler;
+  }
+  static bool recorded_within_1s(int count) {
+    for (int i = 0; i < 100 && g_recorded_signals.load() < count; ++i) ::usleep(10000);
+    return g_recorded_signals.load() == count;
+  }
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+TEST_F(SignalChaining, ForwardsWhileAGuardIsLiveAndEveryoneGivesTheHandlersBack) {
+  WallClock wall;
+  testing::TestGpu gpu(wall, 200, false);
+  {
+    PowerLimitGuard guard(gpu, ActuationPolicy{});
+    sighandler_t guards_handler = handler_of(SIGINT);
+    EXPECT_NE(guards_handler, record_signal);
+    bool sent = false;
+    auto t0 = std::chrono::steady_clock::now();
+    Outcome o = run_command(sh("sleep 30"), 20, [&] {
+      if (!sent && std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(200)) {
+        ::kill(::getpid(), SIGINT);
+        sent = true;
+      }
+      return false;
+    });
+    EXPECT_EQ(o.exit_status, 128 + SIGINT) << "forwarded to the command, not taken by the guard";
+    EXPECT_EQ(handler_of(SIGINT), guards_handler) << "the workload put the guard's handler back";
+  }
+  EXPECT_EQ(handler_of(SIGINT), record_signal) << "the last guard put the previous handler back";
+  EXPECT_EQ(handler_of(SIGTERM), record_signal);
+  EXPECT_EQ(g_recorded_signals.load(), 0);
+}
+
+TEST_F(SignalChaining, ASignalAfterTheCommandEndedGoesToThePreviousHandler) {
+  WallClock wall;
+  ProcessWorkload work(sh("true"), wall);
+  work.start(wall.now_s());
+  while (!work.finished()) ::usleep(1000);
+  ::kill(::getpid(), SIGTERM);  // regime is still measuring: the signal is its own now
+  EXPECT_TRUE(recorded_within_1s(1)) << "not swallowed by the forwarding";
+}
+
+TEST_F(SignalChaining, AGuardGoneBeforeTheWorkloadLeavesNoStaleHandler) {
+  WallClock wall;
+  testing::TestGpu gpu(wall, 200, false);
+  auto guard = std::make_unique<PowerLimitGuard>(gpu, ActuationPolicy{});
+  {
+    ProcessWorkload work(sh("true"), wall);
+    work.start(wall.now_s());  // stacks the forwarding on the guard's handler
+    guard.reset();             // the last guard goes first: the forwarding is left in place
+    while (!work.finished()) ::usleep(1000);
+  }  // the workload puts the guard's handler back, with no guard alive
+  // Without the chaining this would restore nothing and exit the process with 143.
+  ::raise(SIGTERM);
+  EXPECT_TRUE(recorded_within_1s(1)) << "the guard's leftover handler defers to the previous one";
+  EXPECT_EQ(handler_of(SIGTERM), record_signal);
+}
 
 TEST(ProcessWorkload, RemovesItsPrivateSocketDirectory) {
   WallClock wall;

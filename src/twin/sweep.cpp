@@ -1,108 +1,14 @@
 #include "twin/sweep.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "twin/baseline.hpp"
 
 namespace regime::twin {
-
-namespace {
-
-[[noreturn]] void parse_error(const std::string& origin, int line, int column,
-                              const std::string& what) {
-  throw Error(ErrorKind::Parse,
-              origin + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + what);
-}
-
-struct Cell {
-  std::string text;
-  int column = 1;  // 1-based character column where the cell starts
-};
-
-std::vector<Cell> split_csv_line(const std::string& line) {
-  std::vector<Cell> cells;
-  size_t start = 0;
-  while (true) {
-    size_t comma = line.find(',', start);
-    std::string t =
-        line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.pop_back();
-    cells.push_back({t, static_cast<int>(start) + 1});
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return cells;
-}
-
-double parse_number(const Cell& c, const std::string& name, const std::string& origin, int line) {
-  double v = 0;
-  const char* b = c.text.data();
-  const char* e = b + c.text.size();
-  auto [p, ec] = std::from_chars(b, e, v);
-  if (c.text.empty() || ec != std::errc() || p != e || !std::isfinite(v))
-    parse_error(origin, line, c.column, name + " '" + c.text + "' is not a number");
-  if (v <= 0) parse_error(origin, line, c.column, name + " must be positive, got " + c.text);
-  return v;
-}
-
-}  // namespace
-
-std::vector<SweepRow> parse_sweep_table(const std::string& csv_text, const std::string& origin) {
-  std::istringstream in(csv_text);
-  std::string line;
-  int line_no = 0;
-  std::map<std::string, size_t> col;
-  const std::vector<std::string> required = {"workload", "gpu",         "cap_W",
-                                             "time_s",   "avg_power_W", "unit"};
-  std::vector<SweepRow> rows;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line == "\r") continue;
-    auto cells = split_csv_line(line);
-    if (col.empty()) {
-      for (size_t i = 0; i < cells.size(); ++i) col[cells[i].text] = i;
-      for (const auto& r : required)
-        if (!col.count(r))
-          parse_error(origin, line_no, 1,
-                      "header lacks column '" + r +
-                          "' (expected workload,gpu,cap_W,time_s,avg_power_W,unit)");
-      continue;
-    }
-    if (cells.size() < col.size())
-      parse_error(origin, line_no, static_cast<int>(line.size()) + 1,
-                  "expected " + std::to_string(col.size()) + " cells, found " +
-                      std::to_string(cells.size()));
-    SweepRow r;
-    r.line = line_no;
-    r.workload = cells[col["workload"]].text;
-    r.gpu = cells[col["gpu"]].text;
-    r.unit = cells[col["unit"]].text;
-    if (r.workload.empty())
-      parse_error(origin, line_no, cells[col["workload"]].column, "empty workload");
-    r.cap_W = parse_number(cells[col["cap_W"]], "cap_W", origin, line_no);
-    r.time_s = parse_number(cells[col["time_s"]], "time_s", origin, line_no);
-    r.avg_power_W = parse_number(cells[col["avg_power_W"]], "avg_power_W", origin, line_no);
-    rows.push_back(std::move(r));
-  }
-  if (col.empty()) parse_error(origin, 1, 1, "empty file: expected a header line");
-  if (rows.empty()) parse_error(origin, line_no, 1, "no data rows after the header");
-  return rows;
-}
-
-std::vector<SweepRow> read_sweep_table(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::Io, "cannot read sweep table " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep_table(ss.str(), path);
-}
 
 std::vector<double> choose_fit_caps(const std::vector<double>& sorted_caps, int n) {
   const int m = static_cast<int>(sorted_caps.size());

@@ -1,29 +1,15 @@
 #pragma once
-// Sweep tables (DESIGN.md section 3) and fitting the twin to them: fit each workload from a few
-// of its caps, predict the rest, and score the predictions against what was measured.
+// Fitting the twin to sweep tables (DESIGN.md section 3; parsed by trace/sweep_table.hpp): fit
+// each workload from a few of its caps, predict the rest, and score the predictions against what
+// was measured.
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "trace/sweep_table.hpp"
 #include "twin/fit.hpp"
 
 namespace regime::twin {
-
-struct SweepRow {
-  std::string workload;
-  std::string gpu;
-  double cap_W = 0;
-  double time_s = 0;  // per unit of work
-  double avg_power_W = 0;
-  std::string unit;  // "step", "epoch" ...
-  int line = 0;      // 1-based line in the file, for messages
-  double energy_J() const { return time_s * avg_power_W; }
-};
-
-// Parses CSV text with a header naming at least workload,gpu,cap_W,time_s,avg_power_W,unit (any
-// order, extra columns ignored). Error Parse naming origin:line:column and what is wrong.
-std::vector<SweepRow> parse_sweep_table(const std::string& csv_text, const std::string& origin);
-std::vector<SweepRow> read_sweep_table(const std::string& path);
 
 // Which of the sorted distinct caps to fit from: the lowest, the highest and evenly spread ones
 // between (by index), so the fit sees both ends of the curve.
@@ -50,9 +36,9 @@ struct SweepFitReport {
 };
 
 // Fits every workload of the table. `gpu_model` overrides the table's gpu column. Rows with the
-// same workload and cap are averaged. Error NotFound for an unknown GPU model; InvalidArgument
-// when n < 2.
-// Which model fits the curve: the twin (fit_curve) or the cube-law yardstick (baseline.hpp).
+// same workload, gpu and cap (the parser refuses them in a file) are averaged. Error NotFound for
+// an unknown GPU model; InvalidArgument when n < 2. Which model fits the curve: the twin
+// (fit_curve) or the cube-law yardstick (baseline.hpp).
 enum class CurveModel { Twin, CubeLaw };
 
 SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,

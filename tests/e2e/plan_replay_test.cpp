@@ -6,7 +6,7 @@
 #include <set>
 
 #include "foundation_support.hpp"
-#include "plan/sweep_table.hpp"
+#include "trace/sweep_table.hpp"
 
 namespace regime {
 namespace {
@@ -53,7 +53,7 @@ TEST(PlanReplayE2E, RecommendAndSweepAgree) {
     for (const std::string objective : {"energy", "edp", "zeus:0.5", "max-slowdown:10"}) {
       auto rec = run_json(
           {"recommend", "--sweep", zeus(gpu).string(), "--objective", objective, "--json"}, "rec");
-      auto table = plan::read_sweep_table(zeus(gpu));
+      auto table = read_sweep_table(zeus(gpu));
       ASSERT_EQ(rec["workloads"].size(), table.workloads().size());
       // Every 6th workload keeps this test quick; the pure test covers all of them.
       for (size_t i = 0; i < rec["workloads"].size(); i += 6) {

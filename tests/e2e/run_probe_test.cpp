@@ -39,7 +39,7 @@ class ProbeE2E : public ::testing::Test {
     args.insert(args.begin(), {"probe", "--device", "nvml:0"});
     return test::run(args, env_, dir_.path);
   }
-  // The report is the last thing on stdout; the command's own output (passed through) comes first.
+  // The report on stdout (with --json the command's own stdout goes to stderr).
   static nlohmann::json parse(const test::RunResult& r) {
     try {
       size_t start = r.out.rfind("\n{\n");
@@ -167,6 +167,36 @@ TEST_F(ProbeE2E, StepRegexCountsMatchingLinesAndStillShowsTheOutput) {
   EXPECT_EQ(read_steps_csv(dir_.path / "out" / "regex.steps.csv").size(), 30u);
   EXPECT_EQ(RunStore(db).list().size(), 1u);
   EXPECT_FALSE(fs::exists(dir_.path / "state" / "runs.sqlite"));
+}
+
+// `regime probe --json -- CMD | jq` must work: stdout is exactly one JSON document, with or
+// without a step regex reading the command's stdout; without --json the output passes through.
+TEST_F(ProbeE2E, WithJsonStdoutIsOnlyTheJsonAndTheCommandsStdoutGoesToStderr) {
+  const std::string printer =
+      "for i in $(seq 1 20); do echo \"iter $i loss=0.5\"; sleep 0.03; done; echo '{oops'";
+  for (bool regex : {false, true}) {
+    SCOPED_TRACE(regex ? "--step-regex" : "--no-steps");
+    std::vector<std::string> args = {"--seconds", "30", "--json"};
+    if (regex)
+      args.insert(args.end(), {"--step-regex", "^iter [0-9]+ loss"});
+    else
+      args.push_back("--no-steps");
+    args.insert(args.end(), {"--", "sh", "-c", printer});
+    auto r = probe(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    nlohmann::json j;
+    EXPECT_NO_THROW(j = nlohmann::json::parse(r.out)) << "stdout: " << r.out;
+    EXPECT_TRUE(j.contains("measurement")) << r.out;
+    EXPECT_EQ(r.out.find("iter 1 loss"), std::string::npos);
+    EXPECT_NE(r.err.find("iter 7 loss=0.5\n"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("{oops"), std::string::npos);
+    if (regex) {
+      EXPECT_EQ(j["step_markers"], 20);
+    }
+  }
+  auto plain = probe({"--seconds", "30", "--no-steps", "--", "sh", "-c", printer});
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_NE(plain.out.find("iter 7 loss=0.5\n"), std::string::npos) << "passthrough to stdout";
 }
 
 TEST_F(ProbeE2E, NoStepsGivesPerSecondFiguresAndTheTimeLimitEndsTheRunWithSuccess) {

@@ -43,6 +43,9 @@ struct GpuConfig {
   double ambient_C = 30, temp_per_W = 0.05;
   std::map<std::string, int> errors;  // function name -> nvmlReturn_t
   std::vector<unsigned> unsupported_fields;
+  // Cumulative time under thermal slowdown, as the THERMAL perf policy (field 75 and
+  // nvmlDeviceGetViolationStatus) reports it; the 251/252 counters stay 0.
+  double thermal_violation_s = 0;
 };
 
 struct Config {
@@ -98,6 +101,7 @@ Config load_config(const char* path) {
     gc.temp_per_W = g.value("temp_per_W", gc.temp_per_W);
     gc.errors = parse_errors(g.value("errors", json::object()));
     gc.unsupported_fields = g.value("unsupported_fields", std::vector<unsigned>{});
+    gc.thermal_violation_s = g.value("thermal_violation_s", gc.thermal_violation_s);
     c.gpus.push_back(gc);
     ++i;
   }
@@ -514,6 +518,10 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetFieldValues(
           f.value.ullVal = static_cast<unsigned long long>(std::llround(capped_s * 1e9));
           break;
         case regime::nvml::kFiPerfPolicyThermal:
+          f.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+          f.value.ullVal =
+              static_cast<unsigned long long>(std::llround(g->thermal_violation_s * 1e9));
+          break;
         case regime::nvml::kFiClocksEventReasonSyncBoost:
         case regime::nvml::kFiClocksEventReasonSwThermSlowdown:
         case regime::nvml::kFiClocksEventReasonHwThermSlowdown:
@@ -525,6 +533,33 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetFieldValues(
           f.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
       }
     }
+    return NVML_SUCCESS;
+  });
+}
+
+// The older per-cause counters (ns); POWER counts the same capped time as field 74.
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetViolationStatus(
+    nvmlDevice_t d, nvmlPerfPolicyType_t policy, nvmlViolationTime_t* out) {
+  return guarded("nvmlDeviceGetViolationStatus", d, [&](const GpuConfig* g) {
+    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    double t = now_s();
+    double limit = 0, energy_J = 0, capped_s = 0;
+    snapshot(*g, t, limit, energy_J, capped_s);
+    double seconds = 0;
+    switch (policy) {
+      case NVML_PERF_POLICY_POWER:
+        seconds = capped_s;
+        break;
+      case NVML_PERF_POLICY_THERMAL:
+        seconds = g->thermal_violation_s;
+        break;
+      case NVML_PERF_POLICY_SYNC_BOOST:
+        break;
+      default:
+        return NVML_ERROR_NOT_SUPPORTED;
+    }
+    out->referenceTime = static_cast<unsigned long long>(t * 1e6);
+    out->violationTime = static_cast<unsigned long long>(std::llround(seconds * 1e9));
     return NVML_SUCCESS;
   });
 }

@@ -75,10 +75,16 @@ typedef enum nvmlSamplingType_enum {
   NVML_MEMORY_UTILIZATION_SAMPLES = 2,
 } nvmlSamplingType_t;
 
+// Time below application clocks, per cause (nvmlDeviceGetViolationStatus); values as in nvml.h.
 typedef enum nvmlPerfPolicyType_enum {
   NVML_PERF_POLICY_POWER = 0,
   NVML_PERF_POLICY_THERMAL = 1,
   NVML_PERF_POLICY_SYNC_BOOST = 2,
+  NVML_PERF_POLICY_BOARD_LIMIT = 3,
+  NVML_PERF_POLICY_LOW_UTILIZATION = 4,
+  NVML_PERF_POLICY_RELIABILITY = 5,
+  NVML_PERF_POLICY_TOTAL_APP_CLOCKS = 10,
+  NVML_PERF_POLICY_TOTAL_BASE_CLOCKS = 11,
 } nvmlPerfPolicyType_t;
 
 typedef union nvmlValue_st {

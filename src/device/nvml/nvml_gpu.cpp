@@ -72,8 +72,11 @@ NvmlGpu::NvmlGpu(std::shared_ptr<NvmlLibrary> lib, unsigned index)
   max_sm_MHz_ = max_clock(NVML_CLOCK_SM);
   max_mem_MHz_ = max_clock(NVML_CLOCK_MEM);
   if (api_.field_values == nullptr) {
-    support_[kPowerFields] = support_[kReasonTimes] = Support::No;
+    support_[kPowerFields] = support_[kReasonTimes] = support_[kThermalField] = Support::No;
   }
+  if (api_.violation_status == nullptr)
+    support_[kViolationPower] = support_[kViolationThermal] = support_[kViolationSyncBoost] =
+        Support::No;
   if (api_.total_energy == nullptr) support_[kEnergy] = Support::No;
   if (api_.samples == nullptr) support_[kSamples] = Support::No;
   if (api_.temperature == nullptr) support_[kTemp] = Support::No;
@@ -227,8 +230,23 @@ std::vector<PowerPoint> NvmlGpu::drain_power_points() {
   return points;
 }
 
+std::optional<double> NvmlGpu::violation_s(Field field, nvmlPerfPolicyType_t policy) {
+  if (!wanted(field)) return std::nullopt;
+  nvmlViolationTime_t v{};
+  if (!ok(field, api_.violation_status(handle_, policy, &v), "nvmlDeviceGetViolationStatus"))
+    return std::nullopt;
+  return static_cast<double>(v.violationTime) * 1e-9;  // ns -> s
+}
+
+// Each counter from its clocks-event field id (251-253 are refused by some drivers, e.g. 580 on
+// the H200, though nvidia-smi shows them), else from the older source that counts the same time:
+// 74 -> perf policy POWER, 76 -> perf policy SYNC_BOOST. SW thermal (251) and HW thermal (252)
+// have no separate fallback: the THERMAL perf policy (field 75, else nvmlDeviceGetViolationStatus)
+// counts thermal slowdown as a whole, so it is reported under both bits at once,
+// kSwThermal | kHwThermal (key 0x60), never split between them. HW power brake
+// (253) has none: no perf policy counts that signal alone (POWER is the SW power cap).
 std::optional<ReasonTimes> NvmlGpu::read_reason_times() {
-  if (!wanted(kReasonTimes)) return std::nullopt;
+  const bool fields_wanted = wanted(kReasonTimes);
   static constexpr std::pair<unsigned, uint64_t> kCounters[] = {
       {kFiClocksEventReasonSwPowerCap, reason::kSwPowerCap},
       {kFiClocksEventReasonSyncBoost, reason::kSyncBoost},
@@ -239,15 +257,37 @@ std::optional<ReasonTimes> NvmlGpu::read_reason_times() {
   constexpr int n = static_cast<int>(std::size(kCounters));
   std::array<nvmlFieldValue_t, std::size(kCounters)> fields{};
   for (size_t i = 0; i < fields.size(); ++i) fields[i].fieldId = kCounters[i].first;
-  if (!ok(kReasonTimes, api_.field_values(handle_, n, fields.data()), "nvmlDeviceGetFieldValues"))
-    return std::nullopt;
   ReasonTimes t;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].nvmlReturn != NVML_SUCCESS) continue;
-    t.seconds_by_reason[kCounters[i].second] =
-        value_as_double(fields[i].value, fields[i].valueType) * 1e-9;  // ns -> s
+  if (fields_wanted &&
+      ok(kReasonTimes, api_.field_values(handle_, n, fields.data()), "nvmlDeviceGetFieldValues")) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].nvmlReturn != NVML_SUCCESS) continue;
+      t.seconds_by_reason[kCounters[i].second] =
+          value_as_double(fields[i].value, fields[i].valueType) * 1e-9;  // ns -> s
+    }
   }
-  if (t.seconds_by_reason.empty()) {
+  auto& by = t.seconds_by_reason;
+  if (!by.count(reason::kSwPowerCap))
+    if (auto s = violation_s(kViolationPower, NVML_PERF_POLICY_POWER)) by[reason::kSwPowerCap] = *s;
+  if (!by.count(reason::kSyncBoost))
+    if (auto s = violation_s(kViolationSyncBoost, NVML_PERF_POLICY_SYNC_BOOST))
+      by[reason::kSyncBoost] = *s;
+  if (!by.count(reason::kSwThermal) && !by.count(reason::kHwThermal)) {
+    std::optional<double> thermal_s;
+    if (wanted(kThermalField)) {
+      nvmlFieldValue_t f{};
+      f.fieldId = kFiPerfPolicyThermal;
+      if (ok(kThermalField, api_.field_values(handle_, 1, &f), "nvmlDeviceGetFieldValues")) {
+        if (f.nvmlReturn == NVML_SUCCESS)
+          thermal_s = value_as_double(f.value, f.valueType) * 1e-9;  // ns -> s
+        else
+          support_[kThermalField] = Support::No;
+      }
+    }
+    if (!thermal_s) thermal_s = violation_s(kViolationThermal, NVML_PERF_POLICY_THERMAL);
+    if (thermal_s) by[reason::kSwThermal | reason::kHwThermal] = *thermal_s;
+  }
+  if (by.empty()) {
     support_[kReasonTimes] = Support::No;
     return std::nullopt;
   }

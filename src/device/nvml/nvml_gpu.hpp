@@ -43,6 +43,10 @@ class NvmlGpu : public Gpu {
     kEnergy,
     kSamples,
     kReasonTimes,
+    kThermalField,    // NVML_FI_DEV_PERF_POLICY_THERMAL, asked only when 251 and 252 are refused
+    kViolationPower,  // nvmlDeviceGetViolationStatus per policy: fallbacks for refused fields
+    kViolationThermal,
+    kViolationSyncBoost,
     kFieldCount
   };
 
@@ -50,6 +54,8 @@ class NvmlGpu : public Gpu {
   // NO_PERMISSION and FUNCTION_NOT_FOUND mark the field unsupported; any other failure throws.
   bool ok(Field field, nvmlReturn_t rc, const char* what);
   bool wanted(Field field) const { return support_[field] != Support::No; }
+  // Seconds below application clocks for `policy`, when the driver answers.
+  std::optional<double> violation_s(Field field, nvmlPerfPolicyType_t policy);
   std::optional<double> read_uint(Field field, nvmlDeviceGetClockInfo_fn fn, nvmlClockType_t type,
                                   const char* what);
 

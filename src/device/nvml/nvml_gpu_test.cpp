@@ -235,6 +235,56 @@ TEST_F(NvmlGpuFake, ReasonTimesCountTimeUnderTheCap) {
   EXPECT_DOUBLE_EQ(t1->seconds_by_reason.at(reason::kHwThermal), 0);
 }
 
+// Driver 580 on the H200 answers fields 74 and 76 but refuses 251-253 (nvidia-smi still shows
+// all five counters): thermal comes from the THERMAL perf policy, under both thermal bits.
+TEST_F(NvmlGpuFake, RefusedSlowdownFieldsFallBackToTheThermalPerfPolicyField) {
+  config_["gpus"][0]["unsupported_fields"] = {251, 252, 253};
+  config_["gpus"][0]["thermal_violation_s"] = 4.5;
+  auto gpu = open();
+  auto t = gpu->read_reason_times();
+  ASSERT_TRUE(t);
+  const auto& by = t->seconds_by_reason;
+  const uint64_t thermal = reason::kSwThermal | reason::kHwThermal;
+  ASSERT_TRUE(by.count(thermal)) << "thermal slowdown as a whole, from field 75";
+  EXPECT_DOUBLE_EQ(by.at(thermal), 4.5);
+  EXPECT_FALSE(by.count(reason::kSwThermal));  // never split or counted twice
+  EXPECT_FALSE(by.count(reason::kHwThermal));
+  EXPECT_FALSE(by.count(reason::kHwPowerBrake));  // no honest fallback exists
+  EXPECT_TRUE(by.count(reason::kSwPowerCap));
+  EXPECT_TRUE(by.count(reason::kSyncBoost));
+}
+
+TEST_F(NvmlGpuFake, RefusedFieldsFallBackToViolationStatusAndItIsAskedOnlyWhileItAnswers) {
+  config_["gpus"][0]["unsupported_fields"] = {74, 75, 76, 251, 252, 253};
+  config_["gpus"][0]["thermal_violation_s"] = 2.0;
+  auto gpu = open();
+  gpu->set_power_limit(300);
+  unsigned v0 = calls("nvmlDeviceGetViolationStatus");
+  auto t0 = gpu->read_reason_times();
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  auto t1 = gpu->read_reason_times();
+  ASSERT_TRUE(t0 && t1);
+  EXPECT_EQ(calls("nvmlDeviceGetViolationStatus") - v0, 6u);  // power, sync boost, thermal, twice
+  const auto& by = t1->seconds_by_reason;
+  double capped = by.at(reason::kSwPowerCap) - t0->seconds_by_reason.at(reason::kSwPowerCap);
+  EXPECT_GT(capped, 0.14);  // NVML_PERF_POLICY_POWER counts the time under the cap
+  EXPECT_LT(capped, 0.6);
+  EXPECT_DOUBLE_EQ(by.at(reason::kSyncBoost), 0);
+  EXPECT_DOUBLE_EQ(by.at(reason::kSwThermal | reason::kHwThermal), 2.0);
+  EXPECT_EQ(by.size(), 3u);
+}
+
+TEST_F(NvmlGpuFake, WithNeitherSourceTheReasonTimesAreAbsentAndNotAskedAgain) {
+  config_["gpus"][0]["unsupported_fields"] = {74, 75, 76, 251, 252, 253};
+  config_["gpus"][0]["errors"] = {{"nvmlDeviceGetViolationStatus", 3}};
+  auto gpu = open();
+  EXPECT_FALSE(gpu->read_reason_times());
+  unsigned f0 = calls("nvmlDeviceGetFieldValues"), v0 = calls("nvmlDeviceGetViolationStatus");
+  EXPECT_FALSE(gpu->read_reason_times());
+  EXPECT_EQ(calls("nvmlDeviceGetFieldValues") - f0, 0u);
+  EXPECT_EQ(calls("nvmlDeviceGetViolationStatus") - v0, 0u);
+}
+
 TEST_F(NvmlGpuFake, TheLimitIsSharedThroughTheStateFile) {
   auto gpu = open();
   gpu->set_power_limit(333);

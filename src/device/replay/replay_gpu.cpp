@@ -13,14 +13,13 @@ namespace regime {
 
 namespace {
 
-std::vector<plan::SweepRow> sorted_desc(std::vector<plan::SweepRow> rows) {
-  std::stable_sort(rows.begin(), rows.end(), [](const plan::SweepRow& a, const plan::SweepRow& b) {
-    return a.cap_W > b.cap_W;
-  });
+std::vector<SweepRow> sorted_desc(std::vector<SweepRow> rows) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const SweepRow& a, const SweepRow& b) { return a.cap_W > b.cap_W; });
   return rows;
 }
 
-std::string cap_list(const std::vector<plan::SweepRow>& rows) {
+std::string cap_list(const std::vector<SweepRow>& rows) {
   std::set<double, std::greater<>> caps;
   for (const auto& r : rows) caps.insert(r.cap_W);
   std::string out;
@@ -30,7 +29,7 @@ std::string cap_list(const std::vector<plan::SweepRow>& rows) {
 
 }  // namespace
 
-ReplayGpu::ReplayGpu(std::string uri, plan::SweepTable table)
+ReplayGpu::ReplayGpu(std::string uri, SweepTable table)
     : uri_(std::move(uri)), table_(std::move(table)), rows_(sorted_desc(table_.rows)) {
   current_limit_W_ = rows_.front().cap_W;
 }
@@ -83,7 +82,7 @@ double ReplayGpu::set_power_limit(double watts) {
 
 plan::ProbeResult ReplayGpu::probe(double cap_W) const {
   for (const auto& r : rows_)
-    if (std::abs(r.cap_W - cap_W) < 0.05) return {r.cap_W, plan::to_measurement(r)};
+    if (std::abs(r.cap_W - cap_W) < 0.05) return {r.cap_W, to_measurement(r)};
   throw Error(ErrorKind::NotFound,
               fmt::format("{} has no row at {} W{}; the caps there are: {} W", table_.source, cap_W,
                           workload_ ? " for workload '" + *workload_ + "'" : std::string(),
@@ -96,7 +95,7 @@ const bool registered = [] {
       "replay",
       [](const DeviceUri& uri) {
         std::vector<GpuPtr> out;
-        out.push_back(std::make_unique<ReplayGpu>(uri.text, plan::read_sweep_table(uri.target)));
+        out.push_back(std::make_unique<ReplayGpu>(uri.text, read_sweep_table(uri.target)));
         return out;
       },
       [] {

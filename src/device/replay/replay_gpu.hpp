@@ -9,21 +9,21 @@
 
 #include "device/gpu.hpp"
 #include "plan/probe.hpp"
-#include "plan/sweep_table.hpp"
+#include "trace/sweep_table.hpp"
 
 namespace regime {
 
 class ReplayGpu : public Gpu {
  public:
-  ReplayGpu(std::string uri, plan::SweepTable table);
+  ReplayGpu(std::string uri, SweepTable table);
 
   // Restricts limits and probes to one workload's rows (`--workload NAME`); Error NotFound
   // naming the workloads the table has.
   void select_workload(const std::string& workload);
   const std::optional<std::string>& workload() const { return workload_; }
-  const plan::SweepTable& table() const { return table_; }
+  const SweepTable& table() const { return table_; }
   // The selected workload's rows (all rows before a selection), highest cap first.
-  const std::vector<plan::SweepRow>& rows() const { return rows_; }
+  const std::vector<SweepRow>& rows() const { return rows_; }
 
   GpuInfo info() override;
   Sample read() override;
@@ -36,9 +36,9 @@ class ReplayGpu : public Gpu {
 
  private:
   std::string uri_;
-  plan::SweepTable table_;
+  SweepTable table_;
   std::optional<std::string> workload_;
-  std::vector<plan::SweepRow> rows_;
+  std::vector<SweepRow> rows_;
   double current_limit_W_ = 0;
 };
 

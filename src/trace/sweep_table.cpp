@@ -1,4 +1,4 @@
-#include "plan/sweep_table.hpp"
+#include "trace/sweep_table.hpp"
 
 #include <fmt/core.h>
 
@@ -12,7 +12,7 @@
 
 #include "common/error.hpp"
 
-namespace regime::plan {
+namespace regime {
 
 namespace {
 
@@ -239,4 +239,4 @@ SweepRow to_sweep_row(const std::string& workload, const std::string& gpu, doubl
   return r;
 }
 
-}  // namespace regime::plan
+}  // namespace regime

@@ -1,5 +1,7 @@
 #pragma once
-// Sweep tables (DESIGN.md section 3): one row per measured cap of a GPU + workload pair.
+// Sweep tables (DESIGN.md section 3): recorded data, one row per measured cap of a GPU + workload
+// pair. The one parser of them: the planner (recommend, replay:) and the twin (sim fit) both read
+// them here.
 // Required columns `workload,gpu,cap_W,time_s,avg_power_W,unit`; optional `energy_J`, `time_ci_s`,
 // `energy_ci_J`, `steps`. The *_ci_* columns are half-widths of a 95% confidence interval around
 // the value of the row (time_s, and energy_J or time_s x avg_power_W).
@@ -11,7 +13,7 @@
 
 #include "analysis/measurement.hpp"
 
-namespace regime::plan {
+namespace regime {
 
 struct SweepRow {
   std::string workload;
@@ -55,4 +57,4 @@ Measurement to_measurement(const SweepRow& row);
 SweepRow to_sweep_row(const std::string& workload, const std::string& gpu, double cap_W,
                       const Measurement& m, const std::string& unit);
 
-}  // namespace regime::plan
+}  // namespace regime
