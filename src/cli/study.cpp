@@ -74,6 +74,7 @@ WorkloadPtr make_workload(const StudyArgs& a, Gpu& gpu, const WallClock& wall) {
   ProcessOptions po;
   po.argv = a.command;
   if (!a.step_regex.empty()) po.step_regex = a.step_regex;
+  po.stdout_to_stderr = a.json;  // stdout carries only the JSON
   return std::make_unique<ProcessWorkload>(po, wall);
 }
 
@@ -275,7 +276,9 @@ const CommandRegistrar reg("study", [](CLI::App& root, Context& ctx) {
   sub->add_flag("--actuate", a->actuate, "Allow changing the limit of a real (NVML) GPU");
   sub->add_flag("--apply", a->apply,
                 "Leave the chosen cap set (journaled; `regime restore` undoes it)");
-  sub->add_flag("--json", a->json, "Machine-readable output");
+  sub->add_flag("--json", a->json,
+                "Machine-readable output: stdout carries only the JSON object; a command's own "
+                "stdout goes to stderr");
   sub->add_option("--out", a->out_dir, "Folder for the probe trace and study.json");
   sub->callback([a, &ctx] {
     try {

@@ -84,7 +84,9 @@ TEST_F(StudyE2E, TextVerdictAndOutFolder) {
   // Headroom: no planned cap above the observed draw x 1.15 but the default limit.
   double draw = j["regime"]["measurement"]["avg_power_W"].get<double>();
   for (const auto& c : j["plan"]["caps_W"])
-    if (c.get<double>() != 700.0) EXPECT_LT(c.get<double>(), draw * 1.15);
+    if (c.get<double>() != 700.0) {
+      EXPECT_LT(c.get<double>(), draw * 1.15);
+    }
 }
 
 TEST_F(StudyE2E, BadInputIsRefusedClearly) {
