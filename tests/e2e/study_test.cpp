@@ -150,6 +150,33 @@ TEST_F(StudyNvmlE2E, ReadOnlyEnvironmentSetsNothingEvenWithActuate) {
   EXPECT_NE(j["sweep_command"].get<std::string>().find("--actuate"), std::string::npos);
 }
 
+TEST_F(StudyNvmlE2E, WithActuateSweepsAndRestoresTheOriginalLimit) {
+  auto r = test::run(args({"--actuate", "--settle-s", "0.2", "--probe-s", "1", "--json"}), env_,
+                     dir_.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);  // the command's "step" lines went to stderr
+  EXPECT_EQ(j["regime"]["regime"], "cap-bound");
+  ASSERT_TRUE(j["sweep"].is_object());
+  EXPECT_GE(j["sweep"]["probes"].get<int>(), 3);
+  EXPECT_LT(j["decision"]["cap_W"].get<double>(), 280.0);  // the fake's time does not grow
+  EXPECT_EQ(limit_W(), 280.0);
+}
+
+TEST_F(StudyNvmlE2E, ApplyLeavesTheChosenCapAndJournalsTheOriginal) {
+  auto r =
+      test::run(args({"--actuate", "--apply", "--settle-s", "0.2", "--probe-s", "1", "--json"}),
+                env_, dir_.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  double cap_W = j["decision"]["cap_W"].get<double>();
+  EXPECT_EQ(limit_W(), cap_W);
+  EXPECT_NE(j["after"].get<std::string>().find("applied"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_.path / "state" / "power-limits.journal.json"));
+  auto restored = test::run({"restore"}, env_, dir_.path);
+  EXPECT_EQ(restored.status, 0) << restored.err;
+  EXPECT_EQ(limit_W(), 280.0);
+}
+
 TEST_F(StudyNvmlE2E, ApplyWithoutActuateIsRefusedBeforeAnyWork) {
   auto r = test::run(args({"--apply"}), env_, dir_.path);
   EXPECT_NE(r.status, 0);
