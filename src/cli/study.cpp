@@ -198,7 +198,7 @@ int study_main(const StudyArgs& a) {
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   if (!a.out_dir.empty()) fs::create_directories(a.out_dir);
   GpuInfo info = gpu->info();
-  std::string workload = a.command.empty() ? a.workload : study::shell_quote(a.command.front());
+  std::string workload = a.command.empty() ? a.workload : study::command_line(a.command);
   WallClock wall;
 
   RegimeReport report = probe_pair(a, *gpu, info, wall);

@@ -62,8 +62,8 @@ SweepPlan plan_sweep(const RegimeReport& report, const GpuInfo& info) {
       p.caps = grid_from(limit_W, info);
       p.why = fmt::format(
           "thermal-bound (temperature up to {} C): a lower cap may stop the throttling; sweeping "
-          "down from the {:g} W limit. A thermal controller may help too: regime control "
-          "--policy thermal",
+          "down from the {:g} W limit. A thermal controller (one that lowers the cap only "
+          "while the GPU is hot) may help too",
           m.max_temp_C ? fmt::format("{:.0f}", *m.max_temp_C) : std::string("?"), limit_W);
       break;
     case Regime::Headroom: {
