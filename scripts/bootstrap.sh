@@ -5,17 +5,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)"
+# Only the program: the tests and benchmarks build with scripts/test.sh.
+cmake --build --preset release -j "$(nproc)" --target regime
 bin=build/release/regime
 "$bin" --version
 "$bin" devices
 device="${REGIME_DEVICE:-}"
 if [ -z "$device" ]; then
-  if "$bin" devices --json | grep -q '"backend": *"nvml"'; then device="nvml:0"; else device="sim:h200"; fi
+  # A real GPU: the nvml backend is available and lists at least one GPU.
+  has_gpu='import json,sys; b=json.load(sys.stdin)["backends"]
+sys.exit(0 if any(x["backend"] == "nvml" and x["available"] and x["gpus"] for x in b) else 1)'
+  if "$bin" devices --json | python3 -c "$has_gpu"; then device="nvml:0"; else device="sim:h200"; fi
 fi
 if [[ "$device" == sim:* ]]; then
-  "$bin" probe --device "$device" --workload sim:resnet50 --seconds 30
+  # The main job on a simulated GPU: probe, classify, sweep what the regime warrants, decide.
+  "$bin" study --device "$device" --workload sim:resnet50
 else
-  echo "Real GPU found; probing read-only. Give a workload: $bin probe --device $device -- CMD..."
+  echo "Real GPU found: nothing is changed here. Study a workload with:"
+  echo "  $bin study --device $device -- CMD...   (add --actuate to let it sweep power caps)"
   REGIME_READ_ONLY=1 "$bin" limit show --device "$device"
 fi

@@ -1,0 +1,188 @@
+// regime study end to end through the binary: simulated pairs in each regime (the T4 keeps its
+// limit and never picks 60 W, the L4 gains from a lower cap, an underutilized H200 is not swept),
+// and the fake NVML: without --actuate or under REGIME_READ_ONLY nothing is set and the sweep
+// command to run is printed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "foundation_support.hpp"
+
+namespace regime {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class StudyE2E : public ::testing::Test {
+ protected:
+  void SetUp() override { env_ = {{"REGIME_STATE_DIR", (dir_.path / "state").string()}}; }
+  json study_json(const std::vector<std::string>& extra, int expect_status = 0) {
+    std::vector<std::string> args = {"study", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run(args, env_, dir_.path);
+    EXPECT_EQ(r.status, expect_status) << r.err;
+    return json::parse(r.out);
+  }
+  test::TempDir dir_;
+  test::Env env_;
+};
+
+TEST_F(StudyE2E, T4Vgg16IsCapBoundSweptAndNeverPicks60W) {
+  json j = study_json({"--device", "sim:t4", "--workload", "sim:vgg16"});
+  EXPECT_EQ(j["regime"]["regime"], "cap-bound");
+  ASSERT_TRUE(j["sweep"].is_object());
+  EXPECT_GE(j["sweep"]["probes"].get<int>(), 2);
+  // The planned grid runs from the 70 W limit down to the 60 W minimum.
+  EXPECT_EQ(j["plan"]["caps_W"].front().get<double>(), 70.0);
+  EXPECT_EQ(j["plan"]["caps_W"].back().get<double>(), 60.0);
+  EXPECT_NE(j["decision"]["cap_W"].get<double>(), 60.0);
+  EXPECT_TRUE(j["skipped_reason"].is_null());
+}
+
+TEST_F(StudyE2E, L4Resnet50ChoosesALowerCapWithItsInterval) {
+  json j = study_json({"--device", "sim:l4", "--workload", "sim:resnet50"});
+  ASSERT_TRUE(j["decision"].is_object());
+  EXPECT_FALSE(j["decision"]["keep_default"].get<bool>());
+  EXPECT_LT(j["decision"]["cap_W"].get<double>(), 72.0);
+  double change = j["decision"]["energy_change_pct"].get<double>();
+  EXPECT_LT(change, -5.0);
+  auto ci = j["decision"]["energy_change_ci_pct"];
+  ASSERT_TRUE(ci.is_array());
+  EXPECT_LE(ci[0].get<double>(), change);
+  EXPECT_GE(ci[1].get<double>(), change);
+  EXPECT_LT(ci[1].get<double>(), 0.0);  // the whole interval is a saving
+  EXPECT_NE(j["after"].get<std::string>().find("restored the original limit 72 W"),
+            std::string::npos);
+}
+
+TEST_F(StudyE2E, H200Resnet18CifarIsUnderutilizedAndNotSwept) {
+  json j = study_json({"--device", "sim:h200", "--workload", "sim:resnet18_cifar"});
+  EXPECT_EQ(j["regime"]["regime"], "underutilized");
+  EXPECT_TRUE(j["sweep"].is_null());
+  EXPECT_TRUE(j["decision"].is_null());
+  EXPECT_NE(j["skipped_reason"].get<std::string>().find("waste"), std::string::npos);
+}
+
+TEST_F(StudyE2E, TextVerdictAndOutFolder) {
+  fs::path out = dir_.path / "out";
+  auto r = test::run(
+      {"study", "--device", "sim:h200", "--workload", "sim:resnet50", "--out", out.string()}, env_,
+      dir_.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("regime: headroom"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3. decision:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("95% CI) against 700 W"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4. restored the original limit 700 W"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(out / "probe.trace.csv"));
+  EXPECT_TRUE(fs::exists(out / "probe.steps.csv"));
+  json j = json::parse(test::read_text(out / "study.json"));
+  EXPECT_EQ(j["regime"]["regime"], "headroom");
+  // Headroom: no planned cap above the observed draw x 1.15 but the default limit.
+  double draw = j["regime"]["measurement"]["avg_power_W"].get<double>();
+  for (const auto& c : j["plan"]["caps_W"])
+    if (c.get<double>() != 700.0) {
+      EXPECT_LT(c.get<double>(), draw * 1.15);
+    }
+}
+
+TEST_F(StudyE2E, BadInputIsRefusedClearly) {
+  auto r = test::run({"study", "--device", "sim:t4"}, env_, dir_.path);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--workload sim:NAME"), std::string::npos) << r.err;
+  r = test::run({"study", "--device", "sim:t4", "--workload", "sim:vgg16", "--strategy", "greedy"},
+                env_, dir_.path);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("greedy"), std::string::npos) << r.err;
+}
+
+// The fake NVML: a physical GPU whose workload would draw 350 W, capped at 280 W (not the default).
+class StudyNvmlE2E : public StudyE2E {
+ protected:
+  void SetUp() override {
+    std::ofstream(dir_.path / "config.json")
+        << R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-study","min_limit_W":100,)"
+           R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":350}]})";
+    std::ofstream(dir_.path / "state.json")
+        << R"({"GPU-fake-study":{"limit_W":280,"energy_J":0,"capped_s":0,"t_s":0}})";
+    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
+            {"FAKE_NVML_CONFIG", (dir_.path / "config.json").string()},
+            {"FAKE_NVML_STATE", (dir_.path / "state.json").string()},
+            {"REGIME_STATE_DIR", (dir_.path / "state").string()}};
+  }
+  double limit_W() const {
+    return json::parse(test::read_text(dir_.path / "state.json"))["GPU-fake-study"]["limit_W"];
+  }
+  std::vector<std::string> args(std::vector<std::string> flags) const {
+    std::vector<std::string> a = {"study", "--device",     "nvml:0", "--probe-seconds",
+                                  "2",     "--step-regex", "step"};
+    a.insert(a.end(), flags.begin(), flags.end());
+    a.insert(a.end(), {"--", "sh", "-c", "while true; do echo step; sleep 0.05; done"});
+    return a;
+  }
+};
+
+TEST_F(StudyNvmlE2E, WithoutActuateNothingChangesAndTheCommandIsPrinted) {
+  auto r = test::run(args({}), env_, dir_.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(limit_W(), 280.0);
+  EXPECT_NE(r.out.find("regime: cap-bound"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--actuate was not given: nothing was changed"), std::string::npos);
+  EXPECT_NE(r.out.find("regime sweep --device nvml:0 --caps 300,280,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--step-regex step --actuate -- sh -c 'while true; do echo step; sleep "
+                       "0.05; done'"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir_.path / "state" / "power-limits.journal.json"));
+}
+
+TEST_F(StudyNvmlE2E, ReadOnlyEnvironmentSetsNothingEvenWithActuate) {
+  env_["REGIME_READ_ONLY"] = "1";
+  auto r = test::run(args({"--actuate", "--apply", "--json"}), env_, dir_.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(limit_W(), 280.0);
+  json j = json::parse(r.out);
+  EXPECT_TRUE(j["sweep"].is_null());
+  EXPECT_NE(j["skipped_reason"].get<std::string>().find("REGIME_READ_ONLY"), std::string::npos);
+  EXPECT_NE(j["sweep_command"].get<std::string>().find("--actuate"), std::string::npos);
+}
+
+TEST_F(StudyNvmlE2E, WithActuateSweepsAndRestoresTheOriginalLimit) {
+  auto r = test::run(args({"--actuate", "--settle-s", "0.2", "--probe-s", "1", "--json"}), env_,
+                     dir_.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);  // the command's "step" lines went to stderr
+  EXPECT_EQ(j["regime"]["regime"], "cap-bound");
+  ASSERT_TRUE(j["sweep"].is_object());
+  EXPECT_GE(j["sweep"]["probes"].get<int>(), 3);
+  EXPECT_LT(j["decision"]["cap_W"].get<double>(), 280.0);  // the fake's time does not grow
+  EXPECT_EQ(limit_W(), 280.0);
+}
+
+TEST_F(StudyNvmlE2E, ApplyLeavesTheChosenCapAndJournalsTheOriginal) {
+  auto r =
+      test::run(args({"--actuate", "--apply", "--settle-s", "0.2", "--probe-s", "1", "--json"}),
+                env_, dir_.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  double cap_W = j["decision"]["cap_W"].get<double>();
+  EXPECT_EQ(limit_W(), cap_W);
+  EXPECT_NE(j["after"].get<std::string>().find("applied"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_.path / "state" / "power-limits.journal.json"));
+  auto restored = test::run({"restore"}, env_, dir_.path);
+  EXPECT_EQ(restored.status, 0) << restored.err;
+  EXPECT_EQ(limit_W(), 280.0);
+}
+
+TEST_F(StudyNvmlE2E, ApplyWithoutActuateIsRefusedBeforeAnyWork) {
+  auto r = test::run(args({"--apply"}), env_, dir_.path);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--actuate"), std::string::npos) << r.err;
+  EXPECT_EQ(limit_W(), 280.0);
+}
+
+}  // namespace
+}  // namespace regime
