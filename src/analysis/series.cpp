@@ -83,11 +83,31 @@ Cumulative integrate_points(std::span<const PowerPoint> points) {
 
 }  // namespace
 
-EnergyFunction best_energy_function(std::span<const Sample* const> samples,
-                                    std::span<const PowerPoint> power_points, double a, double b) {
-  if (auto c = counter_energy(samples, a, b))
-    return {EnergySource::Counter, "cumulative energy counter, interpolated at the window edges",
-            std::move(*c)};
+Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& power) {
+  Cumulative out;
+  if (counter.t_s.empty()) return out;
+  size_t j = 0;  // walks the power points
+  for (size_t i = 0; i + 1 < counter.t_s.size(); ++i) {
+    const double t0 = counter.t_s[i], t1 = counter.t_s[i + 1];
+    const double F0 = counter.F_J[i], dF = counter.F_J[i + 1] - F0;
+    out.t_s.push_back(t0);
+    out.F_J.push_back(F0);
+    const double P0 = power.at(t0), dP = power.at(t1) - P0;
+    if (!power.covers(t0, t1) || !(dP > 0)) continue;  // stays linear
+    while (j < power.t_s.size() && power.t_s[j] <= t0) ++j;
+    for (; j < power.t_s.size() && power.t_s[j] < t1; ++j) {
+      out.t_s.push_back(power.t_s[j]);
+      out.F_J.push_back(F0 + dF * (power.F_J[j] - P0) / dP);
+    }
+  }
+  out.t_s.push_back(counter.t_s.back());
+  out.F_J.push_back(counter.F_J.back());
+  return out;
+}
+
+namespace {
+EnergyFunction power_energy_function(std::span<const Sample* const> samples,
+                                     std::span<const PowerPoint> power_points, double a, double b) {
   if (Cumulative c = integrate_points(power_points); c.covers(a, b))
     return {EnergySource::InstantPower, "driver power buffer, trapezoid integral", std::move(c)};
   if (Cumulative c = integrate_field(samples, [](const Sample& s) { return s.power_W; });
@@ -97,6 +117,21 @@ EnergyFunction best_energy_function(std::span<const Sample* const> samples,
       c.covers(a, b))
     return {EnergySource::AveragedPower, "polled power_avg_W, trapezoid integral", std::move(c)};
   return {EnergySource::None, "no energy counter or power readings cover the window", {}};
+}
+}  // namespace
+
+EnergyFunction best_energy_function(std::span<const Sample* const> samples,
+                                    std::span<const PowerPoint> power_points, double a, double b) {
+  EnergyFunction power = power_energy_function(samples, power_points, a, b);
+  if (auto c = counter_energy(samples, a, b)) {
+    if (power.source == EnergySource::None)
+      return {EnergySource::Counter, "cumulative energy counter, interpolated at the window edges",
+              std::move(*c)};
+    return {EnergySource::Counter,
+            "cumulative energy counter, shaped between reads by the " + power.detail,
+            shape_counter_by_power(*c, power.F)};
+  }
+  return power;
 }
 
 Cumulative power_integral_for_settling(std::span<const Sample* const> samples,

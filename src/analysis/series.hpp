@@ -38,6 +38,14 @@ struct EnergyFunction {
   std::string detail;  // e.g. "driver power buffer", "polled power_W"
   Cumulative F;
 };
+
+// The counter shaped by power between its reads: at a time t between reads (t0, F0) and
+// (t1, F1), F(t) = F0 + (F1 - F0) * P(t0, t) / P(t0, t1), where P is the power integral. The
+// counter is read only every few seconds (a read costs ~4 ms on an H200), and a window edge that
+// falls in a segment where power changes (the end of a warm-up) is badly placed by a straight
+// line: the counter fixes the energy of each segment, power says where in it the energy went.
+// Segments power does not cover stay linear.
+Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& power);
 EnergyFunction best_energy_function(std::span<const Sample* const> samples,
                                     std::span<const PowerPoint> power_points, double a, double b);
 

@@ -1,0 +1,57 @@
+#include "analysis/series.hpp"
+
+#include <gtest/gtest.h>
+
+namespace regime::detail {
+namespace {
+
+// Power is 100 W until t = 3 s, then 400 W; the counter is read only at 0 s and 5 s (as when
+// reads are 5 s apart). The energy truly spent in [0, 4] s is 3*100 + 1*400 = 700 J.
+Cumulative sparse_counter() { return {{0.0, 5.0}, {1000.0, 1000.0 + 300.0 + 800.0}}; }
+
+Cumulative power_integral() {
+  std::vector<double> t, p;
+  for (int i = 0; i <= 500; ++i) {
+    t.push_back(i * 0.01);
+    p.push_back(t.back() < 3.0 ? 100.0 : 400.0);
+  }
+  return integrate_power(t, p);
+}
+
+TEST(ShapeCounterByPower, PlacesEnergyInsideASegmentWherePowerWent) {
+  const Cumulative counter = sparse_counter();
+  const Cumulative shaped = shape_counter_by_power(counter, power_integral());
+  // A straight line between the reads says 1100 * 4/5 = 880 J: 26% off.
+  EXPECT_NEAR(counter.between(0, 4), 880.0, 1e-9);
+  EXPECT_NEAR(shaped.between(0, 4), 700.0, 2.0);
+  // The counter still fixes each segment's total.
+  EXPECT_NEAR(shaped.between(0, 5), 1100.0, 1e-9);
+}
+
+TEST(ShapeCounterByPower, KeepsTheCounterLevelWhenPowerReadsHigh) {
+  // Power says 1500 J over the segment, the counter 1100 J: the counter's total wins, power only
+  // distributes it.
+  Cumulative counter = sparse_counter();
+  std::vector<double> t{0, 5}, p{300, 300};
+  const Cumulative shaped = shape_counter_by_power(counter, integrate_power(t, p));
+  EXPECT_NEAR(shaped.between(0, 5), 1100.0, 1e-9);
+  EXPECT_NEAR(shaped.between(0, 2.5), 550.0, 1e-6);
+}
+
+TEST(ShapeCounterByPower, SegmentsPowerDoesNotCoverStayLinear) {
+  Cumulative counter{{0.0, 5.0, 10.0}, {0.0, 500.0, 1500.0}};
+  std::vector<double> t, p;  // covers only the second segment, rising 100 -> 300 W
+  for (int i = 0; i <= 50; ++i) {
+    t.push_back(5 + i * 0.1);
+    p.push_back(100 + 40 * (t.back() - 5));
+  }
+  const Cumulative shaped = shape_counter_by_power(counter, integrate_power(t, p));
+  EXPECT_NEAR(shaped.between(0, 2.5), 250.0, 1e-9);  // linear
+  EXPECT_NEAR(shaped.between(5, 10), 1000.0, 1e-9);
+  // Power rises linearly 100 -> 300 W, so the first half of the second segment holds
+  // (100+200)/2*2.5 = 375 of 1000 "power joules": 37.5% of the counter's 1000 J.
+  EXPECT_NEAR(shaped.between(5, 7.5), 375.0, 1e-6);
+}
+
+}  // namespace
+}  // namespace regime::detail
