@@ -2,7 +2,7 @@
 # Installs the Debian packages Regime builds with (DESIGN.md section 6). Idempotent: does nothing
 # when every package is already there. Needs root (or sudo) the first time.
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config git python3
+packages=(build-essential cmake ninja-build pkg-config git python3 clang-format
           libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
           libgtest-dev libgmock-dev libbenchmark-dev libceres-dev libeigen3-dev)
 missing=()

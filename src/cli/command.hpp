@@ -2,11 +2,10 @@
 // Subcommands register themselves (one file each in src/cli/), so adding a command touches no
 // shared file. A command's callback throws regime::Error on failure; main() prints it and maps
 // the kind to an exit status. A command that runs a child sets `exit_status` to the child's.
-#include <functional>
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace regime::cli {
 

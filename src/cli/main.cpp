@@ -1,14 +1,15 @@
-#include <iostream>
-
 #include <fmt/core.h>
+
+#include <iostream>
 
 #include "cli/command.hpp"
 #include "common/error.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"regime: regime-first GPU power management for deep-learning work.\n"
-               "Measure a GPU + workload pair, name its regime, and only then decide whether a\n"
-               "power cap or a controller saves energy per step."};
+  CLI::App app{
+      "regime: regime-first GPU power management for deep-learning work.\n"
+      "Measure a GPU + workload pair, name its regime, and only then decide whether a\n"
+      "power cap or a controller saves energy per step."};
   app.set_version_flag("--version", std::string("regime ") + REGIME_VERSION);
   app.require_subcommand(1);
   app.fallthrough(false);

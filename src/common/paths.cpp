@@ -41,7 +41,9 @@ fs::path state_dir() {
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw Error(ErrorKind::Io, "cannot create state directory " + dir.string() + ": " + ec.message());
+  if (ec)
+    throw Error(ErrorKind::Io,
+                "cannot create state directory " + dir.string() + ": " + ec.message());
   return dir;
 }
 
@@ -54,7 +56,8 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(ErrorKind::Io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+  if (fd < 0)
+    throw Error(ErrorKind::Io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
   const char* p = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -78,7 +81,8 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
     ::unlink(tmp.c_str());
     throw Error(ErrorKind::Io, "cannot rename onto " + path.string() + ": " + std::strerror(e));
   }
-  fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path(), O_RDONLY | O_DIRECTORY);
+  fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path(),
+             O_RDONLY | O_DIRECTORY);
 }
 
 }  // namespace regime

@@ -1,8 +1,7 @@
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace regime {
 
@@ -10,7 +9,7 @@ namespace regime {
 struct GpuInfo {
   std::string device;  // the URI that opened it, e.g. "nvml:0", "sim:t4"
   int index = 0;
-  std::string name;    // e.g. "NVIDIA H200"
+  std::string name;  // e.g. "NVIDIA H200"
   std::string uuid;
   double min_limit_W = 0;
   double max_limit_W = 0;

@@ -36,9 +36,9 @@ std::vector<GpuPtr> open_devices(const std::string& text) {
 GpuPtr open_device(const std::string& text) {
   auto gpus = open_devices(text);
   if (gpus.size() != 1)
-    throw Error(ErrorKind::InvalidArgument,
-                "device '" + text + "' names " + std::to_string(gpus.size()) +
-                    " GPUs; this command takes one (e.g. nvml:0)");
+    throw Error(ErrorKind::InvalidArgument, "device '" + text + "' names " +
+                                                std::to_string(gpus.size()) +
+                                                " GPUs; this command takes one (e.g. nvml:0)");
   return std::move(gpus.front());
 }
 

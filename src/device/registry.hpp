@@ -12,10 +12,10 @@ namespace regime {
 
 // What `regime devices` shows for one backend.
 struct DeviceListing {
-  std::string backend;            // "nvml", "sim", "replay"
-  bool available = true;          // false: e.g. NVML library not found
-  std::string note;               // why not available, or a hint
-  std::vector<GpuInfo> gpus;      // GPUs found (nvml)
+  std::string backend;              // "nvml", "sim", "replay"
+  bool available = true;            // false: e.g. NVML library not found
+  std::string note;                 // why not available, or a hint
+  std::vector<GpuInfo> gpus;        // GPUs found (nvml)
   std::vector<std::string> models;  // what can be opened by name (sim models)
 };
 

@@ -10,7 +10,8 @@ namespace {
 constexpr const char* kForms = "expected nvml:N, nvml:all, sim:MODEL[,key=value...] or replay:FILE";
 
 [[noreturn]] void bad(const std::string& text, const std::string& why) {
-  throw Error(ErrorKind::InvalidArgument, "malformed device '" + text + "': " + why + " (" + kForms + ")");
+  throw Error(ErrorKind::InvalidArgument,
+              "malformed device '" + text + "': " + why + " (" + kForms + ")");
 }
 }  // namespace
 
@@ -53,9 +54,11 @@ DeviceUri parse_device_uri(const std::string& text) {
   if (uri.target.empty()) bad(text, "empty target");
   while (pos != std::string::npos) {
     size_t next = rest.find(',', pos + 1);
-    std::string kv = rest.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    std::string kv =
+        rest.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
     auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) bad(text, "parameter '" + kv + "' is not key=value");
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      bad(text, "parameter '" + kv + "' is not key=value");
     uri.params[kv.substr(0, eq)] = kv.substr(eq + 1);
     pos = next;
   }

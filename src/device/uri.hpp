@@ -7,9 +7,9 @@
 namespace regime {
 
 struct DeviceUri {
-  std::string text;    // as the user wrote it
-  std::string scheme;  // "nvml", "sim", "replay"
-  std::string target;  // "0", "all", a model name, or a file path
+  std::string text;                           // as the user wrote it
+  std::string scheme;                         // "nvml", "sim", "replay"
+  std::string target;                         // "0", "all", a model name, or a file path
   std::map<std::string, std::string> params;  // sim:t4,ambient_C=35 -> {"ambient_C": "35"}
 
   bool all() const { return target == "all"; }

@@ -28,7 +28,7 @@ struct RunOptions {
   // sampler at 1.06% of a core, 5 s at 0.75%; docs/performance.md). Edges are always read, and
   // between reads the analysis integrates power, so 5 s loses no accuracy that matters.
   double energy_period_s = 5.0;
-  double drain_period_s = 1.0;    // the driver's power buffer holds ~2.4 s at 20 ms
+  double drain_period_s = 1.0;  // the driver's power buffer holds ~2.4 s at 20 ms
   // Offsets from the start where a window begins or ends: the energy counter is read exactly
   // there. Each ScheduledAction's time is an edge too.
   std::vector<double> window_edges_s;
