@@ -3,10 +3,21 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "plan/objective.hpp"
 
 namespace regime::plan {
+
+namespace {
+// Four significant digits without an exponent: a table reader compares 76250 with 65100 at a
+// glance, not 7.625e+04 with 6.51e+04.
+std::string four_digits(double v) {
+  const double a = std::abs(v);
+  const int decimals = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : a >= 1 ? 3 : 4;
+  return fmt::format("{:.{}f}", v, decimals);
+}
+}  // namespace
 
 nlohmann::json result_json(const ProbeResult& p) {
   const Measurement& m = p.measurement;
@@ -33,8 +44,9 @@ std::string results_table(const std::vector<ProbeResult>& probes, double default
   auto sorted = by_cap_desc(probes);
   int d = find_probe(sorted, default_limit_W);
   auto with_ci = [](double v, const Interval& ci) {
-    if (!(ci.second > ci.first)) return fmt::format("{:.4g}", v);
-    return fmt::format("{:.4g} [{:.4g}, {:.4g}]", v, ci.first, ci.second);
+    if (!(ci.second > ci.first)) return four_digits(v);
+    return fmt::format("{} [{}, {}]", four_digits(v), four_digits(ci.first),
+                       four_digits(ci.second));
   };
   std::string out = fmt::format("{:>8} {:>28} {:>32} {:>9} {:>8} {:>8} {:>6}\n", "cap W",
                                 fmt::format("time/{} s", unit), fmt::format("energy/{} J", unit),
