@@ -132,5 +132,29 @@ TEST(PlanZeus, AdaptiveWithTheTwinCurve) {
                                e.regret_pct, e.probes);
 }
 
+// The oracle with the same information: exhaustive measures every cap and applies the same
+// keep-default rule. The adaptive search (twin curve, as `regime sweep` runs it) must reach the
+// very same decision on every workload, with far fewer probes. Regret against the table's
+// luckiest row is reported above; against this oracle it is zero.
+TEST(PlanZeus, AdaptiveDecidesWhatExhaustiveDecidesOnEveryWorkload) {
+  const SweepTable table = zeus_tables();
+  const auto exhaustive = evaluate_strategy(table, Strategy::Exhaustive);
+  const auto adaptive =
+      evaluate_strategy(table, Strategy::Adaptive, kNoiseFloorRel, curve_fitter_for);
+  ASSERT_EQ(exhaustive.size(), adaptive.size());
+  int exhaustive_probes = 0, adaptive_probes = 0;
+  for (size_t i = 0; i < adaptive.size(); ++i) {
+    ASSERT_EQ(adaptive[i].workload, exhaustive[i].workload);
+    ASSERT_EQ(adaptive[i].gpu, exhaustive[i].gpu);
+    EXPECT_EQ(adaptive[i].chosen_cap_W, exhaustive[i].chosen_cap_W)
+        << adaptive[i].workload << " on " << adaptive[i].gpu;
+    exhaustive_probes += exhaustive[i].probes;
+    adaptive_probes += adaptive[i].probes;
+  }
+  std::cout << fmt::format("adaptive = exhaustive decision on {} workloads: {} probes against {}\n",
+                           adaptive.size(), adaptive_probes, exhaustive_probes);
+  EXPECT_LT(adaptive_probes * 2, exhaustive_probes);
+}
+
 }  // namespace
 }  // namespace regime::plan
