@@ -11,6 +11,7 @@
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
 #include "cli/command.hpp"
+#include "cli/open_for_workload.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "device/registry.hpp"
@@ -192,13 +193,8 @@ void print_text(const RegimeReport& report, const RunRecord& rec, const nlohmann
 
 int probe(const ProbeArgs& a) {
   validate(a);
-  GpuPtr gpu = open_device(a.device);
+  GpuPtr gpu = open_for_workload(a.device, !a.command.empty());
   bool simulated = gpu->simulated_clock() != nullptr;
-  if (!a.command.empty() && simulated)
-    throw Error(ErrorKind::InvalidArgument,
-                "device " + a.device +
-                    " is simulated: it runs simulated workloads (--workload sim:NAME); a command "
-                    "needs a real GPU such as nvml:0");
   GpuInfo info = gpu->info();
   WallClock wall;
   // The workload first: a bad regex or an unknown sim workload leaves no run record behind.

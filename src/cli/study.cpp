@@ -15,6 +15,7 @@
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
 #include "cli/command.hpp"
+#include "cli/open_for_workload.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "device/registry.hpp"
@@ -187,13 +188,7 @@ void print_text(const StudyArgs& a, const GpuInfo& info, const std::string& work
 
 int study_main(const StudyArgs& a) {
   validate(a);
-  GpuPtr gpu = open_device(a.device);
-  bool simulated = gpu->simulated_clock() != nullptr;
-  if (!a.command.empty() && simulated)
-    throw Error(ErrorKind::InvalidArgument,
-                "device " + a.device +
-                    " is simulated: it runs simulated workloads (--workload sim:NAME); a command "
-                    "needs a real GPU such as nvml:0");
+  GpuPtr gpu = open_for_workload(a.device, !a.command.empty());
   if (a.apply && gpu->is_physical() && !a.actuate)
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   if (!a.out_dir.empty()) fs::create_directories(a.out_dir);
