@@ -14,6 +14,7 @@
 #include "cli/open_for_workload.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/shell.hpp"
 #include "device/registry.hpp"
 #include "run/process_workload.hpp"
 #include "run/run_loop.hpp"
@@ -63,23 +64,6 @@ std::string utc_now_iso() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-// The command as a shell would take it back: arguments with special characters single-quoted.
-std::string shell_quote(const std::string& arg) {
-  bool plain = !arg.empty() && arg.find_first_not_of(
-                                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                                   "VWXYZ0123456789_-+=./:,@%") == std::string::npos;
-  if (plain) return arg;
-  std::string out = "'";
-  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string command_line(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
-  return out;
 }
 
 void validate(const ProbeArgs& a) {

@@ -18,6 +18,7 @@
 #include "cli/open_for_workload.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/shell.hpp"
 #include "device/registry.hpp"
 #include "plan/render.hpp"
 #include "plan/run_probers.hpp"
@@ -193,7 +194,7 @@ int study_main(const StudyArgs& a) {
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   if (!a.out_dir.empty()) fs::create_directories(a.out_dir);
   GpuInfo info = gpu->info();
-  std::string workload = a.command.empty() ? a.workload : study::command_line(a.command);
+  std::string workload = a.command.empty() ? a.workload : command_line(a.command);
   WallClock wall;
 
   RegimeReport report = probe_pair(a, *gpu, info, wall);
@@ -218,7 +219,7 @@ int study_main(const StudyArgs& a) {
 
   nlohmann::json j = {
       {"device", a.device},
-      {"workload", a.command.empty() ? a.workload : study::command_line(a.command)},
+      {"workload", a.command.empty() ? a.workload : command_line(a.command)},
       {"gpu", info.name},
       {"regime", to_json(report)},
       {"plan",
@@ -281,7 +282,7 @@ const CommandRegistrar reg("study", [](CLI::App& root, Context& ctx) {
     } catch (const plan::WorkloadEnded& e) {
       std::cerr << fmt::format("regime: study stopped: {}; the original power limit was restored\n",
                                e.what());
-      ctx.exit_status = e.exit_status && *e.exit_status != 0 ? *e.exit_status : 1;
+      ctx.exit_status = e.regime_exit_code();
     }
   });
 });

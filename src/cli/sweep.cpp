@@ -235,7 +235,7 @@ const CommandRegistrar reg("sweep", [](CLI::App& root, Context& ctx) {
       // The guard has restored the limit by now (it lives inside run_sweep).
       std::cerr << fmt::format("regime: sweep stopped: {}; the original power limit was restored\n",
                                e.what());
-      ctx.exit_status = e.exit_status && *e.exit_status != 0 ? *e.exit_status : 1;
+      ctx.exit_status = e.regime_exit_code();
     }
   });
 });

@@ -25,6 +25,8 @@ class WorkloadEnded : public Error {
   WorkloadEnded(const std::string& message, std::optional<int> status)
       : Error(ErrorKind::Internal, message), exit_status(status) {}
   std::optional<int> exit_status;
+  // What regime exits with: the workload's own failing status, else 1 (it ended too early).
+  int regime_exit_code() const { return exit_status && *exit_status != 0 ? *exit_status : 1; }
 };
 
 struct ProbeBudget {

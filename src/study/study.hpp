@@ -41,11 +41,6 @@ struct SweepCommandInputs {
 };
 std::string sweep_command(const SweepCommandInputs& in, const std::vector<double>& caps);
 
-// An argument as a shell takes it back (single-quoted when it has special characters).
-std::string shell_quote(const std::string& arg);
-// The argv joined, each argument shell-quoted.
-std::string command_line(const std::vector<std::string>& argv);
-
 // Energy-per-step change of `chosen` against `at_default`, percent, with a conservative 95%
 // interval from the corners of both intervals; nullopt interval when either has none.
 struct Change {
