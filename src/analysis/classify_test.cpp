@@ -15,7 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 
 RegimeReport classify_h200(const std::string& name) {
-  const auto dir = std::filesystem::path(REGIME_SHARED_DATA_DIR) / "h200";
+  const auto dir = std::filesystem::path(REGIME_TEST_DATA_DIR) / "h200";
   const Trace t = load_trace(dir / (name + ".trace.csv"), dir / (name + ".steps.csv"));
   return classify(measure(t), infer_gpu_info(t));
 }
@@ -117,7 +117,7 @@ TEST(ClassifySynthetic, ShortRunsLoseConfidence) {
 }
 
 TEST(ClassifyGpuInfo, InferredFromTheTraceAndOverridden) {
-  const auto dir = std::filesystem::path(REGIME_SHARED_DATA_DIR) / "h200";
+  const auto dir = std::filesystem::path(REGIME_TEST_DATA_DIR) / "h200";
   const Trace t = load_trace(dir / "gemm_bf16.trace.csv", std::nullopt);
   GpuInfo info = infer_gpu_info(t);
   EXPECT_EQ(info.enforced_limit_W, 700);

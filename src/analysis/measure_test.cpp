@@ -14,7 +14,7 @@ namespace regime {
 namespace {
 
 Trace h200(const std::string& name) {
-  const auto dir = std::filesystem::path(REGIME_SHARED_DATA_DIR) / "h200";
+  const auto dir = std::filesystem::path(REGIME_TEST_DATA_DIR) / "h200";
   return load_trace(dir / (name + ".trace.csv"), dir / (name + ".steps.csv"));
 }
 

@@ -1,4 +1,4 @@
-// The figures on the Zeus sweeps (../shared/data/zeus, real V100 and RTX 6000 data),
+// The figures on the Zeus sweeps (tests/data/zeus, real V100 and RTX 6000 data),
 // replayed: exhaustive finds the least-energy cap; adaptive uses few probes and loses little.
 #include "plan/evaluate.hpp"
 
@@ -19,7 +19,7 @@ namespace {
 SweepTable zeus_tables() {
   SweepTable all;
   for (const char* name : {"V100.sweep.csv", "RTX6000.sweep.csv"}) {
-    auto t = read_sweep_table(std::filesystem::path(REGIME_SHARED_DATA_DIR) / "zeus" / name);
+    auto t = read_sweep_table(std::filesystem::path(REGIME_TEST_DATA_DIR) / "zeus" / name);
     all.rows.insert(all.rows.end(), t.rows.begin(), t.rows.end());
   }
   return all;

@@ -103,7 +103,7 @@ TEST(TraceCsv, WritesEmptyCellsForMissingFields) {
 
 TEST(TraceCsv, ReadsTheRealH200Trace) {
   const auto samples =
-      read_trace_csv(std::filesystem::path(REGIME_SHARED_DATA_DIR) / "h200/gemm_bf16.trace.csv");
+      read_trace_csv(std::filesystem::path(REGIME_TEST_DATA_DIR) / "h200/gemm_bf16.trace.csv");
   ASSERT_EQ(samples.size(), 3890u);
   EXPECT_DOUBLE_EQ(samples[0].t_s, 1795977892.7723);
   EXPECT_EQ(samples[0].energy_J, 4566.186);

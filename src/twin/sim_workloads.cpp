@@ -9,7 +9,7 @@ namespace regime::twin {
 
 namespace {
 
-// Calibrated against the H200 steps and traces in ../shared/data/h200 (step times, power at
+// Calibrated against the H200 steps and traces in tests/data/h200 (step times, power at
 // 700 W) and the study's T4/L4/GV100 findings; docs/twin.md says what is calibrated.
 const std::vector<SimWorkloadProfile>& profiles() {
   static const std::vector<SimWorkloadProfile> p = {

@@ -9,7 +9,7 @@ namespace regime::twin {
 namespace {
 
 std::string zeus(const std::string& gpu) {
-  return std::string(REGIME_SHARED_DATA_DIR) + "/zeus/" + gpu + ".sweep.csv";
+  return std::string(REGIME_TEST_DATA_DIR) + "/zeus/" + gpu + ".sweep.csv";
 }
 
 // Issue 4, "What it must reproduce" 3: real sweeps, 3 fitted caps, held-out caps predicted.
@@ -61,7 +61,7 @@ namespace {
 TEST(TwinSweepFit, TwinBeatsCubeLawOnZeusSweeps) {
   for (const char* gpu : {"V100", "RTX6000"}) {
     auto rows =
-        read_sweep_table(std::string(REGIME_SHARED_DATA_DIR) + "/zeus/" + gpu + ".sweep.csv").rows;
+        read_sweep_table(std::string(REGIME_TEST_DATA_DIR) + "/zeus/" + gpu + ".sweep.csv").rows;
     double twin = *fit_sweep(rows, std::nullopt, 3, CurveModel::Twin).median_mape_energy_pct;
     double cube = *fit_sweep(rows, std::nullopt, 3, CurveModel::CubeLaw).median_mape_energy_pct;
     std::printf("%s: median energy error twin %.2f %%, cube law %.2f %%\n", gpu, twin, cube);

@@ -16,7 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string h200(const std::string& name) {
-  return std::string(REGIME_SHARED_DATA_DIR) + "/h200/" + name + ".trace.csv";
+  return std::string(REGIME_TEST_DATA_DIR) + "/h200/" + name + ".trace.csv";
 }
 
 // One scratch directory for the whole suite (outputs of the binary, malformed inputs).

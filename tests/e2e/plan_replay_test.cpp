@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path zeus(const std::string& gpu) {
-  return fs::path(REGIME_SHARED_DATA_DIR) / "zeus" / (gpu + ".sweep.csv");
+  return fs::path(REGIME_TEST_DATA_DIR) / "zeus" / (gpu + ".sweep.csv");
 }
 
 fs::path scratch(const std::string& name) {

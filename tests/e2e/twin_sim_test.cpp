@@ -51,7 +51,7 @@ TEST(TwinE2E, SimCurveErrors) {
 }
 
 TEST(TwinE2E, SimFitJsonContract) {
-  CliRun r = run_regime("sim fit --sweep " + std::string(REGIME_SHARED_DATA_DIR) +
+  CliRun r = run_regime("sim fit --sweep " + std::string(REGIME_TEST_DATA_DIR) +
                         "/zeus/V100.sweep.csv --fit-caps 3 --json");
   ASSERT_EQ(r.status, 0) << r.out.substr(0, 2000);
   auto j = nlohmann::json::parse(r.out);
