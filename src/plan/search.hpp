@@ -30,6 +30,11 @@ std::string to_string(Strategy s);
 struct PredictedPoint {
   double time_per_step_s = 0;
   double energy_per_step_J = 0;
+  // How far to trust it (twin curve: twin/uncertainty.hpp; 0 and false when the curve says nothing
+  // about it): relative half-width of the interval on both figures, and whether the cap lies
+  // outside the span of the caps the curve was fitted to.
+  double half_width_rel = 0;
+  bool extrapolated = false;
 };
 class CurveModel {
  public:

@@ -113,6 +113,10 @@ std::pair<double, double> static_power_bounds_W(const GpuSpec& gpu) {
   return {0.5 * gpu.static_power_W(), 1.5 * gpu.static_power_W()};
 }
 
+Uncertainty CurveFit::uncertainty(double cap_W) const {
+  return uncertainty_at(gpu, fit_caps_W, std::max(kFitIntervalBaseRel, rms_rel_residual), cap_W);
+}
+
 CapPoint CurveFit::predict(double cap_W) const {
   SteadyState s = steady_state(gpu, workload, cap_W);
   return {cap_W, s.time_s, s.avg_power_W};
@@ -170,6 +174,9 @@ CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured,
   fit.static_power_W = best[4];
   fit.workload = to_workload(best.data());
   fit.points = static_cast<int>(measured.size());
+  for (const auto& p : measured)
+    if (std::find(fit.fit_caps_W.begin(), fit.fit_caps_W.end(), p.cap_W) == fit.fit_caps_W.end())
+      fit.fit_caps_W.push_back(p.cap_W);
   fit.rms_rel_residual = rms_of_points(fit.gpu, fit.workload, measured);
   return fit;
 }

@@ -8,6 +8,7 @@
 
 #include "twin/model.hpp"
 #include "twin/spec.hpp"
+#include "twin/uncertainty.hpp"
 
 namespace regime::twin {
 
@@ -25,7 +26,11 @@ struct CurveFit {
   double static_power_W = 0;    // fitted, inside static_power_bounds_W(spec)
   double rms_rel_residual = 0;  // RMS of the relative time and power residuals at the fitted caps
   int points = 0;               // measured caps used
+  std::vector<double> fit_caps_W;  // the measured caps, where the fit is anchored
   CapPoint predict(double cap_W) const;
+  // The interval of a prediction: it grows with the distance from the fitted caps, from the
+  // fit's residual there (at least kFitIntervalBaseRel); extrapolated outside their span.
+  Uncertainty uncertainty(double cap_W) const;
 };
 
 struct FitOptions {

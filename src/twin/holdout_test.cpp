@@ -7,10 +7,14 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "twin/sweep.hpp"
+#include "twin/uncertainty.hpp"
 
 namespace regime::twin {
 namespace {
@@ -69,6 +73,75 @@ TEST(TwinHoldout, SeenVersusHeldOutFitErrorAndRegret) {
       EXPECT_LE(twin_regret, 1.0) << gpu << " " << part;
     }
   }
+}
+
+// The interval's growth with distance (uncertainty.hpp): fit each seen workload from three caps
+// spread over the range, from its top two caps (a probe at the default and one below) and from
+// its two end caps; at every cap not fitted, the growth that cap needs for its error to fall in
+// the interval. The 90th percentile over the seen half is the growth; the held-out half checks
+// how often the interval holds the measured energy.
+struct IntervalPoint {
+  double error = 0, base = 0, distance = 0;  // distance as a share of the limit range
+};
+
+std::vector<IntervalPoint> interval_points(const std::vector<SweepRow>& rows, const char* gpu) {
+  const GpuSpec spec = load_gpu_spec(gpu);
+  const double range_W = spec.max_limit_W - spec.min_limit_W;
+  std::map<std::string, std::map<double, CapPoint>> by_workload;
+  for (const auto& r : rows) by_workload[r.workload][r.cap_W] = {r.cap_W, r.time_s, r.avg_power_W};
+  std::vector<IntervalPoint> out;
+  for (const auto& [name, caps] : by_workload) {
+    std::vector<double> sorted;
+    for (const auto& [cap, p] : caps) sorted.push_back(cap);
+    if (sorted.size() < 4) continue;
+    const size_t n = sorted.size();
+    for (const std::vector<double>& fit_caps :
+         {choose_fit_caps(sorted, 3), std::vector<double>{sorted[n - 2], sorted[n - 1]},
+          std::vector<double>{sorted[0], sorted[n - 1]}}) {
+      std::vector<CapPoint> points;
+      for (double c : fit_caps) points.push_back(caps.at(c));
+      const CurveFit fit = fit_curve(spec, points);
+      for (const auto& [cap, measured] : caps) {
+        if (std::find(fit_caps.begin(), fit_caps.end(), cap) != fit_caps.end()) continue;
+        const CapPoint p = fit.predict(cap);
+        const Uncertainty u = fit.uncertainty(cap);
+        out.push_back(
+            {std::abs(p.time_s * p.avg_power_W / (measured.time_s * measured.avg_power_W) - 1),
+             u.half_width_rel - kIntervalGrowthPerRange * u.distance_W / range_W,
+             u.distance_W / range_W});
+      }
+    }
+  }
+  return out;
+}
+
+double coverage(const std::vector<IntervalPoint>& pts, double growth) {
+  double in = 0;
+  for (const auto& p : pts)
+    if (p.error <= p.base + growth * p.distance) ++in;
+  return in / static_cast<double>(pts.size());
+}
+
+TEST(TwinHoldout, IntervalGrowthChosenOnTheSeenHalfHoldsOnTheHeldOutHalf) {
+  std::vector<IntervalPoint> seen, held;
+  for (const char* gpu : {"V100", "RTX6000"}) {
+    const SweepSplit split = split_rows(zeus(gpu));
+    for (const auto& p : interval_points(split.seen, gpu)) seen.push_back(p);
+    for (const auto& p : interval_points(split.held_out, gpu)) held.push_back(p);
+  }
+  std::vector<double> needed;
+  for (const auto& p : seen)
+    if (p.distance > 0) needed.push_back(std::max(0.0, (p.error - p.base) / p.distance));
+  std::sort(needed.begin(), needed.end());
+  const double growth = needed[static_cast<size_t>(0.9 * static_cast<double>(needed.size() - 1))];
+  std::cout << fmt::format(
+      "interval growth from the seen half: {:.3f} per limit range ({} points); in the code {:.3f}; "
+      "interval holds the measured energy at {:.1f} % of seen and {:.1f} % of held-out points "
+      "({})\n",
+      growth, seen.size(), kIntervalGrowthPerRange, 100 * coverage(seen, kIntervalGrowthPerRange),
+      100 * coverage(held, kIntervalGrowthPerRange), held.size());
+  EXPECT_NEAR(kIntervalGrowthPerRange, growth, 0.02) << "re-choose it on the seen half";
+  EXPECT_GE(coverage(held, kIntervalGrowthPerRange), 0.8);
 }
 
 // The search that chose the V100 and RTX 6000 voltage floors, static power and the fit's static
