@@ -9,7 +9,7 @@
 
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
-#include "analysis/synthetic_trace.hpp"
+#include "support/synthetic_trace.hpp"
 #include "trace/csv.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <random>
 
-#include "analysis/synthetic_trace.hpp"
+#include "support/synthetic_trace.hpp"
 #include "common/error.hpp"
 #include "trace/csv.hpp"
 
