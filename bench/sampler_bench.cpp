@@ -14,8 +14,8 @@
 
 #include "run/process_workload.hpp"
 #include "run/run_loop.hpp"
-#include "support/test_gpu.hpp"
 #include "run/wall_clock.hpp"
+#include "support/test_gpu.hpp"
 #include "trace/csv.hpp"
 
 // Every heap allocation of this program is counted, to show that a tick allocates nothing. (GCC

@@ -29,7 +29,6 @@ bool read_only_from_env();
 void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool physical,
                      double watts);
 
-
 class PowerLimitGuard {
  public:
   PowerLimitGuard(Gpu& gpu, ActuationPolicy policy);

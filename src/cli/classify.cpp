@@ -71,9 +71,9 @@ void add_classify(CLI::App& root, Context&) {
       return;
     }
     std::cout << fmt::format("trace {} ({} samples), steps {}\n\n", a->trace, c.samples,
-                             c.steps ? fmt::format("{} ({} steps)", c.steps->string(),
-                                                   c.step_markers)
-                                     : std::string("none"));
+                             c.steps
+                                 ? fmt::format("{} ({} steps)", c.steps->string(), c.step_markers)
+                                 : std::string("none"));
     std::cout << format_report(c.report);
   });
 }

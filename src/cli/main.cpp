@@ -20,10 +20,10 @@ struct Command {
 
 // Every subcommand, in the order `regime --help` lists them.
 constexpr Command kCommands[] = {
-    {"devices", regime::cli::add_devices}, {"probe", regime::cli::add_probe},
+    {"devices", regime::cli::add_devices},   {"probe", regime::cli::add_probe},
     {"classify", regime::cli::add_classify}, {"study", regime::cli::add_study},
-    {"sweep", regime::cli::add_sweep},     {"recommend", regime::cli::add_recommend},
-    {"sim", regime::cli::add_sim},         {"limit", regime::cli::add_limit},
+    {"sweep", regime::cli::add_sweep},       {"recommend", regime::cli::add_recommend},
+    {"sim", regime::cli::add_sim},           {"limit", regime::cli::add_limit},
     {"restore", regime::cli::add_restore},
 };
 
@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const auto& c : kCommands) known = known || c.name == first;
     if (!known)
-      return usage_error(fmt::format("unknown command '{}'; the commands are: {}", first,
-                                     command_list()));
+      return usage_error(
+          fmt::format("unknown command '{}'; the commands are: {}", first, command_list()));
   }
   try {
     app.parse(argc, argv);
@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
   } catch (const regime::WorkloadFailed& e) {
     auto subs = app.get_subcommands();
     std::cerr << fmt::format("regime: {} stopped: {}\n",
-                             subs.empty() ? std::string("run") : subs.front()->get_name(), e.what());
+                             subs.empty() ? std::string("run") : subs.front()->get_name(),
+                             e.what());
     return e.regime_exit_code();
   } catch (const regime::Error& e) {
     std::cerr << fmt::format("regime: {}: {}\n", regime::to_string(e.kind()), e.what());

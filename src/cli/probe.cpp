@@ -1,13 +1,14 @@
 // regime probe --device D [--seconds S] ... (--workload sim:NAME | -- CMD ARGS...): one short run,
 // measured and classified; the trace, steps and a run record are saved (src/session/probe.hpp).
 // Never changes a limit.
+#include "session/probe.hpp"
+
 #include <fmt/core.h>
 
 #include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
-#include "session/probe.hpp"
 
 namespace regime::cli {
 
@@ -19,14 +20,13 @@ void print_text(const session::ProbeReport& p) {
   std::cout << format_report(*p.report);
   std::string status;
   if (p.is_command && rec.exit_status)
-    status = fmt::format(", exit status {}{}", *rec.exit_status,
-                         run["stopped_at_time_limit"].get<bool>() ? " (stopped at the time limit)"
-                                                                  : "");
+    status =
+        fmt::format(", exit status {}{}", *rec.exit_status,
+                    run["stopped_at_time_limit"].get<bool>() ? " (stopped at the time limit)" : "");
   std::cout << fmt::format("run {}: {} on {} ({}), {:.1f} s{}, {} samples, {} step markers{}\n",
                            rec.id, rec.workload, rec.device, rec.gpu_name,
                            run["duration_s"].get<double>(), p.simulated ? " simulated" : "",
-                           run["samples"].get<size_t>(), run["step_markers"].get<size_t>(),
-                           status);
+                           run["samples"].get<size_t>(), run["step_markers"].get<size_t>(), status);
   if (!p.simulated)
     std::cout << fmt::format("  regime's own CPU: {:.2f}% of one core\n",
                              run["sampler_cpu_pct"].get<double>());

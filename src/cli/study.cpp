@@ -19,8 +19,7 @@ namespace {
 void print_text(const session::StudyReport& r, const session::SweepSettings& s,
                 const std::string& out_dir) {
   std::cout << fmt::format("study of {} on {} ({}), limit {:g} W (default {:g} W)\n\n", r.workload,
-                           r.device, r.info.name, r.info.enforced_limit_W,
-                           r.info.default_limit_W);
+                           r.device, r.info.name, r.info.enforced_limit_W, r.info.default_limit_W);
   std::cout << "1. probe at the current limit (" << r.probe_seconds << " s):\n";
   std::cout << format_report(r.regime) << "\n";
   if (!r.plan.sweep) {

@@ -2,6 +2,8 @@
 //   [--caps LIST|auto] [--strategy exhaustive|adaptive] [--objective O] [--mode live|restart]
 //   [--actuate] [--apply] [--force] [--json]
 // Measures caps, prints the table and the decision (src/session/sweep.hpp does the work).
+#include "session/sweep.hpp"
+
 #include <fmt/core.h>
 
 #include <iostream>
@@ -10,7 +12,6 @@
 #include "cli/command.hpp"
 #include "cli/sweep_options.hpp"
 #include "plan/render.hpp"
-#include "session/sweep.hpp"
 
 namespace regime::cli {
 

@@ -33,8 +33,9 @@ nlohmann::json to_json(const GpuInfo& i) {
 void check_cap_in_range(double watts, double min_W, double max_W, const std::string& device,
                         double tolerance_W) {
   if (!std::isfinite(watts) || watts < min_W - tolerance_W || watts > max_W + tolerance_W)
-    throw Error(ErrorKind::OutOfRange, fmt::format("cap {:g} W is outside the range of {} ({:g}-{:g} W)",
-                                                   watts, device, min_W, max_W));
+    throw Error(ErrorKind::OutOfRange,
+                fmt::format("cap {:g} W is outside the range of {} ({:g}-{:g} W)", watts, device,
+                            min_W, max_W));
 }
 
 void check_cap_in_range(const GpuInfo& info, double watts, double tolerance_W) {

@@ -169,7 +169,8 @@ TEST_P(ProcessWorkloadSignal, ForwardsTheSignalToTheCommandsGroup) {
   EXPECT_EQ(now.sa_handler, SIG_DFL) << "the previous handler is restored";
 }
 
-INSTANTIATE_TEST_SUITE_P(SigintAndSigterm, ProcessWorkloadSignal, ::testing::Values(SIGINT, SIGTERM),
+INSTANTIATE_TEST_SUITE_P(SigintAndSigterm, ProcessWorkloadSignal,
+                         ::testing::Values(SIGINT, SIGTERM),
                          [](const ::testing::TestParamInfo<int>& p) {
                            return std::string(p.param == SIGINT ? "SIGINT" : "SIGTERM");
                          });

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "common/error.hpp"
-#include "support/test_gpu.hpp"
 #include "run/wall_clock.hpp"
+#include "support/test_gpu.hpp"
 
 namespace regime {
 namespace {
@@ -25,7 +25,7 @@ TEST(RunLoop, SamplesEvery10msOnTheSimulatedClockAndReadsEnergyOnceASecond) {
   o.energy_period_s = 1;
   RunStats stats;
   Trace t = run(gpu, work, o, clock, &stats);
-  ASSERT_EQ(t.samples.size(), 1001u);   // t = 0, 0.01, ..., 10.00
+  ASSERT_EQ(t.samples.size(), 1001u);  // t = 0, 0.01, ..., 10.00
   EXPECT_DOUBLE_EQ(t.samples.front().t_s, 0);
   EXPECT_NEAR(t.samples.back().t_s, 10, 1e-9);
   for (size_t i = 1; i < t.samples.size(); ++i)

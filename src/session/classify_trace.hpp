@@ -14,8 +14,8 @@ struct ClassifyRequest {
   std::optional<std::filesystem::path> steps;  // default: X.steps.csv beside X.trace.csv, if any
   bool no_steps = false;
   std::optional<double> warmup_s;
-  std::optional<int> gpu;         // of a multi-GPU trace
-  GpuSpecOverrides overrides;     // what the user knows better than the trace
+  std::optional<int> gpu;                // of a multi-GPU trace
+  GpuSpecOverrides overrides;            // what the user knows better than the trace
   std::optional<std::string> gpu_model;  // data/gpus model filling what a trace cannot know
 };
 

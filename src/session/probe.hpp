@@ -28,10 +28,10 @@ struct ProbeRequest {
 
 struct ProbeReport {
   RunRecord record;
-  nlohmann::json run;                 // where things went and what the run cost
+  nlohmann::json run;                  // where things went and what the run cost
   std::optional<RegimeReport> report;  // empty when nothing could be measured
-  std::string failure;                // why nothing was measured (with no report)
-  std::vector<std::string> warnings;  // how far to trust the figures
+  std::string failure;                 // why nothing was measured (with no report)
+  std::vector<std::string> warnings;   // how far to trust the figures
   bool simulated = false;
   bool is_command = false;
   int exit_status = 0;  // what regime exits with: the command's own status unless it was cut short

@@ -70,18 +70,17 @@ StudyReport run_study(const StudyRequest& r) {
   rep.info = target.gpu().info();
   rep.regime = probe_pair(r, target, rep.info, rep.warnings);
   rep.plan = plan::plan_sweep(rep.regime, rep.info);
-  rep.sweep_command = plan::sweep_command({r.device, r.workload.builtin, r.workload.command,
-                                           r.workload.step_regex.value_or(""), r.settings.strategy,
-                                           r.settings.objective},
-                                          rep.plan.caps);
+  rep.sweep_command = plan::sweep_command(
+      {r.device, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),
+       r.settings.strategy, r.settings.objective},
+      rep.plan.caps);
 
   ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
   if (!rep.plan.sweep) {
     rep.skipped = rep.plan.why;
   } else if (policy.read_only) {
-    rep.skipped =
-        "REGIME_READ_ONLY is set: nothing is changed. To sweep, unset it and run: " +
-        rep.sweep_command;
+    rep.skipped = "REGIME_READ_ONLY is set: nothing is changed. To sweep, unset it and run: " +
+                  rep.sweep_command;
   } else if (target.gpu().is_physical() && !r.actuate) {
     rep.skipped =
         "a sweep changes the power limit of this real GPU, and --actuate was not given: "
@@ -121,10 +120,10 @@ nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
             {"why", rep.plan.why},
             {"controller_may_help", rep.plan.controller_may_help}}},
           {"sweep", sweep},
-          {"decision", rep.sweep ? plan::decision_json(rep.sweep->outcome.decision,
-                                                       rep.sweep->outcome.probes,
-                                                       rep.info.default_limit_W)
-                                 : nlohmann::json(nullptr)},
+          {"decision",
+           rep.sweep ? plan::decision_json(rep.sweep->outcome.decision, rep.sweep->outcome.probes,
+                                           rep.info.default_limit_W)
+                     : nlohmann::json(nullptr)},
           {"after", or_null(rep.sweep.has_value(), rep.sweep ? rep.sweep->after : "")},
           {"sweep_command", or_null(rep.plan.sweep, rep.sweep_command)},
           {"skipped_reason", or_null(!rep.skipped.empty(), rep.skipped)}};

@@ -28,12 +28,12 @@ struct StudyReport {
   std::string device;
   std::string workload;
   double probe_seconds = 0;
-  GpuInfo info;                     // as found before the probe
-  RegimeReport regime;              // of the probe at the current limit
-  plan::SweepPlan plan;             // what the regime warrants
-  std::string sweep_command;        // the `regime sweep` a user runs to do it by hand
+  GpuInfo info;                      // as found before the probe
+  RegimeReport regime;               // of the probe at the current limit
+  plan::SweepPlan plan;              // what the regime warrants
+  std::string sweep_command;         // the `regime sweep` a user runs to do it by hand
   std::optional<SweepReport> sweep;  // when one ran
-  std::string skipped;              // why the planned sweep did not run
+  std::string skipped;               // why the planned sweep did not run
   std::vector<std::string> warnings;
 };
 

@@ -19,12 +19,12 @@ namespace regime::session {
 // What to run: a built-in workload (`sim:NAME`) or a command (argv after `--`), with its step
 // markers. Shared by probe, sweep and study.
 struct WorkloadSpec {
-  std::string builtin;                 // "sim:resnet50"; empty when `command` is given
-  std::vector<std::string> command;    // empty when `builtin` is given
+  std::string builtin;               // "sim:resnet50"; empty when `command` is given
+  std::vector<std::string> command;  // empty when `builtin` is given
   std::optional<std::string> step_regex;
-  bool step_socket = true;             // export REGIME_STEP_SOCKET to the command
-  bool stdout_to_stderr = false;       // keep stdout for --json
-  std::string display_name() const;    // "sim:resnet50" or the quoted command line
+  bool step_socket = true;           // export REGIME_STEP_SOCKET to the command
+  bool stdout_to_stderr = false;     // keep stdout for --json
+  std::string display_name() const;  // "sim:resnet50" or the quoted command line
 };
 
 // Error InvalidArgument unless exactly one of builtin/command is given and a builtin is sim:NAME.

@@ -10,10 +10,10 @@
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
 #include "analysis/reasons.hpp"
-#include "sim/sim_backend.hpp"
-#include "sim/sim_workload.hpp"
-#include "sim/sim_gpu.hpp"
 #include "run/run_loop.hpp"
+#include "sim/sim_backend.hpp"
+#include "sim/sim_gpu.hpp"
+#include "sim/sim_workload.hpp"
 #include "twin/model.hpp"
 #include "twin/sim_workloads.hpp"
 
@@ -68,27 +68,29 @@ TEST_P(SimRegimes, ClassifyAgreesWithTheTwin) {
   EXPECT_GT(r.measurement.steps, 10);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Twin, SimRegimes,
-    ::testing::Values(SimCase{"sim:h200,seed=3", "gemm", 30},
-                      SimCase{"sim:h200,seed=3", "resnet50", 30},
-                      SimCase{"sim:h200,seed=3", "resnet18_cifar", 30},
-                      SimCase{"sim:h200,ambient_C=30,cooling=2,seed=3", "resnet50", 300},
-                      SimCase{"sim:t4,seed=3", "vgg16", 60},
-                      SimCase{"sim:l4,seed=3", "resnet50", 60}),
-    [](const ::testing::TestParamInfo<SimCase>& p) {
-      // e.g. "h200_gemm_30s", "h200_ambient_C30_cooling2_resnet50_300s": letters, digits, '_'.
-      std::string name = p.param.device.substr(4) + "_" + p.param.workload + "_" +
-                         std::to_string(static_cast<int>(p.param.seconds)) + "s";
-      std::string out;
-      for (char ch : name) {
-        if (std::isalnum(static_cast<unsigned char>(ch)))
-          out += ch;
-        else if (!out.empty() && out.back() != '_')
-          out += '_';
-      }
-      return out;
-    });
+INSTANTIATE_TEST_SUITE_P(Twin, SimRegimes,
+                         ::testing::Values(SimCase{"sim:h200,seed=3", "gemm", 30},
+                                           SimCase{"sim:h200,seed=3", "resnet50", 30},
+                                           SimCase{"sim:h200,seed=3", "resnet18_cifar", 30},
+                                           SimCase{"sim:h200,ambient_C=30,cooling=2,seed=3",
+                                                   "resnet50", 300},
+                                           SimCase{"sim:t4,seed=3", "vgg16", 60},
+                                           SimCase{"sim:l4,seed=3", "resnet50", 60}),
+                         [](const ::testing::TestParamInfo<SimCase>& p) {
+                           // e.g. "h200_gemm_30s", "h200_ambient_C30_cooling2_resnet50_300s":
+                           // letters, digits, '_'.
+                           std::string name =
+                               p.param.device.substr(4) + "_" + p.param.workload + "_" +
+                               std::to_string(static_cast<int>(p.param.seconds)) + "s";
+                           std::string out;
+                           for (char ch : name) {
+                             if (std::isalnum(static_cast<unsigned char>(ch)))
+                               out += ch;
+                             else if (!out.empty() && out.back() != '_')
+                               out += '_';
+                           }
+                           return out;
+                         });
 
 // The H200 facts of DESIGN.md section 5, reproduced on the twin: one card, several regimes; and the
 // thermal case the real card never reached.

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "device/gpu.hpp"
 #include "device/uri.hpp"
-#include "common/clock.hpp"
 #include "twin/model.hpp"
 #include "twin/spec.hpp"
 

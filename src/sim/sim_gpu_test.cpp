@@ -7,7 +7,6 @@
 #include "common/error.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_workload.hpp"
-#include "sim/sim_workload.hpp"
 #include "twin/sim_workloads.hpp"
 
 namespace regime::sim {

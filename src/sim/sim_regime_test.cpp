@@ -5,8 +5,8 @@
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
 #include "sim/sim_backend.hpp"
-#include "sim/sim_workload.hpp"
 #include "sim/sim_gpu.hpp"
+#include "sim/sim_workload.hpp"
 
 namespace regime::sim {
 namespace {

@@ -3,8 +3,8 @@
 // simulated clock advances. It runs only on sim: devices.
 #include <string>
 
-#include "sim/sim_gpu.hpp"
 #include "run/workload.hpp"
+#include "sim/sim_gpu.hpp"
 #include "twin/sim_workloads.hpp"
 
 namespace regime::sim {

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "support/synthetic_trace.hpp"
 #include "support/cli_run.hpp"
+#include "support/synthetic_trace.hpp"
 #include "trace/csv.hpp"
 
 namespace regime::test {

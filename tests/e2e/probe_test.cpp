@@ -6,8 +6,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "support/cli_run.hpp"
 #include "store/run_store.hpp"
+#include "support/cli_run.hpp"
 #include "trace/csv.hpp"
 
 namespace regime {

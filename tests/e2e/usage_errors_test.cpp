@@ -30,12 +30,12 @@ TEST(UsageErrors, NoCommandListsThem) {
 }
 
 TEST(UsageErrors, AnUnexpectedArgumentOrMissingOptionExitsTwoOnOneLine) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"devices", "extra"},
-           {"probe", "--workload", "sim:resnet50"},
-           {"sweep", "--device"},
-           {"limit"},
-           {"classify", "--trace", "x.csv", "--no-such-flag"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"devices", "extra"},
+                                             {"probe", "--workload", "sim:resnet50"},
+                                             {"sweep", "--device"},
+                                             {"limit"},
+                                             {"classify", "--trace", "x.csv", "--no-such-flag"}}) {
     RunResult r = run(args, {}, TempDir().path);
     EXPECT_EQ(r.status, 2) << args.front() << ": " << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;

@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "device/gpu.hpp"
 #include "common/clock.hpp"
+#include "device/gpu.hpp"
 #include "run/workload.hpp"
 
 namespace regime::testing {
