@@ -55,9 +55,10 @@ struct SearchOptions {
   DecisionInputs decision;
   bool force = false;                      // go on in an underutilized or idle pair
   double headroom_margin = kNoBindMargin;  // caps >= draw x (1 + margin) are not probed (adaptive)
-  double second_probe_fraction = 0.34;     // where in the remaining caps the second probe goes
-  // The curve may end the search from this many probes on (with 3, the twin stopped early on 5
-  // Zeus workloads and lost up to 8.5%; with 4 it loses nothing: docs/sweep.md).
+  // Where in the remaining caps the second probe goes, and from how many probes on the curve may
+  // end the search. These defaults are safe for any curve; plan::configure_curve sets the values
+  // chosen for each curve on the seen half of the Zeus sweeps (docs/twin.md, "Validation").
+  double second_probe_fraction = 0.34;
   size_t min_probes_before_model_stop = 4;
   // The pair's regime from the probe at the default limit (empty: not known, e.g. replay).
   std::function<std::optional<Regime>(const Measurement&)> classify;

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "twin/baseline.hpp"
 #include "twin/sweep.hpp"
 #include "twin/uncertainty.hpp"
 
@@ -71,6 +72,47 @@ TEST(TwinHoldout, SeenVersusHeldOutFitErrorAndRegret) {
       // Targets set before the held-out half was scored: as on the seen half, within 3.5 %.
       EXPECT_LE(twin_err, 3.5) << gpu << " " << part;
       EXPECT_LE(twin_regret, 1.0) << gpu << " " << part;
+    }
+  }
+}
+
+// Far from the probes: each workload fitted from its two highest caps only (a probe at the default
+// and one below, as a search starts), energy error at all its other caps. A line through two
+// points is all the quadratic can be there; the twin has its physics.
+TEST(TwinHoldout, FromTheTopTwoCapsTwinAgainstQuadratic) {
+  for (const char* gpu : {"V100", "RTX6000"}) {
+    const GpuSpec spec = load_gpu_spec(gpu);
+    const SweepSplit split = split_rows(zeus(gpu));
+    for (const auto& [part, rows] :
+         {std::pair{"seen", &split.seen}, {"held-out", &split.held_out}}) {
+      std::map<std::string, std::map<double, CapPoint>> by_workload;
+      for (const auto& r : *rows)
+        by_workload[r.workload][r.cap_W] = {r.cap_W, r.time_s, r.avg_power_W};
+      std::vector<double> twin_err, quad_err;
+      for (const auto& [name, caps] : by_workload) {
+        if (caps.size() < 4) continue;
+        auto top = caps.rbegin();
+        std::vector<CapPoint> fit_points = {top->second, std::next(top)->second};
+        const CurveFit twin = fit_curve(spec, fit_points);
+        const QuadraticFit quad = fit_quadratic(fit_points);
+        double t = 0, q = 0;
+        int n = 0;
+        for (const auto& [cap, m] : caps) {
+          if (cap >= std::next(top)->first) continue;
+          const double e = m.time_s * m.avg_power_W;
+          const CapPoint pt = twin.predict(cap), pq = quad.predict(cap);
+          t += std::abs(pt.time_s * pt.avg_power_W / e - 1);
+          q += std::abs(pq.time_s * pq.avg_power_W / e - 1);
+          ++n;
+        }
+        twin_err.push_back(100 * t / n);
+        quad_err.push_back(100 * q / n);
+      }
+      std::cout << fmt::format(
+          "{:<8} {:<9} from the top two caps, {} workloads: median energy error at the other caps "
+          "twin {:.2f} %, quadratic (a line) {:.2f} %\n",
+          gpu, part, twin_err.size(), median(twin_err), median(quad_err));
+      EXPECT_LT(median(twin_err), median(quad_err)) << gpu << " " << part;
     }
   }
 }
