@@ -8,7 +8,7 @@
 
 namespace regime::cli {
 
-// --strategy, --objective, --settle-s, --probe-s, --apply, --step-regex.
+// --strategy, --objective, --settle-s, --probe-s, --db, --apply, --step-regex.
 void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w);
 
 // "probe 250.0 W: 1.234 J/step, 0.01 s/step, 245.1 W, 120 steps" on stderr.
