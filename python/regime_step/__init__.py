@@ -20,6 +20,9 @@ import os
 import socket
 import time
 
+# The package version, kept equal to the CMake project version (a test checks).
+__version__ = "0.1.0"
+
 __all__ = [
     "ENV_VAR",
     "enabled",
