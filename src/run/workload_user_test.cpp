@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "run/test_user.hpp"
+#include "support/test_user.hpp"
 
 namespace regime {
 namespace {

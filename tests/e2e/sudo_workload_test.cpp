@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "foundation_support.hpp"
-#include "run/test_user.hpp"
+#include "support/cli_run.hpp"
+#include "support/test_user.hpp"
 
 namespace regime {
 namespace {
@@ -159,6 +159,19 @@ TEST_F(SudoWorkloadE2E, ACommandTheCallerCannotRunIsRefusedNotRunAsRoot) {
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.out.find("ran as"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+}
+
+TEST_F(SudoWorkloadE2E, WorkloadAsRootKeepsRootOnPurpose) {
+  ScopedCwd cwd(dir_.path);
+  for (bool keep : {false, true}) {
+    std::vector<std::string> args = {"probe", "--device", "nvml:0", "--seconds", "5", "--no-steps"};
+    if (keep) args.push_back("--workload-as-root");
+    args.insert(args.end(), {"--", "sh", "-c", "echo workload-uid=$(id -u)"});
+    auto r = test::run(args, env_, dir_.path);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string uid = keep ? "0" : std::to_string(user_->uid());
+    EXPECT_NE(r.out.find("workload-uid=" + uid + "\n"), std::string::npos) << keep << r.out;
+  }
 }
 
 }  // namespace
