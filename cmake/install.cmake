@@ -73,6 +73,7 @@ if(REGIME_BUILD_TESTS)
   # checked by scripts/test-package.sh (root: dpkg -i).
   add_test(NAME install_tree
            COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/test-install-tree.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(install_tree PROPERTIES LABELS e2e)
 endif()
 
 # Debian package. Runtime dependencies come from the binary's own links (dpkg-shlibdeps: libfmt9,
