@@ -19,6 +19,13 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::Workl
                   "Run database that keeps the sweep (default: STATE_DIR/runs.sqlite)");
   sub->add_flag("--apply", s.apply,
                 "Leave the chosen cap set (journaled; `regime restore` undoes it)");
+  add_workload_as_root(sub, w);
+}
+
+void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w) {
+  sub->add_flag("--workload-as-root", w.workload_as_root,
+                "Run the command as root under sudo too (by default it runs as the user who ran "
+                "sudo, with that user's groups and environment; regime keeps root for NVML)");
 }
 
 void print_probe_progress(const plan::ProbeResult& p) {
