@@ -53,13 +53,6 @@ void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool ph
                             info.device, info.name, watts));
 }
 
-void check_cap_in_range(const GpuInfo& info, double watts) {
-  if (!std::isfinite(watts) || watts < info.min_limit_W || watts > info.max_limit_W)
-    throw Error(ErrorKind::OutOfRange,
-                fmt::format("cap {:g} W is outside this GPU's range {:g}-{:g} W ({})", watts,
-                            info.min_limit_W, info.max_limit_W, info.device));
-}
-
 PowerLimitGuard::PowerLimitGuard(Gpu& gpu, ActuationPolicy policy)
     : gpu_(gpu), policy_(policy), physical_(gpu.is_physical()) {
   // Registered (and the signal handlers installed) now rather than at the first set, so that a

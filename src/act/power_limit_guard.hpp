@@ -29,9 +29,6 @@ bool read_only_from_env();
 void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool physical,
                      double watts);
 
-// Throws Error OutOfRange "cap 900 W is outside this GPU's range 200-700 W (nvml:0)".
-void check_cap_in_range(const GpuInfo& info, double watts);
-
 class PowerLimitGuard {
  public:
   PowerLimitGuard(Gpu& gpu, ActuationPolicy policy);

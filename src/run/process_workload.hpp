@@ -47,8 +47,8 @@ class ProcessWorkload final : public Workload {
   std::optional<int> exit_status() override;
 
   // Markers that could not be parsed (ignored), and the last reason.
-  long malformed_markers() const;
-  std::string last_marker_error() const;
+  long malformed_markers() const override;
+  std::string last_marker_error() const override;
   // The signal the user sent regime (forwarded to the command), 0 if none.
   static int forwarded_signal();
   pid_t pid() const { return pid_; }
