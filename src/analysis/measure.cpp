@@ -109,6 +109,7 @@ void sample_statistics(std::span<const Sample* const> samples, double a, double 
   }
   m.mean_util_pct = util.mean();
   m.mean_limit_W = limit.mean();
+  m.reasons_known = reason_weight > 0;
   if (reason_weight > 0)
     for (int bit = 0; bit < 64; ++bit)
       if (reason_time[static_cast<size_t>(bit)] > 0)
@@ -322,6 +323,7 @@ nlohmann::json to_json(const Measurement& m) {
       {"mean_limit_W", opt(m.mean_limit_W)},
       {"step_gap_fraction", opt(m.step_gap_fraction)},
       {"reason_fraction", reasons},
+      {"reasons_known", m.reasons_known},
       {"window_power", windows},
   };
 }

@@ -33,6 +33,7 @@ struct Measurement {
   std::optional<double> mean_limit_W;
   // Fraction of the window each clocks-event reason bit was active (key: bit value).
   std::map<uint64_t, double> reason_fraction;
+  bool reasons_known = false;  // the samples carried reason masks (all zero leaves the map empty)
 
   // Extensions of the DESIGN.md contract (compatible: new fields only).
   bool per_second = false;        // no steps: the per-step figures are per second of the window

@@ -16,7 +16,7 @@ namespace {
 
 struct RecommendArgs {
   std::string sweep_file;
-  std::string objective = "energy";
+  std::string objective = plan::kDefaultObjective;
   bool json = false;
 };
 
@@ -55,7 +55,8 @@ void add_recommend(CLI::App& root, Context&) {
                   "Sweep table CSV (workload,gpu,cap_W,time_s,avg_power_W,unit)")
       ->required();
   sub->add_option("--objective", a->objective,
-                  "energy | edp | zeus:ETA | max-slowdown:PCT (default energy)");
+                  "max-slowdown:PCT | energy | edp | zeus:ETA (default max-slowdown:10: least "
+                  "energy per unit at most 10% slower; --json shows the unconstrained optimum)");
   sub->add_flag("--json", a->json, "Machine-readable output");
   sub->callback([a] { run_recommend(*a); });
 }
