@@ -197,7 +197,8 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
           limit, limit);
     case Regime::ThermalBound:
       return "Heat is limiting the clocks: a cap or a thermal controller may stop the throttling. "
-             "Sweep caps and try the controller (regime control --policy thermal).";
+             "Sweep caps and try the controller on the same device and workload (regime control "
+             "--policy thermal --device D --actuate -- CMD; docs/control.md).";
     case Regime::Headroom:
       return fmt::format(
           "The GPU is busy at full clocks and draws {:.0f} W (p95 {:.0f} W) of the {:.0f} W "
