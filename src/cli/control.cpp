@@ -44,8 +44,8 @@ void print_text(const session::ControlReport& r) {
       m.energy_per_step_J, m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second,
       m.time_per_step_s, m.time_per_step_ci_s.first, m.time_per_step_ci_s.second, m.steps,
       m.window_start_s, m.window_end_s);
-  std::cout << fmt::format("limit {:.0f} W before, {:.0f} W after (restored)\n", r.limit_before_W,
-                           r.limit_after_W);
+  std::cout << fmt::format("limit {:.0f} W before, {:.0f} W after ({})\n", r.limit_before_W,
+                           r.limit_after_W, r.actions.empty() ? "never changed" : "restored");
 }
 
 }  // namespace

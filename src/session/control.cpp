@@ -136,7 +136,8 @@ ControlReport run_control(const ControlRequest& r) {
                                          "regime-gated",
                                          rep.probe_s),
                              work->exit_status());
-      Measurement m = measure_window(loop.trace(), t0, loop.now_s(), measure_options(r));
+      // The probe finds its own steady window: --warmup-s is for the whole run.
+      Measurement m = measure_window(loop.trace(), t0, loop.now_s());
       rep.probe = classify(m, rep.info);
       rep.reason = gate_reason(*rep.probe);
       rep.engaged = rep.reason.empty();
@@ -147,17 +148,25 @@ ControlReport run_control(const ControlRequest& r) {
         check_actuation(policy, rep.info, gpu.is_physical(), rep.info.current_limit_W);
       }
     }
+    RunEnd end = RunEnd::Duration;
     if (rep.engaged) {
       control::ThermalController controller(rep.thermal);
       control::LimitBounds bounds{rep.thermal.min_W, rep.thermal.max_W, rep.thermal.step_W,
                                   rep.thermal.period_s};
       control::ControlLoop cl(loop, guard, controller, bounds, rep.info.current_limit_W);
-      cl.run();
+      end = cl.run();
       rep.actions = cl.actions();
     } else {
-      loop.run_until([](const Trace&, double) { return false; });
+      end = loop.run_until([](const Trace&, double) { return false; });
     }
     trace = loop.finish(&stats);
+    // A command that ends by itself before --seconds is fine when it succeeded: the run is
+    // judged on what ran. A failing one passes its status on.
+    std::optional<int> status = work->exit_status();
+    if (end == RunEnd::WorkloadFinished && status && *status != 0)
+      throw WorkloadFailed(fmt::format("the workload failed with exit status {} after {:.1f} s",
+                                       *status, stats.t_end_s - stats.t_start_s),
+                           status);
   } catch (const WorkloadFailed& e) {
     guard.restore();
     throw WorkloadFailed(std::string(e.what()) + "; the original power limit was restored",
