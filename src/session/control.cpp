@@ -68,9 +68,14 @@ MeasureOptions measure_options(const ControlRequest& r) {
 
 }  // namespace
 
-std::string gate_reason(const RegimeReport& report) {
+std::string gate_reason(const RegimeReport& report, const GpuInfo& info) {
   switch (report.regime) {
     case Regime::ThermalBound:
+      if (report.measurement.avg_power_W < info.min_limit_W)
+        return fmt::format(
+            "thermal-bound, but the card already draws {:.1f} W, under the lowest limit {:.0f} "
+            "W: no limit the controller may set would bind; heat is a matter of cooling here",
+            report.measurement.avg_power_W, info.min_limit_W);
       return "";
     case Regime::CapBound:
       return "cap-bound: the firmware already holds power at the limit; temperature control "
@@ -139,7 +144,7 @@ ControlReport run_control(const ControlRequest& r) {
       // The probe finds its own steady window: --warmup-s is for the whole run.
       Measurement m = measure_window(loop.trace(), t0, loop.now_s());
       rep.probe = classify(m, rep.info);
-      rep.reason = gate_reason(*rep.probe);
+      rep.reason = gate_reason(*rep.probe, rep.info);
       rep.engaged = rep.reason.empty();
       if (rep.engaged) {
         rep.reason = fmt::format(

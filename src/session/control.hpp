@@ -43,8 +43,9 @@ struct ControlReport {
   bool simulated = false;
 };
 
-// Why a regime keeps the gated controller out, or empty when it should engage (thermal-bound).
-std::string gate_reason(const RegimeReport& report);
+// Why the probe keeps the gated controller out, or empty when it should engage: a thermal-bound
+// pair whose mean power is at or above the lowest limit (below it, no limit could bind).
+std::string gate_reason(const RegimeReport& report, const GpuInfo& info);
 
 // Error InvalidArgument for bad options or policy parameters; ReadOnly or ActuationRefused before
 // any work when the policy would change a GPU it may not (thermal: at once; regime-gated: when it
