@@ -2,7 +2,8 @@
 // pair and is judged in energy and time per step against an uncontrolled run of the same length,
 // and stays out of a cap-bound pair saying why; against the fake NVML (the real NVML code path),
 // the limit stays in [min, default], changes no faster than the dwell, and the original comes back
-// after success, a failed workload and SIGTERM; without --actuate or with REGIME_READ_ONLY nothing
+// after success, a failed workload, SIGTERM and SIGINT, and through `regime restore` after
+// kill -9; without --actuate or with REGIME_READ_ONLY nothing
 // changes.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -215,6 +216,8 @@ class ControlNvmlCli : public ControlCli {
                        workload.empty() ? "while true; do echo step; sleep 0.05; done" : workload});
     return a;
   }
+
+  void interrupt_mid_run(int signo);
 };
 
 TEST_F(ControlNvmlCli, StaysInBoundsAtTheRateLimitAndRestoresTheOriginal) {
@@ -243,9 +246,9 @@ TEST_F(ControlNvmlCli, AfterAFailedWorkloadTheOriginalLimitIsBack) {
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 
-TEST_F(ControlNvmlCli, AfterSigtermTheOriginalLimitIsBack) {
+// Starts a long run, waits until the controller has lowered the limit, then sends `signo`.
+void ControlNvmlCli::interrupt_mid_run(int signo) {
   test::Child child = test::spawn(args("60"), env_, dir_);
-  // Wait until the controller has lowered the limit, then terminate it mid-run.
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < end) {
     double l = limit_W();
@@ -253,8 +256,25 @@ TEST_F(ControlNvmlCli, AfterSigtermTheOriginalLimitIsBack) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_LT(limit_W(), kOriginalW) << "the controller never lowered the limit: " << child.err();
-  kill(child.pid, SIGTERM);
-  EXPECT_EQ(child.wait(), 128 + SIGTERM) << child.err();
+  kill(child.pid, signo);
+  EXPECT_EQ(child.wait(), 128 + signo) << child.err();
+}
+
+TEST_F(ControlNvmlCli, AfterSigtermTheOriginalLimitIsBack) {
+  interrupt_mid_run(SIGTERM);
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+TEST_F(ControlNvmlCli, AfterSigintTheOriginalLimitIsBack) {
+  interrupt_mid_run(SIGINT);
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+TEST_F(ControlNvmlCli, AfterKill9RestoreBringsTheOriginalBack) {
+  interrupt_mid_run(SIGKILL);
+  EXPECT_LT(limit_W(), kOriginalW);  // left as the controller set it
+  auto r = test::run({"restore"}, env_, dir_);
+  EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 
