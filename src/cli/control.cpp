@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/sweep_options.hpp"
 
 namespace regime::cli {
 
@@ -72,6 +73,7 @@ void add_control(CLI::App& root, Context&) {
                   "Each line of the command's output matching this (ECMAScript) regex ends a "
                   "step");
   sub->add_flag("--actuate", r->actuate, "Allow changing the power limit of a real GPU");
+  add_workload_as_root(sub, r->workload);
   sub->add_flag("--json", *json, "Machine-readable output: stdout carries only the JSON object");
   auto* workload =
       sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
