@@ -295,7 +295,8 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
           limit, limit);
     case Regime::ThermalBound:
       return "Heat is limiting the clocks: a lower cap (or a controller that lowers it while the "
-             "card is hot) may stop the throttling. Sweep caps down from the limit.";
+             "card is hot: regime control --policy regime-gated, docs/control.md) may stop the "
+             "throttling. Sweep caps down from the limit.";
     case Regime::Headroom:
       return fmt::format(
           "The GPU is busy at full clocks and draws {:.0f} W (p95 {:.0f} W) of the {:.0f} W "
