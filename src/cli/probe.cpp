@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/sweep_options.hpp"
 
 namespace regime::cli {
 
@@ -74,6 +75,7 @@ void add_probe(CLI::App& root, Context& ctx) {
   auto* command =
       sub->add_option("command", r->workload.command, "The command to run and watch (after --)");
   workload->excludes(command);
+  add_workload_as_root(sub, r->workload);
   sub->callback([r, json, &ctx] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     session::ProbeReport p = session::run_probe(*r);
