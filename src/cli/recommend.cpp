@@ -19,13 +19,9 @@ namespace {
 
 struct RecommendArgs {
   std::string sweep_file;
-<<<<<<< HEAD
   std::string run;
   std::string db;
-  std::string objective = "energy";
-=======
   std::string objective = plan::kDefaultObjective;
->>>>>>> decisions
   bool json = false;
 };
 
