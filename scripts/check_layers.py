@@ -20,10 +20,11 @@ ALLOWED = {
     "sim": {"common", "trace", "device", "run", "twin"},
     "plan": {"common", "trace", "analysis", "twin"},
     "store": {"common"},
+    "report": {"common", "trace", "analysis", "store", "plan"},
     "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "sim", "plan",
-                "store"},
+                "store", "report"},
     "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "sim", "plan", "store",
-            "session"},
+            "report", "session"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)
