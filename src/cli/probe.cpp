@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
+#include "cli/sweep_options.hpp"
 
 namespace regime::cli {
 
@@ -77,6 +78,7 @@ void add_probe(CLI::App& root, Context& ctx) {
   auto* command =
       sub->add_option("command", r->workload.command, "The command to run and watch (after --)");
   workload->excludes(command);
+  add_workload_as_root(sub, r->workload);
   sub->callback([r, json, quiet, &ctx] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     ProgressLine progress(stderr, progress_wanted(stderr, *quiet));

@@ -15,8 +15,17 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::Workl
   sub->add_option("--settle-s", s.budget.settle_s,
                   "Seconds to let power settle after a cap change (default 5)");
   sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)");
+  sub->add_option("--db", s.db,
+                  "Run database that keeps the sweep (default: STATE_DIR/runs.sqlite)");
   sub->add_flag("--apply", s.apply,
                 "Leave the chosen cap set (journaled; `regime restore` undoes it)");
+  add_workload_as_root(sub, w);
+}
+
+void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w) {
+  sub->add_flag("--workload-as-root", w.workload_as_root,
+                "Run the command as root under sudo too (by default it runs as the user who ran "
+                "sudo, with that user's groups and environment; regime keeps root for NVML)");
 }
 
 void print_probe_progress(const plan::ProbeResult& p) {

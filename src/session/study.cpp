@@ -87,8 +87,10 @@ StudyReport run_study(const StudyRequest& r) {
         "nothing was changed. To sweep, run: " +
         rep.sweep_command;
   }
-  if (rep.skipped.empty())
+  if (rep.skipped.empty()) {
     rep.sweep = sweep_target(target, r.workload, rep.plan.caps, r.settings, policy);
+    keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db);
+  }
   if (!r.out_dir.empty())
     write_file_atomic(fs::path(r.out_dir) / "study.json", to_json(rep, r.settings).dump(2) + "\n");
   return rep;
@@ -126,7 +128,11 @@ nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
                      : nlohmann::json(nullptr)},
           {"after", or_null(rep.sweep.has_value(), rep.sweep ? rep.sweep->after : "")},
           {"sweep_command", or_null(rep.plan.sweep, rep.sweep_command)},
-          {"skipped_reason", or_null(!rep.skipped.empty(), rep.skipped)}};
+          {"skipped_reason", or_null(!rep.skipped.empty(), rep.skipped)},
+          {"stored_as", or_null(rep.sweep && rep.sweep->stored_id,
+                                rep.sweep && rep.sweep->stored_id
+                                    ? "sweep:" + std::to_string(*rep.sweep->stored_id)
+                                    : std::string())}};
 }
 
 }  // namespace regime::session

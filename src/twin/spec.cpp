@@ -169,7 +169,10 @@ GpuSpec load_gpu_spec(const std::string& model) {
   for (const auto& m : models) known += (known.empty() ? "" : ", ") + m;
   throw Error(ErrorKind::NotFound,
               "unknown GPU model '" + model + "'; known models: " +
-                  (known.empty() ? "none (no " + gpus_dir().string() + "/*.json)" : known));
+                  (known.empty() ? "none (no " + gpus_dir().string() +
+                                       "/*.json; set REGIME_DATA_DIR to the folder holding "
+                                       "gpus/)"
+                                 : known));
 }
 
 }  // namespace regime::twin

@@ -22,7 +22,7 @@ json sweep(const std::string& device, const std::string& workload, const std::st
   fs::create_directories(dir);
   auto r = test::run({"sweep", "--device", device, "--workload", "sim:" + workload, "--strategy",
                       strategy, "--mode", mode, "--json"},
-                     {}, dir);
+                     {{"REGIME_STATE_DIR", (dir / "state").string()}}, dir);
   EXPECT_EQ(r.status, 0) << r.err;
   return json::parse(r.out);
 }
