@@ -52,6 +52,11 @@ tr.current td { background: #f3eefc; }
 <p class="note" id="timeline-note"></p>
 <div id="timeline"></div>
 <p class="note" id="downsampling"></p>
+<div id="sweep-section" hidden>
+<h2>Sweep: energy and time per step against the cap</h2>
+<p class="note" id="sweep-note"></p>
+<div class="row2" id="sweep-charts"></div>
+</div>
 <h2>Across GPUs and workloads</h2>
 <p class="note" id="comparison-note"></p>
 <div class="row2" id="comparison-charts"></div>
@@ -150,21 +155,58 @@ constexpr std::string_view kPageScript = R"JS(
       : `${names[k]}: all ${s.input_points.toLocaleString('en-US')} points`);
   text('downsampling', `Downsampling for the page, ${tl.columns} columns across the run: ` + parts.join('; ') + '. The measurement above used every point.');
 
+  // An error bar per point: a vertical line with caps `cap` pixels wide each side.
+  const errorBarItem = (cap) => (params, api) => {
+    const lo = api.coord([api.value(0), api.value(1)]), hi = api.coord([api.value(0), api.value(2)]);
+    if (!isFinite(lo[1]) || !isFinite(hi[1])) return null;
+    const w = cap(api), st = { stroke: '#222', lineWidth: 1.4 };
+    return { type: 'group', children: [
+      { type: 'line', shape: { x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1] }, style: st },
+      { type: 'line', shape: { x1: lo[0] - w, y1: lo[1], x2: lo[0] + w, y2: lo[1] }, style: st },
+      { type: 'line', shape: { x1: hi[0] - w, y1: hi[1], x2: hi[0] + w, y2: hi[1] }, style: st }] };
+  };
+
+  // Sweep (a study): each cap's median with its interval, the decision as a vertical line.
+  const sw = data.sweep;
+  if (sw && sw.points.length) {
+    el('sweep-section').hidden = false;
+    const P = sw.points, d = sw.decision;
+    const sweepChart = (id, title, unit, value, getCi, scale) => {
+      const holder = document.createElement('div');
+      el('sweep-charts').appendChild(holder);
+      const markLine = { silent: true, symbol: 'none', lineStyle: { color: '#8a2be2', type: 'solid', width: 2 },
+        label: { formatter: (d.keep_default ? 'keep the default, ' : 'decision, ') + `${d.cap_W} W`, color: '#8a2be2' },
+        data: [{ xAxis: d.cap_W }] };
+      addChart(holder, id, 'tall', {
+        title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } }, tooltip: { trigger: 'axis' },
+        grid: { left: 64, right: 24, top: 40, bottom: 40 },
+        xAxis: { type: 'value', name: 'cap, W', scale: true, nameLocation: 'middle', nameGap: 24 },
+        yAxis: { type: 'value', name: unit, scale: true, nameGap: 8 },
+        series: [
+          { name: 'median', type: 'line', symbolSize: 7, color: '#0072b2', markLine,
+            data: P.map((p) => [p.cap_W, value(p) * scale]) },
+          { name: '95% interval', type: 'custom', encode: { x: 0, y: [1, 2] }, renderItem: errorBarItem(() => 5),
+            data: P.map((p) => { const a = getCi(p); return [p.cap_W, a[0] * scale, a[1] * scale]; }) }] });
+    };
+    sweepChart('chart-sweep-energy', `Energy per ${sw.unit} against the cap`, 'J', (p) => p.energy_per_step_J, (p) => p.energy_per_step_ci_J, 1);
+    sweepChart('chart-sweep-time', `Time per ${sw.unit} against the cap`, 'ms', (p) => p.time_per_step_s, (p) => p.time_per_step_ci_s, 1e3);
+    text('sweep-note', `${P.length} caps measured (${sw.probes} probes), default limit ${sw.default_limit_W} W. ` +
+         (d.keep_default ? 'Decision: keep the default limit. ' : `Decision: cap at ${d.cap_W} W, energy ${fmtN(d.energy_change_pct, 1)}%, time ${fmtN(d.time_change_pct, 1)}% against the default. `) +
+         (d.reason || ''));
+  }
+
+  if (!(sw && sw.points.length) && data.sweep_skipped) {
+    el('sweep-section').hidden = false;
+    text('sweep-note', 'No sweep ran: ' + data.sweep_skipped);
+  }
+
   // Comparison: the newest measured run of each GPU + workload pair in the store.
   const cmp = data.comparison, rows = cmp.rows;
   const label = (r) => `#${r.id} ${r.gpu}\n${r.workload.length > 28 ? r.workload.slice(0, 27) + '…' : r.workload}`;
   const errorBars = (getCi, scale) => ({
-    name: '95% interval', type: 'custom', z: 3,
+    name: '95% interval', type: 'custom', z: 3, encode: { x: 0, y: [1, 2] },
     data: rows.map((r, i) => { const a = getCi(r); return Array.isArray(a) ? [i, a[0] * scale, a[1] * scale] : [i, NaN, NaN]; }),
-    renderItem: (params, api) => {
-      const lo = api.coord([api.value(0), api.value(1)]), hi = api.coord([api.value(0), api.value(2)]);
-      if (!isFinite(lo[1]) || !isFinite(hi[1])) return null;
-      const w = api.size([1, 0])[0] * 0.18, st = { stroke: '#222', lineWidth: 1.4 };
-      return { type: 'group', children: [
-        { type: 'line', shape: { x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1] }, style: st },
-        { type: 'line', shape: { x1: lo[0] - w, y1: lo[1], x2: lo[0] + w, y2: lo[1] }, style: st },
-        { type: 'line', shape: { x1: hi[0] - w, y1: hi[1], x2: hi[0] + w, y2: hi[1] }, style: st }] };
-    } });
+    renderItem: errorBarItem((api) => api.size([1, 0])[0] * 0.18) });
   const bars = (value, scale) => ({ name: 'median', type: 'bar', barWidth: '45%',
     data: rows.map((r) => ({ value: value(r) * scale, itemStyle: { color: r.current ? '#8a2be2' : '#9fb3d1' } })) });
   const compareChart = (id, title, unit, value, getCi, scale) => {

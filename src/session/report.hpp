@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "session/study.hpp"
+
 namespace regime::session {
 
 struct ReportRequest {
@@ -31,6 +33,12 @@ struct ReportResult {
 // The charting library inlined into the page: $REGIME_CHART_JS, else
 // data_dir()/report/echarts.min.js (scripts/deps.sh puts it there from report/package-lock.json).
 std::filesystem::path chart_library_path();
+
+// A study (`regime study --report FILE`): its probe's timeline, regime and evidence, the sweep
+// (energy and time per step against the cap, the decision marked) and the runs of the default
+// store beside it. `trace_path` names where the probe trace was saved, if anywhere.
+ReportResult write_study_report(const StudyReport& study, const std::filesystem::path& out,
+                                const std::string& trace_path, size_t columns = 1200);
 
 // Error NotFound when no run matches or the library is missing, InvalidArgument when the run has
 // no report, Io/Parse from the trace files.

@@ -72,6 +72,8 @@ try {
   await page.screenshot({ path: path.join(outDir, 'report-page.png'), fullPage: true });
   await page.locator('#timeline').screenshot({ path: path.join(outDir, 'report-timeline.png') });
   await page.locator('#comparison-charts').screenshot({ path: path.join(outDir, 'report-comparison.png') });
+  if (await page.locator('#sweep-charts .chart').count())
+    await page.locator('#sweep-charts').screenshot({ path: path.join(outDir, 'report-sweep.png') });
   console.log(JSON.stringify({ page: pagePath, load_and_check_ms: Date.now() - started, charts, notes }, null, 1));
 } finally {
   await context.close();
