@@ -19,9 +19,13 @@ namespace {
 
 struct RecommendArgs {
   std::string sweep_file;
+<<<<<<< HEAD
   std::string run;
   std::string db;
   std::string objective = "energy";
+=======
+  std::string objective = plan::kDefaultObjective;
+>>>>>>> decisions
   bool json = false;
 };
 
@@ -78,7 +82,8 @@ void add_recommend(CLI::App& root, Context&) {
   sweep->excludes(run);
   sub->add_option("--db", a->db, "Run database for --run (default: STATE_DIR/runs.sqlite)");
   sub->add_option("--objective", a->objective,
-                  "energy | edp | zeus:ETA | max-slowdown:PCT (default energy)");
+                  "max-slowdown:PCT | energy | edp | zeus:ETA (default max-slowdown:10: least "
+                  "energy per unit at most 10% slower; --json shows the unconstrained optimum)");
   sub->add_flag("--json", a->json, "Machine-readable output");
   sub->callback([a] { run_recommend(*a); });
 }

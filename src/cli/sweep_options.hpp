@@ -8,7 +8,8 @@
 
 namespace regime::cli {
 
-// --strategy, --objective, --settle-s, --probe-s, --db, --apply, --step-regex, --workload-as-root.
+// --strategy, --objective, --settle-s, --probe-s, --db, --apply, --step-regex,
+// --workload-as-root.
 void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w);
 
 // --workload-as-root (probe, sweep, study): under sudo the command runs as the user who ran sudo

@@ -17,7 +17,9 @@ struct WorkloadEvaluation {
   double least_energy_cap_W = 0;  // of the whole table
   double best_probed_cap_W = 0;   // least energy among the caps probed
   double regret_pct = 0;          // chosen cap's energy over the table's least, in %
-  bool gated = false;             // the search stopped at the default: no cap could bind
+  bool gated = false;             // the adaptive search stopped early: no cap can bind
+  bool kept_default = true;       // the decision
+  std::string reason;             // the decision's reason
 };
 
 struct EvaluationSummary {

@@ -7,13 +7,17 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis/binding.hpp"
 #include "common/error.hpp"
+#include "plan/evidence.hpp"
 
 namespace regime::plan {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A trend this strong (t of the binding test) is worth more rows before the search gives up.
+constexpr double kSuggestiveTrendT = 2.0;
 
 class PolynomialCurve : public CurveModel {
  public:
@@ -114,28 +118,59 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
     return out;
   }
 
-  // 2. Caps the workload's draw cannot reach are not measured.
-  double draw_W = std::max(at_default.avg_power_W, at_default.p95_power_W);
-  double ceiling_W = draw_W * (1 + opt.headroom_margin);
-  std::vector<double> grid;  // ascending: candidates below the ceiling, then the default
-  for (double cap : caps)
-    if (cap < ceiling_W && cap < caps.front()) grid.push_back(cap);
-  std::sort(grid.begin(), grid.end());
-  if (grid.empty()) {
-    out.stop_reason = fmt::format(
-        "every cap below the default is above the observed draw ({:.1f} W x {:.2f}): a cap there "
-        "cannot bind, so none is measured",
-        draw_W, 1 + opt.headroom_margin);
-    out.decision = keep_default_because(in.default_limit_W, out.stop_reason);
+  // 2. Which caps can bind. From a live run, the default's power windows and reason counters
+  //    say it (analysis/binding.hpp); from means alone (a replayed table), a cap below the mean
+  //    draw binds for certain, and otherwise the lowest cap is measured: if its power does not
+  //    fall below the default's beyond the noise, no cap between binds either.
+  std::vector<double> grid;  // ascending: candidates, then the default
+  const std::vector<double> lower(caps.begin() + 1, caps.end());
+  const LiveBinding live = live_binding(at_default, lower, caps.front());
+  const double draw_W = std::max(at_default.avg_power_W, at_default.p95_power_W);
+  auto stop_nothing_binds = [&](std::string why) {
+    out.no_cap_binds = true;
+    out.stop_reason = std::move(why);
+    out.decision = out.probes.size() > 1
+                       ? decide(out.probes, in)
+                       : keep_default_because(in.default_limit_W, out.stop_reason);
     return out;
+  };
+  if (!at_default.window_power_W.empty()) {
+    for (const auto& c : live.caps)
+      if (c.share >= kMinBindShare) grid.push_back(c.cap_W);
+    if (grid.empty())
+      return stop_nothing_binds(fmt::format(
+          "no cap below the default would bind {:.0f}% of the time or more ({}), so none is "
+          "measured",
+          100 * kMinBindShare, live.summary));
+  } else if (!lower.empty() && lower.back() < at_default.avg_power_W) {
+    const double ceiling_W = draw_W * (1 + opt.headroom_margin);
+    for (double cap : lower)
+      if (cap < ceiling_W) grid.push_back(cap);
+  } else if (!lower.empty()) {
+    // Upward from the lowest cap while the trend is suggestive but not yet conclusive: more rows
+    // at caps that do not bind measure the noise that decides it.
+    TableBinding screen;
+    for (auto it = lower.rbegin(); it != lower.rend(); ++it) {
+      measure(*it);
+      screen = table_binding(out.probes, in.priors.power);
+      if (screen.binds || screen.t < kSuggestiveTrendT) break;
+    }
+    if (!screen.binds)
+      return stop_nothing_binds(fmt::format(
+          "every cap is above the mean draw ({:.1f} W) and power does not fall below the "
+          "default's beyond the noise from {} W down ({}): no cap binds",
+          at_default.avg_power_W, lower.back(), screen.summary));
+    grid = lower;
   }
+  std::sort(grid.begin(), grid.end());
+  if (grid.empty()) return stop_nothing_binds("no cap below the default to measure");
   size_t n_candidates = grid.size();
   grid.push_back(caps.front());
 
   // 3. A first probe low in the range: on the Zeus data most optima lie in the lower third.
   auto second = static_cast<size_t>(
       std::lround(opt.second_probe_fraction * static_cast<double>(n_candidates - 1)));
-  measure(grid[second]);
+  if (find_probe(out.probes, grid[second]) < 0) measure(grid[second]);
 
   const CurveFitter fitter = opt.fitter ? opt.fitter : CurveFitter(fit_polynomial_curve);
   const ProbeResult dflt = out.probes.front();

@@ -3,8 +3,10 @@
 // is regime-aware and model-guided (docs/sweep.md, "Strategies"):
 //  1. measure the default limit; if the pair is underutilized or idle, capping is pointless: stop
 //     (unless forced);
-//  2. caps above the observed draw (x 1.15: peaks above the mean reach a cap the mean does not)
-//     cannot bind: they are not measured;
+//  2. caps that cannot bind are not measured: from a live run, those the default's power windows
+//     reach under kMinBindShare of the time (analysis/binding.hpp); from means alone, caps above
+//     the draw x 1.15 when some cap lies below the draw, else the lowest cap is measured and, if
+//     its power does not fall below the default's beyond the noise, no cap binds;
 //  3. measure one cap a third of the way up the remaining caps, then walk to the unmeasured
 //     neighbour of the best cap so far that a curve fitted to the probes predicts best;
 //  4. stop when no neighbour is left, or the fitted curve predicts that the best neighbour is
@@ -65,6 +67,7 @@ struct SearchOutcome {
   Decision decision;
   std::optional<Regime> regime;  // of the pair at the default limit, when classified
   std::string stop_reason;       // why the search ended
+  bool no_cap_binds = false;     // it ended because no cap below the default can bind
 };
 
 SearchOutcome search(Prober& prober, const SearchOptions& opt);

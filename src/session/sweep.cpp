@@ -10,6 +10,7 @@
 #include "common/paths.hpp"
 #include "device/uri.hpp"
 #include "plan/cap_grid.hpp"
+#include "plan/recommend.hpp"
 #include "plan/render.hpp"
 #include "plan/replay.hpp"
 #include "plan/twin_curve.hpp"
@@ -56,8 +57,8 @@ SweepReport sweep_replay(const SweepRequest& r) {
                 "a replay device needs --workload NAME to pick the rows of the sweep table");
   if (!r.workload.command.empty())
     throw Error(ErrorKind::InvalidArgument, "a replay device runs no command: drop '-- CMD'");
-  plan::ReplayProber prober(read_sweep_table(parse_device_uri(r.device).target),
-                            r.workload.builtin);
+  const SweepTable table = read_sweep_table(parse_device_uri(r.device).target);
+  plan::ReplayProber prober(table, r.workload.builtin);
   SweepReport rep;
   rep.device = r.device;
   rep.workload = r.workload.builtin;
@@ -72,6 +73,8 @@ SweepReport sweep_replay(const SweepRequest& r) {
   }
   plan::SearchOptions opt = search_options(rep.info, r.settings, caps, false);
   opt.fitter = plan::curve_fitter_for(prober.rows().front().gpu);
+  // Single measurements are judged with the noise of the whole table, as `regime recommend` does.
+  opt.decision.priors = plan::table_priors(table, prober.rows().front().gpu);
   rep.strategy = opt.strategy;
   rep.objective = opt.decision.objective;
   rep.outcome = plan::search(prober, opt);

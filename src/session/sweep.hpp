@@ -21,11 +21,11 @@ namespace regime::session {
 
 // How to sweep, whatever the caps: shared by `regime sweep` and `regime study`.
 struct SweepSettings {
-  std::string strategy = "adaptive";  // plan::parse_strategy
-  std::string objective = "energy";   // plan::parse_objective
-  std::string mode = "live";          // live | restart
-  bool apply = false;                 // leave the chosen cap set
-  bool force = false;                 // search an underutilized or idle pair too
+  std::string strategy = "adaptive";                // plan::parse_strategy
+  std::string objective = plan::kDefaultObjective;  // plan::parse_objective
+  std::string mode = "live";                        // live | restart
+  bool apply = false;                               // leave the chosen cap set
+  bool force = false;                               // search an underutilized or idle pair too
   ProbeBudget budget;
   std::function<void(const plan::ProbeResult&)> on_probe;  // progress, after each probe
   std::string db;  // the run database the sweep is kept in; empty: RunStore::default_path()
