@@ -25,6 +25,7 @@ void add_study(CLI::App& root, Context& ctx);
 void add_sim(CLI::App& root, Context& ctx);
 void add_runs(CLI::App& root, Context& ctx);
 void add_control(CLI::App& root, Context& ctx);
+void add_report(CLI::App& root, Context& ctx);
 
 // Prints JSON the same way everywhere: two-space indent, newline.
 void print_json(const nlohmann::json& j);

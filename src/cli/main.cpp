@@ -25,7 +25,7 @@ constexpr Command kCommands[] = {
     {"sweep", regime::cli::add_sweep},       {"recommend", regime::cli::add_recommend},
     {"sim", regime::cli::add_sim},           {"limit", regime::cli::add_limit},
     {"restore", regime::cli::add_restore},   {"runs", regime::cli::add_runs},
-    {"control", regime::cli::add_control},
+    {"control", regime::cli::add_control},   {"report", regime::cli::add_report},
 };
 
 // Every device backend; replay: is not a device but a prober (src/plan/replay.hpp).
