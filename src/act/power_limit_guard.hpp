@@ -1,8 +1,13 @@
 #pragma once
 // Never leave a card changed. Every power-limit change goes through a PowerLimitGuard: it checks
 // the actuation policy, journals the original limit (physical GPUs) before the first change, and
-// restores it on scope exit, on error, and on SIGINT/SIGTERM/SIGHUP. After a crash or kill -9 the
-// journal lets `regime restore`, or the next actuating command, bring the original back.
+// restores it on scope exit, on error, and on every catchable fatal signal. After a crash or
+// kill -9 the journal lets `regime restore`, or the next actuating command, bring it back.
+//
+// Across processes, each GPU's journal lock is held while its current limit is read and
+// journaled and the first cap set, and while a restore sets the limit and updates the entry: no
+// other regime process can see a cap without the entry that undoes it. While a guard holds a
+// GPU, the entry names its process, and every other regime process leaves that GPU alone.
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -55,16 +60,21 @@ class PowerLimitGuard {
   void restore_for_signal() noexcept;
 
  private:
+  // How this guard stands with the GPU's journal entry.
+  enum class JournalRole {
+    None,     // not journaled (a simulated device, or nothing set yet)
+    Created,  // it wrote the entry (the original is what it found): it removes it on restore
+    Claimed,  // it took over an entry left there (a kept cap, or a dead process's leftover): it
+              // marks the entry free again on restore, the original staying recorded
+  };
   void restore_locked();  // needs mu_
-  void remove_own_journal_entry();
-  void forget_unchanged_first_set() noexcept;  // needs mu_
   Gpu& gpu_;
   ActuationPolicy policy_;
   bool physical_;
   mutable std::mutex mu_;
   std::optional<double> restore_to_W_;
   std::string device_, uuid_;
-  bool journaled_ = false;  // this guard wrote the journal entry (and removes it on restore)
+  JournalRole role_ = JournalRole::None;
   bool kept_ = false;
   bool restored_ = false;
 };

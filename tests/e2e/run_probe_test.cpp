@@ -27,6 +27,7 @@ class ProbeE2E : public ::testing::Test {
             {"FAKE_NVML_CONFIG", (dir_.path / "fake.json").string()},
             {"FAKE_NVML_STATE", (dir_.path / "fake_state.json").string()},
             {"REGIME_STATE_DIR", (dir_.path / "state").string()},
+            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "state").string()},
             {"REGIME_READ_ONLY", "1"},  // any attempt to set a limit would fail the run
             {"PYTHONPATH", std::string(REGIME_SOURCE_DIR) + "/python"}};
   }
