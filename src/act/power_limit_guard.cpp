@@ -231,6 +231,13 @@ namespace {
 // Opens the GPU a journal entry names: by UUID among all GPUs of its backend (indexes can move).
 GpuPtr open_journaled(const JournalEntry& e) {
   DeviceUri uri = parse_device_uri(e.device);
+  // Only physical GPUs are journaled. Anything else in a journal was written by hand, and
+  // opening it (a replay: URI reads a file) as root could show a line of any file.
+  if (uri.scheme != "nvml")
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("journaled device '{}' is not a physical GPU (nvml:N); remove the "
+                            "entry",
+                            e.device));
   if (e.uuid.empty()) return open_device(e.device);
   for (auto& g : open_devices(uri.scheme + ":all")) {
     if (g->info().uuid == e.uuid) return std::move(g);
