@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git python3 clang-format
           libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
-          libgtest-dev libgmock-dev libbenchmark-dev libceres-dev libeigen3-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev libceres-dev libeigen3-dev
+          libre2-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -109,14 +109,7 @@ ProcessWorkload::ProcessWorkload(ProcessOptions options, const WallClock& clock)
     : options_(std::move(options)), clock_(clock) {
   if (options_.argv.empty() || options_.argv.front().empty())
     throw Error(ErrorKind::InvalidArgument, "no command given to run (put it after --)");
-  if (options_.step_regex) {
-    try {
-      regex_.emplace(*options_.step_regex, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      throw Error(ErrorKind::InvalidArgument,
-                  "invalid --step-regex '" + *options_.step_regex + "': " + e.what());
-    }
-  }
+  if (options_.step_regex) regex_.emplace(*options_.step_regex);
   if (!(options_.stop_grace_s >= 0))
     throw Error(ErrorKind::InvalidArgument, "stop grace period must be >= 0 seconds");
 }
@@ -304,16 +297,35 @@ bool ProcessWorkload::drain_stream(Stream& s) {
       if (c == '\n' || c == '\r') {  // progress bars end their lines with \r
         if (!s.line.empty()) on_line(s.line);
         s.line.clear();
-      } else if (s.line.size() < 65536) {
+        s.overlong = false;
+      } else if (s.line.size() < kMaxStepLineBytes) {
         s.line.push_back(c);
+      } else if (!s.overlong) {
+        s.overlong = true;
+        note_overlong_line();
       }
     }
   }
   return true;
 }
 
+void ProcessWorkload::note_overlong_line() {
+  long count = 0;
+  {
+    std::lock_guard lock(mutex_);
+    count = ++overlong_;
+  }
+  if (count == 1) {
+    std::string msg = "regime: a line of the command's output is longer than " +
+                      std::to_string(kMaxStepLineBytes) +
+                      " bytes; --step-regex is matched against its first " +
+                      std::to_string(kMaxStepLineBytes) + " bytes only\n";
+    write_all(STDERR_FILENO, msg.data(), msg.size());
+  }
+}
+
 void ProcessWorkload::on_line(const std::string& line) {
-  if (!regex_ || !std::regex_search(line, *regex_)) return;
+  if (!regex_ || !regex_->search(line)) return;
   double now = clock_.unix_now_s();
   std::lock_guard lock(mutex_);
   pending_.push_back(Step{regex_steps_++, last_regex_end_s_, now});
@@ -370,6 +382,11 @@ void ProcessWorkload::stop() {
 }
 
 std::optional<int> ProcessWorkload::exit_status() { return exit_status_; }
+
+long ProcessWorkload::overlong_lines() const {
+  std::lock_guard lock(mutex_);
+  return overlong_;
+}
 
 long ProcessWorkload::malformed_markers() const {
   std::lock_guard lock(mutex_);

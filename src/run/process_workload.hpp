@@ -9,11 +9,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "run/step_marker.hpp"
 #include "run/wall_clock.hpp"
 #include "run/workload.hpp"
 
@@ -46,6 +46,8 @@ class ProcessWorkload final : public Workload {
   void stop() override;
   std::optional<int> exit_status() override;
 
+  // Output lines longer than kMaxStepLineBytes (matched on their first bytes only).
+  long overlong_lines() const;
   // Markers that could not be parsed (ignored), and the last reason.
   long malformed_markers() const;
   std::string last_marker_error() const;
@@ -59,11 +61,13 @@ class ProcessWorkload final : public Workload {
     int fd = -1;
     int out_fd = -1;  // where its bytes are passed through
     std::string line;
+    bool overlong = false;  // the current line passed kMaxStepLineBytes
   };
   void listen();
   void drain_socket();
   bool drain_stream(Stream& s);  // false at EOF
   void on_line(const std::string& line);
+  void note_overlong_line();
   void reap(int status);
   void stop_listener();
   void cleanup_socket();
@@ -72,7 +76,7 @@ class ProcessWorkload final : public Workload {
 
   ProcessOptions options_;
   const WallClock& clock_;
-  std::optional<std::regex> regex_;
+  std::optional<StepRegex> regex_;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
   bool took_terminal_ = false;
@@ -90,6 +94,7 @@ class ProcessWorkload final : public Workload {
   mutable std::mutex mutex_;  // guards everything below
   std::vector<Step> pending_;
   long malformed_ = 0;
+  long overlong_ = 0;
   std::string last_error_;
   int64_t regex_steps_ = 0;
   double last_regex_end_s_ = 0;

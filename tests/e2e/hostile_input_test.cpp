@@ -148,5 +148,45 @@ TEST_F(HostileInput, AJournalEntryForANonPhysicalDeviceIsNeverOpened) {
   EXPECT_EQ(r.err.find("the-secret-first-line"), std::string::npos) << r.err;
 }
 
+TEST_F(HostileInput, AHugeOutputLineDuringASweepNeitherCrashesNorLeavesTheCap) {
+  // Was: libstdc++'s regex recursed per character, the sweep died with SIGSEGV (exit 139) and
+  // the fake GPU stayed at the probe's cap.
+  write_text(dir.path / "config.json",
+             R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-line","min_limit_W":100,)"
+             R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250}]})");
+  Env env = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
+             {"FAKE_NVML_CONFIG", (dir.path / "config.json").string()},
+             {"FAKE_NVML_STATE", (dir.path / "nvml-state.json").string()},
+             {"REGIME_STATE_DIR", (dir.path / "state").string()},
+             {"REGIME_SYSTEM_STATE_DIR", (dir.path / "state").string()}};
+  RunResult r =
+      regime({"sweep",
+              "--device",
+              "nvml:0",
+              "--caps",
+              "300,200",
+              "--strategy",
+              "exhaustive",
+              "--settle-s",
+              "0.1",
+              "--warmup-steps",
+              "1",
+              "--probe-s",
+              "0.5",
+              "--step-regex",
+              "(a|aa)*step",
+              "--actuate",
+              "--",
+              "python3",
+              "-c",
+              "import time\nfor i in range(400):\n    print('a' * 30000 + 'step', flush=True)\n"
+              "    time.sleep(0.01)"},
+             env);
+  EXPECT_EQ(r.status, 0) << r.err.substr(0, 2000);
+  RunResult show = regime({"limit", "show", "--device", "nvml:0", "--json"}, env);
+  ASSERT_EQ(show.status, 0) << show.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(show.out).at("current_limit_W").get<double>(), 300);
+}
+
 }  // namespace
 }  // namespace regime::test
