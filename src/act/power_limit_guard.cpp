@@ -92,6 +92,9 @@ double PowerLimitGuard::set(double watts) {
     std::call_once(leftovers_once, [] { restore_dead_leftovers(std::cerr); });
   }
   std::lock_guard lock(mu_);
+  // A signal is restoring every guard and ending the process: nothing may be set again.
+  if (terminating_on_signal())
+    throw Error(ErrorKind::Internal, "regime is ending on a signal: not changing the limit");
   if (restore_to_W_) return gpu_.set_power_limit(watts);  // this guard holds the GPU already
   device_ = info.device;
   uuid_ = info.uuid;
