@@ -9,7 +9,7 @@
 
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
-#include "analysis/synthetic_trace.hpp"
+#include "support/synthetic_trace.hpp"
 #include "trace/csv.hpp"
 
 namespace {
@@ -36,11 +36,11 @@ std::filesystem::path million_row_file() {
   return path;
 }
 
-// The largest real trace; REGIME_BENCH_TRACE overrides (default: the real H200 trace in tests/data).
+// The largest real trace; REGIME_BENCH_TRACE overrides (default: the real H200 trace in
+// tests/data).
 std::filesystem::path h200_trace() {
   if (const char* env = std::getenv("REGIME_BENCH_TRACE")) return env;
-  return std::filesystem::path(__FILE__).parent_path() /
-         "../tests/data/h200/resnet50.trace.csv";
+  return std::filesystem::path(__FILE__).parent_path() / "../tests/data/h200/resnet50.trace.csv";
 }
 
 void BM_ParseTrace1M(benchmark::State& state) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Probes each reference workload on a real GPU, read-only, and prints one line per workload:
 # regime, confidence, time and energy per step with their 95% intervals, mean power.
-# Written for the lead's H200 runs (issue 3, "On real hardware").
+# For read-only runs on a real H200 (docs/h200.md).
 #
 #   bench/h200_probe_workloads.sh [--seconds 60] [--amp bf16] [MODEL ...]
 #

@@ -14,8 +14,8 @@
 
 #include "run/process_workload.hpp"
 #include "run/run_loop.hpp"
-#include "run/test_gpu.hpp"
 #include "run/wall_clock.hpp"
+#include "support/test_gpu.hpp"
 #include "trace/csv.hpp"
 
 // Every heap allocation of this program is counted, to show that a tick allocates nothing. (GCC
@@ -68,7 +68,7 @@ void BM_Sampler100HzWall(benchmark::State& state) {
                               ("sampler_bench_" + std::to_string(::getpid()) + ".csv");
   for (auto _ : state) {
     regime::WallClock wall;
-    regime::testing::TestGpu gpu(wall, 600, false);
+    regime::testing::TestGpu gpu(wall, 600);
     RunOptions o;
     o.duration_s = 3;
     o.sample_period_s = 0.01;

@@ -1,8 +1,8 @@
 // Twin speed: simulated 10 ms ticks per second on one core, and `sim curve` time per point.
 #include <benchmark/benchmark.h>
 
-#include "device/sim/sim_gpu.hpp"
-#include "device/sim/sim_workload.hpp"
+#include "sim/sim_gpu.hpp"
+#include "sim/sim_workload.hpp"
 #include "twin/model.hpp"
 #include "twin/sim_workloads.hpp"
 

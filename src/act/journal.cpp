@@ -11,8 +11,6 @@
 #include <climits>
 #include <cstring>
 #include <ctime>
-#include <map>
-#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -212,31 +210,6 @@ Journal read_journal() {
     if (auto e = lock.read()) j.entries.push_back(*e);
   }
   return j;
-}
-
-void update_journal(const std::function<bool(Journal&)>& change) {
-  std::map<std::string, std::unique_ptr<GpuJournalLock>> locks;
-  Journal journal;
-  for (const auto& key : journal_keys()) {
-    auto lock = std::make_unique<GpuJournalLock>(key);
-    if (auto e = lock->read()) journal.entries.push_back(*e);
-    locks.emplace(key, std::move(lock));
-  }
-  Journal before = journal;
-  if (!change(journal)) return;
-  std::map<std::string, const JournalEntry*> after;
-  for (const auto& e : journal.entries) after[journal_key(e.uuid, e.device)] = &e;
-  for (const auto& e : before.entries) {
-    std::string key = journal_key(e.uuid, e.device);
-    if (after.count(key) == 0) locks.at(key)->remove();
-  }
-  for (const auto& [key, e] : after) {
-    if (auto it = locks.find(key); it != locks.end()) {
-      it->second->write(*e);
-    } else {
-      GpuJournalLock(key).write(*e);
-    }
-  }
 }
 
 uint64_t process_start_ticks(int pid) {

@@ -6,7 +6,6 @@
 // environment. Format and rules: docs/safety.md.
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -80,11 +79,6 @@ std::vector<std::string> journal_keys();
 
 // Every entry on disk, each read under its GPU's lock (empty when there are none).
 Journal read_journal();
-// Runs `change` on every entry under all their locks (taken in key order) and writes back what
-// it changed when it returns true; an entry it dropped is removed. Entries it adds are written
-// under their own lock. Not re-entrant.
-void update_journal(const std::function<bool(Journal&)>& change);
-
 // The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), 0 if unknown.
 uint64_t process_start_ticks(int pid);
 // True if `pid` runs and (where known) started at `start_ticks`: a dead owner's entry is leftover.

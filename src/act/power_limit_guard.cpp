@@ -53,13 +53,6 @@ void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool ph
                             info.device, info.name, watts));
 }
 
-void check_cap_in_range(const GpuInfo& info, double watts) {
-  if (!std::isfinite(watts) || watts < info.min_limit_W || watts > info.max_limit_W)
-    throw Error(ErrorKind::OutOfRange,
-                fmt::format("cap {:g} W is outside this GPU's range {:g}-{:g} W ({})", watts,
-                            info.min_limit_W, info.max_limit_W, info.device));
-}
-
 PowerLimitGuard::PowerLimitGuard(Gpu& gpu, ActuationPolicy policy)
     : gpu_(gpu), policy_(policy), physical_(gpu.is_physical()) {
   // Registered (and the signal handlers installed) now rather than at the first set, so that a
@@ -301,6 +294,31 @@ std::vector<RestoreOutcome> restore_from_journal(bool include_kept) {
     }
   }
   return outcomes;
+}
+
+GpuRestore restore_gpu(Gpu& gpu, const ActuationPolicy& policy) {
+  GpuInfo info = gpu.info();
+  GpuRestore r;
+  if (!gpu.is_physical()) {
+    r.target_W = info.default_limit_W;
+    check_actuation(policy, info, false, r.target_W);
+    r.enforced_W = gpu.set_power_limit(r.target_W);
+    return r;
+  }
+  GpuJournalLock journal(info.uuid, info.device);
+  std::optional<JournalEntry> entry = journal.read();
+  r.from_journal = entry.has_value();
+  r.target_W = entry ? entry->original_limit_W : info.default_limit_W;
+  check_actuation(policy, info, true, r.target_W);
+  if (entry && entry->pid != static_cast<int>(::getpid()) &&
+      process_alive(entry->pid, entry->pid_start_ticks))
+    throw Error(ErrorKind::ActuationRefused,
+                fmt::format("{} is being changed by running regime process {}; it restores {:g} W "
+                            "when it ends (stop it first to restore now)",
+                            info.device, entry->pid, entry->original_limit_W));
+  r.enforced_W = gpu.set_power_limit(r.target_W);
+  if (entry) journal.remove();
+  return r;
 }
 
 std::vector<RestoreOutcome> restore_dead_leftovers(std::ostream& log) {

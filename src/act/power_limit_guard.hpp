@@ -34,9 +34,6 @@ bool read_only_from_env();
 void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool physical,
                      double watts);
 
-// Throws Error OutOfRange "cap 900 W is outside this GPU's range 200-700 W (nvml:0)".
-void check_cap_in_range(const GpuInfo& info, double watts);
-
 class PowerLimitGuard {
  public:
   PowerLimitGuard(Gpu& gpu, ActuationPolicy policy);
@@ -90,6 +87,16 @@ struct RestoreOutcome {
   std::string error;
 };
 std::vector<RestoreOutcome> restore_from_journal(bool include_kept);
+
+// Restores one GPU to its journaled original (its default limit when the journal has none),
+// reading the entry, setting and removing it under the GPU's journal lock. Refused while another
+// regime process holds the GPU, and by the policy like any change.
+struct GpuRestore {
+  double target_W = 0;
+  bool from_journal = false;
+  double enforced_W = 0;
+};
+GpuRestore restore_gpu(Gpu& gpu, const ActuationPolicy& policy);
 
 // Restores entries left by regime processes that are no longer running (not kept ones), writing
 // one line per GPU to `log`. Called once per process before the first change to a physical GPU.

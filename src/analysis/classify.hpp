@@ -7,7 +7,7 @@
 #include <string>
 
 #include "analysis/measurement.hpp"
-#include "device/gpu_info.hpp"
+#include "common/gpu_info.hpp"
 #include "trace/trace.hpp"
 
 namespace regime {
@@ -42,7 +42,7 @@ GpuInfo apply_overrides(GpuInfo info, const GpuSpecOverrides& overrides);
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu);
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOverrides& overrides);
 
-// {"regime","confidence","advice","evidence":{...},"measurement":{...}} (issue 3 contract).
+// {"regime","confidence","advice","evidence":{...},"measurement":{...}} (DESIGN.md section 3).
 nlohmann::json to_json(const RegimeReport& r);
 
 // A readable multi-line summary for the terminal (classify, probe).

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "analysis/measure.hpp"
-#include "analysis/synthetic_trace.hpp"
+#include "support/synthetic_trace.hpp"
 #include "trace/csv.hpp"
 
 namespace regime {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <random>
 
-#include "analysis/synthetic_trace.hpp"
 #include "common/error.hpp"
+#include "support/synthetic_trace.hpp"
 #include "trace/csv.hpp"
 
 namespace regime {

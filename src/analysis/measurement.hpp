@@ -1,5 +1,5 @@
 #pragma once
-// Plain results of the pure analysis (issue 3 implements measure() and classify() in this folder).
+// Plain results of the pure analysis (measure() and classify() in this folder).
 // Units are in the names. Intervals are [lo, hi] of a bootstrap confidence interval.
 #include <map>
 #include <nlohmann/json.hpp>
@@ -33,7 +33,7 @@ struct Measurement {
   // Fraction of the window each clocks-event reason bit was active (key: bit value).
   std::map<uint64_t, double> reason_fraction;
 
-  // Added by the analysis room (compatible extensions).
+  // Extensions of the DESIGN.md contract (compatible: new fields only).
   bool per_second = false;        // no steps: the per-step figures are per second of the window
   double energy_J = 0;            // energy of the whole window
   double warmup_dropped_s = 0;    // time cut before the window as warm-up

@@ -1,6 +1,6 @@
 #pragma once
 // Time series pulled out of a Trace for one GPU, and cumulative energy functions built from them.
-// Internal to the analysis room; measure.hpp is the public face.
+// Internal to src/analysis/; measure.hpp is the public face.
 #include <optional>
 #include <span>
 #include <string>

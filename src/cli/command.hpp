@@ -1,11 +1,12 @@
 #pragma once
-// Subcommands register themselves (one file each in src/cli/), so adding a command touches no
-// shared file. A command's callback throws regime::Error on failure; main() prints it and maps
-// the kind to an exit status. A command that runs a child sets `exit_status` to the child's.
+// The subcommands: one file each in src/cli/, each adding itself to the root app through one
+// function that main.cpp lists in its command table. A command parses its options, calls one
+// session (or pure) function and prints; it throws regime::Error on failure, and main() prints it
+// and maps the kind to an exit status. A command that runs a child sets `exit_status`.
 #include <CLI/CLI.hpp>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace regime::cli {
 
@@ -13,15 +14,19 @@ struct Context {
   int exit_status = 0;
 };
 
-using CommandSetup = std::function<void(CLI::App& root, Context& ctx)>;
-
-struct CommandRegistrar {
-  CommandRegistrar(const std::string& name, CommandSetup setup);
-};
-
-void setup_all_commands(CLI::App& root, Context& ctx);
+void add_devices(CLI::App& root, Context& ctx);
+void add_limit(CLI::App& root, Context& ctx);
+void add_restore(CLI::App& root, Context& ctx);
+void add_probe(CLI::App& root, Context& ctx);
+void add_classify(CLI::App& root, Context& ctx);
+void add_sweep(CLI::App& root, Context& ctx);
+void add_recommend(CLI::App& root, Context& ctx);
+void add_study(CLI::App& root, Context& ctx);
+void add_sim(CLI::App& root, Context& ctx);
 
 // Prints JSON the same way everywhere: two-space indent, newline.
 void print_json(const nlohmann::json& j);
+// Each as one "regime: ..." line on stderr.
+void print_warnings(const std::vector<std::string>& warnings);
 
 }  // namespace regime::cli

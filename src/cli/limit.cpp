@@ -1,15 +1,12 @@
 // regime limit show|set|restore --device D [--watts W] [--actuate] [--hold S] [--json]
 #include <fmt/core.h>
 
-#include <chrono>
 #include <iostream>
-#include <thread>
 
 #include "act/journal.hpp"
-#include "act/power_limit_guard.hpp"
 #include "cli/command.hpp"
-#include "common/error.hpp"
-#include "device/registry.hpp"
+#include "device/uri.hpp"
+#include "session/devices.hpp"
 
 namespace regime::cli {
 
@@ -41,10 +38,9 @@ struct Options {
 };
 
 void show(const Options& o) {
-  auto gpus = open_devices(o.device);
+  auto gpus = session::show_limits(o.device);
   nlohmann::json list = nlohmann::json::array();
-  for (auto& g : gpus) {
-    GpuInfo info = g->info();
+  for (const auto& info : gpus) {
     if (o.json) {
       list.push_back(to_json(info));
     } else {
@@ -55,37 +51,34 @@ void show(const Options& o) {
 }
 
 void set(const Options& o) {
-  GpuPtr gpu = open_device(o.device);
-  GpuInfo before = gpu->info();
-  PowerLimitGuard guard(*gpu, ActuationPolicy::from_flags(o.actuate));
-  double enforced = guard.set(o.watts);
-  nlohmann::json out = {{"device", before.device},
-                        {"uuid", before.uuid},
-                        {"old_limit_W", before.current_limit_W},
-                        {"requested_limit_W", o.watts},
-                        {"enforced_limit_W", enforced}};
-  if (!o.json)
-    std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
-                             before.device, before.current_limit_W, o.watts, enforced);
-  if (o.hold_s >= 0) {
+  auto on_hold = [&](const session::LimitChange& c) {
     if (!o.json)
-      std::cout << fmt::format("holding for {:g} s; Ctrl-C or SIGTERM restores {:g} W\n", o.hold_s,
-                               before.current_limit_W)
+      std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
+                               c.before.device, c.before.current_limit_W, o.watts, c.enforced_W)
+                << fmt::format("holding for {:g} s; Ctrl-C or SIGTERM restores {:g} W\n", o.hold_s,
+                               c.before.current_limit_W)
                 << std::flush;
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.hold_s));
-    guard.restore();
-    double now = gpu->info().enforced_limit_W;
-    out["restored_limit_W"] = now;
-    if (!o.json) std::cout << fmt::format("{}: restored, enforced {:g} W\n", before.device, now);
+  };
+  session::LimitChange c = session::set_limit(o.device, o.watts, o.actuate, o.hold_s, on_hold);
+  nlohmann::json out = {{"device", c.before.device},
+                        {"uuid", c.before.uuid},
+                        {"old_limit_W", c.before.current_limit_W},
+                        {"requested_limit_W", o.watts},
+                        {"enforced_limit_W", c.enforced_W}};
+  if (c.restored_W) {
+    out["restored_limit_W"] = *c.restored_W;
+    if (!o.json)
+      std::cout << fmt::format("{}: restored, enforced {:g} W\n", c.before.device, *c.restored_W);
   } else {
-    guard.keep();
     out["kept"] = true;
     if (!o.json) {
-      if (gpu->is_physical())
+      std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
+                               c.before.device, c.before.current_limit_W, o.watts, c.enforced_W);
+      if (c.physical)
         std::cout << fmt::format(
             "kept; the original {:g} W is in {}: `regime limit restore --device {} --actuate` "
             "or `regime restore` brings it back\n",
-            before.current_limit_W, journal_path().string(), before.device);
+            c.before.current_limit_W, journal_path().string(), c.before.device);
       else
         std::cout << "kept for this process only: a simulated device's limit ends with it\n";
     }
@@ -94,44 +87,23 @@ void set(const Options& o) {
 }
 
 void restore_one(const Options& o) {
-  GpuPtr gpu = open_device(o.device);
-  GpuInfo info = gpu->info();
-  std::optional<JournalEntry> entry;
-  if (gpu->is_physical()) {
-    Journal j = read_journal();
-    if (JournalEntry* e = j.find(info.uuid, info.device)) entry = *e;
-  }
-  double target = entry ? entry->original_limit_W : info.default_limit_W;
-  check_actuation(ActuationPolicy::from_flags(o.actuate), info, gpu->is_physical(), target);
-  if (entry && !entry->kept && process_alive(entry->pid, entry->pid_start_ticks))
-    throw Error(ErrorKind::ActuationRefused,
-                fmt::format("{} is being changed by running regime process {}; it restores {:g} W "
-                            "when it ends (stop it first to restore now)",
-                            info.device, entry->pid, entry->original_limit_W));
-  double enforced = gpu->set_power_limit(target);
-  if (entry) {
-    update_journal([&](Journal& j) {
-      auto n = j.entries.size();
-      std::erase_if(j.entries, [&](const JournalEntry& e) {
-        return !info.uuid.empty() ? e.uuid == info.uuid : e.device == info.device;
-      });
-      return j.entries.size() != n;
-    });
-  }
-  const char* source = entry ? "journaled original" : "default limit";
+  session::LimitRestore r = session::restore_limit(o.device, o.actuate);
   if (o.json) {
-    print_json({{"device", info.device},
-                {"uuid", info.uuid},
-                {"old_limit_W", info.current_limit_W},
-                {"restored_to", entry ? "journal" : "default"},
-                {"enforced_limit_W", enforced}});
+    print_json({{"device", r.before.device},
+                {"uuid", r.before.uuid},
+                {"old_limit_W", r.before.current_limit_W},
+                {"restored_to", r.from_journal ? "journal" : "default"},
+                {"enforced_limit_W", r.enforced_W}});
   } else {
     std::cout << fmt::format("{}: power limit {:g} W -> {:g} W ({}), enforced {:g} W\n",
-                             info.device, info.current_limit_W, target, source, enforced);
+                             r.before.device, r.before.current_limit_W, r.target_W,
+                             r.from_journal ? "journaled original" : "default limit", r.enforced_W);
   }
 }
 
-const CommandRegistrar reg("limit", [](CLI::App& root, Context&) {
+}  // namespace
+
+void add_limit(CLI::App& root, Context&) {
   auto* limit = root.add_subcommand("limit", "Show, set or restore a GPU's power limit");
   limit->require_subcommand(1);
   auto o = std::make_shared<Options>();
@@ -158,7 +130,6 @@ const CommandRegistrar reg("limit", [](CLI::App& root, Context&) {
   restore_cmd->add_flag("--actuate", o->actuate, "Allow changing a real (NVML) GPU");
   restore_cmd->add_flag("--json", o->json, "Machine-readable output");
   restore_cmd->callback([o] { restore_one(*o); });
-});
+}
 
-}  // namespace
 }  // namespace regime::cli

@@ -1,11 +1,54 @@
+// regime: the command table, the device backends, and the one place errors become exit codes.
 #include <fmt/core.h>
 
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "common/error.hpp"
+#include "device/nvml/nvml_gpu.hpp"
+#include "device/registry.hpp"
+#include "sim/sim_backend.hpp"
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  void (*add)(CLI::App& root, regime::cli::Context& ctx);
+};
+
+// Every subcommand, in the order `regime --help` lists them.
+constexpr Command kCommands[] = {
+    {"devices", regime::cli::add_devices},   {"probe", regime::cli::add_probe},
+    {"classify", regime::cli::add_classify}, {"study", regime::cli::add_study},
+    {"sweep", regime::cli::add_sweep},       {"recommend", regime::cli::add_recommend},
+    {"sim", regime::cli::add_sim},           {"limit", regime::cli::add_limit},
+    {"restore", regime::cli::add_restore},
+};
+
+// Every device backend; replay: is not a device but a prober (src/plan/replay.hpp).
+void register_backends() {
+  regime::register_backend(regime::nvml::backend());
+  regime::register_backend(regime::sim::backend());
+}
+
+std::string command_list() {
+  std::string out;
+  for (const auto& c : kCommands) out += (out.empty() ? "" : ", ") + std::string(c.name);
+  return out;
+}
+
+// A usage error: one line, exit 2 (docs/safety.md), whatever CLI11's own code.
+int usage_error(const std::string& message) {
+  std::cerr << "regime: usage: " << message << " (regime --help lists the commands)\n";
+  return 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  register_backends();
   CLI::App app{
       "regime: regime-first GPU power management for deep-learning work.\n"
       "Measure a GPU + workload pair, name its regime, and only then decide whether a\n"
@@ -14,11 +57,31 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   regime::cli::Context ctx;
-  regime::cli::setup_all_commands(app, ctx);
+  for (const auto& c : kCommands) c.add(app, ctx);
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string_view first = argv[1];
+    bool known = false;
+    for (const auto& c : kCommands) known = known || c.name == first;
+    if (!known)
+      return usage_error(
+          fmt::format("unknown command '{}'; the commands are: {}", first, command_list()));
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --help-all, --version
+  } catch (const CLI::RequiredError& e) {
+    if (app.get_subcommands().empty())
+      return usage_error("a command is needed; the commands are: " + command_list());
+    return usage_error(e.what());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return usage_error(e.what());
+  } catch (const regime::WorkloadFailed& e) {
+    auto subs = app.get_subcommands();
+    std::cerr << fmt::format("regime: {} stopped: {}\n",
+                             subs.empty() ? std::string("run") : subs.front()->get_name(),
+                             e.what());
+    return e.regime_exit_code();
   } catch (const regime::Error& e) {
     std::cerr << fmt::format("regime: {}: {}\n", regime::to_string(e.kind()), e.what());
     return regime::exit_code(e.kind());

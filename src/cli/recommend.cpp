@@ -45,7 +45,9 @@ void run_recommend(const RecommendArgs& a) {
                "cap of each workload; --json gives each decision's reason)\n";
 }
 
-const CommandRegistrar reg("recommend", [](CLI::App& root, Context&) {
+}  // namespace
+
+void add_recommend(CLI::App& root, Context&) {
   auto* sub =
       root.add_subcommand("recommend", "Decide the cap for every workload of a sweep table");
   auto a = std::make_shared<RecommendArgs>();
@@ -56,7 +58,6 @@ const CommandRegistrar reg("recommend", [](CLI::App& root, Context&) {
                   "energy | edp | zeus:ETA | max-slowdown:PCT (default energy)");
   sub->add_flag("--json", a->json, "Machine-readable output");
   sub->callback([a] { run_recommend(*a); });
-});
+}
 
-}  // namespace
 }  // namespace regime::cli

@@ -10,9 +10,7 @@
 
 namespace regime::cli {
 
-namespace {
-
-const CommandRegistrar reg("restore", [](CLI::App& root, Context& ctx) {
+void add_restore(CLI::App& root, Context& ctx) {
   auto* sub = root.add_subcommand(
       "restore", "Restore every power limit recorded in the journal (after a crash or kill -9)");
   auto json = std::make_shared<bool>(false);
@@ -50,7 +48,6 @@ const CommandRegistrar reg("restore", [](CLI::App& root, Context& ctx) {
       ctx.exit_status = 1;
     }
   });
-});
+}
 
-}  // namespace
 }  // namespace regime::cli

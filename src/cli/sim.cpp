@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "common/error.hpp"
+#include "common/gpu_info.hpp"
 #include "twin/sim_workloads.hpp"
 #include "twin/sweep.hpp"
 
@@ -43,10 +44,7 @@ void run_curve(const std::string& gpu_name, const std::string& workload_name,
                const std::string& caps_text, bool json) {
   twin::GpuSpec gpu = twin::load_gpu_spec(gpu_name);
   std::vector<double> caps = parse_caps(caps_text);
-  for (double c : caps)
-    if (c < gpu.min_limit_W || c > gpu.max_limit_W)
-      throw Error(ErrorKind::OutOfRange, fmt::format("cap {} W is outside {}'s range [{}, {}] W", c,
-                                                     gpu.model, gpu.min_limit_W, gpu.max_limit_W));
+  for (double c : caps) check_cap_in_range(c, gpu.min_limit_W, gpu.max_limit_W, "sim:" + gpu.model);
   twin::SimWorkloadProfile profile = twin::sim_workload_profile(workload_name);
   twin::WorkloadParams w = twin::workload_on(profile, gpu);
   nlohmann::json points = nlohmann::json::array();
@@ -110,7 +108,9 @@ void run_fit(const std::string& sweep_path, const std::optional<std::string>& gp
         r.workloads.size(), *r.median_mape_energy_pct, r.median_best_cap_regret_pct.value_or(0));
 }
 
-const CommandRegistrar reg("sim", [](CLI::App& root, Context&) {
+}  // namespace
+
+void add_sim(CLI::App& root, Context&) {
   auto* sim = root.add_subcommand("sim", "The GPU twin: steady-state curves and fits to sweeps");
   sim->require_subcommand(1);
 
@@ -146,7 +146,6 @@ const CommandRegistrar reg("sim", [](CLI::App& root, Context&) {
       ->default_val("twin");
   fit->add_flag("--json", fo->json, "Machine-readable output");
   fit->callback([fo] { run_fit(fo->sweep, fo->gpu, fo->fit_caps, fo->model, fo->json); });
-});
+}
 
-}  // namespace
 }  // namespace regime::cli

@@ -28,6 +28,8 @@ std::string_view to_string(ErrorKind kind) {
       return "parse error";
     case ErrorKind::NotFound:
       return "not found";
+    case ErrorKind::WorkloadFailed:
+      return "workload failed";
     case ErrorKind::Internal:
       return "internal error";
   }
@@ -54,6 +56,8 @@ int exit_code(ErrorKind kind) {
       return 6;
     case ErrorKind::Io:
       return 7;
+    case ErrorKind::WorkloadFailed:
+      return 1;
     case ErrorKind::Internal:
       return 70;
   }

@@ -1,6 +1,7 @@
 #pragma once
 // Typed errors with plain messages. Every failure a user can meet is one of these kinds, so the
 // CLI maps it to a stable exit code and tests can assert on the kind, not on message text.
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@ enum class ErrorKind {
   Io,                // file or socket trouble
   Parse,             // malformed file content: the message names file, line and column
   NotFound,          // a named thing (GPU model, workload, run) does not exist
+  WorkloadFailed,    // the workload ended or failed before the work asked of it was done
   Internal,
 };
 
@@ -34,7 +36,18 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
 };
 
-// Process exit status for an error kind (documented in docs/cli.md).
+// The workload ended (or failed) before a probe or a sweep was done. It carries the workload's
+// exit status, so that Regime can pass a failing status on.
+class WorkloadFailed : public Error {
+ public:
+  WorkloadFailed(const std::string& message, std::optional<int> status)
+      : Error(ErrorKind::WorkloadFailed, message), exit_status(status) {}
+  std::optional<int> exit_status;
+  // What Regime exits with: the workload's own failing status, else 1 (it ended too early).
+  int regime_exit_code() const { return exit_status && *exit_status != 0 ? *exit_status : 1; }
+};
+
+// Process exit status for an error kind (docs/safety.md lists them).
 int exit_code(ErrorKind kind);
 
 }  // namespace regime

@@ -1,5 +1,5 @@
 #pragma once
-// The narrow hardware interface every backend implements (nvml, sim, replay). Reads are split by
+// The narrow hardware interface every backend implements (nvml, sim). Reads are split by
 // cost: read() returns the cheap fields (about 1 us each on an H200); the cumulative energy counter
 // costs about 4 ms and is read separately, at window edges and about once a second.
 #include <map>
@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "device/gpu_info.hpp"
+#include "common/gpu_info.hpp"
 #include "trace/trace.hpp"
 
 namespace regime {
-
-class Clock;
 
 // Exact time spent under each clocks-event reason since an arbitrary origin (NVML field values
 // NVML_FI_DEV_CLOCKS_EVENT_REASON_*), in seconds. Differences between two reads are what count.
@@ -49,10 +47,6 @@ class Gpu {
 
   // True for a physical GPU (nvml): changing it needs --actuate and is blocked by REGIME_READ_ONLY.
   virtual bool is_physical() const = 0;
-
-  // The clock a run on this device must use: nullptr means the wall clock. Simulated devices
-  // return their simulated clock, which advances the model when the run loop sleeps.
-  virtual Clock* simulated_clock() { return nullptr; }
 };
 
 using GpuPtr = std::unique_ptr<Gpu>;

@@ -1,6 +1,7 @@
 #pragma once
-// Device backends register themselves by URI scheme; commands open devices only through here, so
-// a command never knows which backend it talks to.
+// Device backends by URI scheme. The program registers its backends once at start (src/cli/main.cpp
+// lists them); everything else opens devices only through here and never knows which backend it
+// talks to.
 #include <functional>
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@ namespace regime {
 
 // What `regime devices` shows for one backend.
 struct DeviceListing {
-  std::string backend;              // "nvml", "sim", "replay"
+  std::string backend;              // "nvml", "sim"
   bool available = true;            // false: e.g. NVML library not found
   std::string note;                 // why not available, or a hint
   std::vector<GpuInfo> gpus;        // GPUs found (nvml)
@@ -25,6 +26,7 @@ struct Backend {
   std::function<DeviceListing()> list;
 };
 
+// Adds or replaces the backend for its scheme.
 void register_backend(Backend backend);
 std::vector<Backend> registered_backends();  // sorted by scheme
 

@@ -56,11 +56,7 @@ std::vector<double> parse_caps(const std::string& text, const GpuInfo& info) {
                   fmt::format("--caps '{}': '{}' is not a number of watts (expected 'auto' or a "
                               "list such as 250,225,200)",
                               text, item));
-    if (v < info.min_limit_W - kSameCapW || v > info.max_limit_W + kSameCapW)
-      throw Error(ErrorKind::OutOfRange,
-                  fmt::format("cap {} W is outside the range of {} ({}-{} W)", v,
-                              info.device.empty() ? info.name : info.device, info.min_limit_W,
-                              info.max_limit_W));
+    check_cap_in_range(info, v, kSameCapW);
     caps.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;

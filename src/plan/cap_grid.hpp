@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "device/gpu_info.hpp"
+#include "common/gpu_info.hpp"
 
 namespace regime::plan {
 

@@ -1,4 +1,4 @@
-// The pure core of the plan room: cap grids, objectives, the keep-default decision.
+// The pure core of src/plan/: cap grids, objectives, the keep-default decision.
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"

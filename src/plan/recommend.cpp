@@ -3,6 +3,7 @@
 #include <set>
 #include <utility>
 
+#include "analysis/sweep_rows.hpp"
 #include "plan/render.hpp"
 
 namespace regime::plan {

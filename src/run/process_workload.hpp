@@ -49,8 +49,8 @@ class ProcessWorkload final : public Workload {
   // Output lines longer than kMaxStepLineBytes (matched on their first bytes only).
   long overlong_lines() const;
   // Markers that could not be parsed (ignored), and the last reason.
-  long malformed_markers() const;
-  std::string last_marker_error() const;
+  long malformed_markers() const override;
+  std::string last_marker_error() const override;
   // The signal the user sent regime (forwarded to the command), 0 if none.
   static int forwarded_signal();
   pid_t pid() const { return pid_; }

@@ -12,7 +12,7 @@
 #include "act/power_limit_guard.hpp"
 #include "common/error.hpp"
 #include "run/run_loop.hpp"
-#include "run/test_gpu.hpp"
+#include "support/test_gpu.hpp"
 
 namespace regime {
 namespace {
@@ -28,13 +28,15 @@ struct Outcome {
 Outcome run_command(ProcessOptions p, double seconds = 20,
                     std::function<bool()> stop_requested = nullptr) {
   WallClock wall;
-  testing::TestGpu gpu(wall, 200, false);
+  testing::TestGpu gpu(wall, 200);
   ProcessWorkload work(std::move(p), wall);
   RunOptions o;
   o.duration_s = seconds;
-  o.stop_requested = std::move(stop_requested);
   Outcome out;
-  out.trace = run(gpu, work, o, wall, &out.stats);
+  RunLoop loop(gpu, work, o, wall);
+  loop.start();
+  loop.run_until([&](const Trace&, double) { return stop_requested && stop_requested(); });
+  out.trace = loop.finish(&out.stats);
   out.exit_status = work.exit_status();
   out.malformed = work.malformed_markers();
   out.overlong = work.overlong_lines();
@@ -188,7 +190,10 @@ TEST_P(ProcessWorkloadSignal, ForwardsTheSignalToTheCommandsGroup) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SigintAndSigterm, ProcessWorkloadSignal,
-                         ::testing::Values(SIGINT, SIGTERM));
+                         ::testing::Values(SIGINT, SIGTERM),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return std::string(p.param == SIGINT ? "SIGINT" : "SIGTERM");
+                         });
 
 // Signal handling shared with PowerLimitGuard (src/act/signal_restore.cpp): the forwarding is
 // stacked on the guard's handler and chains to it; the last guard gives the dispositions back.
@@ -225,7 +230,7 @@ class SignalChaining : public ::testing::Test {
 
 TEST_F(SignalChaining, ForwardsWhileAGuardIsLiveAndEveryoneGivesTheHandlersBack) {
   WallClock wall;
-  testing::TestGpu gpu(wall, 200, false);
+  testing::TestGpu gpu(wall, 200);
   {
     PowerLimitGuard guard(gpu, ActuationPolicy{});
     sighandler_t guards_handler = handler_of(SIGINT);
@@ -258,7 +263,7 @@ TEST_F(SignalChaining, ASignalAfterTheCommandEndedGoesToThePreviousHandler) {
 
 TEST_F(SignalChaining, AGuardGoneBeforeTheWorkloadLeavesNoStaleHandler) {
   WallClock wall;
-  testing::TestGpu gpu(wall, 200, false);
+  testing::TestGpu gpu(wall, 200);
   auto guard = std::make_unique<PowerLimitGuard>(gpu, ActuationPolicy{});
   {
     ProcessWorkload work(sh("true"), wall);
@@ -274,7 +279,7 @@ TEST_F(SignalChaining, AGuardGoneBeforeTheWorkloadLeavesNoStaleHandler) {
 
 TEST_F(SignalChaining, ANewGuardOverALeftoverHandlerStillGivesTheFirstDispositionBack) {
   WallClock wall;
-  testing::TestGpu gpu(wall, 200, false);
+  testing::TestGpu gpu(wall, 200);
   auto first = std::make_unique<PowerLimitGuard>(gpu, ActuationPolicy{});
   {
     ProcessWorkload work(sh("true"), wall);

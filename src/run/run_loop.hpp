@@ -1,49 +1,30 @@
 #pragma once
-// The one run loop: samples a GPU while a workload runs, on the device's clock (simulated for sim:
-// devices, else the wall clock), and returns the Trace. It never changes a power limit by itself;
-// a caller that must (a live sweep) schedules actions at window edges.
+// The one run loop: samples a GPU while a workload runs, on a clock (simulated for sim: devices,
+// else the wall clock), and builds the Trace. It never changes a power limit by itself. It is
+// resumable: a caller that changes the cap between windows (a live sweep) runs it until a window
+// is done, sets the cap through the guard, and runs it on, all on one thread.
 #include <functional>
 #include <optional>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "device/gpu.hpp"
-#include "run/clock.hpp"
 #include "run/workload.hpp"
 #include "trace/trace.hpp"
 
 namespace regime {
 
-// Something to do at a fixed offset from the run's start, e.g. set the next cap of a sweep. It
-// runs right after the sample taken at that instant (which carries an energy reading), so the
-// energy counter brackets each window exactly.
-struct ScheduledAction {
-  double at_s = 0;  // seconds after the run's start, on the run clock
-  std::function<void(Gpu& gpu, double now_s)> act;
-};
-
 struct RunOptions {
   double duration_s = 60;         // run length on the run clock; <= 0: until the workload ends
   double sample_period_s = 0.01;  // cheap fields (power, clocks, temperature, reasons)
   // The energy counter costs ~4 ms of CPU a read on an H200 (measured: 1 s spacing put the
-  // sampler at 1.06% of a core, 5 s at 0.75%; docs/performance.md). Edges are always read, and
-  // between reads the analysis integrates power, so 5 s loses no accuracy that matters.
+  // sampler at 1.06% of a core, 5 s at 0.75%; docs/performance.md). The start and the end are
+  // always read, and between reads the analysis integrates power, so 5 s loses no accuracy.
   double energy_period_s = 5.0;
   double drain_period_s = 1.0;  // the driver's power buffer holds ~2.4 s at 20 ms
-  // Offsets from the start where a window begins or ends: the energy counter is read exactly
-  // there. Each ScheduledAction's time is an edge too.
-  std::vector<double> window_edges_s;
-  std::vector<ScheduledAction> actions;
   // Streaming hooks (e.g. a CSV writer), called as samples and steps arrive.
   std::function<void(const Sample&)> on_sample;
   std::function<void(const Step&)> on_step;
-  // Polled every tick; true ends the run early (e.g. the user asked to stop).
-  std::function<bool()> stop_requested;
-  // Called every tick after the sample and the steps are in (and before stop_requested). For
-  // windows decided while running (an adaptive sweep): a hook that has just set the next cap
-  // returns Edge, and the loop at once takes one more sample with an energy reading, so the
-  // counter marks where the new window starts. Stop ends the run like stop_requested.
-  enum class TickAction { Continue, Edge, Stop };
-  std::function<TickAction(double now_s)> on_tick;
 };
 
 enum class RunEnd { Duration, WorkloadFinished, StopRequested };
@@ -60,14 +41,64 @@ struct RunStats {
   double wall_s = 0;
 };
 
-// The clock a run on `gpu` uses: its simulated clock if it has one, else `wall`.
-Clock& clock_for(Gpu& gpu, Clock& wall);
+// Decides, after each tick's sample and steps are in, whether the caller's wait is over.
+using UntilFn = std::function<bool(const Trace& so_far, double now_s)>;
 
-// Runs `workload` on `gpu` and samples until the duration elapses, the workload ends, or a stop
-// is requested; a workload still running at the end is stopped. Steps come from the workload.
+class RunLoop {
+ public:
+  // Error InvalidArgument for a non-positive period. Nothing starts until start().
+  RunLoop(Gpu& gpu, Workload& workload, RunOptions options, Clock& clock);
+  ~RunLoop();
+  RunLoop(const RunLoop&) = delete;
+  RunLoop& operator=(const RunLoop&) = delete;
+
+  // Starts the workload and takes the first sample (with an energy reading).
+  void start();
+  // Ticks until `until` returns true (StopRequested), the duration elapses (Duration) or the
+  // workload ends (WorkloadFinished). Once the duration or the workload has ended, returns at once.
+  RunEnd run_until(const UntilFn& until);
+  // Stops a workload still running, closes the trace with an energy reading and returns it.
+  Trace finish(RunStats* stats = nullptr);
+
+  const Trace& trace() const { return trace_; }
+  double now_s() const { return now_s_; }  // the time of the latest sample
+
+ private:
+  // A periodic schedule on origin + k * period. Absolute deadlines keep a 100 Hz loop from
+  // drifting; after a stall the missed ticks are skipped rather than taken in a burst.
+  struct Grid {
+    double origin_s = 0;
+    double period_s = 1;
+    long k = 1;
+    double next_s() const { return origin_s + static_cast<double>(k) * period_s; }
+    void pass(double now_s);  // moves to the first grid point after now_s
+  };
+
+  void tick();
+  void sample(double now, bool with_energy);
+  void drain();
+  void collect_steps();
+
+  Gpu& gpu_;
+  Workload& workload_;
+  RunOptions o_;
+  Clock& clock_;
+  Trace trace_;
+  RunStats stats_;
+  double t0_s_ = 0;
+  double now_s_ = 0;
+  double end_s_ = 0;
+  Grid ticks_, energy_, drains_;
+  std::optional<RunEnd> ended_;
+  bool started_ = false;
+  bool finished_ = false;
+  double cpu0_s_ = 0;
+  double wall0_s_ = 0;
+};
+
+// Runs `workload` on `gpu` until the duration elapses or the workload ends; a workload still
+// running then is stopped. Steps come from the workload.
 Trace run(Gpu& gpu, Workload& workload, const RunOptions& options, Clock& clock,
           RunStats* stats = nullptr);
-// Same, on clock_for(gpu, a fresh WallClock).
-Trace run(Gpu& gpu, Workload& workload, const RunOptions& options, RunStats* stats = nullptr);
 
 }  // namespace regime

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "common/error.hpp"
-#include "run/test_gpu.hpp"
 #include "run/wall_clock.hpp"
+#include "support/test_gpu.hpp"
 
 namespace regime {
 namespace {
@@ -24,8 +24,8 @@ TEST(RunLoop, SamplesEvery10msOnTheSimulatedClockAndReadsEnergyOnceASecond) {
   o.duration_s = 10;
   o.energy_period_s = 1;
   RunStats stats;
-  Trace t = run(gpu, work, o, &stats);  // uses the GPU's simulated clock
-  ASSERT_EQ(t.samples.size(), 1001u);   // t = 0, 0.01, ..., 10.00
+  Trace t = run(gpu, work, o, clock, &stats);
+  ASSERT_EQ(t.samples.size(), 1001u);  // t = 0, 0.01, ..., 10.00
   EXPECT_DOUBLE_EQ(t.samples.front().t_s, 0);
   EXPECT_NEAR(t.samples.back().t_s, 10, 1e-9);
   for (size_t i = 1; i < t.samples.size(); ++i)
@@ -75,44 +75,6 @@ TEST(RunLoop, EndsWhenTheWorkloadFinishesAndClosesWithAnEnergyReading) {
   EXPECT_NEAR(t.samples.back().t_s, 2.5, 1e-9);
 }
 
-TEST(RunLoop, ScheduledActionsRunAtTheirTimeRightAfterAnEnergyReading) {
-  FakeClock clock;
-  TestGpu gpu(clock, 500);
-  TestWorkload work(clock, 1, 0);
-  RunOptions o;
-  o.duration_s = 6;
-  o.sample_period_s = 0.1;
-  o.energy_period_s = 100;  // only edges read energy here
-  std::vector<double> action_times;
-  o.actions.push_back({4.0, [&](Gpu& g, double now) {
-                         action_times.push_back(now);
-                         g.set_power_limit(400);
-                       }});
-  o.actions.push_back({2.0, [&](Gpu& g, double now) {
-                         action_times.push_back(now);
-                         g.set_power_limit(500);
-                       }});
-  o.window_edges_s = {1.234};
-  Trace t = run(gpu, work, o, clock);
-  ASSERT_EQ(action_times.size(), 2u);
-  EXPECT_NEAR(action_times[0], 2.0, 1e-9);  // sorted by time, not by insertion
-  EXPECT_NEAR(action_times[1], 4.0, 1e-9);
-  EXPECT_EQ(gpu.limit_changes, (std::vector<double>{500, 400}));
-  std::vector<double> energy_times;
-  for (const auto& s : t.samples)
-    if (s.energy_J) energy_times.push_back(s.t_s);
-  ASSERT_EQ(energy_times.size(), 5u);  // start, 1.234, 2, 4, end
-  EXPECT_NEAR(energy_times[1], 1.234, 1e-9);
-  EXPECT_NEAR(energy_times[2], 2.0, 1e-9);
-  EXPECT_NEAR(energy_times[3], 4.0, 1e-9);
-  EXPECT_NEAR(energy_times[4], 6.0, 1e-9);
-  // The sample at the edge shows the old cap; the next tick shows the new one.
-  for (const auto& s : t.samples) {
-    double expected_W = s.t_s < 2.0 + 1e-9 ? 700 : s.t_s < 4.0 + 1e-9 ? 500 : 400;
-    EXPECT_EQ(*s.limit_W, expected_W) << s.t_s;
-  }
-}
-
 TEST(RunLoop, AStallSkipsMissedTicksInsteadOfDrifting) {
   FakeClock clock;
   TestGpu gpu(clock, 100);
@@ -135,18 +97,21 @@ TEST(RunLoop, AStallSkipsMissedTicksInsteadOfDrifting) {
   }
 }
 
-TEST(RunLoop, StreamsSamplesAndStepsAndStopsOnRequest) {
+TEST(RunLoop, StreamsSamplesAndStepsAndStopsWhenTheCallerIsDone) {
   FakeClock clock;
   TestGpu gpu(clock, 100);
   TestWorkload work(clock, 0.1, 0);
   RunOptions o;
-  o.duration_s = 0;  // until the workload ends or a stop
+  o.duration_s = 0;  // until the workload ends or the caller stops
   size_t streamed_samples = 0, streamed_steps = 0;
   o.on_sample = [&](const Sample&) { ++streamed_samples; };
   o.on_step = [&](const Step&) { ++streamed_steps; };
-  o.stop_requested = [&] { return clock.now_s() >= 3.0; };
+  RunLoop loop(gpu, work, o, clock);
+  loop.start();
+  EXPECT_EQ(loop.run_until([](const Trace&, double now) { return now >= 3.0; }),
+            RunEnd::StopRequested);
   RunStats stats;
-  Trace t = run(gpu, work, o, clock, &stats);
+  Trace t = loop.finish(&stats);
   EXPECT_EQ(stats.ended_by, RunEnd::StopRequested);
   EXPECT_NEAR(stats.t_end_s, 3.0, 1e-9);
   EXPECT_EQ(streamed_samples, t.samples.size());
@@ -155,34 +120,42 @@ TEST(RunLoop, StreamsSamplesAndStepsAndStopsOnRequest) {
   EXPECT_TRUE(work.stopped);
 }
 
-TEST(RunLoop, ATickHookCanMarkAnEdgeDecidedWhileRunningAndStop) {
+TEST(RunLoop, ResumesAfterTheCallerChangesTheCapBetweenWindows) {
   FakeClock clock;
   TestGpu gpu(clock, 400);
   TestWorkload work(clock, 0.1, 0);
   RunOptions o;
-  o.duration_s = 10;
-  o.energy_period_s = 100;  // only the start, the hook's edges and the end read energy
-  int edges = 0;
-  o.on_tick = [&](double now) {
-    if (now >= 1.234 && edges == 0) {  // e.g. a window just converged: set the next cap
-      gpu.set_power_limit(300);
-      ++edges;
-      return RunOptions::TickAction::Edge;
-    }
-    return now >= 2.5 ? RunOptions::TickAction::Stop : RunOptions::TickAction::Continue;
+  o.duration_s = 5;
+  RunLoop loop(gpu, work, o, clock);
+  loop.start();
+  // A window ends when ten steps are in; the caller then sets the next cap and runs on.
+  auto ten_more = [&](size_t from) {
+    return [from](const Trace& t, double) { return t.steps.size() >= from + 10; };
   };
-  RunStats stats;
-  Trace t = run(gpu, work, o, clock, &stats);
-  EXPECT_EQ(stats.ended_by, RunEnd::StopRequested);
-  EXPECT_NEAR(stats.t_end_s, 2.5, 1e-9);
-  std::vector<const Sample*> with_energy;
-  for (const auto& s : t.samples)
-    if (s.energy_J) with_energy.push_back(&s);
-  ASSERT_EQ(with_energy.size(), 3u);             // start, the edge, the end
-  EXPECT_NEAR(with_energy[1]->t_s, 1.24, 1e-9);  // the first tick at or after 1.234 s
-  EXPECT_EQ(with_energy[1]->limit_W, 300);       // taken after the hook changed the cap
-  // It is an extra sample at the tick's instant; the 10 ms grid goes on after it.
-  EXPECT_EQ(t.samples.size(), 251u + 1u + 1u);  // 0..2.50 every 10 ms, the edge, the final read
+  ASSERT_EQ(loop.run_until(ten_more(0)), RunEnd::StopRequested);
+  EXPECT_NEAR(loop.now_s(), 1.0, 1e-9);
+  gpu.set_power_limit(300);
+  ASSERT_EQ(loop.run_until(ten_more(10)), RunEnd::StopRequested);
+  EXPECT_NEAR(loop.now_s(), 2.0, 1e-9);
+  // Past the duration the loop ends by itself and stays ended.
+  EXPECT_EQ(loop.run_until(nullptr), RunEnd::Duration);
+  EXPECT_EQ(loop.run_until(ten_more(0)), RunEnd::Duration);
+  Trace t = loop.finish();
+  ASSERT_EQ(t.samples.size(), 501u);  // one continuous trace: 0 .. 5 s every 10 ms
+  for (const auto& s : t.samples) EXPECT_EQ(*s.limit_W, s.t_s <= 1.0 + 1e-9 ? 700 : 300) << s.t_s;
+  EXPECT_EQ(gpu.limit_changes, (std::vector<double>{300}));
+}
+
+TEST(RunLoop, AnAbandonedLoopStopsItsWorkload) {
+  FakeClock clock;
+  TestGpu gpu(clock, 100);
+  TestWorkload work(clock, 0.1, 0);
+  {
+    RunLoop loop(gpu, work, RunOptions{}, clock);
+    loop.start();
+    loop.run_until([](const Trace&, double now) { return now >= 1.0; });
+  }  // e.g. an exception unwound the caller
+  EXPECT_TRUE(work.stopped);
 }
 
 TEST(RunLoop, RefusesANonPositiveSamplePeriod) {
@@ -201,25 +174,16 @@ TEST(RunLoop, RefusesANonPositiveSamplePeriod) {
   EXPECT_FALSE(work.started);
 }
 
-TEST(RunLoop, ClockForPrefersTheDevicesSimulatedClock) {
-  FakeClock sim;
-  WallClock wall;
-  TestGpu simulated(sim, 100, true);
-  TestGpu real(wall, 100, false);
-  EXPECT_EQ(&clock_for(simulated, wall), &sim);
-  EXPECT_EQ(&clock_for(real, wall), &wall);
-}
-
 TEST(RunLoop, OnTheWallClockTicksHoldTheirDeadlinesAndStampUnixTime) {
   WallClock wall;
-  TestGpu gpu(wall, 100, false);
+  TestGpu gpu(wall, 100);
   TestWorkload work(wall, 10, 0);
   RunOptions o;
   o.duration_s = 0.5;
   RunStats stats;
   double unix_now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  Trace t = run(gpu, work, o, &stats);
+  Trace t = run(gpu, work, o, wall, &stats);
   EXPECT_NEAR(t.samples.front().t_s, unix_now, 1.0);
   EXPECT_NEAR(t.samples.back().t_s - t.samples.front().t_s, 0.5, 0.03);
   // With absolute deadlines there is never more than one sample per tick.

@@ -4,7 +4,7 @@
 // when NTP adjusts the system clock, yet still line up with step markers stamped by time.time().
 #include <chrono>
 
-#include "run/clock.hpp"
+#include "common/clock.hpp"
 
 namespace regime {
 

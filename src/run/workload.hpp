@@ -11,8 +11,6 @@
 
 namespace regime {
 
-class Gpu;
-
 class Workload {
  public:
   virtual ~Workload() = default;
@@ -27,15 +25,11 @@ class Workload {
   virtual void stop() = 0;
   // Exit status of a command (0 for simulated work); nullopt while running.
   virtual std::optional<int> exit_status() = 0;
+  // Step markers that could not be parsed (ignored), and the last reason; none for built-ins.
+  virtual long malformed_markers() const { return 0; }
+  virtual std::string last_marker_error() const { return {}; }
 };
 
 using WorkloadPtr = std::unique_ptr<Workload>;
-
-// Built-in workloads by scheme: "sim:resnet50" is made by the factory registered for "sim",
-// which receives the device it will run on (a simulated workload needs the simulated GPU).
-using WorkloadFactory = std::function<WorkloadPtr(const std::string& name, Gpu& gpu)>;
-void register_workload_scheme(const std::string& scheme, WorkloadFactory factory);
-// Makes "scheme:name"; Error InvalidArgument for an unknown scheme, NotFound for an unknown name.
-WorkloadPtr make_builtin_workload(const std::string& spec, Gpu& gpu);
 
 }  // namespace regime

@@ -1,5 +1,7 @@
 #include "store/run_store.hpp"
 
+#include <sqlite3.h>
+
 #include "common/error.hpp"
 #include "common/paths.hpp"
 

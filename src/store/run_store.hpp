@@ -2,14 +2,14 @@
 // The run database: one SQLite file (default state_dir()/runs.sqlite) with a row per probe.
 // A run is recorded when it starts (so a crash still leaves its trace findable) and completed
 // when it ends. Schema version in PRAGMA user_version; a newer file is refused, not guessed at.
-#include <sqlite3.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+struct sqlite3;  // SQLite stays private to the store: only run_store.cpp includes it
 
 namespace regime {
 

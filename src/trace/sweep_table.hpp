@@ -11,8 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/measurement.hpp"
-
 namespace regime {
 
 struct SweepRow {
@@ -50,11 +48,5 @@ SweepTable read_sweep_table(const std::filesystem::path& path);
 
 // CSV text with the required columns and those optional columns that some row carries.
 std::string format_sweep_table(const std::vector<SweepRow>& rows);
-
-// The row as a Measurement of one unit of work (its CI, when the row has one).
-Measurement to_measurement(const SweepRow& row);
-// A row from a Measurement (energy per step; CI half-widths from the intervals when they exist).
-SweepRow to_sweep_row(const std::string& workload, const std::string& gpu, double cap_W,
-                      const Measurement& m, const std::string& unit);
 
 }  // namespace regime

@@ -1,6 +1,6 @@
 #pragma once
 // The GPU physics of the twin as small pure functions over plain data. The time-stepped sim:
-// device (src/device/sim/) and the steady-state solver below call the same functions, so their
+// device (src/sim/) and the steady-state solver below call the same functions, so their
 // steady states agree (tested to 1%).
 //
 // Per unit of work (a step or an epoch), at SM clock f and die temperature T:

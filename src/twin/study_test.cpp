@@ -1,6 +1,6 @@
-// Issue 4, "What it must reproduce" 1 and 2: the study's T4/L4/GV100 findings and the H200 facts
+// The study's T4/L4/GV100 findings and the H200 facts
 // of DESIGN.md section 5, from the steady-state twin. Regimes are told apart with simple
-// thresholds here (the classifier itself lives on the analysis branch).
+// thresholds here (the classifier itself is in src/analysis/).
 #include <gtest/gtest.h>
 
 #include <algorithm>

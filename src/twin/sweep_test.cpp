@@ -12,7 +12,7 @@ std::string zeus(const std::string& gpu) {
   return std::string(REGIME_TEST_DATA_DIR) + "/zeus/" + gpu + ".sweep.csv";
 }
 
-// Issue 4, "What it must reproduce" 3: real sweeps, 3 fitted caps, held-out caps predicted.
+// Real sweeps: 3 fitted caps, held-out caps predicted.
 void expect_zeus_fit(const std::string& gpu) {
   SweepFitReport r = fit_sweep(read_sweep_table(zeus(gpu)).rows, std::nullopt, 3);
   ASSERT_TRUE(r.median_mape_energy_pct.has_value());

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "foundation_support.hpp"
+#include "support/cli_run.hpp"
 
 namespace regime::test {
 namespace {

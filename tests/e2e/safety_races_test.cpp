@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "foundation_support.hpp"
+#include "support/cli_run.hpp"
 
 namespace regime::test {
 namespace {

@@ -14,7 +14,7 @@
 #include <random>
 #include <thread>
 
-#include "foundation_support.hpp"
+#include "support/cli_run.hpp"
 
 namespace regime::test {
 namespace {

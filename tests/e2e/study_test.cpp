@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "foundation_support.hpp"
+#include "support/cli_run.hpp"
 
 namespace regime {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class StudyE2E : public ::testing::Test {
+class StudyCli : public ::testing::Test {
  protected:
   void SetUp() override {
     env_ = {{"REGIME_STATE_DIR", (dir_.path / "state").string()},
@@ -34,7 +34,7 @@ class StudyE2E : public ::testing::Test {
   test::Env env_;
 };
 
-TEST_F(StudyE2E, T4Vgg16IsCapBoundSweptAndNeverPicks60W) {
+TEST_F(StudyCli, T4Vgg16IsCapBoundSweptAndNeverPicks60W) {
   json j = study_json({"--device", "sim:t4", "--workload", "sim:vgg16"});
   EXPECT_EQ(j["regime"]["regime"], "cap-bound");
   ASSERT_TRUE(j["sweep"].is_object());
@@ -46,7 +46,7 @@ TEST_F(StudyE2E, T4Vgg16IsCapBoundSweptAndNeverPicks60W) {
   EXPECT_TRUE(j["skipped_reason"].is_null());
 }
 
-TEST_F(StudyE2E, L4Resnet50ChoosesALowerCapWithItsInterval) {
+TEST_F(StudyCli, L4Resnet50ChoosesALowerCapWithItsInterval) {
   json j = study_json({"--device", "sim:l4", "--workload", "sim:resnet50"});
   ASSERT_TRUE(j["decision"].is_object());
   EXPECT_FALSE(j["decision"]["keep_default"].get<bool>());
@@ -62,7 +62,7 @@ TEST_F(StudyE2E, L4Resnet50ChoosesALowerCapWithItsInterval) {
             std::string::npos);
 }
 
-TEST_F(StudyE2E, H200Resnet18CifarIsUnderutilizedAndNotSwept) {
+TEST_F(StudyCli, H200Resnet18CifarIsUnderutilizedAndNotSwept) {
   json j = study_json({"--device", "sim:h200", "--workload", "sim:resnet18_cifar"});
   EXPECT_EQ(j["regime"]["regime"], "underutilized");
   EXPECT_TRUE(j["sweep"].is_null());
@@ -70,7 +70,7 @@ TEST_F(StudyE2E, H200Resnet18CifarIsUnderutilizedAndNotSwept) {
   EXPECT_NE(j["skipped_reason"].get<std::string>().find("waste"), std::string::npos);
 }
 
-TEST_F(StudyE2E, TextVerdictAndOutFolder) {
+TEST_F(StudyCli, TextVerdictAndOutFolder) {
   fs::path out = dir_.path / "out";
   auto r = test::run(
       {"study", "--device", "sim:h200", "--workload", "sim:resnet50", "--out", out.string()}, env_,
@@ -92,7 +92,7 @@ TEST_F(StudyE2E, TextVerdictAndOutFolder) {
     }
 }
 
-TEST_F(StudyE2E, BadInputIsRefusedClearly) {
+TEST_F(StudyCli, BadInputIsRefusedClearly) {
   auto r = test::run({"study", "--device", "sim:t4"}, env_, dir_.path);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--workload sim:NAME"), std::string::npos) << r.err;
@@ -103,7 +103,7 @@ TEST_F(StudyE2E, BadInputIsRefusedClearly) {
 }
 
 // The fake NVML: a physical GPU whose workload would draw 350 W, capped at 280 W (not the default).
-class StudyNvmlE2E : public StudyE2E {
+class StudyNvmlCli : public StudyCli {
  protected:
   void SetUp() override {
     std::ofstream(dir_.path / "config.json")
@@ -129,7 +129,7 @@ class StudyNvmlE2E : public StudyE2E {
   }
 };
 
-TEST_F(StudyNvmlE2E, WithoutActuateNothingChangesAndTheCommandIsPrinted) {
+TEST_F(StudyNvmlCli, WithoutActuateNothingChangesAndTheCommandIsPrinted) {
   auto r = test::run(args({}), env_, dir_.path);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), 280.0);
@@ -143,7 +143,7 @@ TEST_F(StudyNvmlE2E, WithoutActuateNothingChangesAndTheCommandIsPrinted) {
   EXPECT_FALSE(fs::exists(dir_.path / "state" / "power-limits" / "GPU-fake-study.json"));
 }
 
-TEST_F(StudyNvmlE2E, ReadOnlyEnvironmentSetsNothingEvenWithActuate) {
+TEST_F(StudyNvmlCli, ReadOnlyEnvironmentSetsNothingEvenWithActuate) {
   env_["REGIME_READ_ONLY"] = "1";
   auto r = test::run(args({"--actuate", "--apply", "--json"}), env_, dir_.path);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -154,7 +154,7 @@ TEST_F(StudyNvmlE2E, ReadOnlyEnvironmentSetsNothingEvenWithActuate) {
   EXPECT_NE(j["sweep_command"].get<std::string>().find("--actuate"), std::string::npos);
 }
 
-TEST_F(StudyNvmlE2E, WithActuateSweepsAndRestoresTheOriginalLimit) {
+TEST_F(StudyNvmlCli, WithActuateSweepsAndRestoresTheOriginalLimit) {
   auto r = test::run(args({"--actuate", "--settle-s", "0.2", "--probe-s", "1", "--json"}), env_,
                      dir_.path);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -166,7 +166,7 @@ TEST_F(StudyNvmlE2E, WithActuateSweepsAndRestoresTheOriginalLimit) {
   EXPECT_EQ(limit_W(), 280.0);
 }
 
-TEST_F(StudyNvmlE2E, ApplyLeavesTheChosenCapAndJournalsTheOriginal) {
+TEST_F(StudyNvmlCli, ApplyLeavesTheChosenCapAndJournalsTheOriginal) {
   auto r =
       test::run(args({"--actuate", "--apply", "--settle-s", "0.2", "--probe-s", "1", "--json"}),
                 env_, dir_.path);
@@ -181,7 +181,7 @@ TEST_F(StudyNvmlE2E, ApplyLeavesTheChosenCapAndJournalsTheOriginal) {
   EXPECT_EQ(limit_W(), 280.0);
 }
 
-TEST_F(StudyNvmlE2E, ApplyWithoutActuateIsRefusedBeforeAnyWork) {
+TEST_F(StudyNvmlCli, ApplyWithoutActuateIsRefusedBeforeAnyWork) {
   auto r = test::run(args({"--apply"}), env_, dir_.path);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--actuate"), std::string::npos) << r.err;

@@ -299,10 +299,7 @@ double NvmlGpu::set_power_limit(double watts) {
   lib_->check(api_.limit_constraints(handle_, &min_mW, &max_mW),
               "nvmlDeviceGetPowerManagementLimitConstraints", uri_);
   double min_W = mW_to_W(min_mW), max_W = mW_to_W(max_mW);
-  if (!std::isfinite(watts) || watts < min_W || watts > max_W)
-    throw Error(ErrorKind::OutOfRange,
-                fmt::format("cap {:g} W is outside this GPU's range {:g}-{:g} W ({})", watts, min_W,
-                            max_W, uri_));
+  check_cap_in_range(watts, min_W, max_W, uri_);
   auto mW = static_cast<unsigned>(std::lround(watts * 1000.0));
   lib_->check(api_.set_limit(handle_, mW), "nvmlDeviceSetPowerManagementLimit", uri_);
   unsigned enforced = 0;
@@ -358,10 +355,7 @@ DeviceListing list_nvml() {
   return l;
 }
 
-const bool registered = [] {
-  register_backend({"nvml", open_nvml, list_nvml});
-  return true;
-}();
-
 }  // namespace
+
+Backend backend() { return {"nvml", open_nvml, list_nvml}; }
 }  // namespace regime::nvml

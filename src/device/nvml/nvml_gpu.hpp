@@ -1,6 +1,6 @@
 #pragma once
 // A physical NVIDIA GPU read and capped through NVML (loaded at run time, see nvml_library.hpp).
-// The backend registers the URI scheme "nvml" (nvml:N, nvml:all).
+// backend() serves the URI scheme "nvml" (nvml:N, nvml:all).
 #include <array>
 #include <memory>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "device/gpu.hpp"
 #include "device/nvml/nvml_library.hpp"
+#include "device/registry.hpp"
 
 namespace regime::nvml {
 
@@ -73,5 +74,8 @@ class NvmlGpu : public Gpu {
   unsigned long long last_sample_us_ = 0;
   std::vector<nvmlSample_t> sample_buffer_;
 };
+
+// The "nvml" backend for the device registry.
+Backend backend();
 
 }  // namespace regime::nvml

@@ -151,7 +151,7 @@ TEST_F(NvmlGpuFake, SetOutsideTheRangeNamesIt) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);
-    EXPECT_THAT(e.what(), HasSubstr("cap 900 W is outside this GPU's range 200-700 W"));
+    EXPECT_THAT(e.what(), HasSubstr("cap 900 W is outside the range of nvml:0 (200-700 W)"));
   }
   EXPECT_EQ(calls("nvmlDeviceSetPowerManagementLimit"), sets_before);
 }

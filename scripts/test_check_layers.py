@@ -1,0 +1,41 @@
+"""check_layers.py finds an include from a lower layer to a higher one, and only that."""
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = pathlib.Path(__file__).with_name("check_layers.py")
+
+
+def run(files):
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in files.items():
+            p = pathlib.Path(d, name)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        return subprocess.run([sys.executable, str(SCRIPT), d], capture_output=True, text=True)
+
+
+class CheckLayers(unittest.TestCase):
+    def test_an_include_downwards_passes(self):
+        r = run({"plan/a.cpp": '#include "analysis/measure.hpp"\n#include "plan/b.hpp"\n'})
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_an_include_upwards_fails_naming_file_and_line(self):
+        r = run({"device/gpu.hpp": '#pragma once\n#include "plan/probe.hpp"\n'})
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("gpu.hpp:2: layer 'device' includes 'plan/'", r.stdout)
+
+    def test_tests_may_include_any_layer(self):
+        r = run({"trace/csv_test.cpp": '#include "session/probe.hpp"\n'})
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_an_unknown_folder_fails(self):
+        r = run({"misc/x.cpp": "int x;\n"})
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("not a known layer", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,28 @@
+#include "cli/sweep_options.hpp"
+
+#include <fmt/core.h>
+
+#include <iostream>
+
+namespace regime::cli {
+
+void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w) {
+  sub->add_option("--strategy", s.strategy, "adaptive | exhaustive (default adaptive)");
+  sub->add_option("--objective", s.objective,
+                  "energy | edp | zeus:ETA | max-slowdown:PCT (default energy)");
+  sub->add_option("--step-regex", w.step_regex,
+                  "A line of the command's output matching this marks the end of a step");
+  sub->add_option("--settle-s", s.budget.settle_s,
+                  "Seconds to let power settle after a cap change (default 5)");
+  sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)");
+  sub->add_flag("--apply", s.apply,
+                "Leave the chosen cap set (journaled; `regime restore` undoes it)");
+}
+
+void print_probe_progress(const plan::ProbeResult& p) {
+  std::cerr << fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n",
+                           p.cap_W, p.measurement.energy_per_step_J, p.measurement.time_per_step_s,
+                           p.measurement.avg_power_W, p.measurement.steps);
+}
+
+}  // namespace regime::cli

@@ -1,0 +1,17 @@
+#pragma once
+// Options that `regime sweep` and `regime study` share, declared once, and the progress line
+// both print after each probe.
+#include <CLI/CLI.hpp>
+
+#include "session/sweep.hpp"
+#include "session/target.hpp"
+
+namespace regime::cli {
+
+// --strategy, --objective, --settle-s, --probe-s, --apply, --step-regex.
+void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w);
+
+// "probe 250.0 W: 1.234 J/step, 0.01 s/step, 245.1 W, 120 steps" on stderr.
+void print_probe_progress(const plan::ProbeResult& p);
+
+}  // namespace regime::cli

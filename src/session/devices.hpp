@@ -1,0 +1,49 @@
+#pragma once
+// What `regime devices` and `regime limit` do: list what can be opened, check one device
+// read-only, and show, set or restore one GPU's power limit.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/gpu_info.hpp"
+#include "device/registry.hpp"
+
+namespace regime::session {
+
+// Every registered backend's listing, then the replay: scheme (sweep tables).
+std::vector<DeviceListing> list_devices();
+
+// A read-only health check of one device over `seconds`: which fields it answers, what each read
+// costs, the driver's power buffer, energy counter against integrated power. Never sets anything,
+// so it is safe on a shared card.
+nlohmann::json check_device(const std::string& uri, double seconds);
+
+// Limits of every GPU the URI names (nvml:all: several).
+std::vector<GpuInfo> show_limits(const std::string& uri);
+
+struct LimitChange {
+  GpuInfo before;
+  double requested_W = 0;
+  double enforced_W = 0;
+  std::optional<double> restored_W;  // after a hold
+  bool kept = false;                 // left set, journaled for `regime restore`
+  bool physical = false;
+};
+
+// Sets the limit through PowerLimitGuard. hold_s >= 0: holds it that long (calling `on_hold`
+// first), then restores; < 0: leaves it set and journaled.
+LimitChange set_limit(const std::string& uri, double watts, bool actuate, double hold_s,
+                      const std::function<void(const LimitChange&)>& on_hold);
+
+struct LimitRestore {
+  GpuInfo before;
+  double target_W = 0;
+  bool from_journal = false;  // else the default limit
+  double enforced_W = 0;
+};
+
+// Restores one GPU to its journaled original, or its default when the journal has none.
+LimitRestore restore_limit(const std::string& uri, bool actuate);
+
+}  // namespace regime::session

@@ -1,0 +1,222 @@
+#include "session/probe.hpp"
+
+#include <fmt/core.h>
+
+#include <ctime>
+
+#include "analysis/measure.hpp"
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "trace/csv.hpp"
+
+namespace regime::session {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TracePaths {
+  fs::path trace, steps, power;
+};
+
+TracePaths trace_paths(const ProbeRequest& r, int64_t run_id) {
+  fs::path trace = r.trace_out.empty()
+                       ? state_dir() / "runs" / fmt::format("run-{}.trace.csv", run_id)
+                       : fs::path(r.trace_out);
+  auto steps = sibling_steps_path(trace);
+  auto power = sibling_power_path(trace);
+  return {trace, steps ? *steps : fs::path(trace.string() + ".steps.csv"),
+          power ? *power : fs::path(trace.string() + ".power.csv")};
+}
+
+std::string utc_now_iso() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void validate(const ProbeRequest& r) {
+  session::validate(r.workload, "regime probe --device nvml:0 -- python3 train.py");
+  if (!(r.seconds > 0))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--seconds must be > 0, got {}", r.seconds));
+  if (!(r.sample_ms >= 1 && r.sample_ms <= 10000))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--sample-ms must be in [1, 10000] ms, got {}", r.sample_ms));
+  if (!(r.energy_period_s >= 0.1 && r.energy_period_s <= 60))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--energy-period-s must be in [0.1, 60] s, got {}", r.energy_period_s));
+  if (r.warmup_s && !(*r.warmup_s >= 0 && *r.warmup_s < r.seconds))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--warmup-s must be in [0, --seconds) = [0, {}), got {}", r.seconds,
+                            *r.warmup_s));
+}
+
+nlohmann::json options_json(const ProbeRequest& r) {
+  return {{"seconds", r.seconds},
+          {"sample_ms", r.sample_ms},
+          {"energy_period_s", r.energy_period_s},
+          {"no_steps", r.no_steps},
+          {"warmup_s", r.warmup_s ? nlohmann::json(*r.warmup_s) : nullptr},
+          {"step_regex", r.workload.step_regex ? nlohmann::json(*r.workload.step_regex) : nullptr}};
+}
+
+// What the run itself adds to the report: where things went and what it cost.
+nlohmann::json run_json(const RunRecord& rec, const fs::path& db_path, const Trace& trace,
+                        const RunStats& stats, bool simulated, bool stopped_at_limit) {
+  return {{"run_id", rec.id},
+          {"device", rec.device},
+          {"gpu", rec.gpu_name},
+          {"workload", rec.workload},
+          {"exit_status", rec.exit_status ? nlohmann::json(*rec.exit_status) : nullptr},
+          {"stopped_at_time_limit", stopped_at_limit},
+          {"duration_s", stats.t_end_s - stats.t_start_s},
+          {"samples", trace.samples.size()},
+          {"step_markers", trace.steps.size()},
+          {"trace", rec.trace_path},
+          {"steps_file", rec.steps_path},
+          {"db", fs::absolute(db_path).string()},
+          {"sampler_cpu_s", simulated ? nlohmann::json(nullptr) : nlohmann::json(stats.cpu_s)},
+          // The process's CPU time (all threads) over the run's wall time: the sampler's own
+          // cost, as the workload is another process. Meaningless on a simulated clock.
+          {"sampler_cpu_pct", simulated || stats.wall_s <= 0
+                                  ? nlohmann::json(nullptr)
+                                  : nlohmann::json(100.0 * stats.cpu_s / stats.wall_s)}};
+}
+
+RunRecord new_record(const ProbeRequest& r, const GpuInfo& info, double started_at_s) {
+  RunRecord rec;
+  rec.started_at_s = started_at_s;
+  rec.started_at_utc = utc_now_iso();
+  rec.device = r.device;
+  rec.gpu_name = info.name;
+  rec.gpu_uuid = info.uuid;
+  rec.workload = r.workload.display_name();
+  rec.options = options_json(r);
+  return rec;
+}
+
+MeasureOptions measure_options(const ProbeRequest& r) {
+  MeasureOptions mo;
+  mo.use_steps = !r.no_steps;
+  if (r.warmup_s) {
+    mo.detect_steady_state = false;
+    mo.warmup_s = *r.warmup_s;
+  }
+  return mo;
+}
+
+// How far to trust the figures.
+void add_warnings(const ProbeRequest& r, bool is_command, const Trace& trace,
+                  const RegimeReport& report, std::vector<std::string>& out) {
+  if (is_command && !r.no_steps && trace.steps.empty())
+    out.push_back(
+        "no step markers arrived, so the figures are per second; mark steps with "
+        "python/regime_step (REGIME_STEP_SOCKET) or --step-regex, or pass --no-steps");
+  if (report.evidence.value("short_run", false))
+    out.push_back(fmt::format(
+        "warning: the steady window is short ({:.1f} s, {} steps; classify wants at least {} s "
+        "and {} steps): treat this run's figures as rough",
+        report.measurement.window_end_s - report.measurement.window_start_s,
+        report.measurement.steps, kShortRun_s, kShortRunSteps));
+}
+
+}  // namespace
+
+ProbeReport run_probe(const ProbeRequest& r) {
+  validate(r);
+  WorkloadSpec spec = r.workload;
+  spec.step_socket = !r.no_steps;
+  Target target = open_target(r.device);
+  ProbeReport out;
+  out.simulated = target.simulated();
+  out.is_command = !spec.command.empty();
+  GpuInfo info = target.gpu().info();
+  // The workload first: a bad regex or an unknown sim workload leaves no run record behind.
+  WorkloadPtr work = target.make_workload(spec);
+
+  fs::path db_path = r.db.empty() ? RunStore::default_path() : fs::path(r.db);
+  RunStore store(db_path);
+  RunRecord& rec = out.record;
+  rec = new_record(r, info, target.wall().unix_now_s());
+  rec.id = store.insert(rec);  // recorded as running: a crash still leaves the trace findable
+  TracePaths paths = trace_paths(r, rec.id);
+  rec.trace_path = fs::absolute(paths.trace).string();
+  rec.steps_path = fs::absolute(paths.steps).string();
+  auto fail = [&](const std::string& why, const nlohmann::json& run_info) {
+    rec.status = "failed";
+    rec.exit_status = work->exit_status();
+    rec.report = {{"error", why}, {"run", run_info}};
+    store.update(rec);
+  };
+
+  RunStats stats;
+  Trace trace;
+  try {
+    store.update(rec);
+    if (paths.trace.has_parent_path()) fs::create_directories(paths.trace.parent_path());
+    TraceCsvWriter trace_writer(paths.trace);
+    StepsCsvWriter steps_writer(paths.steps);
+    RunOptions o;
+    o.duration_s = r.seconds;
+    o.sample_period_s = r.sample_ms / 1000.0;
+    o.energy_period_s = r.energy_period_s;
+    o.on_sample = [&](const Sample& s) { trace_writer.append(s); };
+    o.on_step = [&](const Step& s) { steps_writer.append(s); };
+    trace = run(target.gpu(), *work, o, target.clock(), &stats);
+    trace_writer.close();
+    steps_writer.close();
+    if (!trace.power_points.empty()) write_power_csv(paths.power, trace.power_points);
+  } catch (const std::exception& e) {
+    fail(e.what(), nullptr);
+    throw;
+  }
+  rec.exit_status = work->exit_status();
+  bool stopped_at_limit = stats.ended_by == RunEnd::Duration;
+  if (work->malformed_markers() > 0)
+    out.warnings.push_back(fmt::format("ignored {} malformed step marker(s); last: {}",
+                                       work->malformed_markers(), work->last_marker_error()));
+  out.run = run_json(rec, db_path, trace, stats, out.simulated, stopped_at_limit);
+
+  RegimeReport report;
+  try {
+    report = classify(measure(trace, measure_options(r)), info);
+  } catch (const Error& e) {
+    fail(e.what(), out.run);
+    std::string what =
+        fmt::format("run {} ({:.1f} s, exit status {}): cannot measure it: {}", rec.id,
+                    stats.t_end_s - stats.t_start_s,
+                    rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what());
+    // A command that failed by itself: say why nothing was measured, and pass its status on.
+    if (rec.exit_status && *rec.exit_status != 0 && !stopped_at_limit) {
+      out.failure = what;
+      out.exit_status = *rec.exit_status;
+      return out;
+    }
+    throw Error(e.kind(), what);
+  }
+  add_warnings(r, out.is_command, trace, report, out.warnings);
+  out.report = report;
+  nlohmann::json j = to_json(out);
+  rec.status = "done";
+  rec.regime = to_string(report.regime);
+  rec.confidence = report.confidence;
+  rec.measurement = j["measurement"];
+  rec.report = j;
+  store.update(rec);
+  // The command's own status, unless regime ended it at the time limit (a probe of a long job
+  // is expected to cut it short: that is success).
+  out.exit_status = !rec.exit_status || stopped_at_limit ? 0 : *rec.exit_status;
+  return out;
+}
+
+nlohmann::json to_json(const ProbeReport& p) {
+  nlohmann::json out = p.report ? regime::to_json(*p.report) : nlohmann::json::object();
+  for (auto& [k, v] : p.run.items()) out[k] = v;
+  return out;
+}
+
+}  // namespace regime::session

@@ -1,0 +1,47 @@
+#pragma once
+// `regime probe`: one short run of a GPU + workload pair at the current limit, measured and
+// classified; the trace, the steps and a run record (SQLite) are saved. Never changes a limit.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/classify.hpp"
+#include "run/run_loop.hpp"
+#include "session/target.hpp"
+#include "store/run_store.hpp"
+
+namespace regime::session {
+
+struct ProbeRequest {
+  std::string device;
+  WorkloadSpec workload;
+  double seconds = 60;
+  double sample_ms = 10;
+  double energy_period_s = RunOptions{}.energy_period_s;
+  std::optional<double> warmup_s;  // drop this much instead of detecting the steady state
+  bool no_steps = false;           // figures per second, no step markers expected
+  std::string trace_out;           // default: STATE_DIR/runs/run-ID.trace.csv
+  std::string db;                  // default: RunStore::default_path()
+};
+
+struct ProbeReport {
+  RunRecord record;
+  nlohmann::json run;                  // where things went and what the run cost
+  std::optional<RegimeReport> report;  // empty when nothing could be measured
+  std::string failure;                 // why nothing was measured (with no report)
+  std::vector<std::string> warnings;   // how far to trust the figures
+  bool simulated = false;
+  bool is_command = false;
+  int exit_status = 0;  // what regime exits with: the command's own status unless it was cut short
+};
+
+// Error InvalidArgument for bad options; Error (the analysis's kind) when a run that regime cut
+// short cannot be measured. A command that failed by itself gives a report with `failure` set.
+ProbeReport run_probe(const ProbeRequest& request);
+
+// The report's JSON: the RegimeReport's with the run's fields added.
+nlohmann::json to_json(const ProbeReport& report);
+
+}  // namespace regime::session

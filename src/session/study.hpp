@@ -1,0 +1,47 @@
+#pragma once
+// `regime study`, the main job (DESIGN.md section 1): probe the pair at the current limit, name
+// its regime, sweep the caps the regime warrants (a physical GPU only with --actuate, never under
+// REGIME_READ_ONLY), decide, and say what was left set.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/classify.hpp"
+#include "common/gpu_info.hpp"
+#include "plan/study_plan.hpp"
+#include "session/sweep.hpp"
+#include "session/target.hpp"
+
+namespace regime::session {
+
+struct StudyRequest {
+  std::string device;
+  WorkloadSpec workload;
+  double probe_seconds = 60;  // the probe at the current limit (simulated seconds on sim:)
+  bool actuate = false;
+  std::string out_dir;  // probe trace and study.json go here when set
+  SweepSettings settings;
+};
+
+struct StudyReport {
+  std::string device;
+  std::string workload;
+  double probe_seconds = 0;
+  GpuInfo info;                      // as found before the probe
+  RegimeReport regime;               // of the probe at the current limit
+  plan::SweepPlan plan;              // what the regime warrants
+  std::string sweep_command;         // the `regime sweep` a user runs to do it by hand
+  std::optional<SweepReport> sweep;  // when one ran
+  std::string skipped;               // why the planned sweep did not run
+  std::vector<std::string> warnings;
+};
+
+// Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done
+// (any limit already restored), and the typed errors of the layers below.
+StudyReport run_study(const StudyRequest& request);
+
+// The study's JSON (also written to OUT/study.json).
+nlohmann::json to_json(const StudyReport& report, const SweepSettings& settings);
+
+}  // namespace regime::session

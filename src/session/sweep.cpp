@@ -1,0 +1,140 @@
+#include "session/sweep.hpp"
+
+#include <fmt/core.h>
+
+#include "analysis/classify.hpp"
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "device/uri.hpp"
+#include "plan/cap_grid.hpp"
+#include "plan/replay.hpp"
+#include "plan/twin_curve.hpp"
+#include "trace/sweep_table.hpp"
+
+namespace regime::session {
+
+namespace {
+
+// Leaves the chosen cap set (--apply) or restores the original; says which.
+std::string apply_or_restore(PowerLimitGuard& guard, const plan::Decision& d, bool apply,
+                             const GpuInfo& info) {
+  double original_W = guard.original_limit_W().value_or(info.enforced_limit_W);
+  if (apply && !d.keep_default) {
+    double enforced = guard.set(d.cap_W);
+    guard.keep();
+    return fmt::format(
+        "applied: {:g} W left set (enforced {:g} W); the original {:g} W is in the journal "
+        "under {}: `regime restore` brings it back",
+        d.cap_W, enforced, original_W, state_dir().string());
+  }
+  guard.restore();
+  std::string after = fmt::format("restored the original limit {:g} W", original_W);
+  if (apply)
+    after += " (--apply: the decision keeps the default, nothing to apply)";
+  else if (!d.keep_default)
+    after += " (--apply would leave the chosen cap set)";
+  return after;
+}
+
+SweepReport sweep_replay(const SweepRequest& r) {
+  if (r.workload.builtin.empty())
+    throw Error(ErrorKind::InvalidArgument,
+                "a replay device needs --workload NAME to pick the rows of the sweep table");
+  if (!r.workload.command.empty())
+    throw Error(ErrorKind::InvalidArgument, "a replay device runs no command: drop '-- CMD'");
+  plan::ReplayProber prober(read_sweep_table(parse_device_uri(r.device).target),
+                            r.workload.builtin);
+  SweepReport rep;
+  rep.device = r.device;
+  rep.workload = r.workload.builtin;
+  rep.unit = prober.rows().front().unit;
+  rep.info = prober.info(r.device);
+  // The table's caps are the device's settings: "auto" means all of them.
+  std::vector<double> caps;
+  if (r.caps == "auto") {
+    for (const auto& row : prober.rows()) caps.push_back(row.cap_W);
+  } else {
+    caps = plan::parse_caps(r.caps, rep.info);
+  }
+  plan::SearchOptions opt = search_options(rep.info, r.settings, caps, false);
+  opt.fitter = plan::curve_fitter_for(prober.rows().front().gpu);
+  rep.strategy = opt.strategy;
+  rep.objective = opt.decision.objective;
+  rep.outcome = plan::search(prober, opt);
+  return rep;
+}
+
+}  // namespace
+
+plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
+                                   std::vector<double> caps, bool classify_default) {
+  plan::SearchOptions opt;
+  opt.strategy = plan::parse_strategy(s.strategy);
+  opt.decision.objective = plan::parse_objective(s.objective);
+  opt.decision.default_limit_W = info.default_limit_W;
+  opt.decision.max_power_W = info.max_limit_W;
+  opt.force = s.force;
+  opt.caps = plan::with_default(std::move(caps), info.default_limit_W);
+  opt.fitter = plan::curve_fitter_for(info.name);
+  if (classify_default)
+    opt.classify = [info](const Measurement& m) -> std::optional<Regime> {
+      return classify(m, info).regime;
+    };
+  opt.on_probe = s.on_probe;
+  return opt;
+}
+
+SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
+                         const std::vector<double>& caps, const SweepSettings& s,
+                         const ActuationPolicy& policy) {
+  if (s.mode != "live" && s.mode != "restart")
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--mode '{}': expected live or restart", s.mode));
+  Gpu& gpu = target.gpu();
+  SweepReport rep;
+  rep.device = target.uri();
+  rep.workload = workload.display_name();
+  rep.info = gpu.info();
+  // Refuse before any work starts: a sweep changes the limit at its first probe.
+  check_actuation(policy, rep.info, gpu.is_physical(), rep.info.default_limit_W);
+  if (s.apply && gpu.is_physical() && !policy.actuate)
+    throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
+  plan::SearchOptions opt = search_options(rep.info, s, caps, true);
+  rep.strategy = opt.strategy;
+  rep.objective = opt.decision.objective;
+
+  PowerLimitGuard guard(gpu, policy);
+  try {
+    if (s.mode == "restart") {
+      RestartProber prober(
+          gpu, target.clock(), [&] { return target.make_workload(workload); }, guard, s.budget);
+      rep.outcome = plan::search(prober, opt);
+    } else {
+      WorkloadPtr w = target.make_workload(workload);
+      RunOptions ro;
+      ro.duration_s = 0;  // until the search ends or the workload does
+      RunLoop loop(gpu, *w, ro, target.clock());
+      loop.start();
+      LiveProber prober(loop, *w, guard, s.budget);
+      rep.outcome = plan::search(prober, opt);
+      loop.finish();
+    }
+  } catch (const WorkloadFailed& e) {
+    guard.restore();
+    throw WorkloadFailed(std::string(e.what()) + "; the original power limit was restored",
+                         e.exit_status);
+  }
+  rep.after = apply_or_restore(guard, rep.outcome.decision, s.apply, rep.info);
+  return rep;
+}
+
+SweepReport run_sweep(const SweepRequest& r) {
+  if (parse_device_uri(r.device).scheme == "replay") return sweep_replay(r);
+  validate(r.workload, "regime sweep --device nvml:0 --actuate -- python3 train.py");
+  Target target = open_target(r.device);
+  GpuInfo info = target.gpu().info();
+  return sweep_target(target, r.workload, plan::parse_caps(r.caps, info), r.settings,
+                      ActuationPolicy::from_flags(r.actuate));
+}
+
+}  // namespace regime::session

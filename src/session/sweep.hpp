@@ -1,0 +1,63 @@
+#pragma once
+// A sweep: measure caps of one GPU + workload pair with a search strategy and decide. On a device
+// (sim: or nvml:) the workload runs through the run loop and every cap goes through
+// PowerLimitGuard; the original limit is restored at the end (or the chosen cap is left set with
+// `apply`), on error and on signals. On replay:FILE the probes are rows of a sweep table.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "act/power_limit_guard.hpp"
+#include "common/gpu_info.hpp"
+#include "plan/objective.hpp"
+#include "plan/search.hpp"
+#include "session/probers.hpp"
+#include "session/target.hpp"
+
+namespace regime::session {
+
+// How to sweep, whatever the caps: shared by `regime sweep` and `regime study`.
+struct SweepSettings {
+  std::string strategy = "adaptive";  // plan::parse_strategy
+  std::string objective = "energy";   // plan::parse_objective
+  std::string mode = "live";          // live | restart
+  bool apply = false;                 // leave the chosen cap set
+  bool force = false;                 // search an underutilized or idle pair too
+  ProbeBudget budget;
+  std::function<void(const plan::ProbeResult&)> on_probe;  // progress, after each probe
+};
+
+struct SweepRequest {
+  std::string device;     // nvml:N, sim:MODEL or replay:FILE
+  WorkloadSpec workload;  // for replay: only `builtin`, the table's workload name
+  std::string caps = "auto";
+  bool actuate = false;
+  SweepSettings settings;
+};
+
+struct SweepReport {
+  std::string device;
+  std::string workload;
+  std::string unit = "step";  // what one unit of work is ("epoch" in some sweep tables)
+  GpuInfo info;
+  plan::Strategy strategy = plan::Strategy::Adaptive;
+  plan::Objective objective;
+  plan::SearchOutcome outcome;
+  std::string after;  // what was left set or restored; empty for replay
+};
+
+// The search options of a sweep over `caps` on a GPU described by `info` (one place for all).
+plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
+                                   std::vector<double> caps, bool classify_default);
+
+// Sweeps `caps` on an opened target. The actuation policy is checked before any work starts.
+// Throws WorkloadFailed (the limit already restored) when the workload ends first.
+SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
+                         const std::vector<double>& caps, const SweepSettings& s,
+                         const ActuationPolicy& policy);
+
+// `regime sweep`: opens the device (or the table) and sweeps.
+SweepReport run_sweep(const SweepRequest& request);
+
+}  // namespace regime::session

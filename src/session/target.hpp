@@ -1,0 +1,64 @@
+#pragma once
+// Where a run happens: the GPU, the clock that paces the run (wall time for a real GPU, the
+// simulator's own for sim:), and what can run there (a command on a real GPU, a built-in sim:NAME
+// workload on a simulated one). The one place that knows sim: devices differ from real ones.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "device/gpu.hpp"
+#include "run/process_workload.hpp"
+#include "run/wall_clock.hpp"
+#include "run/workload.hpp"
+
+namespace regime::session {
+
+// What to run: a built-in workload (`sim:NAME`) or a command (argv after `--`), with its step
+// markers. Shared by probe, sweep and study.
+struct WorkloadSpec {
+  std::string builtin;               // "sim:resnet50"; empty when `command` is given
+  std::vector<std::string> command;  // empty when `builtin` is given
+  std::optional<std::string> step_regex;
+  bool step_socket = true;           // export REGIME_STEP_SOCKET to the command
+  bool stdout_to_stderr = false;     // keep stdout for --json
+  std::string display_name() const;  // "sim:resnet50" or the quoted command line
+};
+
+// Error InvalidArgument unless exactly one of builtin/command is given and a builtin is sim:NAME.
+// `example` completes the message, e.g. "regime probe --device nvml:0 -- python3 train.py".
+void validate(const WorkloadSpec& spec, const std::string& example);
+
+class Target {
+ public:
+  Gpu& gpu() { return *gpu_; }
+  Clock& clock() { return *clock_; }
+  const WallClock& wall() const { return *wall_; }
+  bool simulated() const { return simulated_; }
+  const std::string& uri() const { return uri_; }
+
+  // Error InvalidArgument for a command on a simulated device or a built-in on a real one,
+  // saying what to do instead.
+  void check_can_run(const WorkloadSpec& spec) const;
+  // The workload `spec` names, ready to start on this target (checked as above).
+  WorkloadPtr make_workload(const WorkloadSpec& spec);
+
+  friend Target open_target(const std::string& uri);
+
+ private:
+  std::string uri_;
+  GpuPtr gpu_;
+  // Heap-held so that the pointers to them survive moving the Target.
+  std::unique_ptr<WallClock> wall_ = std::make_unique<WallClock>();
+  Clock* clock_ = wall_.get();
+  bool simulated_ = false;
+  std::function<WorkloadPtr(const std::string& name)> make_builtin_;
+};
+
+// Opens exactly one GPU as a target: sim:MODEL[,k=v] or any scheme of the device registry.
+// replay: is refused with a pointer to the commands that take sweep tables.
+Target open_target(const std::string& uri);
+
+}  // namespace regime::session

@@ -1,0 +1,124 @@
+// regime sweep on replay:FILE and regime recommend, run as a user would (the real binary).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "support/cli_run.hpp"
+#include "trace/sweep_table.hpp"
+
+namespace regime {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path zeus(const std::string& gpu) {
+  return fs::path(REGIME_TEST_DATA_DIR) / "zeus" / (gpu + ".sweep.csv");
+}
+
+fs::path scratch(const std::string& name) {
+  auto p = fs::temp_directory_path() / ("regime-plan-e2e-" + std::to_string(getpid())) / name;
+  fs::create_directories(p);
+  return p;
+}
+
+json run_json(const std::vector<std::string>& args, const std::string& name) {
+  auto r = test::run(args, {}, scratch(name));
+  EXPECT_EQ(r.status, 0) << r.err;
+  return json::parse(r.out);
+}
+
+TEST(SweepReplayCli, SweepJsonHasTheContractFields) {
+  auto j = run_json({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
+                     "imagenet/resnet50/bs128/adadelta", "--strategy", "exhaustive", "--json"},
+                    "contract");
+  for (const char* k :
+       {"device", "workload", "strategy", "objective", "probes", "results", "decision"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["probes"], 7);
+  for (const auto& r : j["results"])
+    for (const char* k : {"cap_W", "time_per_step_s", "energy_per_step_J", "avg_power_W", "steps"})
+      EXPECT_TRUE(r.contains(k)) << k;
+  for (const char* k : {"cap_W", "keep_default", "energy_change_pct", "time_change_pct", "reason"})
+    EXPECT_TRUE(j["decision"].contains(k)) << k;
+  EXPECT_EQ(j["decision"]["cap_W"], 150.0);
+  EXPECT_NEAR(j["decision"]["energy_change_pct"].get<double>(), -23.0, 0.05);
+}
+
+// recommend and an exhaustive replay sweep decide the same for every workload and objective.
+TEST(SweepReplayCli, RecommendAndSweepAgree) {
+  for (const std::string gpu : {"V100", "RTX6000"}) {
+    for (const std::string objective : {"energy", "edp", "zeus:0.5", "max-slowdown:10"}) {
+      auto rec = run_json(
+          {"recommend", "--sweep", zeus(gpu).string(), "--objective", objective, "--json"}, "rec");
+      auto table = read_sweep_table(zeus(gpu));
+      ASSERT_EQ(rec["workloads"].size(), table.workloads().size());
+      // Every 6th workload keeps this test quick; the pure test covers all of them.
+      for (size_t i = 0; i < rec["workloads"].size(); i += 6) {
+        const auto& w = rec["workloads"][i];
+        auto sw = run_json(
+            {"sweep", "--device", "replay:" + zeus(gpu).string(), "--workload", w["workload"],
+             "--strategy", "exhaustive", "--objective", objective, "--json"},
+            "sw");
+        EXPECT_EQ(sw["decision"], w["decision"]) << gpu << " " << w["workload"] << " " << objective;
+      }
+    }
+  }
+}
+
+// max-slowdown:10 never picks a cap more than 10% slower than the default.
+TEST(SweepReplayCli, MaxSlowdownTenNeverPicksACapMoreThanTenPercentSlower) {
+  int capped = 0;
+  for (const std::string gpu : {"V100", "RTX6000"}) {
+    auto rec = run_json(
+        {"recommend", "--sweep", zeus(gpu).string(), "--objective", "max-slowdown:10", "--json"},
+        "slow");
+    for (const auto& w : rec["workloads"]) {
+      EXPECT_LE(w["decision"]["time_change_pct"].get<double>(), 10.0) << w["workload"];
+      if (!w["decision"]["keep_default"].get<bool>()) ++capped;
+    }
+  }
+  EXPECT_GT(capped, 10);  // the constraint still leaves savings to take
+}
+
+TEST(SweepReplayCli, ACapNotInTheTableIsAnErrorNamingTheCaps) {
+  auto r = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
+                      "imagenet/resnet50/bs128/adadelta", "--caps", "250,130"},
+                     {}, scratch("nocap"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no row at 130 W"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("250, 225, 200, 175, 150, 125, 100"), std::string::npos) << r.err;
+}
+
+TEST(SweepReplayCli, OutOfRangeCapsAndBadObjectivesAreRefusedClearly) {
+  auto r = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
+                      "imagenet/resnet50/bs128/adadelta", "--caps", "300"},
+                     {}, scratch("range"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("outside the range"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("100-250 W"), std::string::npos) << r.err;
+  auto o = test::run({"recommend", "--sweep", zeus("V100").string(), "--objective", "zeus:1.5"}, {},
+                     scratch("obj"));
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.err.find("outside [0, 1]"), std::string::npos) << o.err;
+  auto w = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload", "nope"},
+                     {}, scratch("wl"));
+  EXPECT_NE(w.status, 0);
+  EXPECT_NE(w.err.find("no rows for workload 'nope'"), std::string::npos) << w.err;
+}
+
+TEST(SweepReplayCli, MalformedSweepTableNamesFileLineAndColumn) {
+  auto dir = scratch("bad");
+  std::ofstream(dir / "bad.csv") << "workload,gpu,cap_W,time_s,avg_power_W,unit\n"
+                                    "a,V100,250,1.0,200,epoch\n"
+                                    "a,V100,2x0,1.0,200,epoch\n";
+  auto r = test::run({"recommend", "--sweep", (dir / "bad.csv").string()}, {}, dir);
+  fs::remove_all(dir.parent_path());
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("bad.csv:3:8: cap_W '2x0' is not a number"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace regime
