@@ -30,6 +30,10 @@ void print_text(const session::ProbeReport& p) {
   if (!p.simulated)
     std::cout << fmt::format("  regime's own CPU: {:.2f}% of one core\n",
                              run["sampler_cpu_pct"].get<double>());
+  if (run["read_retries"].get<long>() > 0 || run["failed_reads"].get<long>() > 0)
+    std::cout << fmt::format(
+        "  device reads: {} retried after a transient error, {} given up (field left empty)\n",
+        run["read_retries"].get<long>(), run["failed_reads"].get<long>());
   std::cout << fmt::format("  trace {}\n  steps {}\n  saved as run {} in {}\n", rec.trace_path,
                            rec.steps_path, rec.id, run["db"].get<std::string>());
 }

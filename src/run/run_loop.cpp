@@ -73,6 +73,7 @@ void RunLoop::start() {
     trace_.samples.reserve(static_cast<size_t>(o_.duration_s / o_.sample_period_s) + 16);
   cpu0_s_ = process_cpu_s();
   wall0_s_ = steady_s();
+  health0_ = gpu_.read_health();
   t0_s_ = clock_.now_s();
   stats_.t_start_s = t0_s_;
   end_s_ = o_.duration_s > 0 ? t0_s_ + o_.duration_s : kNever;
@@ -127,6 +128,8 @@ Trace RunLoop::finish(RunStats* stats) {
   stats_.t_end_s = t_end;
   stats_.cpu_s = process_cpu_s() - cpu0_s_;
   stats_.wall_s = steady_s() - wall0_s_;
+  stats_.read_retries = gpu_.read_health().retried_reads - health0_.retried_reads;
+  stats_.failed_reads = gpu_.read_health().failed_reads - health0_.failed_reads;
   if (stats != nullptr) *stats = stats_;
   return std::move(trace_);
 }

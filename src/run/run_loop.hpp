@@ -39,6 +39,9 @@ struct RunStats {
   // sampler's own cost, since the workload runs in another process.
   double cpu_s = 0;
   double wall_s = 0;
+  // Device reads retried after a transient error, and reads given up (Gpu::read_health()).
+  long read_retries = 0;
+  long failed_reads = 0;
 };
 
 // Decides, after each tick's sample and steps are in, whether the caller's wait is over.
@@ -80,6 +83,7 @@ class RunLoop {
   void collect_steps();
 
   Gpu& gpu_;
+  ReadHealth health0_;
   Workload& workload_;
   RunOptions o_;
   Clock& clock_;

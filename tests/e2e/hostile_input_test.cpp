@@ -188,5 +188,24 @@ TEST_F(HostileInput, AHugeOutputLineDuringASweepNeitherCrashesNorLeavesTheCap) {
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(show.out).at("current_limit_W").get<double>(), 300);
 }
 
+TEST_F(HostileInput, AsRootANvmlLibraryOthersCouldWriteIsNotLoaded) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the check applies to root only";
+  fs::path shared = dir.path / "shared";
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all);  // like /tmp without the sticky bit
+  fs::copy_file(REGIME_FAKE_NVML, shared / "libnvidia-ml.so.1");
+  write_text(dir.path / "config.json", R"({"gpus": [{"name": "NVIDIA Fake GPU"}]})");
+  Env env = {{"REGIME_NVML_LIBRARY", (shared / "libnvidia-ml.so.1").string()},
+             {"FAKE_NVML_CONFIG", (dir.path / "config.json").string()}};
+  RunResult r = regime({"limit", "show", "--device", "nvml:0"}, env);
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("refusing to load REGIME_NVML_LIBRARY="));
+  EXPECT_THAT(r.err, HasSubstr("is writable by others (mode 0777)"));
+  fs::permissions(shared, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  r = regime({"limit", "show", "--device", "nvml:0"}, env);
+  EXPECT_EQ(r.status, 0) << r.err;  // the same file, once no one else can replace it
+}
+
 }  // namespace
 }  // namespace regime::test
