@@ -263,8 +263,8 @@ RestoreOutcome unreadable(const std::string& key, const std::exception& e) {
 }
 }  // namespace
 
-std::vector<RestoreOutcome> restore_from_journal(bool include_kept) {
-  if (read_only_from_env()) {
+std::vector<RestoreOutcome> restore_from_journal(bool include_kept, bool dry_run) {
+  if (!dry_run && read_only_from_env()) {
     size_t n = journal_keys().size();
     if (n > 0)
       throw Error(ErrorKind::ReadOnly,
@@ -284,6 +284,10 @@ std::vector<RestoreOutcome> restore_from_journal(bool include_kept) {
                             fmt::format("held by running regime process {}; it restores the "
                                         "limit when it ends",
                                         e->pid)});
+        continue;
+      }
+      if (dry_run) {
+        outcomes.push_back({e->device, e->uuid, e->original_limit_W, false, "", true});
         continue;
       }
       RestoreOutcome o = restore_entry(*e);

@@ -85,8 +85,11 @@ struct RestoreOutcome {
   double original_limit_W;
   bool ok;
   std::string error;
+  bool dry_run = false;  // nothing was done: what a restore would do (REGIME_READ_ONLY)
 };
-std::vector<RestoreOutcome> restore_from_journal(bool include_kept);
+// dry_run: read the journal only and say what would be restored (REGIME_READ_ONLY forbids the
+// change itself; restore_from_journal without dry_run then throws Error ReadOnly).
+std::vector<RestoreOutcome> restore_from_journal(bool include_kept, bool dry_run = false);
 
 // Restores one GPU to its journaled original (its default limit when the journal has none),
 // reading the entry, setting and removing it under the GPU's journal lock. Refused while another

@@ -14,6 +14,7 @@
 
 #include "act/power_limit_guard.hpp"
 #include "common/error.hpp"
+#include "common/exit_hooks.hpp"
 
 namespace regime {
 
@@ -124,6 +125,7 @@ void write_stderr(const char* s) {
                                        : "regime: caught a termination signal; restoring power "
                                          "limits\n");
           for (PowerLimitGuard* g : live_guards()) g->restore_for_signal();
+          run_exit_hooks();  // stop the command Regime started, remove its private files
           if (handler_waits) {
             // The faulting thread ends the process; never let a guard work again meanwhile.
             fault_restored.store(true);

@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "common/exit_hooks.hpp"
 #include "run/step_marker.hpp"
 
 extern char** environ;
@@ -31,7 +32,11 @@ std::atomic<bool> g_command_ended{false};
 volatile sig_atomic_t g_forwarded_signal = 0;
 // The dispositions the forwarding replaced (a PowerLimitGuard's, or the default).
 struct sigaction g_previous_int {
-}, g_previous_term{};
+}, g_previous_term{}, g_previous_hup{};
+
+struct sigaction* previous_for(int sig) {
+  return sig == SIGINT ? &g_previous_int : sig == SIGTERM ? &g_previous_term : &g_previous_hup;
+}
 
 extern "C" void forward_signal(int sig) {
   int saved = errno;
@@ -43,7 +48,7 @@ extern "C" void forward_signal(int sig) {
     // Nothing left to forward to: chain to the previous disposition (a guard restores the limit
     // and exits 128+sig; the default ends regime). The signal is blocked while we run, so the
     // re-raised one reaches that disposition once we return.
-    ::sigaction(sig, sig == SIGINT ? &g_previous_int : &g_previous_term, nullptr);
+    ::sigaction(sig, previous_for(sig), nullptr);
     ::raise(sig);
   } else {
     g_forwarded_signal = sig;  // the command is being started: start() forwards it then
@@ -76,10 +81,33 @@ int decode_status(int status) {
   return 1;
 }
 
+// Private directories of regime processes that ended without removing theirs (SIGKILL, a
+// crash): "regime-PID-XXXXXX" of this user whose PID no longer runs. Removed before a new one is
+// made, so they never pile up.
+void remove_stale_temp_dirs(const std::string& parent) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("regime-", 0) != 0) continue;
+    size_t dash = name.find('-', 7);
+    if (dash == std::string::npos || dash == 7) continue;
+    std::string pid_text = name.substr(7, dash - 7);
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+      continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(entry.path(), ec);
+  }
+}
+
 std::string make_temp_dir() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/regime-XXXXXX";
+  std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  remove_stale_temp_dirs(parent);
+  std::string pattern = parent + "/regime-" + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr)
     throw Error(ErrorKind::Io, "cannot create a private directory for the step socket (" + pattern +
                                    "): " + errno_text());
@@ -171,7 +199,8 @@ void ProcessWorkload::start(double) {
   if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(ErrorKind::Io, "cannot create a pipe: " + errno_text());
 
-  // Forward the user's SIGINT/SIGTERM to the command's group; survive a closed stdout.
+  // Forward the user's SIGINT/SIGTERM/SIGHUP to the command's group (a hang-up ends the command
+  // too, unless SIGHUP is ignored, as under nohup); survive a closed stdout.
   struct sigaction forward {};
   forward.sa_handler = forward_signal;
   sigemptyset(&forward.sa_mask);
@@ -183,11 +212,15 @@ void ProcessWorkload::start(double) {
   g_command_ended.store(false);
   ::sigaction(SIGINT, &forward, &old_int_);
   ::sigaction(SIGTERM, &forward, &old_term_);
+  ::sigaction(SIGHUP, nullptr, &old_hup_);
+  forward_hup_ = (old_hup_.sa_flags & SA_SIGINFO) != 0 || old_hup_.sa_handler != SIG_IGN;
+  if (forward_hup_) ::sigaction(SIGHUP, &forward, nullptr);
   ::sigaction(SIGPIPE, &ignore, &old_pipe_);
   // A workload started while another's forwarding is still installed chains to what that one
   // found, never to the forwarding itself (which would re-raise forever).
   if (old_int_.sa_handler != forward_signal) g_previous_int = old_int_;
   if (old_term_.sa_handler != forward_signal) g_previous_term = old_term_;
+  if (forward_hup_ && old_hup_.sa_handler != forward_signal) g_previous_hup = old_hup_;
   handlers_installed_ = true;
 
   posix_spawn_file_actions_t actions;
@@ -229,6 +262,13 @@ void ProcessWorkload::start(double) {
   }
   pid_ = pid;
   g_child_pgid.store(pid);
+  // Should a signal end regime without unwinding (the power-limit guard's watcher), the command
+  // must not outlive it, nor its private directory.
+  exit_hook_ = add_exit_hook([pgid = pid, dir = temp_dir_] {
+    ::kill(-pgid, SIGTERM);
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  });
   if (int early = g_forwarded_signal; early != 0) ::kill(-pid, early);  // arrived while spawning
   last_regex_end_s_ = clock_.unix_now_s();
 
@@ -408,7 +448,11 @@ void ProcessWorkload::stop_listener() {
   listener_.join();
 }
 
+int ProcessWorkload::interrupted_by() const { return pid_ > 0 ? g_forwarded_signal : 0; }
+
 void ProcessWorkload::cleanup_socket() {
+  if (exit_hook_ != 0) remove_exit_hook(exit_hook_);
+  exit_hook_ = 0;
   close_fd(socket_fd_);
   std::error_code ec;
   if (!temp_dir_.empty()) std::filesystem::remove_all(temp_dir_, ec);
@@ -430,6 +474,7 @@ void ProcessWorkload::restore_signals() {
   if (!handlers_installed_) return;
   ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
+  if (forward_hup_) ::sigaction(SIGHUP, &old_hup_, nullptr);
   ::sigaction(SIGPIPE, &old_pipe_, nullptr);
   handlers_installed_ = false;
 }

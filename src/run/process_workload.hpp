@@ -1,7 +1,7 @@
 #pragma once
 // A real command as a workload: started in its own process group with stdin/stdout/stderr passed
-// through, SIGINT/SIGTERM forwarded to that group, and its steps taken from step markers sent to
-// REGIME_STEP_SOCKET and/or from output lines matching a regex.
+// through, SIGINT/SIGTERM/SIGHUP forwarded to that group, and its steps taken from step markers
+// sent to REGIME_STEP_SOCKET and/or from output lines matching a regex.
 #include <signal.h>
 #include <sys/types.h>
 
@@ -53,6 +53,7 @@ class ProcessWorkload final : public Workload {
   std::string last_marker_error() const override;
   // The signal the user sent regime (forwarded to the command), 0 if none.
   static int forwarded_signal();
+  int interrupted_by() const override;
   pid_t pid() const { return pid_; }
   const std::string& socket_path() const { return socket_path_; }
 
@@ -82,7 +83,9 @@ class ProcessWorkload final : public Workload {
   bool took_terminal_ = false;
   bool handlers_installed_ = false;
   struct sigaction old_int_ {
-  }, old_term_{}, old_pipe_{};
+  }, old_term_{}, old_hup_{}, old_pipe_{};
+  bool forward_hup_ = false;
+  int exit_hook_ = 0;  // common/exit_hooks id while the command runs
   std::string temp_dir_;
   std::string socket_path_;
   int socket_fd_ = -1;

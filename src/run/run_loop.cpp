@@ -97,6 +97,7 @@ void RunLoop::tick() {
     drains_.pass(now);
   }
   collect_steps();
+  stop_if_interrupted_long_ago();
   // Schedule from the time after this tick's work, so a slow read skips ticks.
   ticks_.pass(clock_.now_s());
   ++stats_.ticks;
@@ -104,6 +105,15 @@ void RunLoop::tick() {
     ended_ = RunEnd::Duration;
   else if (workload_.finished())
     ended_ = RunEnd::WorkloadFinished;
+}
+
+void RunLoop::stop_if_interrupted_long_ago() {
+  // The user's signal was passed on to the work; work that shrugs it off is stopped after a
+  // grace (room for a checkpoint), so an interrupted run always ends.
+  if (workload_.interrupted_by() == 0 || workload_.finished()) return;
+  double now = steady_s();
+  if (!interrupted_at_s_) interrupted_at_s_ = now;
+  if (now - *interrupted_at_s_ >= kInterruptGrace_s) workload_.stop();
 }
 
 RunEnd RunLoop::run_until(const UntilFn& until) {

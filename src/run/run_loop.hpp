@@ -29,6 +29,10 @@ struct RunOptions {
 
 enum class RunEnd { Duration, WorkloadFinished, StopRequested };
 
+// How long work that was passed the user's SIGINT/SIGTERM/SIGHUP may go on before the run stops
+// it (SIGTERM, then SIGKILL after the workload's own grace).
+inline constexpr double kInterruptGrace_s = 5;
+
 struct RunStats {
   double t_start_s = 0;  // run clock
   double t_end_s = 0;
@@ -94,6 +98,8 @@ class RunLoop {
   double end_s_ = 0;
   Grid ticks_, energy_, drains_;
   std::optional<RunEnd> ended_;
+  std::optional<double> interrupted_at_s_;  // wall time the work was first seen interrupted
+  void stop_if_interrupted_long_ago();
   bool started_ = false;
   bool finished_ = false;
   double cpu0_s_ = 0;

@@ -255,7 +255,9 @@ TEST_F(ProbeCli, RefusesAmbiguousOrMissingWork) {
   for (const Case& c : std::vector<Case>{
            {{"--workload", "sim:resnet50", "--", "true"}, 2, "--workload excludes command"},
            {{"--seconds", "1"}, 2, "--workload sim:NAME or a command after --"},
-           {{"--sample-ms", "0", "--", "true"}, 2, "--sample-ms must be in [1, 10000]"},
+           {{"--sample-ms", "0", "--", "true"},
+            2,
+            "--sample-ms: 0 is out of range: give 1 to 10000"},
            {{"--", "regime-no-such-command-xyz"}, 2, "regime-no-such-command-xyz"}}) {
     auto r = probe(c.args);
     EXPECT_EQ(r.status, c.status) << c.message;
