@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git python3 clang-format
           libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
           libgtest-dev libgmock-dev libbenchmark-dev libceres-dev libeigen3-dev
-          libre2-dev)
+          libre2-dev clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
