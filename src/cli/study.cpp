@@ -70,7 +70,8 @@ void add_study(CLI::App& root, Context&) {
   add_sweep_settings(sub, r->settings, r->workload);
   sub->add_option("--probe-seconds", r->probe_seconds,
                   "Length of the probe at the current limit, s (simulated s on sim:)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0, 86400, true));
   sub->add_flag("--actuate", r->actuate, "Allow changing the limit of a real (NVML) GPU");
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; a command's own "

@@ -79,6 +79,9 @@ nlohmann::json run_json(const RunRecord& rec, const fs::path& db_path, const Tra
           {"trace", rec.trace_path},
           {"steps_file", rec.steps_path},
           {"db", fs::absolute(db_path).string()},
+          // Transient device errors: reads retried, and reads given up (that field missing).
+          {"read_retries", stats.read_retries},
+          {"failed_reads", stats.failed_reads},
           {"sampler_cpu_s", simulated ? nlohmann::json(nullptr) : nlohmann::json(stats.cpu_s)},
           // The process's CPU time (all threads) over the run's wall time: the sampler's own
           // cost, as the workload is another process. Meaningless on a simulated clock.
