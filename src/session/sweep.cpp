@@ -72,7 +72,7 @@ SweepReport sweep_replay(const SweepRequest& r) {
     caps = plan::parse_caps(r.caps, rep.info);
   }
   plan::SearchOptions opt = search_options(rep.info, r.settings, caps, false);
-  opt.fitter = plan::curve_fitter_for(prober.rows().front().gpu);
+  plan::configure_curve(opt, prober.rows().front().gpu);
   // Single measurements are judged with the noise of the whole table, as `regime recommend` does.
   opt.decision.priors = plan::table_priors(table, prober.rows().front().gpu);
   rep.strategy = opt.strategy;
@@ -92,7 +92,7 @@ plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
   opt.decision.max_power_W = info.max_limit_W;
   opt.force = s.force;
   opt.caps = plan::with_default(std::move(caps), info.default_limit_W);
-  opt.fitter = plan::curve_fitter_for(info.name);
+  plan::configure_curve(opt, info.name);
   if (classify_default)
     opt.classify = [info](const Measurement& m) -> std::optional<Regime> {
       return classify(m, info).regime;
