@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "trace/csv.hpp"
 #include "common/files.hpp"
+#include "trace/csv.hpp"
 
 namespace regime {
 
