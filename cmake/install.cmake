@@ -42,6 +42,9 @@ endif()
 install(TARGETS regime RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY data/gpus DESTINATION ${CMAKE_INSTALL_DATADIR}/regime
         FILES_MATCHING PATTERN "*.json")
+# The charting library report pages inline (scripts/deps.sh copies it from report/node_modules).
+install(FILES data/report/echarts.min.js DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/report
+        OPTIONAL)
 install(DIRECTORY python/regime_step DESTINATION ${_regime_pythondir}
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
 file(GLOB REGIME_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)

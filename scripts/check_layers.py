@@ -21,10 +21,11 @@ ALLOWED = {
     "plan": {"common", "trace", "analysis", "twin"},
     "store": {"common"},
     "control": {"common", "trace", "device", "run", "act"},
+    "report": {"common", "trace", "analysis", "store", "plan"},
     "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim",
-                "plan", "store"},
+                "plan", "store", "report"},
     "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim", "plan",
-            "store", "session"},
+            "store", "report", "session"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)

@@ -28,7 +28,7 @@ LiveBinding live_binding(const Measurement& m, const std::vector<double>& caps_W
   b.source = m.window_power_source;
   if (auto it = m.reason_fraction.find(reason::kSwPowerCap); it != m.reason_fraction.end())
     b.counted_share_at_limit = it->second;
-  else if (!m.reason_fraction.empty())
+  else if (m.reasons_known || !m.reason_fraction.empty())
     b.counted_share_at_limit = 0.0;  // reasons were read and the cap bit never showed
   if (b.limit_W) b.predicted_share_at_limit = window_bind_share(m, *b.limit_W);
   b.available = !m.window_power_W.empty() || b.counted_share_at_limit.has_value();

@@ -7,6 +7,7 @@
 
 #include "analysis/measure.hpp"
 #include "analysis/reasons.hpp"
+#include "analysis/statistics.hpp"
 
 namespace regime {
 
@@ -83,10 +84,10 @@ constexpr uint64_t kLimitingReasons = reason::kSwPowerCap | reason::kHwSlowdown 
                                       reason::kHwPowerBrake;
 
 // "sw_power_cap 41%, sw_thermal 12%": every limiting reason active for a material share.
-std::string material_reasons(const Measurement& m) {
+std::string material_reasons(const Measurement& m, double material_share) {
   std::string out;
   for (const auto& [bit, share] : m.reason_fraction)
-    if ((bit & kLimitingReasons) && share >= kMaterialReasonShare)
+    if ((bit & kLimitingReasons) && share >= material_share)
       out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : ", ", reason_name(bit), 100 * share);
   return out;
 }
@@ -134,10 +135,10 @@ nlohmann::json evidence_of(const Measurement& m, const Facts& f) {
   };
 }
 
-nlohmann::json limiting_reasons_json(const Measurement& m) {
+nlohmann::json limiting_reasons_json(const Measurement& m, double material_share) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [bit, share] : m.reason_fraction)
-    if ((bit & kLimitingReasons) && share >= kMaterialReasonShare)
+    if ((bit & kLimitingReasons) && share >= material_share)
       j[reason_name(bit)] = round1(100 * share);
   return j;
 }
@@ -150,7 +151,7 @@ struct Verdict {
   std::string borderline_why;             // what made it borderline, in words
 };
 
-Verdict decide(const Measurement& m, const Facts& f) {
+Verdict decide(const Measurement& m, const Facts& f, const ClassifyThresholds& th) {
   const std::optional<double> util = m.mean_util_pct;
   // Idle: no steps and (almost) no kernels running.
   if (m.steps == 0 && util && *util < kIdleUtilPct)
@@ -166,12 +167,12 @@ Verdict decide(const Measurement& m, const Facts& f) {
   // Thermal-bound: the thermal reasons were active, at least as long as the power cap was (the
   // counters say what held the clocks). Without counters, falling clocks near the slowdown
   // temperature are taken as heat.
-  if (f.thermal_frac >= kThermalReasonFraction && f.thermal_frac >= f.cap_frac) {
-    Verdict v{Regime::ThermalBound, (f.thermal_frac - kThermalReasonFraction) / 0.4,
+  if (f.thermal_frac >= th.thermal_reason_fraction && f.thermal_frac >= f.cap_frac) {
+    Verdict v{Regime::ThermalBound, (f.thermal_frac - th.thermal_reason_fraction) / 0.4,
               fmt::format("thermal clocks-event reasons active {:.0f}% of the time (>= {:.0f}%)",
-                          100 * f.thermal_frac, 100 * kThermalReasonFraction),
+                          100 * f.thermal_frac, 100 * th.thermal_reason_fraction),
               std::nullopt, ""};
-    if (f.cap_frac >= kThermalReasonFraction) {
+    if (f.cap_frac >= th.thermal_reason_fraction) {
       v.borderline_with = Regime::CapBound;
       v.borderline_why =
           fmt::format("the SW power cap was active {:.0f}% of the time as well", 100 * f.cap_frac);
@@ -192,23 +193,23 @@ Verdict decide(const Measurement& m, const Facts& f) {
   // Cap-bound: the firmware power cap governs the clocks.
   const bool clocks_below_max = f.sm_ratio && *f.sm_ratio < kClocksAtMaxRatio;
   const bool near_limit = f.power_ratio && *f.power_ratio >= kCapPowerRatio;
-  if (f.cap_frac >= kCapReasonFraction || (near_limit && clocks_below_max)) {
-    double margin = (f.cap_frac - kCapReasonFraction) / (1 - kCapReasonFraction);
+  if (f.cap_frac >= th.cap_reason_fraction || (near_limit && clocks_below_max)) {
+    double margin = (f.cap_frac - th.cap_reason_fraction) / (1 - th.cap_reason_fraction);
     if (near_limit) margin = std::max(margin, (*f.power_ratio - kCapPowerRatio) / 0.04);
     if (!clocks_below_max) margin -= 0.5;  // a cap that does not lower clocks is doubtful
     Verdict v{Regime::CapBound, margin,
-              f.cap_frac >= kCapReasonFraction
+              f.cap_frac >= th.cap_reason_fraction
                   ? fmt::format("SW power cap active {:.0f}% of the time (>= {:.0f}%)",
-                                100 * f.cap_frac, 100 * kCapReasonFraction)
+                                100 * f.cap_frac, 100 * th.cap_reason_fraction)
                   : fmt::format("mean power {:.0f}% of the limit (>= {:.0f}%) with clocks at "
                                 "{:.0f}% of max",
                                 100 * *f.power_ratio, 100 * kCapPowerRatio, 100 * *f.sm_ratio),
               std::nullopt, ""};
-    if (f.thermal_frac >= kThermalReasonFraction) {
+    if (f.thermal_frac >= th.thermal_reason_fraction) {
       v.borderline_with = Regime::ThermalBound;
       v.borderline_why = fmt::format("thermal reasons were active {:.0f}% of the time as well",
                                      100 * f.thermal_frac);
-    } else if (f.reasons_known && f.cap_frac < kCapReasonFraction + kBorderlineCapShare) {
+    } else if (f.reasons_known && f.cap_frac < th.cap_reason_fraction + kBorderlineCapShare) {
       v.borderline_with = Regime::Headroom;
       v.borderline_why =
           fmt::format("the SW power cap was active only {:.0f}% of the time", 100 * f.cap_frac);
@@ -247,10 +248,10 @@ Verdict decide(const Measurement& m, const Facts& f) {
     rule += fmt::format(", SM clock {:.0f}% of max", 100 * *f.sm_ratio);
   }
   Verdict v{Regime::Headroom, margin, rule, std::nullopt, ""};
-  if (f.cap_frac >= kMaterialReasonShare || near_limit) {
+  if (f.cap_frac >= th.material_reason_share || near_limit) {
     v.borderline_with = Regime::CapBound;
     v.borderline_why =
-        f.cap_frac >= kMaterialReasonShare
+        f.cap_frac >= th.material_reason_share
             ? fmt::format("the SW power cap was active {:.0f}% of the time{}", 100 * f.cap_frac,
                           f.power_ratio
                               ? fmt::format(" at {:.0f}% of the limit", 100 * *f.power_ratio)
@@ -294,9 +295,10 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
           "down from {:.0f} W. A thermal controller cannot help.",
           limit, limit);
     case Regime::ThermalBound:
-      return "Heat is limiting the clocks: a lower cap (or a controller that lowers it while the "
-             "card is hot: regime control --policy regime-gated, docs/control.md) may stop the "
-             "throttling. Sweep caps down from the limit.";
+      return "Heat is limiting the clocks (thermal slowdown): a lower cap, or a thermal "
+             "controller that lowers it while the card is hot (regime control --policy "
+             "regime-gated, docs/control.md), may stop the throttling. Sweep caps down from the "
+             "limit.";
     case Regime::Headroom:
       return fmt::format(
           "The GPU is busy at full clocks and draws {:.0f} W (p95 {:.0f} W) of the {:.0f} W "
@@ -315,8 +317,12 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
 }  // namespace
 
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu) {
+  return classify(m, gpu, ClassifyThresholds{});
+}
+
+RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const ClassifyThresholds& th) {
   const Facts f = facts_of(m, gpu);
-  const Verdict v = decide(m, f);
+  const Verdict v = decide(m, f, th);
   RegimeReport r;
   r.regime = v.regime;
   double confidence = confidence_from(v.margin);
@@ -325,11 +331,11 @@ RegimeReport classify(const Measurement& m, const GpuInfo& gpu) {
   if (short_run) confidence *= 0.8;
   r.confidence = round2(confidence);
   r.evidence = evidence_of(m, f);
-  const std::string active = material_reasons(m);
+  const std::string active = material_reasons(m, th.material_reason_share);
   // Every limiting reason active for a material share is named, whichever rule decided.
   r.evidence["rule"] =
       active.empty() ? v.rule : fmt::format("{}; limiting reasons active: {}", v.rule, active);
-  r.evidence["limiting_reasons_pct"] = limiting_reasons_json(m);
+  r.evidence["limiting_reasons_pct"] = limiting_reasons_json(m, th.material_reason_share);
   r.evidence["short_run"] = short_run;
   r.evidence["borderline_with"] =
       v.borderline_with ? nlohmann::json(to_string(*v.borderline_with)) : nlohmann::json(nullptr);
@@ -402,6 +408,12 @@ std::string format_report(const RegimeReport& r) {
                           to_string(m.energy_source)));
   out += line("power", fmt::format("{:.1f} W mean, {:.1f} W p95, limit {} W", m.avg_power_W,
                                    m.p95_power_W, or_na(m.mean_limit_W, "{:.0f}")));
+  if (!m.window_power_W.empty())
+    out += line("power windows",
+                fmt::format("{} x {} s: median {:.0f} W, p99 {:.0f} W, max {:.0f} W ({})",
+                            m.window_power_W.size(), m.window_power_s,
+                            percentile(m.window_power_W, 50), percentile(m.window_power_W, 99),
+                            m.window_power_W.back(), m.window_power_source));
   out += line("SM clock", fmt::format("{} MHz mean, {} MHz p05, {} MHz max seen",
                                       or_na(m.mean_sm_MHz, "{:.0f}"), or_na(m.p05_sm_MHz, "{:.0f}"),
                                       or_na(m.max_sm_MHz_seen, "{:.0f}")));

@@ -47,7 +47,15 @@ struct GpuSpecOverrides {
 GpuInfo infer_gpu_info(const Trace& trace, std::optional<int> gpu = std::nullopt);
 GpuInfo apply_overrides(GpuInfo info, const GpuSpecOverrides& overrides);
 
+// The thresholds a calibration varies (docs/analysis.md, "Choosing the thresholds").
+struct ClassifyThresholds {
+  double cap_reason_fraction = kCapReasonFraction;
+  double thermal_reason_fraction = kThermalReasonFraction;
+  double material_reason_share = kMaterialReasonShare;
+};
+
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu);
+RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const ClassifyThresholds& t);
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOverrides& overrides);
 
 // {"regime","confidence","advice","evidence":{...},"measurement":{...}} (DESIGN.md section 3).

@@ -25,6 +25,12 @@ void add_study(CLI::App& root, Context& ctx);
 void add_sim(CLI::App& root, Context& ctx);
 void add_runs(CLI::App& root, Context& ctx);
 void add_control(CLI::App& root, Context& ctx);
+void add_report(CLI::App& root, Context& ctx);
+
+// A number option's check: a finite number within [min, max] (`min` itself refused when
+// min_exclusive). CLI11's own range check lets NaN through and takes inf; a value out of range
+// is a usage error naming the option and the range, before anything runs.
+CLI::Validator number_in(double min, double max, bool min_exclusive = false);
 
 // Prints JSON the same way everywhere: two-space indent, newline.
 void print_json(const nlohmann::json& j);

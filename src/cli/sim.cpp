@@ -181,6 +181,7 @@ void add_sim(CLI::App& root, Context&) {
       ->required();
   fit->add_option("--gpu", fo->gpu, "GPU model to fit with (default: the table's gpu column)");
   fit->add_option("--fit-caps", fo->fit_caps, "How many caps per workload to fit from")
+      ->check(number_in(1, 1000))
       ->default_val(3);
   fit->add_option("--model", fo->model,
                   "twin (default); quadratic (the planner's simple curve) or cube (a plain "

@@ -58,12 +58,15 @@ void add_sweep(CLI::App& root, Context&) {
                 "Machine-readable output: stdout carries only the JSON object; a command's own "
                 "stdout goes to stderr");
   sub->add_option("--warmup-steps", s.budget.warmup_steps,
-                  "Steps skipped after settling (default 3)");
+                  "Steps skipped after settling (default 3)")
+      ->check(number_in(0, 1000000));
   sub->add_option("--probe-steps", s.budget.max_steps,
-                  "Most steps measured per cap (default 2000)");
+                  "Most steps measured per cap (default 2000; at least the 10 an interval needs)")
+      ->check(number_in(10, 1e9));
   sub->add_option("--target-ci", s.budget.target_rel_ci,
                   "Stop measuring a cap when the energy-per-step 95% interval is this tight, "
-                  "relative half-width (default 0.01)");
+                  "relative half-width (default 0.01)")
+      ->check(number_in(0, 1, true));
   sub->add_option("command", r->workload.command, "The workload command, after --");
   sub->callback([r, json] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON

@@ -4,6 +4,8 @@
 
 #include <iostream>
 
+#include "cli/command.hpp"
+
 namespace regime::cli {
 
 void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w) {
@@ -15,8 +17,10 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::Workl
   sub->add_option("--step-regex", w.step_regex,
                   "A line of the command's output matching this marks the end of a step");
   sub->add_option("--settle-s", s.budget.settle_s,
-                  "Seconds to let power settle after a cap change (default 5)");
-  sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)");
+                  "Seconds to let power settle after a cap change (default 5)")
+      ->check(number_in(0, 3600));
+  sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)")
+      ->check(number_in(0, 86400, true));
   sub->add_option("--db", s.db,
                   "Run database that keeps the sweep (default: STATE_DIR/runs.sqlite)");
   sub->add_flag("--apply", s.apply,

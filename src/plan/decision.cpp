@@ -216,11 +216,12 @@ Decision decide_intervals(const std::vector<ProbeResult>& probes, int d_idx,
       }
     }
     const Interval pt = p.measurement.time_per_step_ci_s;
-    if (!hot && pt.second > pt.first && dt.second > dt.first && pt.second < dt.first) {
+    if (!hot && pt.second > pt.first && dt.second > dt.first &&
+        pt.second < dt.first * (1 - kPhysicsToleranceRel)) {
       d.not_credited.push_back(
-          {p.cap_W, fmt::format("time per step [{:.4g}, {:.4g}] s lies below the default's "
-                                "[{:.4g}, {:.4g}] s: a cap cannot speed work up, so this is "
-                                "noise or drift",
+          {p.cap_W, fmt::format("time per step [{:.4g}, {:.4g}] s lies more than 1% below the "
+                                "default's [{:.4g}, {:.4g}] s: a cap cannot speed work up, so "
+                                "this is noise or drift",
                                 pt.first, pt.second, dt.first, dt.second)});
       continue;
     }

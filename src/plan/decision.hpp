@@ -36,6 +36,11 @@ inline constexpr double kNoBindMargin = 0.15;
 // check per row: chosen on the V100 table's rows that cannot bind, checked on the RTX 6000's.
 inline constexpr double kDecisionAlpha = 0.05;
 inline constexpr double kPhysicsAlpha = 0.05;
+// With intervals: a lower cap is faster beyond the noise only when its time interval lies this
+// far under the default's. One window's bootstrap interval does not see how step time wanders
+// from window to window (scheduling, other processes): 1% is well above that wander on the H200
+// (probe intervals +-0.4%, docs/h200.md) and well under any slowdown a cap is chosen for.
+inline constexpr double kPhysicsToleranceRel = 0.01;
 
 struct NotCredited {
   double cap_W = 0;

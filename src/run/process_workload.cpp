@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "common/exit_hooks.hpp"
 #include "run/step_marker.hpp"
 
 extern char** environ;
@@ -33,7 +34,11 @@ std::atomic<bool> g_command_ended{false};
 volatile sig_atomic_t g_forwarded_signal = 0;
 // The dispositions the forwarding replaced (a PowerLimitGuard's, or the default).
 struct sigaction g_previous_int {
-}, g_previous_term{};
+}, g_previous_term{}, g_previous_hup{};
+
+struct sigaction* previous_for(int sig) {
+  return sig == SIGINT ? &g_previous_int : sig == SIGTERM ? &g_previous_term : &g_previous_hup;
+}
 
 extern "C" void forward_signal(int sig) {
   int saved = errno;
@@ -45,7 +50,7 @@ extern "C" void forward_signal(int sig) {
     // Nothing left to forward to: chain to the previous disposition (a guard restores the limit
     // and exits 128+sig; the default ends regime). The signal is blocked while we run, so the
     // re-raised one reaches that disposition once we return.
-    ::sigaction(sig, sig == SIGINT ? &g_previous_int : &g_previous_term, nullptr);
+    ::sigaction(sig, previous_for(sig), nullptr);
     ::raise(sig);
   } else {
     g_forwarded_signal = sig;  // the command is being started: start() forwards it then
@@ -78,10 +83,33 @@ int decode_status(int status) {
   return 1;
 }
 
+// Private directories of regime processes that ended without removing theirs (SIGKILL, a
+// crash): "regime-PID-XXXXXX" of this user whose PID no longer runs. Removed before a new one is
+// made, so they never pile up.
+void remove_stale_temp_dirs(const std::string& parent) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("regime-", 0) != 0) continue;
+    size_t dash = name.find('-', 7);
+    if (dash == std::string::npos || dash == 7) continue;
+    std::string pid_text = name.substr(7, dash - 7);
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+      continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(entry.path(), ec);
+  }
+}
+
 std::string make_temp_dir() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/regime-XXXXXX";
+  std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  remove_stale_temp_dirs(parent);
+  std::string pattern = parent + "/regime-" + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr)
     throw Error(ErrorKind::Io, "cannot create a private directory for the step socket (" + pattern +
                                    "): " + errno_text());
@@ -238,14 +266,7 @@ ProcessWorkload::ProcessWorkload(ProcessOptions options, const WallClock& clock)
     : options_(std::move(options)), clock_(clock) {
   if (options_.argv.empty() || options_.argv.front().empty())
     throw Error(ErrorKind::InvalidArgument, "no command given to run (put it after --)");
-  if (options_.step_regex) {
-    try {
-      regex_.emplace(*options_.step_regex, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      throw Error(ErrorKind::InvalidArgument,
-                  "invalid --step-regex '" + *options_.step_regex + "': " + e.what());
-    }
-  }
+  if (options_.step_regex) regex_.emplace(*options_.step_regex);
   if (!(options_.stop_grace_s >= 0))
     throw Error(ErrorKind::InvalidArgument, "stop grace period must be >= 0 seconds");
   user_ = workload_user(options_.workload_as_root);
@@ -314,7 +335,8 @@ void ProcessWorkload::start(double) {
   if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(ErrorKind::Io, "cannot create a pipe: " + errno_text());
 
-  // Forward the user's SIGINT/SIGTERM to the command's group; survive a closed stdout.
+  // Forward the user's SIGINT/SIGTERM/SIGHUP to the command's group (a hang-up ends the command
+  // too, unless SIGHUP is ignored, as under nohup); survive a closed stdout.
   struct sigaction forward {};
   forward.sa_handler = forward_signal;
   sigemptyset(&forward.sa_mask);
@@ -326,11 +348,15 @@ void ProcessWorkload::start(double) {
   g_command_ended.store(false);
   ::sigaction(SIGINT, &forward, &old_int_);
   ::sigaction(SIGTERM, &forward, &old_term_);
+  ::sigaction(SIGHUP, nullptr, &old_hup_);
+  forward_hup_ = (old_hup_.sa_flags & SA_SIGINFO) != 0 || old_hup_.sa_handler != SIG_IGN;
+  if (forward_hup_) ::sigaction(SIGHUP, &forward, nullptr);
   ::sigaction(SIGPIPE, &ignore, &old_pipe_);
   // A workload started while another's forwarding is still installed chains to what that one
   // found, never to the forwarding itself (which would re-raise forever).
   if (old_int_.sa_handler != forward_signal) g_previous_int = old_int_;
   if (old_term_.sa_handler != forward_signal) g_previous_term = old_term_;
+  if (forward_hup_ && old_hup_.sa_handler != forward_signal) g_previous_hup = old_hup_;
   handlers_installed_ = true;
 
   std::vector<std::string> argv_copy = options_.argv;
@@ -365,6 +391,13 @@ void ProcessWorkload::start(double) {
   }
   pid_ = pid;
   g_child_pgid.store(pid);
+  // Should a signal end regime without unwinding (the power-limit guard's watcher), the command
+  // must not outlive it, nor its private directory.
+  exit_hook_ = add_exit_hook([pgid = pid, dir = temp_dir_] {
+    ::kill(-pgid, SIGTERM);
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  });
   if (int early = g_forwarded_signal; early != 0) ::kill(-pid, early);  // arrived while spawning
   last_regex_end_s_ = clock_.unix_now_s();
 
@@ -433,16 +466,35 @@ bool ProcessWorkload::drain_stream(Stream& s) {
       if (c == '\n' || c == '\r') {  // progress bars end their lines with \r
         if (!s.line.empty()) on_line(s.line);
         s.line.clear();
-      } else if (s.line.size() < 65536) {
+        s.overlong = false;
+      } else if (s.line.size() < kMaxStepLineBytes) {
         s.line.push_back(c);
+      } else if (!s.overlong) {
+        s.overlong = true;
+        note_overlong_line();
       }
     }
   }
   return true;
 }
 
+void ProcessWorkload::note_overlong_line() {
+  long count = 0;
+  {
+    std::lock_guard lock(mutex_);
+    count = ++overlong_;
+  }
+  if (count == 1) {
+    std::string msg = "regime: a line of the command's output is longer than " +
+                      std::to_string(kMaxStepLineBytes) +
+                      " bytes; --step-regex is matched against its first " +
+                      std::to_string(kMaxStepLineBytes) + " bytes only\n";
+    write_all(STDERR_FILENO, msg.data(), msg.size());
+  }
+}
+
 void ProcessWorkload::on_line(const std::string& line) {
-  if (!regex_ || !std::regex_search(line, *regex_)) return;
+  if (!regex_ || !regex_->search(line)) return;
   double now = clock_.unix_now_s();
   std::lock_guard lock(mutex_);
   pending_.push_back(Step{regex_steps_++, last_regex_end_s_, now});
@@ -500,6 +552,11 @@ void ProcessWorkload::stop() {
 
 std::optional<int> ProcessWorkload::exit_status() { return exit_status_; }
 
+long ProcessWorkload::overlong_lines() const {
+  std::lock_guard lock(mutex_);
+  return overlong_;
+}
+
 long ProcessWorkload::malformed_markers() const {
   std::lock_guard lock(mutex_);
   return malformed_;
@@ -520,7 +577,11 @@ void ProcessWorkload::stop_listener() {
   listener_.join();
 }
 
+int ProcessWorkload::interrupted_by() const { return pid_ > 0 ? g_forwarded_signal : 0; }
+
 void ProcessWorkload::cleanup_socket() {
+  if (exit_hook_ != 0) remove_exit_hook(exit_hook_);
+  exit_hook_ = 0;
   close_fd(socket_fd_);
   std::error_code ec;
   if (!temp_dir_.empty()) std::filesystem::remove_all(temp_dir_, ec);
@@ -542,6 +603,7 @@ void ProcessWorkload::restore_signals() {
   if (!handlers_installed_) return;
   ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
+  if (forward_hup_) ::sigaction(SIGHUP, &old_hup_, nullptr);
   ::sigaction(SIGPIPE, &old_pipe_, nullptr);
   handlers_installed_ = false;
 }

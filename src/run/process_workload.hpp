@@ -1,8 +1,8 @@
 #pragma once
 // A real command as a workload: started in its own process group with stdin/stdout/stderr passed
-// through, SIGINT/SIGTERM forwarded to that group, and its steps taken from step markers sent to
-// REGIME_STEP_SOCKET and/or from output lines matching a regex. Under sudo it runs as the user
-// who typed sudo, not as root (ProcessOptions::workload_as_root).
+// through, SIGINT/SIGTERM/SIGHUP forwarded to that group, and its steps taken from step markers
+// sent to REGIME_STEP_SOCKET and/or from output lines matching a regex. Under sudo it runs as
+// the user who typed sudo, not as root (ProcessOptions::workload_as_root).
 #include <signal.h>
 #include <sys/types.h>
 
@@ -10,11 +10,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "run/step_marker.hpp"
 #include "run/wall_clock.hpp"
 #include "run/workload.hpp"
 #include "run/workload_user.hpp"
@@ -52,11 +52,14 @@ class ProcessWorkload final : public Workload {
   void stop() override;
   std::optional<int> exit_status() override;
 
+  // Output lines longer than kMaxStepLineBytes (matched on their first bytes only).
+  long overlong_lines() const;
   // Markers that could not be parsed (ignored), and the last reason.
   long malformed_markers() const override;
   std::string last_marker_error() const override;
   // The signal the user sent regime (forwarded to the command), 0 if none.
   static int forwarded_signal();
+  int interrupted_by() const override;
   pid_t pid() const { return pid_; }
   // The user the command runs as; nullopt: as regime itself.
   const std::optional<WorkloadUser>& user() const { return user_; }
@@ -67,11 +70,13 @@ class ProcessWorkload final : public Workload {
     int fd = -1;
     int out_fd = -1;  // where its bytes are passed through
     std::string line;
+    bool overlong = false;  // the current line passed kMaxStepLineBytes
   };
   void listen();
   void drain_socket();
   bool drain_stream(Stream& s);  // false at EOF
   void on_line(const std::string& line);
+  void note_overlong_line();
   void reap(int status);
   void stop_listener();
   void cleanup_socket();
@@ -80,14 +85,16 @@ class ProcessWorkload final : public Workload {
 
   ProcessOptions options_;
   const WallClock& clock_;
-  std::optional<std::regex> regex_;
+  std::optional<StepRegex> regex_;
   std::optional<WorkloadUser> user_;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
   bool took_terminal_ = false;
   bool handlers_installed_ = false;
   struct sigaction old_int_ {
-  }, old_term_{}, old_pipe_{};
+  }, old_term_{}, old_hup_{}, old_pipe_{};
+  bool forward_hup_ = false;
+  int exit_hook_ = 0;  // common/exit_hooks id while the command runs
   std::string temp_dir_;
   std::string socket_path_;
   int socket_fd_ = -1;
@@ -99,6 +106,7 @@ class ProcessWorkload final : public Workload {
   mutable std::mutex mutex_;  // guards everything below
   std::vector<Step> pending_;
   long malformed_ = 0;
+  long overlong_ = 0;
   std::string last_error_;
   int64_t regex_steps_ = 0;
   double last_regex_end_s_ = 0;

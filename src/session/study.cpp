@@ -29,12 +29,12 @@ void validate(const StudyRequest& r) {
 // One run at the current limit, measured and classified; nothing is changed. With an output
 // folder the trace goes to DIR/probe.trace.csv and its siblings.
 RegimeReport probe_pair(const StudyRequest& r, Target& target, const GpuInfo& info,
-                        std::vector<std::string>& warnings) {
+                        std::vector<std::string>& warnings, Trace& trace) {
   WorkloadPtr work = target.make_workload(r.workload);
   RunOptions o;
   o.duration_s = r.probe_seconds;
   RunStats stats;
-  Trace trace = run(target.gpu(), *work, o, target.clock(), &stats);
+  trace = run(target.gpu(), *work, o, target.clock(), &stats);
   if (!r.out_dir.empty()) {
     fs::path dir(r.out_dir);
     write_trace_csv(dir / "probe.trace.csv", trace.samples);
@@ -68,7 +68,7 @@ StudyReport run_study(const StudyRequest& r) {
   rep.workload = r.workload.display_name();
   rep.probe_seconds = r.probe_seconds;
   rep.info = target.gpu().info();
-  rep.regime = probe_pair(r, target, rep.info, rep.warnings);
+  rep.regime = probe_pair(r, target, rep.info, rep.warnings, rep.probe_trace);
   rep.plan = plan::plan_sweep(rep.regime, rep.info);
   rep.sweep_command = plan::sweep_command(
       {r.device, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),

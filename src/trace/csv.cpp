@@ -1,7 +1,12 @@
 #include "trace/csv.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -11,11 +16,17 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace regime {
 
 namespace {
 
+constexpr size_t kMaxColumns = 11;
+// Sanity bounds: times are Unix seconds (or seconds from 0), GPU indexes are small. A value
+// beyond them is a corrupt file, refused where it stands rather than allocated for.
+constexpr double kMaxAbsTime_s = 1e11;  // about the year 5100
+constexpr int kMaxGpuIndex = 1023;
 constexpr size_t kWriteChunkBytes = 64 * 1024;
 
 [[noreturn]] void parse_fail(const std::string& source, size_t line, size_t column,
@@ -85,6 +96,16 @@ class RowReader {
     return v;
   }
 
+  // A time column: a number within +-kMaxAbsTime_s.
+  double time(const Row& row, size_t i) const {
+    double v = number(row, i);
+    if (std::abs(v) > kMaxAbsTime_s)
+      fail(row.line, row.column(i),
+           fmt::format("{} {} is not a plausible time in seconds (beyond +-{:g})", names_[i],
+                       row.cell(i), kMaxAbsTime_s));
+    return v;
+  }
+
   template <typename Int>
   std::optional<Int> optional_integer(const Row& row, size_t i) const {
     const std::string_view cell = row.cell(i);
@@ -128,20 +149,8 @@ class RowReader {
   size_t line_ = 0;
 };
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(ErrorKind::Io,
-                fmt::format("cannot open '{}': {}", path.string(), std::strerror(errno)));
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size > 0) text.resize(static_cast<size_t>(size));
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in && !in.eof()) throw Error(ErrorKind::Io, fmt::format("cannot read '{}'", path.string()));
-  return text;
-}
+// Only a regular file: a FIFO or a device as a trace would block or never end.
+std::string read_file(const std::filesystem::path& path) { return read_regular_file(path); }
 
 template <typename T>
 void append_optional(fmt::memory_buffer& out, const std::optional<T>& v) {
@@ -270,14 +279,17 @@ std::vector<Sample> parse_trace_csv(std::string_view text, const std::string& so
                     "mem_MHz", "util_pct", "limit_W", "reasons"});
   std::vector<Sample> samples;
   samples.reserve(text.size() / 64);  // rows are about 60-80 bytes
-  // Time must not go backwards per GPU (several GPUs may share a sampling instant).
-  std::vector<double> last_t_by_gpu;
+  // Time must not go backwards per GPU (several GPUs may share a sampling instant). A few GPUs
+  // at most: a flat list, sized by the GPUs the file has, not by the largest index in it.
+  std::vector<std::pair<int, double>> last_t_by_gpu;
   Row row;
   while (reader.next(row)) {
     Sample s;
-    s.t_s = reader.number(row, 0);
+    s.t_s = reader.time(row, 0);
     s.gpu = reader.integer<int>(row, 1);
-    if (s.gpu < 0) reader.fail(row.line, row.column(1), "negative gpu index");
+    if (s.gpu < 0 || s.gpu > kMaxGpuIndex)
+      reader.fail(row.line, row.column(1),
+                  fmt::format("gpu index {} is outside 0-{}", s.gpu, kMaxGpuIndex));
     s.power_W = reader.optional_number(row, 2);
     s.power_avg_W = reader.optional_number(row, 3);
     s.energy_J = reader.optional_number(row, 4);
@@ -287,14 +299,17 @@ std::vector<Sample> parse_trace_csv(std::string_view text, const std::string& so
     s.util_pct = reader.optional_number(row, 8);
     s.limit_W = reader.optional_number(row, 9);
     s.reasons = reader.optional_integer<uint64_t>(row, 10);
-    const auto g = static_cast<size_t>(s.gpu);
-    if (g >= last_t_by_gpu.size())
-      last_t_by_gpu.resize(g + 1, -std::numeric_limits<double>::infinity());
-    if (s.t_s < last_t_by_gpu[g])
-      reader.fail(row.line, row.column(0),
-                  fmt::format("time goes backwards: t_s {} after {} (gpu {})", s.t_s,
-                              last_t_by_gpu[g], s.gpu));
-    last_t_by_gpu[g] = s.t_s;
+    auto last = std::find_if(last_t_by_gpu.begin(), last_t_by_gpu.end(),
+                             [&](const auto& g) { return g.first == s.gpu; });
+    if (last == last_t_by_gpu.end()) {
+      last_t_by_gpu.emplace_back(s.gpu, s.t_s);
+    } else {
+      if (s.t_s < last->second)
+        reader.fail(row.line, row.column(0),
+                    fmt::format("time goes backwards: t_s {} after {} (gpu {})", s.t_s,
+                                last->second, s.gpu));
+      last->second = s.t_s;
+    }
     samples.push_back(s);
   }
   return samples;
@@ -308,8 +323,8 @@ std::vector<Step> parse_steps_csv(std::string_view text, const std::string& sour
   while (reader.next(row)) {
     Step s;
     s.step = reader.integer<int64_t>(row, 0);
-    s.t_start_s = reader.number(row, 1);
-    s.t_end_s = reader.number(row, 2);
+    s.t_start_s = reader.time(row, 1);
+    s.t_end_s = reader.time(row, 2);
     if (s.t_end_s < s.t_start_s)
       reader.fail(row.line, row.column(2),
                   fmt::format("step ends before it starts: t_end_s {} < t_start_s {}", s.t_end_s,
@@ -329,7 +344,7 @@ std::vector<PowerPoint> parse_power_csv(std::string_view text, const std::string
   points.reserve(text.size() / 24);
   Row row;
   while (reader.next(row)) {
-    PowerPoint p{reader.number(row, 0), reader.number(row, 1)};
+    PowerPoint p{reader.time(row, 0), reader.number(row, 1)};
     if (!points.empty() && p.t_s < points.back().t_s)
       reader.fail(row.line, row.column(0),
                   fmt::format("time goes backwards: t_s {} after {}", p.t_s, points.back().t_s));
@@ -402,10 +417,28 @@ std::string format_power_csv(const std::vector<PowerPoint>& points) {
 
 CsvFileWriter::CsvFileWriter(const std::filesystem::path& path, std::string_view header)
     : path_(path) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (!file_)
+  // Never through a planted link, and only ever a regular file: a FIFO opened for writing
+  // would block until someone reads it (O_NONBLOCK makes that an error instead).
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                  0644);
+  if (fd < 0)
     throw Error(ErrorKind::Io,
-                fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno)));
+                fmt::format("cannot create '{}': {}", path.string(),
+                            errno == ELOOP ? "it is a symbolic link" : std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot create '{}': not a regular file", path.string()));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  file_ = ::fdopen(fd, "wb");
+  if (!file_) {
+    int e = errno;
+    ::close(fd);
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot create '{}': {}", path.string(), std::strerror(e)));
+  }
   buffer_.reserve(kWriteChunkBytes + 256);
   fmt::format_to(std::back_inserter(buffer_), "{}\n", header);
 }

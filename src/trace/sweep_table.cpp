@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "trace/csv.hpp"
 
 namespace regime {
@@ -69,6 +70,9 @@ double number(const std::string& source, int line, const Cell& cell, const std::
 }
 
 std::string fmt_num(double v) { return fmt::format("{}", v); }
+
+// Steps measured at one cap: an int, and far beyond any real sweep.
+constexpr double kMaxSteps = 1e9;
 
 }  // namespace
 
@@ -164,6 +168,9 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
       if (*s != std::floor(*s))
         parse_error(source, line_no, cell("steps").column,
                     fmt::format("steps '{}' is not a whole number", cell("steps").text));
+      if (*s > kMaxSteps)
+        parse_error(source, line_no, cell("steps").column,
+                    fmt::format("steps {} is more than {:g}", cell("steps").text, kMaxSteps));
       r.steps = static_cast<int>(*s);
     }
     if (!keys.insert({r.workload, r.gpu, r.cap_W}).second)
@@ -178,11 +185,15 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
 }
 
 SweepTable read_sweep_table(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, fmt::format("cannot read sweep table '{}'", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep_table(ss.str(), path.string());
+  // A sweep table has a row per measured cap: anything near this size is not one.
+  constexpr size_t kMaxBytes = size_t{256} << 20;
+  std::string text;
+  try {
+    text = read_regular_file(path, kMaxBytes);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Io, fmt::format("cannot read sweep table: {}", e.what()));
+  }
+  return parse_sweep_table(text, path.string());
 }
 
 std::string format_sweep_table(const std::vector<SweepRow>& rows) {

@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
+#include "common/json_text.hpp"
 #include "common/paths.hpp"
 
 namespace regime::twin {
@@ -35,11 +37,11 @@ std::string normalize_name(const std::string& text) {
 }
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::Io, "cannot read GPU spec " + path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_regular_file(path, size_t{1} << 20);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Io, std::string("cannot read GPU spec: ") + e.what());
+  }
 }
 
 double number(const nlohmann::json& j, const char* key, const std::string& origin) {
@@ -188,12 +190,7 @@ std::vector<std::string> bound_violations(const GpuSpec& s) {
 }
 
 GpuSpec parse_gpu_spec(const std::string& json_text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(ErrorKind::Parse, origin + ": " + e.what());
-  }
+  nlohmann::json j = parse_json(json_text, origin);
   check(j.is_object(), origin, "expected a JSON object");
   GpuSpec s;
   s.model = text(j, "model", origin);
@@ -226,7 +223,7 @@ GpuSpec parse_gpu_spec(const std::string& json_text, const std::string& origin) 
       {"memory_power_W", &GpuSpec::memory_power_W},
   };
   for (const auto& [key, member] : kRequired) s.*member = number(j, key, origin);
-  s.sm_count = static_cast<int>(number(j, "sm_count", origin));
+  s.sm_count = static_cast<int>(json_integer(j, "sm_count", origin, 1, 1000000));
   s.ambient_C = number_or(j, "ambient_C", 25.0, origin);
   for (const auto& [key, member] :
        {std::pair{"thermal_resistance_C_per_W", &GpuSpec::thermal_resistance_C_per_W},
