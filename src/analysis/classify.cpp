@@ -7,6 +7,7 @@
 
 #include "analysis/measure.hpp"
 #include "analysis/reasons.hpp"
+#include "analysis/statistics.hpp"
 
 namespace regime {
 
@@ -74,7 +75,22 @@ struct Facts {
   std::optional<double> limit_W, max_sm_MHz, slowdown_C;
   std::optional<double> power_ratio, sm_ratio;
   double cap_frac = 0, thermal_frac = 0, idle_frac = 0, hw_slowdown_frac = 0;
+  bool reasons_known = false;
 };
+
+// The reasons that limit clocks (idle, application clocks and the like do not).
+constexpr uint64_t kLimitingReasons = reason::kSwPowerCap | reason::kHwSlowdown |
+                                      reason::kSwThermal | reason::kHwThermal |
+                                      reason::kHwPowerBrake;
+
+// "sw_power_cap 41%, sw_thermal 12%": every limiting reason active for a material share.
+std::string material_reasons(const Measurement& m, double material_share) {
+  std::string out;
+  for (const auto& [bit, share] : m.reason_fraction)
+    if ((bit & kLimitingReasons) && share >= material_share)
+      out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : ", ", reason_name(bit), 100 * share);
+  return out;
+}
 
 Facts facts_of(const Measurement& m, const GpuInfo& gpu) {
   Facts f;
@@ -92,6 +108,7 @@ Facts facts_of(const Measurement& m, const GpuInfo& gpu) {
   f.thermal_frac = fraction(m, kThermalReasons);
   f.idle_frac = fraction(m, reason::kIdle);
   f.hw_slowdown_frac = fraction(m, reason::kHwSlowdown);
+  f.reasons_known = m.reasons_known || !m.reason_fraction.empty();
   return f;
 }
 
@@ -114,63 +131,110 @@ nlohmann::json evidence_of(const Measurement& m, const Facts& f) {
       {"idle_reason_time_pct", round1(100 * f.idle_frac)},
       {"max_temp_C", opt1(m.max_temp_C)},
       {"slowdown_temp_C", opt1(f.slowdown_C)},
+      {"reasons_known", f.reasons_known},
   };
+}
+
+nlohmann::json limiting_reasons_json(const Measurement& m, double material_share) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [bit, share] : m.reason_fraction)
+    if ((bit & kLimitingReasons) && share >= material_share)
+      j[reason_name(bit)] = round1(100 * share);
+  return j;
 }
 
 struct Verdict {
   Regime regime;
-  double margin;     // how far inside the rule's region, about -1..1
-  std::string rule;  // the rule that decided, in words with numbers
+  double margin;                          // how far inside the rule's region, about -1..1
+  std::string rule;                       // the rule that decided, in words with numbers
+  std::optional<Regime> borderline_with;  // the neighbour it nearly was
+  std::string borderline_why;             // what made it borderline, in words
 };
 
-Verdict decide(const Measurement& m, const Facts& f) {
+Verdict decide(const Measurement& m, const Facts& f, const ClassifyThresholds& th) {
   const std::optional<double> util = m.mean_util_pct;
   // Idle: no steps and (almost) no kernels running.
   if (m.steps == 0 && util && *util < kIdleUtilPct)
     return {Regime::Idle, (kIdleUtilPct - *util) / kIdleUtilPct,
-            fmt::format("no steps and utilization {:.1f}% < {}%", *util, kIdleUtilPct)};
+            fmt::format("no steps and utilization {:.1f}% < {}%", *util, kIdleUtilPct),
+            std::nullopt, ""};
   if (m.steps == 0 && !util && f.idle_frac >= kIdleReasonFraction)
     return {
         Regime::Idle, (f.idle_frac - kIdleReasonFraction) / (1 - kIdleReasonFraction),
-        fmt::format("no steps and the idle reason active {:.0f}% of the time", 100 * f.idle_frac)};
+        fmt::format("no steps and the idle reason active {:.0f}% of the time", 100 * f.idle_frac),
+        std::nullopt, ""};
 
-  // Thermal-bound: thermal reasons, or near the slowdown temperature with falling clocks.
-  if (f.thermal_frac >= kThermalReasonFraction)
-    return {Regime::ThermalBound, (f.thermal_frac - kThermalReasonFraction) / 0.4,
-            fmt::format("thermal clocks-event reasons active {:.0f}% of the time (>= {:.0f}%)",
-                        100 * f.thermal_frac, 100 * kThermalReasonFraction)};
-  if (f.slowdown_C && m.max_temp_C && *m.max_temp_C >= *f.slowdown_C - kThermalMargin_C &&
-      m.p05_sm_MHz && f.max_sm_MHz && *m.p05_sm_MHz < kFallingClockRatio * *f.max_sm_MHz)
+  // Thermal-bound: the thermal reasons were active, at least as long as the power cap was (the
+  // counters say what held the clocks). Without counters, falling clocks near the slowdown
+  // temperature are taken as heat.
+  if (f.thermal_frac >= th.thermal_reason_fraction && f.thermal_frac >= f.cap_frac) {
+    Verdict v{Regime::ThermalBound, (f.thermal_frac - th.thermal_reason_fraction) / 0.4,
+              fmt::format("thermal clocks-event reasons active {:.0f}% of the time (>= {:.0f}%)",
+                          100 * f.thermal_frac, 100 * th.thermal_reason_fraction),
+              std::nullopt, ""};
+    if (f.cap_frac >= th.thermal_reason_fraction) {
+      v.borderline_with = Regime::CapBound;
+      v.borderline_why =
+          fmt::format("the SW power cap was active {:.0f}% of the time as well", 100 * f.cap_frac);
+    }
+    return v;
+  }
+  if (!f.reasons_known && f.slowdown_C && m.max_temp_C &&
+      *m.max_temp_C >= *f.slowdown_C - kThermalMargin_C && m.p05_sm_MHz && f.max_sm_MHz &&
+      *m.p05_sm_MHz < kFallingClockRatio * *f.max_sm_MHz)
     return {Regime::ThermalBound,
             (*m.max_temp_C - (*f.slowdown_C - kThermalMargin_C)) / kThermalMargin_C,
             fmt::format("temperature {:.0f} C within {} C of the {:.0f} C slowdown threshold, "
-                        "clocks falling to {:.0f} MHz (p05)",
-                        *m.max_temp_C, kThermalMargin_C, *f.slowdown_C, *m.p05_sm_MHz)};
+                        "clocks falling to {:.0f} MHz (p05); the trace has no reason counters to "
+                        "say what held them",
+                        *m.max_temp_C, kThermalMargin_C, *f.slowdown_C, *m.p05_sm_MHz),
+            std::nullopt, ""};
 
   // Cap-bound: the firmware power cap governs the clocks.
   const bool clocks_below_max = f.sm_ratio && *f.sm_ratio < kClocksAtMaxRatio;
   const bool near_limit = f.power_ratio && *f.power_ratio >= kCapPowerRatio;
-  if (f.cap_frac >= kCapReasonFraction || (near_limit && clocks_below_max)) {
-    double margin = (f.cap_frac - kCapReasonFraction) / (1 - kCapReasonFraction);
+  if (f.cap_frac >= th.cap_reason_fraction || (near_limit && clocks_below_max)) {
+    double margin = (f.cap_frac - th.cap_reason_fraction) / (1 - th.cap_reason_fraction);
     if (near_limit) margin = std::max(margin, (*f.power_ratio - kCapPowerRatio) / 0.04);
     if (!clocks_below_max) margin -= 0.5;  // a cap that does not lower clocks is doubtful
-    return {Regime::CapBound, margin,
-            f.cap_frac >= kCapReasonFraction
-                ? fmt::format("SW power cap active {:.0f}% of the time (>= {:.0f}%)",
-                              100 * f.cap_frac, 100 * kCapReasonFraction)
-                : fmt::format("mean power {:.0f}% of the limit (>= {:.0f}%) with clocks at "
-                              "{:.0f}% of max",
-                              100 * *f.power_ratio, 100 * kCapPowerRatio, 100 * *f.sm_ratio)};
+    Verdict v{Regime::CapBound, margin,
+              f.cap_frac >= th.cap_reason_fraction
+                  ? fmt::format("SW power cap active {:.0f}% of the time (>= {:.0f}%)",
+                                100 * f.cap_frac, 100 * th.cap_reason_fraction)
+                  : fmt::format("mean power {:.0f}% of the limit (>= {:.0f}%) with clocks at "
+                                "{:.0f}% of max",
+                                100 * *f.power_ratio, 100 * kCapPowerRatio, 100 * *f.sm_ratio),
+              std::nullopt, ""};
+    if (f.thermal_frac >= th.thermal_reason_fraction) {
+      v.borderline_with = Regime::ThermalBound;
+      v.borderline_why = fmt::format("thermal reasons were active {:.0f}% of the time as well",
+                                     100 * f.thermal_frac);
+    } else if (f.reasons_known && f.cap_frac < th.cap_reason_fraction + kBorderlineCapShare) {
+      v.borderline_with = Regime::Headroom;
+      v.borderline_why =
+          fmt::format("the SW power cap was active only {:.0f}% of the time", 100 * f.cap_frac);
+    } else if (util && *util < kUnderutilizedPct + kBorderlineUtilPct) {
+      v.borderline_with = Regime::Underutilized;
+      v.borderline_why = fmt::format("the GPU was busy only {:.0f}% of the time", *util);
+    }
+    return v;
   }
 
   // Underutilized: kernels run less than half the time.
-  if (util && *util < kUnderutilizedPct)
-    return {Regime::Underutilized, (kUnderutilizedPct - *util) / 40,
-            fmt::format("utilization {:.1f}% < {}%", *util, kUnderutilizedPct)};
+  if (util && *util < kUnderutilizedPct) {
+    Verdict v{Regime::Underutilized, (kUnderutilizedPct - *util) / 40,
+              fmt::format("utilization {:.1f}% < {}%", *util, kUnderutilizedPct), std::nullopt, ""};
+    if (*util >= kUnderutilizedPct - kBorderlineUtilPct) {
+      v.borderline_with = Regime::Headroom;
+      v.borderline_why =
+          fmt::format("utilization {:.1f}% is close to the {}% line", *util, kUnderutilizedPct);
+    }
+    return v;
+  }
 
-  // Headroom: busy, no limiting reason, power clearly under the limit, clocks at max.
+  // Headroom: busy, no limiting reason most of the time, power under the limit, clocks at max.
   double margin = 1;
-  std::string rule = "busy GPU with no limiting reason";
+  std::string rule = "busy GPU, no limiting reason most of the time";
   if (util) margin = std::min(margin, (*util - kUnderutilizedPct) / 40);
   if (f.power_ratio) {
     margin = std::min(margin,
@@ -183,7 +247,42 @@ Verdict decide(const Measurement& m, const Facts& f) {
     margin = std::min(margin, (*f.sm_ratio - (kClocksAtMaxRatio - 0.05)) / 0.05);
     rule += fmt::format(", SM clock {:.0f}% of max", 100 * *f.sm_ratio);
   }
-  return {Regime::Headroom, margin, rule};
+  Verdict v{Regime::Headroom, margin, rule, std::nullopt, ""};
+  if (f.cap_frac >= th.material_reason_share || near_limit) {
+    v.borderline_with = Regime::CapBound;
+    v.borderline_why =
+        f.cap_frac >= th.material_reason_share
+            ? fmt::format("the SW power cap was active {:.0f}% of the time{}", 100 * f.cap_frac,
+                          f.power_ratio
+                              ? fmt::format(" at {:.0f}% of the limit", 100 * *f.power_ratio)
+                              : std::string())
+            : fmt::format("power is {:.0f}% of the limit", 100 * *f.power_ratio);
+    v.margin = std::min(v.margin, 0.0);
+  } else if (util && *util < kUnderutilizedPct + kBorderlineUtilPct) {
+    v.borderline_with = Regime::Underutilized;
+    v.borderline_why = fmt::format("the GPU was busy only {:.0f}% of the time", *util);
+  }
+  return v;
+}
+
+// What a borderline verdict means for a cap.
+std::string borderline_advice(Regime r, Regime with, const Measurement& m, const Facts& f) {
+  const double limit = f.limit_W.value_or(0);
+  if ((r == Regime::Headroom && with == Regime::CapBound) ||
+      (r == Regime::CapBound && with == Regime::Headroom))
+    return fmt::format(
+        " Borderline: the power cap already acts part of the time, so a cap just under the "
+        "{:.0f} W limit binds more often and slows the work; whether a lower cap saves energy is a "
+        "question for a sweep from about {:.0f} W down.",
+        limit, 10 * std::round(m.avg_power_W / 10));
+  if (with == Regime::ThermalBound || r == Regime::ThermalBound)
+    return " Borderline: both the power cap and heat hold the clocks back; a lower cap also "
+           "cools the card, so it may end the thermal slowdown, but past that point it only "
+           "slows the work.";
+  if (with == Regime::Underutilized || r == Regime::Underutilized)
+    return " Borderline: the GPU waits a good part of the time, so a cap changes energy per step "
+           "less than the power figures suggest.";
+  return "";
 }
 
 std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
@@ -193,11 +292,13 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
       return fmt::format(
           "The firmware already trades clocks for power at the {:.0f} W limit: a lower cap slows "
           "the work; energy per step may fall a little and then rises past a threshold. Sweep "
-          "down from {:.0f} W (regime sweep --caps auto). A thermal controller cannot help.",
+          "down from {:.0f} W. A thermal controller cannot help.",
           limit, limit);
     case Regime::ThermalBound:
-      return "Heat is limiting the clocks: a cap or a thermal controller may stop the throttling. "
-             "Sweep caps and try the controller (regime control --policy thermal).";
+      return "Heat is limiting the clocks (thermal slowdown): a lower cap, or a thermal "
+             "controller that lowers it while the card is hot (regime control --policy "
+             "regime-gated, docs/control.md), may stop the throttling. Sweep caps down from the "
+             "limit.";
     case Regime::Headroom:
       return fmt::format(
           "The GPU is busy at full clocks and draws {:.0f} W (p95 {:.0f} W) of the {:.0f} W "
@@ -216,8 +317,12 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
 }  // namespace
 
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu) {
+  return classify(m, gpu, ClassifyThresholds{});
+}
+
+RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const ClassifyThresholds& th) {
   const Facts f = facts_of(m, gpu);
-  const Verdict v = decide(m, f);
+  const Verdict v = decide(m, f, th);
   RegimeReport r;
   r.regime = v.regime;
   double confidence = confidence_from(v.margin);
@@ -226,9 +331,22 @@ RegimeReport classify(const Measurement& m, const GpuInfo& gpu) {
   if (short_run) confidence *= 0.8;
   r.confidence = round2(confidence);
   r.evidence = evidence_of(m, f);
-  r.evidence["rule"] = v.rule;
+  const std::string active = material_reasons(m, th.material_reason_share);
+  // Every limiting reason active for a material share is named, whichever rule decided.
+  r.evidence["rule"] =
+      active.empty() ? v.rule : fmt::format("{}; limiting reasons active: {}", v.rule, active);
+  r.evidence["limiting_reasons_pct"] = limiting_reasons_json(m, th.material_reason_share);
   r.evidence["short_run"] = short_run;
+  r.evidence["borderline_with"] =
+      v.borderline_with ? nlohmann::json(to_string(*v.borderline_with)) : nlohmann::json(nullptr);
+  if (v.borderline_with) {
+    r.evidence["borderline"] = v.borderline_why;
+    r.evidence["rule"] = fmt::format("borderline {} / {}: {} ({})", to_string(v.regime),
+                                     to_string(*v.borderline_with),
+                                     r.evidence["rule"].get<std::string>(), v.borderline_why);
+  }
   r.advice = advice_for(v.regime, m, f);
+  if (v.borderline_with) r.advice += borderline_advice(v.regime, *v.borderline_with, m, f);
   r.measurement = m;
   return r;
 }
@@ -266,8 +384,12 @@ std::string or_na(const std::optional<double>& v, const char* format) {
 
 std::string format_report(const RegimeReport& r) {
   const Measurement& m = r.measurement;
+  const nlohmann::json with = r.evidence.value("borderline_with", nlohmann::json());
   std::string out =
-      fmt::format("regime: {} (confidence {:.2f})\n", to_string(r.regime), r.confidence);
+      fmt::format("regime: {} ({}confidence {:.2f})\n", to_string(r.regime),
+                  with.is_string() ? fmt::format("borderline with {}, ", with.get<std::string>())
+                                   : std::string(),
+                  r.confidence);
   out += fmt::format("  because: {}\n", value_text(r.evidence.value("rule", nlohmann::json())));
   out += fmt::format("  advice:  {}\n\n", r.advice);
   out += fmt::format("measurement (steady window {:.2f} s, gpu {}, {} samples):\n",
@@ -286,6 +408,12 @@ std::string format_report(const RegimeReport& r) {
                           to_string(m.energy_source)));
   out += line("power", fmt::format("{:.1f} W mean, {:.1f} W p95, limit {} W", m.avg_power_W,
                                    m.p95_power_W, or_na(m.mean_limit_W, "{:.0f}")));
+  if (!m.window_power_W.empty())
+    out += line("power windows",
+                fmt::format("{} x {} s: median {:.0f} W, p99 {:.0f} W, max {:.0f} W ({})",
+                            m.window_power_W.size(), m.window_power_s,
+                            percentile(m.window_power_W, 50), percentile(m.window_power_W, 99),
+                            m.window_power_W.back(), m.window_power_source));
   out += line("SM clock", fmt::format("{} MHz mean, {} MHz p05, {} MHz max seen",
                                       or_na(m.mean_sm_MHz, "{:.0f}"), or_na(m.p05_sm_MHz, "{:.0f}"),
                                       or_na(m.max_sm_MHz_seen, "{:.0f}")));

@@ -12,7 +12,10 @@
 
 namespace regime {
 
-// Rules are tried in this order: idle, thermal-bound, cap-bound, underutilized, headroom.
+// Rules are tried in this order: idle, thermal-bound, cap-bound, underutilized, headroom. Falling
+// clocks are put down to the reasons the counters saw: with reason counters in the window, heat is
+// blamed only when the thermal reasons were active at least as long as the power cap (a hot card
+// held by its cap is cap-bound); the temperature-only rule serves traces without reason counters.
 inline constexpr double kIdleUtilPct = 5;               // below: no work (without steps)
 inline constexpr double kIdleReasonFraction = 0.5;      // idle bit most of the time (no util)
 inline constexpr double kThermalReasonFraction = 0.10;  // thermal bits at least 10% of the time
@@ -23,8 +26,13 @@ inline constexpr double kCapPowerRatio = 0.95;          // mean power within 5% 
 inline constexpr double kClocksAtMaxRatio = 0.97;       // mean SM clock within 3% of max
 inline constexpr double kUnderutilizedPct = 50;         // kernels running under half the time
 inline constexpr double kHeadroomPowerRatio = 0.85;     // at or under: full headroom confidence
-inline constexpr int kShortRunSteps = 20;               // fewer steps: confidence x0.8
-inline constexpr double kShortRun_s = 5;                // shorter window: confidence x0.8
+// A limiting reason active this share of the window is named in the evidence, and one that falls
+// short of its own rule by less than that rule's band makes the verdict borderline.
+inline constexpr double kMaterialReasonShare = 0.05;
+inline constexpr double kBorderlineCapShare = 0.10;  // cap share within 10 points of 50%
+inline constexpr double kBorderlineUtilPct = 10;     // utilization within 10 points of 50%
+inline constexpr int kShortRunSteps = 20;            // fewer steps: confidence x0.8
+inline constexpr double kShortRun_s = 5;             // shorter window: confidence x0.8
 
 // Facts a user can supply when the trace lacks them (a recorded trace has no GpuInfo).
 struct GpuSpecOverrides {
@@ -39,7 +47,15 @@ struct GpuSpecOverrides {
 GpuInfo infer_gpu_info(const Trace& trace, std::optional<int> gpu = std::nullopt);
 GpuInfo apply_overrides(GpuInfo info, const GpuSpecOverrides& overrides);
 
+// The thresholds a calibration varies (docs/analysis.md, "Choosing the thresholds").
+struct ClassifyThresholds {
+  double cap_reason_fraction = kCapReasonFraction;
+  double thermal_reason_fraction = kThermalReasonFraction;
+  double material_reason_share = kMaterialReasonShare;
+};
+
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu);
+RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const ClassifyThresholds& t);
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOverrides& overrides);
 
 // {"regime","confidence","advice","evidence":{...},"measurement":{...}} (DESIGN.md section 3).

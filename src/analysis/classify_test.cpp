@@ -60,16 +60,46 @@ TEST(ClassifySynthetic, ThermalReasonsMakeItThermalBound) {
 }
 
 TEST(ClassifySynthetic, HotWithFallingClocksIsThermalBoundOnlyWhenTheThresholdIsKnown) {
+  // No reason counters in the trace: falling clocks near the slowdown point are taken as heat.
   synthetic::Spec s;
   s.temp_C = 86;
   s.sm_MHz = 1500;
   GpuSpecOverrides o;
   o.max_sm_MHz = 1980;
-  EXPECT_NE(classify_synthetic(s, o).regime, Regime::ThermalBound);
+  auto without_counters = [](Trace t) {
+    for (auto& sample : t.samples) sample.reasons.reset();
+    return t;
+  };
+  const Trace hot = without_counters(synthetic::make(s));
+  EXPECT_NE(classify(measure(hot), infer_gpu_info(hot), o).regime, Regime::ThermalBound);
   o.slowdown_temp_C = 89;
-  const RegimeReport r = classify_synthetic(s, o);
+  const RegimeReport r = classify(measure(hot), infer_gpu_info(hot), o);
   EXPECT_EQ(r.regime, Regime::ThermalBound);
   EXPECT_EQ(r.evidence["slowdown_temp_C"].get<double>(), 89);
+  EXPECT_THAT(r.evidence["rule"].get<std::string>(), HasSubstr("no reason counters"));
+}
+
+// The counters say what held the clocks: a hot card held by its power cap (SW power cap 100% of
+// the time, thermal 0%) is cap-bound, and a thermal controller is not what it needs.
+TEST(ClassifySynthetic, AHotCardHeldByItsCapIsCapBound) {
+  synthetic::Spec s;
+  s.temp_C = 87;
+  s.sm_MHz = 1500;
+  s.power_W = 695;
+  s.reasons = reason::kSwPowerCap;
+  GpuSpecOverrides o;
+  o.max_sm_MHz = 1980;
+  o.slowdown_temp_C = 89;
+  const RegimeReport r = classify_synthetic(s, o);
+  EXPECT_EQ(r.regime, Regime::CapBound) << r.evidence.dump();
+  EXPECT_TRUE(r.evidence["borderline_with"].is_null());
+  EXPECT_EQ(r.evidence["limiting_reasons_pct"]["sw_power_cap"].get<double>(), 100);
+  EXPECT_THAT(r.advice, HasSubstr("A thermal controller cannot help"));
+  // Both at once, heat a little longer: thermal-bound, borderline with cap-bound.
+  s.reasons = reason::kSwPowerCap | reason::kSwThermal;
+  const RegimeReport both = classify_synthetic(s, o);
+  EXPECT_EQ(both.regime, Regime::ThermalBound);
+  EXPECT_EQ(both.evidence["borderline_with"], "cap-bound");
 }
 
 TEST(ClassifySynthetic, IdleWithoutStepsOrKernels) {

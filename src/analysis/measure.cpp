@@ -109,6 +109,7 @@ void sample_statistics(std::span<const Sample* const> samples, double a, double 
   }
   m.mean_util_pct = util.mean();
   m.mean_limit_W = limit.mean();
+  m.reasons_known = reason_weight > 0;
   if (reason_weight > 0)
     for (int bit = 0; bit < 64; ++bit)
       if (reason_time[static_cast<size_t>(bit)] > 0)
@@ -258,6 +259,11 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
       m.energy_per_step_ci_J = energy_ci_time(ws, we, energy.F, block_s, opts.bootstrap);
   }
   sample_statistics(samples, ws, we, m);
+  detail::WindowPower windows =
+      detail::window_power(samples, trace.power_points, ws, we, opts.window_power_s);
+  m.window_power_W = std::move(windows.means_W);
+  m.window_power_s = opts.window_power_s;
+  m.window_power_source = std::move(windows.source);
   return m;
 }
 
@@ -282,6 +288,15 @@ Measurement measure_window(const Trace& trace, double t0_s, double t1_s,
 nlohmann::json to_json(const Measurement& m) {
   nlohmann::json reasons = nlohmann::json::object();
   for (const auto& [bit, fraction] : m.reason_fraction) reasons[reason_name(bit)] = fraction;
+  nlohmann::json windows = nullptr;
+  if (!m.window_power_W.empty())
+    windows = {{"window_s", m.window_power_s},
+               {"windows", m.window_power_W.size()},
+               {"source", m.window_power_source},
+               {"p50_W", percentile(m.window_power_W, 50)},
+               {"p90_W", percentile(m.window_power_W, 90)},
+               {"p99_W", percentile(m.window_power_W, 99)},
+               {"max_W", m.window_power_W.back()}};
   return {
       {"steps", m.steps},
       {"time_per_step_s", m.time_per_step_s},
@@ -310,6 +325,8 @@ nlohmann::json to_json(const Measurement& m) {
       {"mean_limit_W", opt(m.mean_limit_W)},
       {"step_gap_fraction", opt(m.step_gap_fraction)},
       {"reason_fraction", reasons},
+      {"reasons_known", m.reasons_known},
+      {"window_power", windows},
   };
 }
 

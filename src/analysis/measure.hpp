@@ -20,6 +20,10 @@ namespace regime {
 
 inline constexpr double kEnergyBlock_s = 1.0;  // the counter is read about once a second
 inline constexpr int kMinEnergyBlocks = 5;
+// Window of Measurement::window_power_W: a power limiter acts on power averaged over a short
+// window. 0.5 s separates the real H200 runs (held at the cap vs never capped) and is a hypothesis
+// checked on the simulator (docs/analysis.md, "Binding evidence").
+inline constexpr double kWindowPower_s = 0.5;
 
 struct MeasureOptions {
   bool use_steps = true;            // false: --no-steps, per-second figures
@@ -27,6 +31,7 @@ struct MeasureOptions {
   std::optional<double> warmup_s;   // instead of detection: drop this many seconds from the start
   std::optional<int> gpu;           // GPU of a multi-GPU trace; default: the first sample's
   BootstrapOptions bootstrap;
+  double window_power_s = kWindowPower_s;
 };
 
 // The whole trace.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace regime {
 
@@ -32,6 +33,7 @@ struct Measurement {
   std::optional<double> mean_limit_W;
   // Fraction of the window each clocks-event reason bit was active (key: bit value).
   std::map<uint64_t, double> reason_fraction;
+  bool reasons_known = false;  // the samples carried reason masks (all zero leaves the map empty)
 
   // Extensions of the DESIGN.md contract (compatible: new fields only).
   bool per_second = false;        // no steps: the per-step figures are per second of the window
@@ -42,6 +44,12 @@ struct Measurement {
   int gpu = 0;                    // device index measured
   int samples = 0;                // samples overlapping the window
   std::optional<double> step_gap_fraction;  // share of the window between steps (steps only)
+  // Mean power over consecutive short windows (window_power_s) of the finest instantaneous power,
+  // sorted ascending: what a power limiter averaging over such a window sees. Whether and how
+  // often a lower cap would bind is read from it (analysis/binding.hpp).
+  std::vector<double> window_power_W;
+  double window_power_s = 0;
+  std::string window_power_source;
 };
 
 enum class Regime { CapBound, ThermalBound, Headroom, Underutilized, Idle };

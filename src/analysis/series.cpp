@@ -1,6 +1,7 @@
 #include "analysis/series.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace regime::detail {
 
@@ -132,6 +133,36 @@ EnergyFunction best_energy_function(std::span<const Sample* const> samples,
             shape_counter_by_power(*c, power.F)};
   }
   return power;
+}
+
+WindowPower window_power(std::span<const Sample* const> samples,
+                         std::span<const PowerPoint> power_points, double a, double b,
+                         double window_s) {
+  WindowPower out;
+  if (!(window_s > 0) || !(b - a >= window_s)) return out;
+  Cumulative F;
+  if (Cumulative c = integrate_points(power_points); c.covers(a, b)) {
+    F = std::move(c);
+    out.source = "driver power buffer";
+  } else if (Cumulative p = integrate_field(samples, [](const Sample& s) { return s.power_W; });
+             p.covers(a, b)) {
+    F = std::move(p);
+    out.source = "polled power_W";
+  } else if (Cumulative v = integrate_field(samples, [](const Sample& s) { return s.power_avg_W; });
+             v.covers(a, b)) {
+    F = std::move(v);
+    out.source = "polled power_avg_W";
+  } else {
+    return out;
+  }
+  const auto n = static_cast<size_t>(std::floor((b - a) / window_s));
+  out.means_W.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double lo = a + static_cast<double>(i) * window_s;
+    out.means_W.push_back(F.between(lo, lo + window_s) / window_s);
+  }
+  std::sort(out.means_W.begin(), out.means_W.end());
+  return out;
 }
 
 Cumulative power_integral_for_settling(std::span<const Sample* const> samples,

@@ -49,6 +49,17 @@ Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& p
 EnergyFunction best_energy_function(std::span<const Sample* const> samples,
                                     std::span<const PowerPoint> power_points, double a, double b);
 
+// Mean power over consecutive windows of `window_s` inside [a, b] (a shorter remainder is left
+// out), from the finest instantaneous power that covers [a, b]: the driver's buffer, else polled
+// power_W, else the driver's averaged power. Sorted ascending; empty when nothing covers it.
+struct WindowPower {
+  std::vector<double> means_W;
+  std::string source;  // "driver power buffer", "polled power_W", "polled power_avg_W"
+};
+WindowPower window_power(std::span<const Sample* const> samples,
+                         std::span<const PowerPoint> power_points, double a, double b,
+                         double window_s);
+
 // The best power series for judging settling (fine-grained power, not the slow counter):
 // instantaneous, else averaged, else empty.
 Cumulative power_integral_for_settling(std::span<const Sample* const> samples,

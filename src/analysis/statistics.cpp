@@ -95,7 +95,84 @@ class IndexDraws {
   bool have_spare_ = false;
 };
 
+// Continued fraction of the regularized incomplete beta function (modified Lentz).
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300, kEps = 1e-15;
+  const auto guard = [](double v) { return std::abs(v) < kTiny ? kTiny : v; };
+  double c = 1, d = 1 / guard(1 - (a + b) * x / (a + 1)), h = d;
+  for (int m = 1; m <= 500; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a - 1 + m2) * (a + m2));
+    d = 1 / guard(1 + aa * d);
+    c = guard(1 + aa / c);
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2));
+    d = 1 / guard(1 + aa * d);
+    c = guard(1 + aa / c);
+    const double step = d * c;
+    h *= step;
+    if (std::abs(step - 1) < kEps) break;
+  }
+  return h;
+}
+
+// I_x(a, b), the regularized incomplete beta function.
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
 }  // namespace
+
+double student_t_cdf(double t, double dof) {
+  if (!(dof > 0)) throw Error(ErrorKind::InvalidArgument, "student_t_cdf: dof must be > 0");
+  const double tail = 0.5 * incomplete_beta(dof / 2, 0.5, dof / (dof + t * t));
+  return t > 0 ? 1 - tail : tail;
+}
+
+double student_t_quantile(double p, double dof) {
+  if (!(p > 0 && p < 1))
+    throw Error(ErrorKind::InvalidArgument, "student_t_quantile: p must lie in (0, 1)");
+  // Bisection: the CDF is monotone, and 200 halvings of [-1e4, 1e4] reach double precision.
+  double lo = -1e4, hi = 1e4;
+  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_cdf(mid, dof) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double digamma(double x) {
+  if (!(x > 0)) throw Error(ErrorKind::InvalidArgument, "digamma: x must be > 0");
+  double r = 0;
+  for (; x < 6; x += 1) r -= 1 / x;  // recurrence up to where the asymptotic series is exact
+  const double f = 1 / (x * x);
+  return r + std::log(x) - 0.5 / x -
+         f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+double trigamma(double x) {
+  if (!(x > 0)) throw Error(ErrorKind::InvalidArgument, "trigamma: x must be > 0");
+  double r = 0;
+  for (; x < 6; x += 1) r += 1 / (x * x);
+  const double f = 1 / (x * x);
+  return r + 1 / x + f / 2 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f / 30)));
+}
+
+double inverse_trigamma(double y) {
+  if (!(y > 0)) throw Error(ErrorKind::InvalidArgument, "inverse_trigamma: y must be > 0");
+  // Trigamma falls monotonically from +inf to 0: bisect on a log scale.
+  double lo = 1e-8, hi = 1e12;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (trigamma(mid) > y ? lo : hi) = mid;
+  }
+  return std::sqrt(lo * hi);
+}
 
 double mean(std::span<const double> values) {
   if (values.empty()) return 0;

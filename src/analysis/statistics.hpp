@@ -27,6 +27,17 @@ double percentile(std::span<const double> values, double p);
 // Median absolute deviation scaled by 1.4826: a robust standard deviation.
 double robust_sd(std::span<const double> values);
 
+// Student's t distribution with `dof` > 0 degrees of freedom (real-valued: a noise estimate that
+// borrows from a prior has fractional dof): the CDF, and its quantile for p in (0, 1).
+double student_t_cdf(double t, double dof);
+double student_t_quantile(double p, double dof);
+
+// Digamma and trigamma (first and second derivatives of log Gamma) for x > 0, and the inverse of
+// trigamma for y > 0: the empirical-Bayes pooling of variances (plan/evidence.hpp) needs them.
+double digamma(double x);
+double trigamma(double x);
+double inverse_trigamma(double y);
+
 // Percentile-bootstrap interval of the median. One value (or none) gives [v, v].
 Interval bootstrap_median_ci(std::span<const double> values, const BootstrapOptions& opts = {});
 

@@ -25,6 +25,28 @@ TEST(Statistics, MedianMeanPercentile) {
   EXPECT_DOUBLE_EQ(robust_sd(std::vector<double>{1, 2, 3, 4, 100}), 1.4826);
 }
 
+TEST(Statistics, StudentTQuantilesMatchTables) {
+  // Standard table values (e.g. Abramowitz and Stegun 26.10).
+  EXPECT_NEAR(student_t_quantile(0.975, 10), 2.228139, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.99, 2), 6.964557, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.995, 4), 4.604095, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.95, 1), 6.313752, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.975, 1e7), 1.959964, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.025, 10), -2.228139, 1e-5);
+  EXPECT_NEAR(student_t_cdf(0, 3), 0.5, 1e-12);
+  EXPECT_NEAR(student_t_cdf(2.228139, 10), 0.975, 1e-6);
+  EXPECT_THROW(student_t_quantile(1, 3), Error);
+}
+
+TEST(Statistics, DigammaAndTrigammaMatchKnownValues) {
+  EXPECT_NEAR(digamma(1), -0.5772156649, 1e-9);  // minus the Euler-Mascheroni constant
+  EXPECT_NEAR(digamma(0.5), -1.9635100260, 1e-9);
+  EXPECT_NEAR(trigamma(1), 1.6449340668, 1e-9);    // pi^2 / 6
+  EXPECT_NEAR(trigamma(0.5), 4.9348022005, 1e-9);  // pi^2 / 2
+  EXPECT_NEAR(inverse_trigamma(trigamma(3.7)), 3.7, 1e-6);
+  EXPECT_NEAR(inverse_trigamma(trigamma(0.2)), 0.2, 1e-6);
+}
+
 TEST(Statistics, BootstrapMedianCiCoversAndIsReproducible) {
   std::mt19937_64 rng(7);
   std::normal_distribution<double> d(10.0, 1.0);

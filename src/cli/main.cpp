@@ -25,7 +25,8 @@ constexpr Command kCommands[] = {
     {"classify", regime::cli::add_classify}, {"study", regime::cli::add_study},
     {"sweep", regime::cli::add_sweep},       {"recommend", regime::cli::add_recommend},
     {"sim", regime::cli::add_sim},           {"limit", regime::cli::add_limit},
-    {"restore", regime::cli::add_restore},
+    {"restore", regime::cli::add_restore},   {"runs", regime::cli::add_runs},
+    {"control", regime::cli::add_control},   {"report", regime::cli::add_report},
 };
 
 // Every device backend; replay: is not a device but a prober (src/plan/replay.hpp).

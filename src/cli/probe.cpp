@@ -9,6 +9,8 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
+#include "cli/sweep_options.hpp"
 
 namespace regime::cli {
 
@@ -43,6 +45,7 @@ void print_text(const session::ProbeReport& p) {
 void add_probe(CLI::App& root, Context& ctx) {
   auto r = std::make_shared<session::ProbeRequest>();
   auto json = std::make_shared<bool>(false);
+  auto quiet = std::make_shared<bool>(false);
   auto* sub = root.add_subcommand(
       "probe",
       "Run a workload briefly while sampling the GPU; measure time and energy per step and name "
@@ -77,14 +80,21 @@ void add_probe(CLI::App& root, Context& ctx) {
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; the command's own "
                 "stdout goes to stderr");
+  sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
   auto* workload =
       sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
   auto* command =
       sub->add_option("command", r->workload.command, "The command to run and watch (after --)");
   workload->excludes(command);
-  sub->callback([r, json, &ctx] {
+  add_workload_as_root(sub, r->workload);
+  sub->callback([r, json, quiet, &ctx] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
-    session::ProbeReport p = session::run_probe(*r);
+    ProgressLine progress(stderr, progress_wanted(stderr, *quiet));
+    session::ProbeRequest request = *r;
+    if (progress.enabled())
+      request.on_progress = [&progress](const session::ProbeProgress& pr) { progress.update(pr); };
+    session::ProbeReport p = session::run_probe(request);
+    progress.clear();
     print_warnings(p.warnings);
     ctx.exit_status = p.exit_status;
     if (!p.report) {

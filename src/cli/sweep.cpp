@@ -17,21 +17,6 @@ namespace regime::cli {
 
 namespace {
 
-nlohmann::json report_json(const session::SweepReport& r) {
-  const plan::SearchOutcome& o = r.outcome;
-  nlohmann::json results = nlohmann::json::array();
-  for (const auto& p : plan::by_cap_desc(o.probes)) results.push_back(plan::result_json(p));
-  return {{"device", r.device},
-          {"workload", r.workload},
-          {"strategy", plan::to_string(r.strategy)},
-          {"objective", r.objective.text()},
-          {"probes", o.probes.size()},
-          {"results", results},
-          {"decision", plan::to_json(o.decision)},
-          {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
-          {"stop_reason", o.stop_reason}};
-}
-
 void print_report(const session::SweepReport& r) {
   const plan::SearchOutcome& o = r.outcome;
   std::cout << fmt::format("sweep of {} on {}: strategy {}, objective {}, {} probe(s)\n",
@@ -42,6 +27,11 @@ void print_report(const session::SweepReport& r) {
   std::cout << "search: " << o.stop_reason << "\n";
   std::cout << plan::decision_text(o.decision);
   if (!r.after.empty()) std::cout << r.after << "\n";
+  if (r.stored_id)
+    std::cout << fmt::format(
+        "kept as sweep:{} in {} (`regime recommend --run sweep:{} --objective O` decides it "
+        "again)\n",
+        *r.stored_id, r.db, *r.stored_id);
 }
 
 }  // namespace
@@ -83,7 +73,7 @@ void add_sweep(CLI::App& root, Context&) {
     if (!*json) r->settings.on_probe = print_probe_progress;
     session::SweepReport rep = session::run_sweep(*r);
     if (*json)
-      print_json(report_json(rep));
+      print_json(session::to_json(rep));
     else
       print_report(rep);
   });

@@ -11,7 +11,9 @@ namespace regime::cli {
 void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w) {
   sub->add_option("--strategy", s.strategy, "adaptive | exhaustive (default adaptive)");
   sub->add_option("--objective", s.objective,
-                  "energy | edp | zeus:ETA | max-slowdown:PCT (default energy)");
+                  "max-slowdown:PCT | energy | edp | zeus:ETA (default max-slowdown:10: least "
+                  "energy per step at most 10% slower; the output also shows the unconstrained "
+                  "optimum, --objective energy)");
   sub->add_option("--step-regex", w.step_regex,
                   "A line of the command's output matching this marks the end of a step");
   sub->add_option("--settle-s", s.budget.settle_s,
@@ -19,8 +21,17 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::Workl
       ->check(number_in(0, 3600));
   sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)")
       ->check(number_in(0, 86400, true));
+  sub->add_option("--db", s.db,
+                  "Run database that keeps the sweep (default: STATE_DIR/runs.sqlite)");
   sub->add_flag("--apply", s.apply,
                 "Leave the chosen cap set (journaled; `regime restore` undoes it)");
+  add_workload_as_root(sub, w);
+}
+
+void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w) {
+  sub->add_flag("--workload-as-root", w.workload_as_root,
+                "Run the command as root under sudo too (by default it runs as the user who ran "
+                "sudo, with that user's groups and environment; regime keeps root for NVML)");
 }
 
 void print_probe_progress(const plan::ProbeResult& p) {

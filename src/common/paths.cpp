@@ -43,6 +43,18 @@ fs::path state_dir() {
   return dir;
 }
 
+std::optional<fs::path> find_data_dir(const fs::path& exe_dir) {
+  std::error_code ec;
+  auto has_specs = [&](const fs::path& dir) { return fs::is_directory(dir / "gpus", ec); };
+  if (fs::path installed = exe_dir.parent_path() / "share" / "regime"; has_specs(installed))
+    return installed;
+  for (fs::path dir = exe_dir; !dir.empty(); dir = dir.parent_path()) {
+    if (has_specs(dir / "data")) return dir / "data";
+    if (dir == dir.parent_path()) break;  // the root
+  }
+  return std::nullopt;
+}
+
 JournalDirs journal_dirs() {
   if (const char* v = env_nonempty("REGIME_SYSTEM_STATE_DIR"))
     return {fs::path(v) / "power-limits", fs::path(v) / "locks", true};
@@ -53,7 +65,11 @@ JournalDirs journal_dirs() {
 
 fs::path data_dir() {
   if (const char* v = env_nonempty("REGIME_DATA_DIR")) return v;
-  return REGIME_DEFAULT_DATA_DIR;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "/usr/share/regime";  // no /proc: the packaged location, for messages
+  if (auto found = find_data_dir(exe.parent_path())) return *found;
+  return exe.parent_path().parent_path() / "share" / "regime";
 }
 
 void write_file_atomic(const fs::path& path, const std::string& content) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace regime {
@@ -29,8 +30,16 @@ struct JournalDirs {
 // <state dir>/power-limits and <state dir>/locks.
 JournalDirs journal_dirs();
 
-// Data directory with gpus/*.json: $REGIME_DATA_DIR, else the one the build was configured with.
+// Data directory with gpus/*.json: $REGIME_DATA_DIR, else found from where the running binary is
+// (/proc/self/exe, find_data_dir), so an installed or moved tree works and no build path is
+// compiled in. When nothing is found: the installed location, for messages to name.
 std::filesystem::path data_dir();
+
+// Where the spec files are for a binary in `exe_dir`: `../share/regime` when it holds gpus/ (the
+// installed layout, bin/ beside share/), else the nearest `data` folder holding gpus/ in
+// `exe_dir` or a folder above it (a build folder: each has a `data` link to the source tree's, and
+// one inside the source tree also finds the tree's own).
+std::optional<std::filesystem::path> find_data_dir(const std::filesystem::path& exe_dir);
 
 // Writes `content` to `path` atomically: a new temporary file in the same directory (O_EXCL,
 // never through a link), fsync, rename, fsync of the directory.

@@ -2,24 +2,314 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 
+#include "analysis/reasons.hpp"
+#include "analysis/statistics.hpp"
 #include "common/error.hpp"
 
 namespace regime::plan {
 
 namespace {
+
 double change_pct(double value, double reference) { return (value / reference - 1) * 100; }
+
+// A share of the window that counts when deciding whether heat limited the default's clocks.
+constexpr double kThermalShare = 0.05;
+
+bool heat_limited(const Measurement& m) {
+  for (const auto& [bit, share] : m.reason_fraction)
+    if ((bit & kThermalReasons) && share >= kThermalShare) return true;
+  return false;
+}
+
+// The objective's score without its constraint (max-slowdown's score is energy).
+double raw_score(const Objective& o, double energy_J, double time_s, double max_power_W) {
+  Objective free = o;
+  if (o.kind == ObjectiveKind::MaxSlowdown) free.kind = ObjectiveKind::Energy;
+  return *score(free, energy_J, time_s, time_s, max_power_W);
+}
+
+bool all_have_intervals(const std::vector<ProbeResult>& probes) {
+  return std::all_of(probes.begin(), probes.end(),
+                     [](const ProbeResult& p) { return has_intervals(p.measurement); });
+}
+
+std::string constraint_text(const Objective& o) {
+  return o.kind == ObjectiveKind::MaxSlowdown
+             ? fmt::format(" within a {}% slowdown", o.max_slowdown_pct)
+             : std::string();
+}
+
+Decision keep(double default_limit_W, std::string reason, Decision d) {
+  d.cap_W = default_limit_W;
+  d.keep_default = true;
+  d.energy_change_pct = 0;
+  d.time_change_pct = 0;
+  d.reason = std::move(reason);
+  return d;
+}
+
+// Single measurements per cap: the binding test, the default's level from the rows that repeat
+// it, the noise from the table, the physics check, then the keep-default rule.
+Decision decide_single(const std::vector<ProbeResult>& probes_in, const DecisionInputs& in) {
+  std::vector<ProbeResult> rows = probes_in;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const ProbeResult& a, const ProbeResult& b) { return a.cap_W > b.cap_W; });
+  const std::string obj = in.objective.text();
+  Decision d;
+  d.basis = "single measurements";
+  const TableBinding tb = table_binding(rows, in.priors.power);
+  d.binding = tb;
+
+  const size_t n = rows.size();
+  std::vector<double> caps, energy, time, score_raw;
+  std::vector<size_t> repeats, binding;
+  for (size_t i = 0; i < n; ++i) {
+    const Measurement& m = rows[i].measurement;
+    caps.push_back(rows[i].cap_W);
+    energy.push_back(m.energy_per_step_J);
+    time.push_back(m.time_per_step_s);
+    score_raw.push_back(
+        raw_score(in.objective, m.energy_per_step_J, m.time_per_step_s, in.max_power_W));
+    (tb.binds && rows[i].cap_W < tb.onset_cap_W ? binding : repeats).push_back(i);
+  }
+  // The default's level: the geometric mean of the rows that repeat its measurement.
+  auto level = [&](const std::vector<double>& v) {
+    double s = 0;
+    for (size_t i : repeats) s += std::log(v[i]);
+    return std::exp(s / static_cast<double>(repeats.size()));
+  };
+  const double e0 = level(energy), t0 = level(time), s0 = level(score_raw);
+  // The noise of one row: the scatter of the rows that repeat the default, and the table's.
+  const NoiseEstimate s_noise = relative_noise(caps, score_raw, repeats, {}, in.priors.energy);
+  const NoiseEstimate t_noise = relative_noise(caps, time, repeats, {}, in.priors.time);
+  d.noise = s_noise;
+  d.time_noise = t_noise;
+  const double k = std::sqrt(1 + 1 / static_cast<double>(repeats.size()));
+  const std::string level_text =
+      repeats.size() > 1
+          ? fmt::format("the default's level (mean of the {} rows at caps that cannot bind)",
+                        repeats.size())
+          : fmt::format("the default {} W", in.default_limit_W);
+
+  if (!tb.binds) {
+    // Every row repeats the default: the luckiest of them is noise, not a saving.
+    std::string why = fmt::format("{}; noise {}", tb.summary, s_noise.describe());
+    size_t luckiest = 0;
+    for (size_t i = 1; i < n; ++i)
+      if (score_raw[i] < score_raw[luckiest]) luckiest = i;
+    if (luckiest != 0)
+      why += fmt::format(". The lowest {} ({} W, {:+.1f}% against {}) is scatter", obj,
+                         caps[luckiest], change_pct(score_raw[luckiest], s0), level_text);
+    return keep(in.default_limit_W,
+                why + fmt::format(": keeping the default limit {} W", in.default_limit_W),
+                std::move(d));
+  }
+
+  const bool hot = heat_limited(rows.front().measurement);
+  std::vector<size_t> candidates;
+  for (size_t i : binding) {
+    const double t_crit =
+        hot ? std::numeric_limits<double>::infinity()
+            : student_t_quantile(1 - kPhysicsAlpha, t_noise.dof) * t_noise.rel_sd * k;
+    const double dt = std::log(time[i] / t0);
+    if (dt < -t_crit) {
+      d.not_credited.push_back(
+          {caps[i], fmt::format("time per step {:+.1f}% under a lower cap, beyond the noise "
+                                "({:.1f}%): a cap cannot speed work up, so this row is noise",
+                                change_pct(time[i], t0), 100 * t_crit)});
+      continue;
+    }
+    if (!score(in.objective, energy[i], time[i], t0, in.max_power_W)) continue;
+    candidates.push_back(i);
+  }
+  std::string not_credited_text;
+  for (const auto& nc : d.not_credited)
+    not_credited_text += fmt::format("; {} W not credited: {}", nc.cap_W, nc.why);
+  const std::string evidence =
+      fmt::format("{}; noise {}{}", tb.summary, s_noise.describe(), not_credited_text);
+  // Physics says no binding row runs faster than the default; if most of them do, the default's
+  // own row is the odd one out, and every comparison with it is suspect.
+  if (2 * d.not_credited.size() > binding.size())
+    return keep(in.default_limit_W,
+                fmt::format("{} of {} binding rows run faster than the default beyond the noise: "
+                            "the default's own measurement looks off, so no comparison with it "
+                            "holds ({}); keeping the default limit {} W (measure it again)",
+                            d.not_credited.size(), binding.size(), evidence, in.default_limit_W),
+                std::move(d));
+  if (candidates.empty())
+    return keep(in.default_limit_W,
+                fmt::format("no cap that binds qualifies on {}{} ({}): keeping the default "
+                            "limit {} W",
+                            obj, constraint_text(in.objective), evidence, in.default_limit_W),
+                std::move(d));
+
+  size_t best = candidates.front();
+  for (size_t i : candidates)
+    if (score_raw[i] < score_raw[best]) best = i;  // ties keep the higher cap (listed first)
+  const double gain = std::log(s0 / score_raw[best]);
+  const double threshold =
+      student_t_quantile(1 - kDecisionAlpha / static_cast<double>(candidates.size()), s_noise.dof) *
+      s_noise.rel_sd * k;
+  const double score_pct = change_pct(score_raw[best], s0);
+  const double e_pct = change_pct(energy[best], e0), t_pct = change_pct(time[best], t0);
+  if (!(gain > threshold))
+    return keep(in.default_limit_W,
+                fmt::format("best cap {} W changes {} by {:+.1f}% against {} (energy {:+.1f}%, "
+                            "time {:+.1f}%), within the noise: a saving must exceed {:.1f}% "
+                            "({}); keeping the default limit {} W",
+                            caps[best], obj, score_pct, level_text, e_pct, t_pct,
+                            100 * (1 - std::exp(-threshold)), evidence, in.default_limit_W),
+                std::move(d));
+  d.cap_W = caps[best];
+  d.keep_default = false;
+  d.energy_change_pct = e_pct;
+  d.time_change_pct = t_pct;
+  d.reason = fmt::format(
+      "{} W has the best {}{} ({:+.1f}% against {}: energy per step {:+.1f}%, time per step "
+      "{:+.1f}%), beyond the {:.1f}% a saving must exceed ({})",
+      caps[best], obj, constraint_text(in.objective), score_pct, level_text, e_pct, t_pct,
+      100 * (1 - std::exp(-threshold)), evidence);
+  return d;
+}
+
+// Probes with intervals: the default's power windows say which caps can bind; the intervals
+// decide.
+Decision decide_intervals(const std::vector<ProbeResult>& probes, int d_idx,
+                          const DecisionInputs& in) {
+  const ProbeResult& dflt = probes[static_cast<size_t>(d_idx)];
+  const Measurement& dm = dflt.measurement;
+  const std::string obj = in.objective.text();
+  Decision d;
+  d.basis = "intervals";
+  std::vector<double> caps;
+  for (const auto& p : probes) caps.push_back(p.cap_W);
+  LiveBinding lb = live_binding(dm, caps, in.default_limit_W);
+  const bool windows = !dm.window_power_W.empty();
+  if (lb.available) d.live_binding = lb;
+  const bool hot = heat_limited(dm);
+  const Interval dt = dm.time_per_step_ci_s;
+
+  int best = d_idx;
+  double best_score = *probe_score(dflt, dflt, in);
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if (static_cast<int>(i) == d_idx) continue;
+    const ProbeResult& p = probes[i];
+    auto s = probe_score(p, dflt, in);
+    if (!s) continue;
+    if (windows) {
+      double share = 0;
+      for (const auto& c : lb.caps)
+        if (std::abs(c.cap_W - p.cap_W) < 0.05) share = c.share;
+      if (share < kMinBindShare) {
+        if (*s < best_score)
+          d.not_credited.push_back(
+              {p.cap_W, fmt::format("the default's power windows reach it only {:.0f}% of the "
+                                    "time (< {:.0f}%): it barely binds, so a difference there is "
+                                    "noise or drift",
+                                    100 * share, 100 * kMinBindShare)});
+        continue;
+      }
+    }
+    const Interval pt = p.measurement.time_per_step_ci_s;
+    if (!hot && pt.second > pt.first && dt.second > dt.first &&
+        pt.second < dt.first * (1 - kPhysicsToleranceRel)) {
+      d.not_credited.push_back(
+          {p.cap_W, fmt::format("time per step [{:.4g}, {:.4g}] s lies more than 1% below the "
+                                "default's [{:.4g}, {:.4g}] s: a cap cannot speed work up, so "
+                                "this is noise or drift",
+                                pt.first, pt.second, dt.first, dt.second)});
+      continue;
+    }
+    if (*s < best_score || (*s == best_score && p.cap_W > probes[best].cap_W)) {
+      best = static_cast<int>(i);
+      best_score = *s;
+    }
+  }
+  std::string not_credited_text;
+  for (const auto& nc : d.not_credited)
+    not_credited_text += fmt::format("; {} W not credited: {}", nc.cap_W, nc.why);
+  if (best == d_idx)
+    return keep(
+        in.default_limit_W,
+        fmt::format("no cap measured beats the default limit {} W on {}{}{}", in.default_limit_W,
+                    obj, constraint_text(in.objective), not_credited_text),
+        std::move(d));
+  const ProbeResult& b = probes[static_cast<size_t>(best)];
+  const double e_pct = change_pct(b.measurement.energy_per_step_J, dm.energy_per_step_J);
+  const double t_pct = change_pct(b.measurement.time_per_step_s, dm.time_per_step_s);
+  const double score_pct = change_pct(best_score, *probe_score(dflt, dflt, in));
+  auto b_int = score_interval(in.objective, b.measurement, dm.time_per_step_s, in.max_power_W);
+  auto d_int = score_interval(in.objective, dm, dm.time_per_step_s, in.max_power_W);
+  const bool beats = b_int && d_int && b_int->second < d_int->first;
+  const std::string evidence = fmt::format(
+      "{} score interval [{:.4g}, {:.4g}] {} the default's [{:.4g}, {:.4g}]{}", obj,
+      b_int ? b_int->first : 0.0, b_int ? b_int->second : 0.0, beats ? "lies below" : "overlaps",
+      d_int ? d_int->first : 0.0, d_int ? d_int->second : 0.0, not_credited_text);
+  if (!beats)
+    return keep(in.default_limit_W,
+                fmt::format("best cap {} W changes {} by {:+.1f}% (energy {:+.1f}%, time "
+                            "{:+.1f}%), within the uncertainty ({}); keeping the default limit "
+                            "{} W",
+                            b.cap_W, obj, score_pct, e_pct, t_pct, evidence, in.default_limit_W),
+                std::move(d));
+  d.cap_W = b.cap_W;
+  d.keep_default = false;
+  d.energy_change_pct = e_pct;
+  d.time_change_pct = t_pct;
+  d.reason = fmt::format(
+      "{} W has the best {}{} ({:+.1f}% against the default {} W: energy per step {:+.1f}%, "
+      "time per step {:+.1f}%); {}",
+      b.cap_W, obj, constraint_text(in.objective), score_pct, in.default_limit_W, e_pct, t_pct,
+      evidence);
+  return d;
+}
+
+Decision decide_one(const std::vector<ProbeResult>& probes, int d_idx, const DecisionInputs& in) {
+  if (probes.size() == 1)
+    return keep_default_because(in.default_limit_W,
+                                fmt::format("only the default limit {} W was measured: nothing "
+                                            "to compare",
+                                            in.default_limit_W));
+  return all_have_intervals(probes) ? decide_intervals(probes, d_idx, in)
+                                    : decide_single(probes, in);
+}
+
+nlohmann::json alternative_json(const Alternative& a) {
+  return {{"objective", a.objective},
+          {"cap_W", a.cap_W},
+          {"keep_default", a.keep_default},
+          {"energy_change_pct", a.energy_change_pct},
+          {"time_change_pct", a.time_change_pct},
+          {"how", a.how}};
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Decision& d) {
-  return {{"cap_W", d.cap_W},
-          {"keep_default", d.keep_default},
-          {"energy_change_pct", d.energy_change_pct},
-          {"time_change_pct", d.time_change_pct},
-          {"reason", d.reason}};
+  nlohmann::json j{{"cap_W", d.cap_W},
+                   {"keep_default", d.keep_default},
+                   {"energy_change_pct", d.energy_change_pct},
+                   {"time_change_pct", d.time_change_pct},
+                   {"reason", d.reason}};
+  nlohmann::json ev = nlohmann::json::object();
+  if (!d.basis.empty()) ev["basis"] = d.basis;
+  if (d.binding) ev["binding"] = to_json(*d.binding);
+  if (d.noise) ev["noise"] = to_json(*d.noise);
+  if (d.time_noise) ev["time_noise"] = to_json(*d.time_noise);
+  if (d.live_binding) ev["live_binding"] = to_json(*d.live_binding);
+  if (!d.not_credited.empty()) {
+    ev["not_credited"] = nlohmann::json::array();
+    for (const auto& nc : d.not_credited)
+      ev["not_credited"].push_back({{"cap_W", nc.cap_W}, {"why", nc.why}});
+  }
+  j["evidence"] = ev;
+  j["unconstrained"] = d.unconstrained ? alternative_json(*d.unconstrained) : nullptr;
+  return j;
 }
 
 int find_probe(const std::vector<ProbeResult>& probes, double cap_W) {
@@ -43,90 +333,21 @@ std::optional<double> probe_score(const ProbeResult& p, const ProbeResult& at_de
 }
 
 Decision decide(const std::vector<ProbeResult>& probes, const DecisionInputs& in) {
-  int d_idx = find_probe(probes, in.default_limit_W);
+  const int d_idx = find_probe(probes, in.default_limit_W);
   if (d_idx < 0)
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("no measurement at the default limit {} W: a decision compares every "
                             "cap against it",
                             in.default_limit_W));
-  const ProbeResult& dflt = probes[d_idx];
-  const Measurement& dm = dflt.measurement;
-  const std::string obj = in.objective.text();
-
-  // The best cap by the objective; ties go to the higher cap (less intervention).
-  // Single measurements at caps the workload cannot reach are not credited (see the header).
-  const double no_bind_W = dm.avg_power_W * (1 + kNoBindMargin);
-  std::optional<double> ignored_best_W;
-  double ignored_best_score = 0;
-  int best = d_idx;
-  double best_score = *probe_score(dflt, dflt, in);
-  for (size_t i = 0; i < probes.size(); ++i) {
-    auto s = probe_score(probes[i], dflt, in);
-    if (!s) continue;
-    if (static_cast<int>(i) != d_idx && !has_intervals(probes[i].measurement) &&
-        probes[i].cap_W >= no_bind_W) {
-      if (!ignored_best_W || *s < ignored_best_score) {
-        ignored_best_W = probes[i].cap_W;
-        ignored_best_score = *s;
-      }
-      continue;
-    }
-    if (*s < best_score || (*s == best_score && probes[i].cap_W > probes[best].cap_W)) {
-      best = static_cast<int>(i);
-      best_score = *s;
-    }
+  Decision d = decide_one(probes, d_idx, in);
+  if (in.objective.kind == ObjectiveKind::MaxSlowdown && probes.size() > 1) {
+    DecisionInputs free = in;
+    free.objective = Objective{ObjectiveKind::Energy};
+    const Decision u = decide_one(probes, d_idx, free);
+    d.unconstrained = Alternative{"energy",          u.cap_W,
+                                  u.keep_default,    u.energy_change_pct,
+                                  u.time_change_pct, "--objective energy"};
   }
-  const ProbeResult& b = probes[best];
-  double e_pct = change_pct(b.measurement.energy_per_step_J, dm.energy_per_step_J);
-  double t_pct = change_pct(b.measurement.time_per_step_s, dm.time_per_step_s);
-  double default_score = *probe_score(dflt, dflt, in);
-  double score_pct = change_pct(best_score, default_score);
-
-  if (best == d_idx) {
-    std::string why =
-        fmt::format("no cap measured beats the default limit {} W on {}", in.default_limit_W, obj);
-    if (in.objective.kind == ObjectiveKind::MaxSlowdown)
-      why += fmt::format(" within a {}% slowdown", in.objective.max_slowdown_pct);
-    if (ignored_best_W && ignored_best_score < *probe_score(dflt, dflt, in))
-      why += fmt::format(
-          "; {} W measured {:+.1f}% but lies above the draw at the default ({:.1f} W x {:.2f}): a "
-          "cap there cannot bind, so the difference is noise",
-          *ignored_best_W, change_pct(ignored_best_score, *probe_score(dflt, dflt, in)),
-          dm.avg_power_W, 1 + kNoBindMargin);
-    return keep_default_because(in.default_limit_W, why);
-  }
-
-  auto b_int = score_interval(in.objective, b.measurement, dm.time_per_step_s, in.max_power_W);
-  auto d_int = score_interval(in.objective, dm, dm.time_per_step_s, in.max_power_W);
-  std::string evidence;
-  bool beats = false;
-  if (b_int && d_int) {
-    beats = b_int->second < d_int->first;
-    evidence = fmt::format("{} score interval [{:.4g}, {:.4g}] {} the default's [{:.4g}, {:.4g}]",
-                           obj, b_int->first, b_int->second, beats ? "lies below" : "overlaps",
-                           d_int->first, d_int->second);
-  } else {
-    beats = best_score < default_score * (1 - in.noise_floor_rel);
-    evidence = fmt::format(
-        "single measurements without intervals: a change must exceed the {:.0f}% "
-        "noise floor",
-        in.noise_floor_rel * 100);
-  }
-  if (!beats)
-    return keep_default_because(
-        in.default_limit_W,
-        fmt::format("best cap {} W changes {} by {:+.1f}% (energy {:+.1f}%, time {:+.1f}%), within "
-                    "the uncertainty ({}); keeping the default limit {} W",
-                    b.cap_W, obj, score_pct, e_pct, t_pct, evidence, in.default_limit_W));
-  Decision d;
-  d.cap_W = b.cap_W;
-  d.keep_default = false;
-  d.energy_change_pct = e_pct;
-  d.time_change_pct = t_pct;
-  d.reason = fmt::format(
-      "{} W has the best {} ({:+.1f}% against the default {} W: energy per step "
-      "{:+.1f}%, time per step {:+.1f}%); {}",
-      b.cap_W, obj, score_pct, in.default_limit_W, e_pct, t_pct, evidence);
   return d;
 }
 

@@ -1,36 +1,76 @@
 #pragma once
 // The decision: which cap to keep, under an objective, with the evidence rule of regime-first
-// power management: keep the default limit unless a cap beats it by more than the measurement
-// uncertainty allows.
+// power management: keep the default limit unless a cap that can bind beats it by more than the
+// measurement noise allows (docs/sweep.md, "Keep-default rule").
 //
-// The rule (docs/sweep.md, "Keep-default rule"):
-//  - Both the best cap and the default have confidence intervals: the best cap is chosen only if
-//    its score interval lies wholly below the default's (upper bound < lower bound).
-//  - Otherwise (a sweep table measured once): the best cap must beat the default's score by more
-//    than `noise_floor_rel` (2% by default, from the scatter of the Zeus tables), and a cap at or
-//    above the draw at the default x (1 + kNoBindMargin) is not credited at all: the workload
-//    cannot reach it, so its row repeats the default's measurement and any difference is noise.
+//  - Probes with confidence intervals (live and restart runs; tables with energy_ci_J): the best
+//    cap is chosen only if its score interval lies wholly below the default's. A cap that the
+//    default's power windows say would bind under kMinBindShare of the time is not credited.
+//  - Single measurements (sweep tables): whether power follows the cap is tested on the rows
+//    themselves (plan/evidence.hpp). Rows at caps that cannot bind repeat the default's
+//    measurement: the default's level is their mean, and their scatter (with the roughness of the
+//    binding rows' curve) is the noise. The best binding cap must beat that level by more than
+//    the Student t quantile at 1 - kDecisionAlpha / (candidates) times the noise.
+//  - Either way, a lower cap that runs faster than the default beyond the noise is noise, not a
+//    saving (a cap cannot speed work up), unless heat limited the default's clocks (then a cooler
+//    card may indeed run faster).
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/binding.hpp"
+#include "plan/evidence.hpp"
 #include "plan/objective.hpp"
 #include "plan/probe.hpp"
 
 namespace regime::plan {
 
-// Relative noise of a single measurement without intervals (docs/sweep.md derives it).
-inline constexpr double kNoiseFloorRel = 0.02;
-// A cap at or above the mean draw x (1 + this) cannot bind: peaks above the mean reach a cap the
-// mean does not (Zeus V100 shufflenetv2 bs64 draws 89 W and still saves 11% at 100 W).
+// The adaptive search's noise before any row says otherwise (the prior of plan/evidence.hpp).
+inline constexpr double kNoiseFloorRel = kPriorNoiseRel;
+// The search range: caps at or above the mean draw at the default x (1 + this) are not searched
+// when some cap lies below the draw (peaks above the mean reach a cap the mean does not: Zeus V100
+// shufflenetv2 bs64 draws 89 W and still saves 11% at 100 W).
 inline constexpr double kNoBindMargin = 0.15;
+// False-saving rate of the keep-default rule over the candidates (Bonferroni), and of the physics
+// check per row: chosen on the V100 table's rows that cannot bind, checked on the RTX 6000's.
+inline constexpr double kDecisionAlpha = 0.05;
+inline constexpr double kPhysicsAlpha = 0.05;
+// With intervals: a lower cap is faster beyond the noise only when its time interval lies this
+// far under the default's. One window's bootstrap interval does not see how step time wanders
+// from window to window (scheduling, other processes): 1% is well above that wander on the H200
+// (probe intervals +-0.4%, docs/h200.md) and well under any slowdown a cap is chosen for.
+inline constexpr double kPhysicsToleranceRel = 0.01;
+
+struct NotCredited {
+  double cap_W = 0;
+  std::string why;
+};
+
+// What another objective would choose: the unconstrained optimum beside a bounded slowdown.
+struct Alternative {
+  std::string objective;  // "energy"
+  double cap_W = 0;
+  bool keep_default = true;
+  double energy_change_pct = 0;
+  double time_change_pct = 0;
+  std::string how;  // how to choose it: "--objective energy"
+};
 
 struct Decision {
   double cap_W = 0;
   bool keep_default = true;
-  double energy_change_pct = 0;  // chosen cap against the default limit
+  double energy_change_pct = 0;  // chosen cap against the default limit's level
   double time_change_pct = 0;
   std::string reason;
+  // The evidence behind it.
+  std::string basis;  // "intervals", "single measurements" or "" (no comparison made)
+  std::optional<TableBinding> binding;  // single measurements: does power follow the cap
+  std::optional<NoiseEstimate> noise;   // single measurements: of the objective's score
+  std::optional<NoiseEstimate> time_noise;
+  std::optional<LiveBinding> live_binding;  // intervals: from the default's power windows
+  std::vector<NotCredited> not_credited;
+  std::optional<Alternative> unconstrained;  // for max-slowdown objectives
 };
 
 nlohmann::json to_json(const Decision& d);
@@ -38,8 +78,11 @@ nlohmann::json to_json(const Decision& d);
 struct DecisionInputs {
   Objective objective;
   double default_limit_W = 0;
-  double max_power_W = 0;  // P_max for zeus: the highest limit of the device
-  double noise_floor_rel = kNoiseFloorRel;
+  double max_power_W = 0;                   // P_max for zeus: the highest limit of the device
+  double noise_floor_rel = kNoiseFloorRel;  // the adaptive search's stop rule (search.hpp)
+  // Noise known before one workload's rows are read (single measurements): the table's pooled
+  // noise when the rows come from a table (table_noise_priors), else the fixed prior.
+  NoisePriors priors;
 };
 
 // Error InvalidArgument when no probe is at the default limit (nothing to compare against).

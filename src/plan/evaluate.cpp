@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "plan/recommend.hpp"
@@ -32,11 +33,21 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
 std::vector<WorkloadEvaluation> evaluate_strategy(
     const SweepTable& table, Strategy strategy, double noise_floor_rel,
     const std::function<CurveFitter(const std::string& gpu)>& fitter_for) {
+  return evaluate_strategy(table, strategy, noise_floor_rel, fitter_for, SearchOptions{});
+}
+
+std::vector<WorkloadEvaluation> evaluate_strategy(
+    const SweepTable& table, Strategy strategy, double noise_floor_rel,
+    const std::function<CurveFitter(const std::string& gpu)>& fitter_for,
+    const SearchOptions& settings) {
   std::vector<WorkloadEvaluation> out;
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const auto& r : table.rows)
     if (std::find(pairs.begin(), pairs.end(), std::make_pair(r.workload, r.gpu)) == pairs.end())
       pairs.emplace_back(r.workload, r.gpu);
+  std::map<std::string, NoisePriors> priors;
+  for (const auto& [workload, gpu] : pairs)
+    if (!priors.count(gpu)) priors[gpu] = table_priors(table, gpu);
   for (const auto& [workload, gpu] : pairs) {
     std::vector<SweepRow> rows;
     for (const auto& r : table.rows)
@@ -44,11 +55,16 @@ std::vector<WorkloadEvaluation> evaluate_strategy(
     auto all = probes_from_rows(rows);
     RowProber prober(all);
     SearchOptions opt;
+    opt.second_probe_fraction = settings.second_probe_fraction;
+    opt.headroom_margin = settings.headroom_margin;
+    opt.min_probes_before_model_stop = settings.min_probes_before_model_stop;
     opt.strategy = strategy;
     for (const auto& p : all) opt.caps.push_back(p.cap_W);
+    opt.decision.objective = parse_objective("energy");
     opt.decision.default_limit_W = all.front().cap_W;
     opt.decision.max_power_W = all.front().cap_W;
     opt.decision.noise_floor_rel = noise_floor_rel;
+    opt.decision.priors = priors[gpu];
     if (fitter_for) opt.fitter = fitter_for(gpu);
     auto outcome = search(prober, opt);
 
@@ -67,7 +83,9 @@ std::vector<WorkloadEvaluation> evaluate_strategy(
     double chosen_J =
         all[static_cast<size_t>(find_probe(all, e.chosen_cap_W))].measurement.energy_per_step_J;
     e.regret_pct = (chosen_J / least(all).measurement.energy_per_step_J - 1) * 100;
-    e.gated = strategy == Strategy::Adaptive && outcome.probes.size() == 1;
+    e.gated = outcome.no_cap_binds;
+    e.kept_default = outcome.decision.keep_default;
+    e.reason = outcome.decision.reason;
     out.push_back(e);
   }
   return out;

@@ -17,7 +17,9 @@ struct WorkloadEvaluation {
   double least_energy_cap_W = 0;  // of the whole table
   double best_probed_cap_W = 0;   // least energy among the caps probed
   double regret_pct = 0;          // chosen cap's energy over the table's least, in %
-  bool gated = false;             // the search stopped at the default: no cap could bind
+  bool gated = false;             // the adaptive search stopped early: no cap can bind
+  bool kept_default = true;       // the decision
+  std::string reason;             // the decision's reason
 };
 
 struct EvaluationSummary {
@@ -31,6 +33,13 @@ struct EvaluationSummary {
 std::vector<WorkloadEvaluation> evaluate_strategy(
     const SweepTable& table, Strategy strategy, double noise_floor_rel = kNoiseFloorRel,
     const std::function<CurveFitter(const std::string& gpu)>& fitter_for = {});
+
+// The same with the search settings of `settings` (second_probe_fraction, headroom_margin,
+// min_probes_before_model_stop; its grid, decision inputs and fitter are set per workload).
+std::vector<WorkloadEvaluation> evaluate_strategy(
+    const SweepTable& table, Strategy strategy, double noise_floor_rel,
+    const std::function<CurveFitter(const std::string& gpu)>& fitter_for,
+    const SearchOptions& settings);
 
 // Nearest-rank percentiles over the given evaluations.
 EvaluationSummary summarize(const std::vector<WorkloadEvaluation>& evals);

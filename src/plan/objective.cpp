@@ -42,8 +42,12 @@ std::string Objective::text() const {
 }
 
 Objective parse_objective(const std::string& text) {
+  if (text.empty()) return parse_objective(kDefaultObjective);
   Objective o;
-  if (text == "energy") return o;
+  if (text == "energy") {
+    o.kind = ObjectiveKind::Energy;
+    return o;
+  }
   if (text == "edp") {
     o.kind = ObjectiveKind::Edp;
     return o;

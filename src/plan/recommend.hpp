@@ -17,8 +17,12 @@ struct Recommendation {
 // The probes of one workload's rows (highest cap first).
 std::vector<ProbeResult> probes_from_rows(const std::vector<SweepRow>& rows);
 
+// The table's noise for one GPU, pooled over its workloads (evidence.hpp, table_noise_priors).
+NoisePriors table_priors(const SweepTable& table, const std::string& gpu);
+
 // One decision per (workload, gpu) in table order; the default limit of each is its highest cap,
-// which is also P_max for zeus.
+// which is also P_max for zeus. Single measurements are judged with the noise of the GPU's whole
+// table (table_priors).
 std::vector<Recommendation> recommend(const SweepTable& table, const Objective& objective);
 
 }  // namespace regime::plan

@@ -68,11 +68,28 @@ std::string results_table(const std::vector<ProbeResult>& probes, double default
 }
 
 std::string decision_text(const Decision& d) {
-  if (d.keep_default)
-    return fmt::format("decision: keep the default limit {} W\n  reason: {}\n", d.cap_W, d.reason);
-  return fmt::format(
-      "decision: {} W (energy per step {:+.1f}%, time per step {:+.1f}%)\n  reason: {}\n", d.cap_W,
-      d.energy_change_pct, d.time_change_pct, d.reason);
+  std::string out =
+      d.keep_default
+          ? fmt::format("decision: keep the default limit {} W\n  reason: {}\n", d.cap_W, d.reason)
+          : fmt::format(
+                "decision: {} W (energy per step {:+.1f}%, time per step {:+.1f}%)\n  reason: {}\n",
+                d.cap_W, d.energy_change_pct, d.time_change_pct, d.reason);
+  if (d.noise) out += fmt::format("  noise:  {} per measurement\n", d.noise->describe());
+  if (d.unconstrained) {
+    const Alternative& a = *d.unconstrained;
+    if (a.cap_W == d.cap_W)
+      out += fmt::format("  unconstrained optimum: the same ({}: {})\n", a.objective,
+                         a.keep_default ? "keep the default" : fmt::format("{} W", a.cap_W));
+    else if (a.keep_default)
+      out += fmt::format("  unconstrained optimum: keep the default {} W (choose it with {})\n",
+                         a.cap_W, a.how);
+    else
+      out += fmt::format(
+          "  unconstrained optimum: {} W (energy per step {:+.1f}%, time per step {:+.1f}%); "
+          "choose it with {}\n",
+          a.cap_W, a.energy_change_pct, a.time_change_pct, a.how);
+  }
+  return out;
 }
 
 }  // namespace regime::plan

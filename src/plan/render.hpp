@@ -21,7 +21,8 @@ std::vector<ProbeResult> by_cap_desc(std::vector<ProbeResult> probes);
 std::string results_table(const std::vector<ProbeResult>& probes, double default_limit_W,
                           const std::string& unit);
 
-// "decision: 150 W (energy -23.0%, time +12.1%)\n  reason: ..."
+// "decision: 150 W (energy -23.0%, time +12.1%)\n  reason: ...", then the noise of single
+// measurements and, for a bounded slowdown, the unconstrained optimum and how to choose it.
 std::string decision_text(const Decision& d);
 
 }  // namespace regime::plan

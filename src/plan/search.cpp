@@ -7,13 +7,17 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis/binding.hpp"
 #include "common/error.hpp"
+#include "plan/evidence.hpp"
 
 namespace regime::plan {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A trend this strong (t of the binding test) is worth more rows before the search gives up.
+constexpr double kSuggestiveTrendT = 2.0;
 
 class PolynomialCurve : public CurveModel {
  public:
@@ -37,6 +41,13 @@ class PolynomialCurve : public CurveModel {
   Eigen::VectorXd time_, energy_;
   double residual_;
 };
+
+// " (+-12%, extrapolated)": how far the curve's figure can be trusted, when the curve says.
+std::string prediction_note(const std::optional<PredictedPoint>& p) {
+  if (!p || !(p->half_width_rel > 0)) return "";
+  return fmt::format(" (+-{:.0f}%{})", 100 * p->half_width_rel,
+                     p->extrapolated ? ", extrapolated" : "");
+}
 
 double score_or_inf(const ProbeResult& p, const ProbeResult& dflt, const DecisionInputs& in) {
   auto s = probe_score(p, dflt, in);
@@ -114,28 +125,59 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
     return out;
   }
 
-  // 2. Caps the workload's draw cannot reach are not measured.
-  double draw_W = std::max(at_default.avg_power_W, at_default.p95_power_W);
-  double ceiling_W = draw_W * (1 + opt.headroom_margin);
-  std::vector<double> grid;  // ascending: candidates below the ceiling, then the default
-  for (double cap : caps)
-    if (cap < ceiling_W && cap < caps.front()) grid.push_back(cap);
-  std::sort(grid.begin(), grid.end());
-  if (grid.empty()) {
-    out.stop_reason = fmt::format(
-        "every cap below the default is above the observed draw ({:.1f} W x {:.2f}): a cap there "
-        "cannot bind, so none is measured",
-        draw_W, 1 + opt.headroom_margin);
-    out.decision = keep_default_because(in.default_limit_W, out.stop_reason);
+  // 2. Which caps can bind. From a live run, the default's power windows and reason counters
+  //    say it (analysis/binding.hpp); from means alone (a replayed table), a cap below the mean
+  //    draw binds for certain, and otherwise the lowest cap is measured: if its power does not
+  //    fall below the default's beyond the noise, no cap between binds either.
+  std::vector<double> grid;  // ascending: candidates, then the default
+  const std::vector<double> lower(caps.begin() + 1, caps.end());
+  const LiveBinding live = live_binding(at_default, lower, caps.front());
+  const double draw_W = std::max(at_default.avg_power_W, at_default.p95_power_W);
+  auto stop_nothing_binds = [&](std::string why) {
+    out.no_cap_binds = true;
+    out.stop_reason = std::move(why);
+    out.decision = out.probes.size() > 1
+                       ? decide(out.probes, in)
+                       : keep_default_because(in.default_limit_W, out.stop_reason);
     return out;
+  };
+  if (!at_default.window_power_W.empty()) {
+    for (const auto& c : live.caps)
+      if (c.share >= kMinBindShare) grid.push_back(c.cap_W);
+    if (grid.empty())
+      return stop_nothing_binds(fmt::format(
+          "no cap below the default would bind {:.0f}% of the time or more ({}), so none is "
+          "measured",
+          100 * kMinBindShare, live.summary));
+  } else if (!lower.empty() && lower.back() < at_default.avg_power_W) {
+    const double ceiling_W = draw_W * (1 + opt.headroom_margin);
+    for (double cap : lower)
+      if (cap < ceiling_W) grid.push_back(cap);
+  } else if (!lower.empty()) {
+    // Upward from the lowest cap while the trend is suggestive but not yet conclusive: more rows
+    // at caps that do not bind measure the noise that decides it.
+    TableBinding screen;
+    for (auto it = lower.rbegin(); it != lower.rend(); ++it) {
+      measure(*it);
+      screen = table_binding(out.probes, in.priors.power);
+      if (screen.binds || screen.t < kSuggestiveTrendT) break;
+    }
+    if (!screen.binds)
+      return stop_nothing_binds(fmt::format(
+          "every cap is above the mean draw ({:.1f} W) and power does not fall below the "
+          "default's beyond the noise from {} W down ({}): no cap binds",
+          at_default.avg_power_W, lower.back(), screen.summary));
+    grid = lower;
   }
+  std::sort(grid.begin(), grid.end());
+  if (grid.empty()) return stop_nothing_binds("no cap below the default to measure");
   size_t n_candidates = grid.size();
   grid.push_back(caps.front());
 
   // 3. A first probe low in the range: on the Zeus data most optima lie in the lower third.
   auto second = static_cast<size_t>(
       std::lround(opt.second_probe_fraction * static_cast<double>(n_candidates - 1)));
-  measure(grid[second]);
+  if (find_probe(out.probes, grid[second]) < 0) measure(grid[second]);
 
   const CurveFitter fitter = opt.fitter ? opt.fitter : CurveFitter(fit_polynomial_curve);
   const ProbeResult dflt = out.probes.front();
@@ -166,27 +208,36 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
 
     double next = neighbours.front();
     double next_pred = kInf;
+    std::optional<PredictedPoint> next_point;
     for (double c : neighbours) {
       double pred = kInf;
+      std::optional<PredictedPoint> point;
       if (model) {
-        if (auto p = model->predict(c)) {
-          auto s = score(in.objective, p->energy_per_step_J, p->time_per_step_s,
+        point = model->predict(c);
+        if (point) {
+          auto s = score(in.objective, point->energy_per_step_J, point->time_per_step_s,
                          dflt.measurement.time_per_step_s, in.max_power_W);
           if (s) pred = *s;
         }
       }
-      if (pred < next_pred || (next_pred == kInf && c < next)) {
+      if (pred < next_pred || (next_pred == kInf && c <= next)) {
         next = c;
         next_pred = pred;
+        next_point = point;
       }
     }
     // 4. Stop when the model says the next probe cannot beat the best beyond the noise.
     if (model && out.probes.size() >= opt.min_probes_before_model_stop &&
         next_pred * (1 - noise) >= best_score)
-      return finish(fmt::format(
-          "the fitted curve predicts {} W at {:+.1f}% against the best cap "
-          "{} W, beyond the noise ({:.1f}%)",
-          next, (next_pred / best_score - 1) * 100, out.probes[best].cap_W, noise * 100));
+      return finish(
+          next_pred == kInf
+              ? fmt::format("the fitted curve predicts {} W{} outside what the objective allows "
+                            "(best cap {} W)",
+                            next, prediction_note(next_point), out.probes[best].cap_W)
+              : fmt::format("the fitted curve predicts {} W at {:+.1f}%{} against the best cap "
+                            "{} W, beyond the noise ({:.1f}%)",
+                            next, (next_pred / best_score - 1) * 100, prediction_note(next_point),
+                            out.probes[best].cap_W, noise * 100));
     measure(next);
   }
 }

@@ -3,8 +3,10 @@
 // is regime-aware and model-guided (docs/sweep.md, "Strategies"):
 //  1. measure the default limit; if the pair is underutilized or idle, capping is pointless: stop
 //     (unless forced);
-//  2. caps above the observed draw (x 1.15: peaks above the mean reach a cap the mean does not)
-//     cannot bind: they are not measured;
+//  2. caps that cannot bind are not measured: from a live run, those the default's power windows
+//     reach under kMinBindShare of the time (analysis/binding.hpp); from means alone, caps above
+//     the draw x 1.15 when some cap lies below the draw, else the lowest cap is measured and, if
+//     its power does not fall below the default's beyond the noise, no cap binds;
 //  3. measure one cap a third of the way up the remaining caps, then walk to the unmeasured
 //     neighbour of the best cap so far that a curve fitted to the probes predicts best;
 //  4. stop when no neighbour is left, or the fitted curve predicts that the best neighbour is
@@ -30,6 +32,11 @@ std::string to_string(Strategy s);
 struct PredictedPoint {
   double time_per_step_s = 0;
   double energy_per_step_J = 0;
+  // How far to trust it (twin curve: twin/uncertainty.hpp; 0 and false when the curve says nothing
+  // about it): relative half-width of the interval on both figures, and whether the cap lies
+  // outside the span of the caps the curve was fitted to.
+  double half_width_rel = 0;
+  bool extrapolated = false;
 };
 class CurveModel {
  public:
@@ -50,9 +57,10 @@ struct SearchOptions {
   DecisionInputs decision;
   bool force = false;                      // go on in an underutilized or idle pair
   double headroom_margin = kNoBindMargin;  // caps >= draw x (1 + margin) are not probed (adaptive)
-  double second_probe_fraction = 0.34;     // where in the remaining caps the second probe goes
-  // The curve may end the search from this many probes on (with 3, the twin stopped early on 5
-  // Zeus workloads and lost up to 8.5%; with 4 it loses nothing: docs/sweep.md).
+  // Where in the remaining caps the second probe goes, and from how many probes on the curve may
+  // end the search. These defaults are safe for any curve; plan::configure_curve sets the values
+  // chosen for each curve on the seen half of the Zeus sweeps (docs/twin.md, "Validation").
+  double second_probe_fraction = 0.34;
   size_t min_probes_before_model_stop = 4;
   // The pair's regime from the probe at the default limit (empty: not known, e.g. replay).
   std::function<std::optional<Regime>(const Measurement&)> classify;
@@ -65,6 +73,7 @@ struct SearchOutcome {
   Decision decision;
   std::optional<Regime> regime;  // of the pair at the default limit, when classified
   std::string stop_reason;       // why the search ended
+  bool no_cap_binds = false;     // it ended because no cap below the default can bind
 };
 
 SearchOutcome search(Prober& prober, const SearchOptions& opt);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analysis/binding.hpp"
 #include "analysis/classify.hpp"
 #include "common/shell.hpp"
 #include "plan/cap_grid.hpp"
@@ -68,14 +69,33 @@ SweepPlan plan_sweep(const RegimeReport& report, const GpuInfo& info) {
           m.max_temp_C ? fmt::format("{:.0f}", *m.max_temp_C) : std::string("?"), limit_W);
       break;
     case Regime::Headroom: {
+      const std::vector<double> grid = plan::auto_cap_grid(info.default_limit_W, info.min_limit_W);
+      if (!m.window_power_W.empty()) {
+        // Where a cap would bind, from the probe's power windows and reason counters.
+        const LiveBinding lb = live_binding(m, grid, limit_W);
+        for (const auto& c : lb.caps)
+          if (c.share >= kMinBindShare && c.cap_W < info.default_limit_W) p.caps.push_back(c.cap_W);
+        p.sweep = !p.caps.empty();
+        p.caps = p.sweep ? plan::with_default(p.caps, info.default_limit_W) : p.caps;
+        p.why = p.sweep ? fmt::format(
+                              "headroom: the GPU draws {:.1f} W of the {:g} W limit at full "
+                              "clocks; {}; sweeping from {:g} W down",
+                              m.avg_power_W, limit_W, lb.summary, p.caps[1])
+                        : fmt::format(
+                              "headroom: the GPU draws {:.1f} W of the {:g} W limit and {}: no "
+                              "cap binds, so there is nothing to sweep",
+                              m.avg_power_W, limit_W, lb.summary);
+        break;
+      }
       p.sweep = true;
-      double reach_W = m.avg_power_W * (1 + plan::kNoBindMargin);
-      for (double c : plan::auto_cap_grid(info.default_limit_W, info.min_limit_W))
+      const double reach_W = m.avg_power_W * (1 + plan::kNoBindMargin);
+      for (double c : grid)
         if (c < reach_W) p.caps.push_back(c);
       p.caps = plan::with_default(p.caps, info.default_limit_W);
       p.why = fmt::format(
           "headroom: the GPU draws {:.1f} W of the {:g} W limit at full clocks, so caps above "
-          "about {:.0f} W cannot bind; sweeping from the observed draw downward",
+          "about {:.0f} W cannot bind (no power windows to say more); sweeping from the observed "
+          "draw downward",
           m.avg_power_W, limit_W, reach_W);
       break;
     }

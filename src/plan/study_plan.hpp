@@ -23,10 +23,11 @@ struct SweepPlan {
   bool controller_may_help = false;  // thermal-bound: a thermal controller may stop throttling
 };
 
-// cap-bound: from the enforced limit down to the minimum; headroom: from the observed draw
-// (x (1 + plan::kNoBindMargin): caps above it cannot bind) down; thermal-bound: from the enforced
-// limit down, and a controller may help; underutilized, idle: no sweep. The default limit is
-// always in the grid (every decision compares against it).
+// cap-bound: from the enforced limit down to the minimum; headroom: from the highest cap that the
+// probe's power windows say would bind at least kMinBindShare of the time (analysis/binding.hpp;
+// none: no sweep), or without windows from the mean draw x (1 + plan::kNoBindMargin) down;
+// thermal-bound: from the enforced limit down, and a controller may help; underutilized, idle: no
+// sweep. The default limit is always in the grid (every decision compares against it).
 SweepPlan plan_sweep(const RegimeReport& report, const GpuInfo& info);
 
 // The exact `regime sweep` command that measures `plan`'s caps on a real GPU. `workload` is a

@@ -1,7 +1,8 @@
 #pragma once
 // A real command as a workload: started in its own process group with stdin/stdout/stderr passed
 // through, SIGINT/SIGTERM/SIGHUP forwarded to that group, and its steps taken from step markers
-// sent to REGIME_STEP_SOCKET and/or from output lines matching a regex.
+// sent to REGIME_STEP_SOCKET and/or from output lines matching a regex. Under sudo it runs as
+// the user who typed sudo, not as root (ProcessOptions::workload_as_root).
 #include <signal.h>
 #include <sys/types.h>
 
@@ -16,6 +17,7 @@
 #include "run/step_marker.hpp"
 #include "run/wall_clock.hpp"
 #include "run/workload.hpp"
+#include "run/workload_user.hpp"
 
 namespace regime {
 
@@ -29,6 +31,10 @@ struct ProcessOptions {
   // The command's stdout goes to regime's stderr, keeping regime's stdout for machine-readable
   // output (--json). The step regex still sees it.
   bool stdout_to_stderr = false;
+  // Started as root through sudo (SUDO_UID/SUDO_GID set), regime runs the command as the user who
+  // typed sudo, with that user's groups and environment (run/workload_user.hpp); true keeps root
+  // for the command on purpose (--workload-as-root).
+  bool workload_as_root = false;
 };
 
 class ProcessWorkload final : public Workload {
@@ -55,6 +61,8 @@ class ProcessWorkload final : public Workload {
   static int forwarded_signal();
   int interrupted_by() const override;
   pid_t pid() const { return pid_; }
+  // The user the command runs as; nullopt: as regime itself.
+  const std::optional<WorkloadUser>& user() const { return user_; }
   const std::string& socket_path() const { return socket_path_; }
 
  private:
@@ -78,6 +86,7 @@ class ProcessWorkload final : public Workload {
   ProcessOptions options_;
   const WallClock& clock_;
   std::optional<StepRegex> regex_;
+  std::optional<WorkloadUser> user_;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
   bool took_terminal_ = false;

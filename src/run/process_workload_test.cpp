@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "run/run_loop.hpp"
 #include "support/test_gpu.hpp"
+#include "support/test_user.hpp"
 
 namespace regime {
 namespace {
@@ -329,6 +330,42 @@ TEST(ProcessWorkload, RefusesAMissingCommandAndABadRegex) {
     EXPECT_NE(std::string(e.what()).find("--step-regex"), std::string::npos);
   }
   EXPECT_THROW(ProcessWorkload(ProcessOptions{}, wall), Error);
+}
+
+// Under sudo the command runs as the caller; workload_as_root keeps root on purpose.
+TEST(ProcessWorkload, UnderSudoRunsAsTheCallerUnlessToldToKeepRoot) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root: creates a user with useradd and runs commands as root the way "
+                    "sudo starts them";
+  std::string why;
+  auto user = testing::TestUser::make(why);
+  ASSERT_TRUE(user) << why;
+  testing::ScopedEnv sudo(user->sudo_env());
+  const std::string as_user = "test \"$(id -u):$(id -g)\" = " + std::to_string(user->uid()) + ":" +
+                              std::to_string(user->gid()) +
+                              " && test \"$HOME\" = " + user->home().string();
+  {
+    WallClock wall;
+    ProcessWorkload work(sh(as_user), wall);
+    ASSERT_TRUE(work.user().has_value());
+    EXPECT_EQ(work.user()->uid, user->uid());
+  }
+  EXPECT_EQ(run_command(sh(as_user)).exit_status, 0);
+  ProcessOptions keep = sh("test \"$(id -u):$(id -g)\" = 0:0");
+  keep.workload_as_root = true;
+  {
+    WallClock wall;
+    EXPECT_FALSE(ProcessWorkload(keep, wall).user().has_value());
+  }
+  EXPECT_EQ(run_command(keep).exit_status, 0);
+}
+
+TEST(ProcessWorkload, WithoutSudoRunsAsRegimeItself) {
+  testing::ScopedEnv no_sudo(std::map<std::string, std::string>{{"SUDO_UID", ""}});
+  ::unsetenv("SUDO_UID");
+  WallClock wall;
+  EXPECT_FALSE(ProcessWorkload(sh("true"), wall).user().has_value());
+  EXPECT_EQ(run_command(sh("test \"$(id -u)\" = " + std::to_string(::geteuid()))).exit_status, 0);
 }
 
 }  // namespace

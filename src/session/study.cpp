@@ -29,12 +29,12 @@ void validate(const StudyRequest& r) {
 // One run at the current limit, measured and classified; nothing is changed. With an output
 // folder the trace goes to DIR/probe.trace.csv and its siblings.
 RegimeReport probe_pair(const StudyRequest& r, Target& target, const GpuInfo& info,
-                        std::vector<std::string>& warnings) {
+                        std::vector<std::string>& warnings, Trace& trace) {
   WorkloadPtr work = target.make_workload(r.workload);
   RunOptions o;
   o.duration_s = r.probe_seconds;
   RunStats stats;
-  Trace trace = run(target.gpu(), *work, o, target.clock(), &stats);
+  trace = run(target.gpu(), *work, o, target.clock(), &stats);
   if (!r.out_dir.empty()) {
     fs::path dir(r.out_dir);
     write_trace_csv(dir / "probe.trace.csv", trace.samples);
@@ -68,7 +68,7 @@ StudyReport run_study(const StudyRequest& r) {
   rep.workload = r.workload.display_name();
   rep.probe_seconds = r.probe_seconds;
   rep.info = target.gpu().info();
-  rep.regime = probe_pair(r, target, rep.info, rep.warnings);
+  rep.regime = probe_pair(r, target, rep.info, rep.warnings, rep.probe_trace);
   rep.plan = plan::plan_sweep(rep.regime, rep.info);
   rep.sweep_command = plan::sweep_command(
       {r.device, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),
@@ -87,8 +87,10 @@ StudyReport run_study(const StudyRequest& r) {
         "nothing was changed. To sweep, run: " +
         rep.sweep_command;
   }
-  if (rep.skipped.empty())
+  if (rep.skipped.empty()) {
     rep.sweep = sweep_target(target, r.workload, rep.plan.caps, r.settings, policy);
+    keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db);
+  }
   if (!r.out_dir.empty())
     write_file_atomic(fs::path(r.out_dir) / "study.json", to_json(rep, r.settings).dump(2) + "\n");
   return rep;
@@ -126,7 +128,11 @@ nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
                      : nlohmann::json(nullptr)},
           {"after", or_null(rep.sweep.has_value(), rep.sweep ? rep.sweep->after : "")},
           {"sweep_command", or_null(rep.plan.sweep, rep.sweep_command)},
-          {"skipped_reason", or_null(!rep.skipped.empty(), rep.skipped)}};
+          {"skipped_reason", or_null(!rep.skipped.empty(), rep.skipped)},
+          {"stored_as", or_null(rep.sweep && rep.sweep->stored_id,
+                                rep.sweep && rep.sweep->stored_id
+                                    ? "sweep:" + std::to_string(*rep.sweep->stored_id)
+                                    : std::string())}};
 }
 
 }  // namespace regime::session

@@ -12,6 +12,7 @@
 #include "plan/study_plan.hpp"
 #include "session/sweep.hpp"
 #include "session/target.hpp"
+#include "trace/trace.hpp"
 
 namespace regime::session {
 
@@ -35,6 +36,7 @@ struct StudyReport {
   std::optional<SweepReport> sweep;  // when one ran
   std::string skipped;               // why the planned sweep did not run
   std::vector<std::string> warnings;
+  Trace probe_trace;  // of the probe at the current limit (for the report page)
 };
 
 // Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done

@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "trace/csv.hpp"
 
 namespace regime {
 
@@ -26,22 +27,25 @@ struct Cell {
   int column = 0;  // 1-based character column where the cell starts
 };
 
-// Splits one CSV line; fields with commas are not expected in this format (no quoting).
-std::vector<Cell> split_line(std::string_view line) {
+// Cells of one record through the CSV splitter the trace readers use: quoted fields may hold
+// commas and doubled quotes; blanks around an unquoted cell are trimmed, so hand-written tables
+// with spaces after commas read as well.
+std::vector<Cell> split_line(std::string_view line, const std::string& source, int line_no,
+                             std::vector<CsvField>& fields) {
+  split_csv_record(line, source, static_cast<size_t>(line_no), fields);
   std::vector<Cell> cells;
-  size_t start = 0;
-  while (true) {
-    size_t comma = line.find(',', start);
-    std::string_view field =
-        line.substr(start, comma == std::string_view::npos ? line.size() - start : comma - start);
-    // Trim surrounding blanks so hand-written tables with spaces after commas read as well.
-    size_t b = field.find_first_not_of(" \t");
-    size_t e = field.find_last_not_of(" \t");
-    cells.push_back(
-        {b == std::string_view::npos ? std::string() : std::string(field.substr(b, e - b + 1)),
-         static_cast<int>(start) + 1});
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
+  cells.reserve(fields.size());
+  for (const CsvField& f : fields) {
+    Cell c;
+    c.column = static_cast<int>(csv_column(line, f.offset));
+    if (f.quoted) {
+      c.text = f.text();
+    } else {
+      const size_t b = f.raw.find_first_not_of(" \t");
+      const size_t e = f.raw.find_last_not_of(" \t");
+      if (b != std::string_view::npos) c.text = std::string(f.raw.substr(b, e - b + 1));
+    }
+    cells.push_back(std::move(c));
   }
   return cells;
 }
@@ -98,6 +102,8 @@ std::vector<SweepRow> SweepTable::rows_for(const std::string& workload) const {
 }
 
 SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
+  text = strip_utf8_bom(text);
+  std::vector<CsvField> fields;  // reused for every line
   SweepTable table;
   table.source = source;
   std::map<std::string, size_t> col;  // column name -> index
@@ -114,7 +120,7 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    auto cells = split_line(line);
+    auto cells = split_line(line, source, line_no, fields);
     if (!header_seen) {
       header_seen = true;
       n_columns = cells.size();
@@ -206,8 +212,9 @@ std::string format_sweep_table(const std::vector<SweepRow>& rows) {
   out += "\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt_num(*v) : std::string(); };
   for (const auto& r : rows) {
-    out += fmt::format("{},{},{},{},{},{}", r.workload, r.gpu, fmt_num(r.cap_W), fmt_num(r.time_s),
-                       fmt_num(r.avg_power_W), r.unit);
+    out +=
+        fmt::format("{},{},{},{},{},{}", csv_field(r.workload), csv_field(r.gpu), fmt_num(r.cap_W),
+                    fmt_num(r.time_s), fmt_num(r.avg_power_W), csv_field(r.unit));
     if (has_energy) out += "," + opt(r.energy_J);
     if (has_tci) out += "," + opt(r.time_ci_s);
     if (has_eci) out += "," + opt(r.energy_ci_J);

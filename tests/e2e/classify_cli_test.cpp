@@ -86,12 +86,13 @@ TEST(ClassifyCli, TraceWithoutSiblingStepsIsMeasuredPerSecond) {
 }
 
 TEST(ClassifyCli, GpuModelSuppliesTheSlowdownThreshold) {
-  // Hot (87 C) with clocks held at 1500 of 1980 MHz but no thermal reason bit: only the H200's
-  // 89 C slowdown threshold from data/gpus makes this thermal-bound.
+  // Hot (87 C) with clocks held at 1500 of 1980 MHz and no reason counters in the trace: only the
+  // H200's 89 C slowdown threshold from data/gpus makes this thermal-bound.
   synthetic::Spec spec;
   spec.temp_C = 87;
   spec.sm_MHz = 1500;
-  const Trace t = synthetic::make(spec);
+  Trace t = synthetic::make(spec);
+  for (auto& s : t.samples) s.reasons.reset();
   const auto path = scratch_dir() / "hot.trace.csv";
   write_trace_csv(path, t.samples);
   write_steps_csv(*sibling_steps_path(path), t.steps);
@@ -101,6 +102,7 @@ TEST(ClassifyCli, GpuModelSuppliesTheSlowdownThreshold) {
       classify_json({"--trace", path.string(), "--gpu-model", "h200"});
   EXPECT_EQ(with_model["regime"], "thermal-bound");
   EXPECT_EQ(with_model["evidence"]["slowdown_temp_C"], 89.0);
+  EXPECT_THAT(with_model["evidence"]["rule"].get<std::string>(), HasSubstr("no reason counters"));
   const RunResult unknown =
       run_regime({"classify", "--trace", path.string(), "--gpu-model", "nosuchgpu"});
   EXPECT_EQ(unknown.status, 2);

@@ -1,4 +1,5 @@
 // regime sweep on replay:FILE and regime recommend, run as a user would (the real binary).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 fs::path zeus(const std::string& gpu) {
   return fs::path(REGIME_TEST_DATA_DIR) / "zeus" / (gpu + ".sweep.csv");
@@ -32,7 +34,8 @@ json run_json(const std::vector<std::string>& args, const std::string& name) {
 
 TEST(SweepReplayCli, SweepJsonHasTheContractFields) {
   auto j = run_json({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
-                     "imagenet/resnet50/bs128/adadelta", "--strategy", "exhaustive", "--json"},
+                     "imagenet/resnet50/bs128/adadelta", "--strategy", "exhaustive", "--objective",
+                     "energy", "--json"},
                     "contract");
   for (const char* k :
        {"device", "workload", "strategy", "objective", "probes", "results", "decision"})
@@ -45,6 +48,34 @@ TEST(SweepReplayCli, SweepJsonHasTheContractFields) {
     EXPECT_TRUE(j["decision"].contains(k)) << k;
   EXPECT_EQ(j["decision"]["cap_W"], 150.0);
   EXPECT_NEAR(j["decision"]["energy_change_pct"].get<double>(), -23.0, 0.05);
+  for (const char* k : {"basis", "binding", "noise"})
+    EXPECT_TRUE(j["decision"]["evidence"].contains(k)) << k;
+  EXPECT_TRUE(j["decision"]["unconstrained"].is_null());
+}
+
+// The default objective: least energy within a 10% slowdown, beside the unconstrained optimum
+// and how to choose it. 150 W saves 23% but runs 17.8% slower; 175 W saves 18.6% at +9.5%.
+TEST(SweepReplayCli, DefaultObjectiveBoundsTheSlowdownAndShowsTheUnconstrainedOptimum) {
+  const std::vector<std::string> args{"sweep",
+                                      "--device",
+                                      "replay:" + zeus("V100").string(),
+                                      "--workload",
+                                      "imagenet/resnet50/bs128/adadelta",
+                                      "--strategy",
+                                      "exhaustive"};
+  auto with_json = args;
+  with_json.push_back("--json");
+  auto j = run_json(with_json, "default-objective");
+  EXPECT_EQ(j["objective"], "max-slowdown:10");
+  EXPECT_EQ(j["decision"]["cap_W"], 175.0);
+  EXPECT_LE(j["decision"]["time_change_pct"].get<double>(), 10.0);
+  EXPECT_EQ(j["decision"]["unconstrained"]["cap_W"], 150.0);
+  EXPECT_EQ(j["decision"]["unconstrained"]["how"], "--objective energy");
+  const test::RunResult text = test::run(args, {}, scratch("default-objective-text"));
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("decision: 175 W"));
+  EXPECT_THAT(text.out, HasSubstr("unconstrained optimum: 150 W (energy per step -23.0%, time per "
+                                  "step +17.8%); choose it with --objective energy"));
 }
 
 // recommend and an exhaustive replay sweep decide the same for every workload and objective.
