@@ -123,7 +123,9 @@ void add_limit(CLI::App& root, Context&) {
   set_cmd->add_flag("--actuate", o->actuate, "Allow changing a real (NVML) GPU");
   set_cmd->add_flag("--json", o->json, "Machine-readable output");
   // Hidden from --help, documented in docs/safety.md: hold the cap for S seconds, then restore.
-  set_cmd->add_option("--hold", o->hold_s, "")->check(number_in(0, 604800))->group("");
+  set_cmd->add_option("--hold", o->hold_s, "")
+      ->check(number_in(0, 604800, false, "--hold"))
+      ->group("");
   set_cmd->callback([o] { set(*o); });
 
   auto* restore_cmd = limit->add_subcommand(

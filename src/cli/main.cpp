@@ -42,7 +42,9 @@ std::string command_list() {
 }
 
 // A usage error: one line, exit 2 (docs/safety.md), whatever CLI11's own code.
-int usage_error(const std::string& message) {
+int usage_error(std::string message) {
+  // CLI11 names no option for one hidden from --help (": message"); the message names it.
+  if (message.rfind(": ", 0) == 0) message.erase(0, 2);
   std::cerr << "regime: usage: " << message << " (regime --help lists the commands)\n";
   return 2;
 }
