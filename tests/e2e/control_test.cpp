@@ -30,7 +30,9 @@ class ControlCli : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    env_ = {{"REGIME_STATE_DIR", (dir_ / "state").string()}};
+    // As root the journal and locks would go to the system-wide place that parallel tests share.
+    env_ = {{"REGIME_STATE_DIR", (dir_ / "state").string()},
+            {"REGIME_SYSTEM_STATE_DIR", (dir_ / "system-state").string()}};
   }
   void TearDown() override { fs::remove_all(dir_); }
 

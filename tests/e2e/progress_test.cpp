@@ -88,6 +88,7 @@ class ProbeProgressCli : public ::testing::Test {
             {"FAKE_NVML_CONFIG", (dir_.path / "fake.json").string()},
             {"FAKE_NVML_STATE", (dir_.path / "fake_state.json").string()},
             {"REGIME_STATE_DIR", (dir_.path / "state").string()},
+            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "system-state").string()},
             {"REGIME_READ_ONLY", "1"},
             {"TERM", "xterm"}};
   }

@@ -60,6 +60,7 @@ class SudoWorkloadE2E : public ::testing::Test {
                  {"FAKE_NVML_CONFIG", (dir_.path / "config.json").string()},
                  {"FAKE_NVML_STATE", (dir_.path / "state.json").string()},
                  {"REGIME_STATE_DIR", (dir_.path / "state").string()},
+                 {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "system-state").string()},
                  {"PYTHONPATH", dir_.path.string()}});
   }
 
