@@ -155,6 +155,9 @@ WindowPower window_power(std::span<const Sample* const> samples,
   } else {
     return out;
   }
+  // Never more windows than readings: a long gap (or one corrupt time stamp) must not ask for a
+  // window per second of it; such a span gets wider windows instead.
+  window_s = std::max(window_s, (b - a) / static_cast<double>(std::max<size_t>(1, F.t_s.size())));
   const auto n = static_cast<size_t>(std::floor((b - a) / window_s));
   out.means_W.reserve(n);
   for (size_t i = 0; i < n; ++i) {

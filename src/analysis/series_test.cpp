@@ -53,5 +53,31 @@ TEST(ShapeCounterByPower, SegmentsPowerDoesNotCoverStayLinear) {
   EXPECT_NEAR(shaped.between(5, 7.5), 375.0, 1e-6);
 }
 
+TEST(WindowPower, AFarTimestampGetsWiderWindowsNotAWindowPerSecond) {
+  // Five readings, the last 1e9 s later: 1 s windows would be 1e9 of them (found by the fuzzer:
+  // a 28 GB allocation). Never more windows than readings.
+  std::vector<Sample> samples(5);
+  const double t[] = {0, 0.01, 0.02, 0.03, 1e9};
+  std::vector<const Sample*> ptrs;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    samples[i].t_s = t[i];
+    samples[i].power_W = 100;
+    ptrs.push_back(&samples[i]);
+  }
+  WindowPower w = window_power(ptrs, {}, 0, 1e9, 1.0);
+  EXPECT_LE(w.means_W.size(), samples.size());
+  EXPECT_FALSE(w.means_W.empty());
+  for (double m : w.means_W) EXPECT_NEAR(m, 100, 1e-9);
+  // An ordinary trace keeps its windows: 100 readings over 1 s, 0.1 s windows.
+  std::vector<Sample> dense(101);
+  ptrs.clear();
+  for (size_t i = 0; i < dense.size(); ++i) {
+    dense[i].t_s = 0.01 * static_cast<double>(i);
+    dense[i].power_W = 200;
+    ptrs.push_back(&dense[i]);
+  }
+  EXPECT_EQ(window_power(ptrs, {}, 0, 1, 0.1).means_W.size(), 10u);
+}
+
 }  // namespace
 }  // namespace regime::detail
