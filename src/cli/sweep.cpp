@@ -29,7 +29,8 @@ nlohmann::json report_json(const session::SweepReport& r) {
           {"results", results},
           {"decision", plan::to_json(o.decision)},
           {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
-          {"stop_reason", o.stop_reason}};
+          {"stop_reason", o.stop_reason},
+          {"per", r.unit == "second" ? "second" : "step"}};
 }
 
 void print_report(const session::SweepReport& r) {
@@ -40,7 +41,7 @@ void print_report(const session::SweepReport& r) {
   if (o.regime) std::cout << fmt::format("regime at the default limit: {}\n", to_string(*o.regime));
   std::cout << plan::results_table(o.probes, r.info.default_limit_W, r.unit);
   std::cout << "search: " << o.stop_reason << "\n";
-  std::cout << plan::decision_text(o.decision);
+  std::cout << plan::decision_text(o.decision, r.unit);
   if (!r.after.empty()) std::cout << r.after << "\n";
 }
 

@@ -15,8 +15,15 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::Workl
   sub->add_option("--step-regex", w.step_regex,
                   "A line of the command's output matching this marks the end of a step");
   sub->add_option("--settle-s", s.budget.settle_s,
-                  "Seconds to let power settle after a cap change (default 5)");
+                  "Least seconds to let power and temperature settle after a cap change (default "
+                  "5); then they must be flat (under 0.5 C/min and 0.5%/min over 10 s)");
+  sub->add_option("--max-settle-s", s.budget.max_settle_s,
+                  "Most seconds to wait for them to settle (default 300); a window measured "
+                  "before says so");
   sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)");
+  sub->add_flag("--per-second", s.budget.accept_per_second,
+                "Without step markers, decide on energy per second (every figure then says per "
+                "second); without this flag such a sweep is refused");
   sub->add_flag("--apply", s.apply,
                 "Leave the chosen cap set (journaled; `regime restore` undoes it)");
 }

@@ -13,7 +13,7 @@ namespace regime::plan {
 
 std::vector<ProbeResult> probes_from_rows(const std::vector<SweepRow>& rows) {
   std::vector<ProbeResult> probes;
-  for (const auto& r : rows) probes.push_back({r.cap_W, to_measurement(r)});
+  for (const auto& r : rows) probes.push_back({r.cap_W, to_measurement(r), ""});
   return by_cap_desc(std::move(probes));
 }
 

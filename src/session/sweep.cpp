@@ -103,6 +103,8 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
   if (s.apply && gpu.is_physical() && !policy.actuate)
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   plan::SearchOptions opt = search_options(rep.info, s, caps, true);
+  // Heat drifts under a sweep: the default is measured again at the end (plan/decision.hpp).
+  opt.remeasure_default = true;
   rep.strategy = opt.strategy;
   rep.objective = opt.decision.objective;
 
@@ -128,6 +130,9 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
                          e.exit_status);
   }
   rep.after = apply_or_restore(guard, rep.outcome.decision, s.apply, rep.info);
+  // Accepted per-second windows (--per-second): every figure is per second.
+  for (const auto& p : rep.outcome.probes)
+    if (p.measurement.per_second) rep.unit = "second";
   return rep;
 }
 
