@@ -107,11 +107,11 @@ std::string no_step_markers_message(const std::string& workload, double window_s
   return fmt::format(
       "no step markers arrived from '{}' in the first {:.0f} s window: without them regime "
       "cannot know the work done, so it does not decide by watts (a cap that slows the job looks "
-      "like a saving per second). Mark each step: in Python, `import regime_step` and call "
-      "`regime_step.step()` after every training step (python/regime_step; it finds regime "
-      "through REGIME_STEP_SOCKET, which regime sets), or pass --step-regex REGEX matching a line "
-      "the command prints once per step. To decide on energy per second anyway, pass "
-      "--per-second",
+      "like a saving per second). Mark each step: in Python, `import regime_step` and wrap each "
+      "training step in `with regime_step.step():` or call `regime_step.mark()` at its end "
+      "(python/regime_step, pip-installable; it finds regime through REGIME_STEP_SOCKET, which "
+      "regime sets), or pass --step-regex REGEX matching a line the command prints once per step. "
+      "To decide on energy per second anyway, pass --per-second",
       workload, window_s);
 }
 
