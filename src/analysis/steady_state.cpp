@@ -188,8 +188,12 @@ std::optional<Slope> fit_slope(const std::vector<double>& t, const std::vector<d
 TrailingSlopes trailing_slopes(const Trace& trace, double t0_s, double t1_s, int gpu) {
   std::vector<double> tt, temp, tp, power;
   TrailingSlopes out;
-  for (const Sample& s : trace.samples) {
-    if (s.gpu != gpu || s.t_s < t0_s || s.t_s > t1_s) continue;
+  // Samples are time-ordered: start at the window, not at the beginning of a long run.
+  auto first = std::lower_bound(trace.samples.begin(), trace.samples.end(), t0_s,
+                                [](const Sample& s, double t) { return s.t_s < t; });
+  for (auto it = first; it != trace.samples.end() && it->t_s <= t1_s; ++it) {
+    const Sample& s = *it;
+    if (s.gpu != gpu) continue;
     ++out.samples;
     if (s.temp_C) {
       tt.push_back(s.t_s - t0_s);

@@ -24,6 +24,9 @@ class ProbeWindow {
   std::optional<plan::ProbeResult> update(const Trace& trace, double now_s) {
     if (!settled_) {
       if (now_s < set_at_s_ + b_.settle_s) return std::nullopt;
+      // The slopes are judged once per check period, not on every 10 ms tick.
+      if (now_s < next_settle_check_s_) return std::nullopt;
+      next_settle_check_s_ = now_s + b_.check_period_s;
       // Temperature and power flat over the last settle_window_s (never reaching back before
       // the change), or the time limit.
       const int gpu = trace.samples.empty() ? 0 : trace.samples.front().gpu;
@@ -86,6 +89,7 @@ class ProbeWindow {
   double set_at_s_;
   ProbeBudget b_;
   bool settled_ = false;
+  double next_settle_check_s_ = 0;
   double settled_at_s_ = 0;
   std::string note_;
   bool measuring_ = false;
