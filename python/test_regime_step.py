@@ -139,8 +139,7 @@ class TestWithoutRegime(unittest.TestCase):
 
     def test_imports_without_torch_lightning_or_transformers(self):
         code = ("import sys; sys.path.insert(0, %r); import regime_step; "
-                "regime_step.RegimeLightningCallback(); regime_step.RegimeHFCallback(); "
-                "regime_step.lightning_callback(); "
+                "regime_step.RegimeHFCallback(); from regime_step import *; "
                 "bad = [m for m in ('torch', 'lightning', 'pytorch_lightning', 'transformers') "
                 "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)" % HERE)
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -148,19 +147,6 @@ class TestWithoutRegime(unittest.TestCase):
 
 
 class TestCallbacks(EnvCase):
-    def test_lightning_callback_marks_each_batch(self):
-        cb = regime_step.RegimeLightningCallback()
-        for i in range(3):
-            cb.on_train_batch_start(None, None, None, i)
-            cb.on_train_batch_end(None, None, None, None, i)
-        cb.on_validation_batch_end(None, None, None, None, 0)  # any other hook is a no-op
-        self.assertEqual(cb.state_dict(), {})
-        steps = [parse(d) for d in self.listener.pending()]
-        self.assertEqual([s[1] for s in steps], [0, 1, 2])
-        self.assertTrue(all(s[3] >= s[2] for s in steps))
-        with self.assertRaises(AttributeError):
-            cb.not_a_hook
-
     def test_hf_callback_numbers_steps_by_global_step(self):
         class State(object):
             global_step = 0

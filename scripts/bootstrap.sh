@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 cmake --preset release >/dev/null
-# Only the program: the tests and benchmarks build with scripts/test.sh.
-cmake --build --preset release -j "$(nproc)" --target regime
+# Only the program and its man page (so `cmake --install build/release` works): the tests and
+# benchmarks build with scripts/test.sh.
+cmake --build --preset release -j "$(nproc)" --target regime regime_man
 bin=build/release/regime
 "$bin" --version
 "$bin" devices

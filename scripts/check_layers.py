@@ -20,10 +20,12 @@ ALLOWED = {
     "sim": {"common", "trace", "device", "run", "twin"},
     "plan": {"common", "trace", "analysis", "twin"},
     "store": {"common"},
-    "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "sim", "plan",
-                "store"},
-    "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "sim", "plan", "store",
-            "session"},
+    "control": {"common", "trace", "device", "run", "act"},
+    "report": {"common", "trace", "analysis", "store", "plan"},
+    "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim",
+                "plan", "store", "report"},
+    "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim", "plan",
+            "store", "report", "session"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)

@@ -16,9 +16,14 @@ sends (environment RANK, else LOCAL_RANK), so a step is counted once.
 """
 
 import contextlib
+import importlib
 import os
 import socket
+import sys
 import time
+
+# The package version, kept equal to the CMake project version (a test checks).
+__version__ = "0.1.0"
 
 __all__ = [
     "ENV_VAR",
@@ -27,10 +32,12 @@ __all__ = [
     "step",
     "reset",
     "send_step",
-    "RegimeLightningCallback",
     "RegimeHFCallback",
     "lightning_callback",
+    "lightning_callback_class",
 ]
+# RegimeLightningCallback is an attribute too, made on first use (see __getattr__ below); it is
+# left out of __all__ so that ``from regime_step import *`` never needs Lightning.
 
 ENV_VAR = "REGIME_STEP_SOCKET"
 
@@ -124,59 +131,118 @@ def step():
     send_step(t_start, time.time())
 
 
-class RegimeLightningCallback(object):
-    """PyTorch Lightning callback: reports each training batch as a step.
+# Lightning (2.x, and 1.x) accepts only instances of its own ``Callback``: its
+# ``_validate_callbacks_list`` asks ``is_overridden("state_dict", cb)``, which raises
+# ``ValueError("Expected a parent")`` for any other object. So the callback class is made on
+# first use as a real subclass of the ``Callback`` of whichever Lightning the script uses, and
+# this module still imports without Lightning.
+_LIGHTNING_MODULES = ("lightning.pytorch", "pytorch_lightning")
+_lightning_classes = {}  # Lightning's Callback class -> our subclass of it
 
-    Duck-typed, so this module imports without Lightning; pass it in ``callbacks=[...]``.
-    Lightning calls hooks by name, and the other hooks it looks up are provided by
-    ``__getattr__`` as no-ops."""
 
-    def __init__(self):
+class _LightningSteps(object):
+    """The hooks of the Lightning callback (mixed in before Lightning's ``Callback``).
+
+    One step per optimizer step, as RegimeHFCallback counts them: a step starts when the first
+    training batch after the previous optimizer step starts (``on_train_batch_start``) and ends
+    when the batch whose optimizer step advanced ``trainer.global_step`` ends
+    (``on_train_batch_end``); it is numbered by ``trainer.global_step``, the optimizer steps
+    completed so far (the first is 1, as ``state.global_step`` in Hugging Face). With
+    ``accumulate_grad_batches=N`` a step spans N batches. Batches that step no optimizer
+    (accumulation, or a manual-optimization batch that skips ``opt.step()``) mark nothing, and a
+    batch that steps several optimizers is one step. Time between steps (validation,
+    checkpoints, the wait for the first batch) is in no step; its energy still counts in the
+    window, so energy per step covers it and time per step does not (``step_gap_fraction``
+    in the measurement says how much that is)."""
+
+    def __init__(self, *args, **kwargs):
+        super(_LightningSteps, self).__init__(*args, **kwargs)
         self._t_start = None
+        self._last_global_step = None
 
-    def on_train_batch_start(self, trainer=None, pl_module=None, batch=None, batch_idx=None, *a, **k):
-        self._t_start = time.time()
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx, *args, **kwargs):
+        if self._t_start is None:
+            self._t_start = time.time()
+        if self._last_global_step is None:
+            self._last_global_step = _global_step(trainer)
 
-    def on_train_batch_end(self, trainer=None, pl_module=None, outputs=None, batch=None, batch_idx=None, *a, **k):
-        if self._t_start is not None:
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, *args, **kwargs):
+        if self._t_start is None:
+            return
+        g = _global_step(trainer)
+        if g is None or self._last_global_step is None:
+            # No optimizer-step counter (not a Lightning trainer): each batch is a step.
             send_step(self._t_start, time.time())
             self._t_start = None
-
-    def state_dict(self):
-        return {}
-
-    def load_state_dict(self, state_dict):
-        return None
-
-    @property
-    def state_key(self):
-        return type(self).__qualname__
-
-    def __getattr__(self, name):
-        if name.startswith("on_") or name in ("setup", "teardown"):
-            return _noop
-        raise AttributeError(name)
+            return
+        if g > self._last_global_step:
+            send_step(self._t_start, time.time(), g)
+            self._t_start = None
+            self._last_global_step = g
 
 
-def lightning_callback():
-    """A Lightning callback that marks steps: an instance of a subclass of Lightning's own
-    ``Callback`` when Lightning is installed (for Trainers that check the type), else the
-    duck-typed RegimeLightningCallback."""
-    base = None
-    for module in ("lightning.pytorch", "pytorch_lightning"):
+def _global_step(trainer):
+    n = getattr(trainer, "global_step", None)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+
+def _lightning_callback_base(module):
+    if module is not None:
+        if isinstance(module, str):
+            module = importlib.import_module(module)
+        return module.Callback
+    # The Lightning the training script already imported wins: its Trainer checks against its
+    # own Callback, and lightning.pytorch.Callback is not pytorch_lightning.Callback.
+    for name in _LIGHTNING_MODULES:
+        loaded = sys.modules.get(name)
+        if loaded is not None and hasattr(loaded, "Callback"):
+            return loaded.Callback
+    failures = []
+    for name in _LIGHTNING_MODULES:
         try:
-            base = __import__(module, fromlist=["Callback"]).Callback
-            break
-        except ImportError:
-            continue
-    if base is None:
-        return RegimeLightningCallback()
-    typed = type("RegimeLightningCallback", (RegimeLightningCallback, base), {})
-    return typed()
+            return importlib.import_module(name).Callback
+        except ImportError as e:
+            failures.append("%s: %s" % (name, e))
+    raise ImportError("the Regime Lightning callback needs PyTorch Lightning, and neither "
+                      "lightning.pytorch nor pytorch_lightning imports (%s)" % "; ".join(failures))
+
+
+def lightning_callback_class(module=None):
+    """The Lightning callback class: a subclass of ``Callback`` of ``module`` (a module or its
+    name, ``"lightning.pytorch"`` or ``"pytorch_lightning"``), by default of the Lightning the
+    script has imported, else of the first of those two that imports. Made once per Lightning
+    and then reused. ImportError when there is no Lightning."""
+    base = _lightning_callback_base(module)
+    cls = _lightning_classes.get(base)
+    if cls is None:
+        cls = type("RegimeLightningCallback", (_LightningSteps, base),
+                   {"__module__": __name__, "__qualname__": "RegimeLightningCallback",
+                    "__doc__": _LightningSteps.__doc__})
+        _lightning_classes[base] = cls
+    return cls
+
+
+def lightning_callback(module=None):
+    """A new Lightning callback that marks each optimizer step:
+    ``Trainer(callbacks=[regime_step.lightning_callback()])``."""
+    return lightning_callback_class(module)()
+
+
+def __getattr__(name):
+    # ``regime_step.RegimeLightningCallback`` is made when first asked for (PEP 562), so
+    # importing this module never imports Lightning.
+    if name == "RegimeLightningCallback":
+        return lightning_callback_class()
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 class RegimeHFCallback(object):
     """Hugging Face ``transformers.Trainer`` callback: reports each optimizer step.
+
+    A step runs from ``on_step_begin`` (the first micro-batch of a gradient-accumulation window
+    starts) to ``on_step_end`` (after the optimizer step) and is numbered by
+    ``state.global_step``, the optimizer steps completed so far (the first is 1), the same
+    steps and numbers as the Lightning callback.
 
     Duck-typed (Trainer calls ``on_*`` hooks by name and takes any object), so this module
     imports without transformers; use ``Trainer(..., callbacks=[RegimeHFCallback()])``."""

@@ -7,26 +7,32 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <climits>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
+#include "common/json_text.hpp"
 #include "common/paths.hpp"
 
 namespace regime {
 
 namespace fs = std::filesystem;
 
-JournalEntry* Journal::find(const std::string& uuid, const std::string& device) {
-  for (auto& e : entries) {
-    if (!uuid.empty() ? e.uuid == uuid : e.device == device) return &e;
-  }
-  return nullptr;
-}
-
 namespace {
+constexpr int kFormatVersion = 2;
+constexpr const char* kJournalSuffix = ".json";
+constexpr const char* kLockSuffix = ".lock";
+// A journal file holds one small object; anything larger is not one.
+constexpr size_t kMaxJournalBytes = 64 * 1024;
+// Beyond any GPU's power limit, so a corrupted number is refused rather than applied.
+constexpr double kMaxLimit_W = 100000;
+constexpr double kLockWait_s = 30;
+
 // For people reading the file; the program uses time_unix_s.
 std::string utc_text(double unix_s) {
   std::time_t t = static_cast<std::time_t>(unix_s);
@@ -36,119 +42,183 @@ std::string utc_text(double unix_s) {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
+
+bool same_gpu(const JournalEntry& e, const std::string& uuid, const std::string& device) {
+  return !uuid.empty() ? e.uuid == uuid : e.device == device;
+}
 }  // namespace
+
+JournalEntry* Journal::find(const std::string& uuid, const std::string& device) {
+  for (auto& e : entries)
+    if (same_gpu(e, uuid, device)) return &e;
+  return nullptr;
+}
+
+nlohmann::json to_json(const JournalEntry& e) {
+  nlohmann::json j = {{"version", kFormatVersion},
+                      {"device", e.device},
+                      {"uuid", e.uuid},
+                      {"original_limit_W", e.original_limit_W},
+                      {"pid", e.pid},
+                      {"pid_start_ticks", e.pid_start_ticks},
+                      {"time_unix_s", e.time_unix_s},
+                      {"time_utc", utc_text(e.time_unix_s)},
+                      {"kept", e.kept}};
+  if (e.restore_to_W) j["restore_to_W"] = *e.restore_to_W;
+  return j;
+}
 
 nlohmann::json to_json(const Journal& journal) {
   nlohmann::json entries = nlohmann::json::array();
-  for (const auto& e : journal.entries) {
-    entries.push_back({{"device", e.device},
-                       {"uuid", e.uuid},
-                       {"original_limit_W", e.original_limit_W},
-                       {"pid", e.pid},
-                       {"pid_start_ticks", e.pid_start_ticks},
-                       {"time_unix_s", e.time_unix_s},
-                       {"time_utc", utc_text(e.time_unix_s)},
-                       {"kept", e.kept}});
-  }
-  return {{"version", 1}, {"entries", entries}};
+  for (const auto& e : journal.entries) entries.push_back(to_json(e));
+  return {{"entries", entries}};
 }
 
-Journal journal_from_json(const nlohmann::json& j, const std::string& source) {
-  Journal journal;
-  if (!j.is_object() || !j.contains("entries") || !j["entries"].is_array())
-    throw Error(ErrorKind::Parse, source + ": not a power-limit journal (no \"entries\" array)");
-  size_t i = 0;
-  for (const auto& e : j["entries"]) {
-    try {
-      JournalEntry entry;
-      entry.device = e.at("device").get<std::string>();
-      entry.uuid = e.value("uuid", "");
-      entry.original_limit_W = e.at("original_limit_W").get<double>();
-      entry.pid = e.value("pid", 0);
-      entry.pid_start_ticks = e.value("pid_start_ticks", uint64_t{0});
-      entry.time_unix_s = e.value("time_unix_s", 0.0);
-      entry.kept = e.value("kept", false);
-      journal.entries.push_back(entry);
-    } catch (const nlohmann::json::exception& ex) {
-      throw Error(ErrorKind::Parse, fmt::format("{}: entry {}: {}", source, i, ex.what()));
+JournalEntry journal_entry_from_json(const nlohmann::json& j, const std::string& source) {
+  if (!j.is_object())
+    throw Error(ErrorKind::Parse, source + ": not a power-limit journal entry (not an object)");
+  auto text = [&](const char* key, bool required) -> std::string {
+    if (!j.contains(key)) {
+      if (required)
+        throw Error(ErrorKind::Parse, fmt::format("{}: \"{}\" is missing", source, key));
+      return "";
     }
-    ++i;
+    if (!j.at(key).is_string())
+      throw Error(ErrorKind::Parse, fmt::format("{}: \"{}\" is not a string", source, key));
+    return j.at(key).get<std::string>();
+  };
+  JournalEntry e;
+  e.device = text("device", true);
+  e.uuid = text("uuid", false);
+  e.original_limit_W = json_number(j, "original_limit_W", source, 1e-3, kMaxLimit_W);
+  if (j.contains("pid")) e.pid = static_cast<int>(json_integer(j, "pid", source, 0, INT_MAX));
+  if (j.contains("pid_start_ticks"))
+    e.pid_start_ticks =
+        static_cast<uint64_t>(json_integer(j, "pid_start_ticks", source, 0, INT64_MAX));
+  if (j.contains("time_unix_s")) e.time_unix_s = json_number(j, "time_unix_s", source, 0, 1e11);
+  if (j.contains("kept")) {
+    if (!j.at("kept").is_boolean())
+      throw Error(ErrorKind::Parse, fmt::format("{}: \"kept\" is not true or false", source));
+    e.kept = j.at("kept").get<bool>();
   }
-  return journal;
+  if (j.contains("restore_to_W") && !j.at("restore_to_W").is_null())
+    e.restore_to_W = json_number(j, "restore_to_W", source, 1e-3, kMaxLimit_W);
+  return e;
 }
 
-fs::path journal_path() { return state_dir() / "power-limits.journal.json"; }
+JournalEntry parse_journal_entry(std::string_view text, const std::string& source) {
+  nlohmann::json j = parse_json(text, source);
+  return journal_entry_from_json(j, source);
+}
+
+std::string journal_key(const std::string& uuid, const std::string& device) {
+  std::string raw = uuid.empty() ? device : uuid;
+  std::string out = uuid.empty() ? "device-" : "";
+  for (unsigned char c : raw) {
+    bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '-';
+    out += plain ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+  }
+  if (out.empty()) out = "device-";
+  return out;
+}
+
+fs::path journal_path() { return journal_dirs().journal; }
 
 namespace {
 
-Journal load(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (ss.str().empty()) return {};
-  try {
-    return journal_from_json(nlohmann::json::parse(ss.str()), path.string());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(ErrorKind::Parse,
-                fmt::format("{}: byte {}: {} (fix or remove the file; it records original power "
-                            "limits)",
-                            path.string(), e.byte, e.what()));
-  }
+SafeDir open_journal_dir() {
+  JournalDirs d = journal_dirs();
+  return SafeDir::open(d.journal, d.system_wide ? 0755 : 0700);
 }
 
-// An exclusive lock on <journal>.lock for the lifetime of the object.
-class JournalLock {
- public:
-  explicit JournalLock(const fs::path& journal) {
-    fs::path lock = journal;
-    lock += ".lock";
-    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-      throw Error(ErrorKind::Io,
-                  fmt::format("cannot open {}: {}", lock.string(), std::strerror(errno)));
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        int e = errno;
-        ::close(fd_);
-        throw Error(ErrorKind::Io,
-                    fmt::format("cannot lock {}: {}", lock.string(), std::strerror(e)));
-      }
-    }
-  }
-  ~JournalLock() { ::close(fd_); }  // closing releases the flock
-  JournalLock(const JournalLock&) = delete;
-  JournalLock& operator=(const JournalLock&) = delete;
+SafeDir open_lock_dir() {
+  JournalDirs d = journal_dirs();
+  return SafeDir::open(d.locks, d.system_wide ? 0755 : 0700);
+}
 
- private:
-  int fd_ = -1;
-};
+std::optional<JournalEntry> load(const SafeDir& dir, const std::string& key) {
+  std::string name = key + kJournalSuffix;
+  std::optional<std::string> text = dir.read(name, kMaxJournalBytes);
+  if (!text) return std::nullopt;
+  std::string source = (dir.path() / name).string();
+  try {
+    JournalEntry e = parse_journal_entry(*text, source);
+    if (journal_key(e.uuid, e.device) != key)
+      throw Error(ErrorKind::Parse,
+                  fmt::format("{}: holds the entry of {} ({}), which belongs in {}{}", source,
+                              e.device, e.uuid, journal_key(e.uuid, e.device), kJournalSuffix));
+    return e;
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string(e.what()) +
+                              " (fix or remove the file; it records an original power limit)");
+  }
+}
 
 }  // namespace
 
-Journal read_journal() {
-  fs::path path = journal_path();
-  JournalLock lock(path);
-  return load(path);
+GpuJournalLock::GpuJournalLock(const std::string& uuid, const std::string& device)
+    : GpuJournalLock(journal_key(uuid, device)) {}
+
+GpuJournalLock::GpuJournalLock(const std::string& key) : key_(key) {
+  SafeDir locks = open_lock_dir();
+  std::string name = key + kLockSuffix;
+  fd_ = locks.open_file(name, 0600);
+  // Non-blocking attempts with a deadline: a process stuck while holding the lock must not
+  // hang every other regime process for ever.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kLockWait_s);
+  for (;;) {
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    int e = errno;
+    if (e != EWOULDBLOCK && e != EINTR) {
+      ::close(fd_);
+      throw Error(ErrorKind::Io, fmt::format("cannot lock {}: {}", (locks.path() / name).string(),
+                                             std::strerror(e)));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::close(fd_);
+      throw Error(ErrorKind::Io,
+                  fmt::format("waited {:g} s for {}: another regime process holds it", kLockWait_s,
+                              (locks.path() / name).string()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
-void update_journal(const std::function<bool(Journal&)>& change) {
-  fs::path path = journal_path();
-  JournalLock lock(path);
-  Journal journal = load(path);
-  if (!change(journal)) return;
-  if (journal.entries.empty()) {
-    std::error_code ec;
-    fs::remove(path, ec);
-    if (ec) throw Error(ErrorKind::Io, "cannot remove " + path.string() + ": " + ec.message());
-    return;
+GpuJournalLock::~GpuJournalLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+std::optional<JournalEntry> GpuJournalLock::read() const { return load(open_journal_dir(), key_); }
+
+void GpuJournalLock::write(const JournalEntry& entry) const {
+  open_journal_dir().write_atomic(key_ + kJournalSuffix, to_json(entry).dump(2) + "\n", 0644);
+}
+
+void GpuJournalLock::remove() const { open_journal_dir().remove(key_ + kJournalSuffix); }
+
+std::vector<std::string> journal_keys() {
+  std::vector<std::string> keys = open_journal_dir().list(kJournalSuffix);
+  for (auto& k : keys) k.resize(k.size() - std::strlen(kJournalSuffix));
+  return keys;
+}
+
+Journal read_journal() {
+  Journal j;
+  for (const auto& key : journal_keys()) {
+    GpuJournalLock lock(key);
+    if (auto e = lock.read()) j.entries.push_back(*e);
   }
-  write_file_atomic(path, to_json(journal).dump(2) + "\n");
+  return j;
 }
 
 uint64_t process_start_ticks(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text = read_regular_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+  } catch (const Error&) {
+    return 0;
+  }
   // The command name (field 2) is in parentheses and may hold spaces: count from the last ')'.
   auto close = text.rfind(')');
   if (close == std::string::npos) return 0;

@@ -76,58 +76,74 @@ double PowerLimitGuard::set(double watts) {
       // Set again after a restore: start over, journaling the (restored) original anew.
       restore_to_W_.reset();
       restored_ = false;
-      journaled_ = false;
+      role_ = JournalRole::None;
     }
     first = !restore_to_W_.has_value();
   }
-  if (first) {
-    if (physical_) {
-      static std::once_flag leftovers_once;
-      std::call_once(leftovers_once, [] { restore_dead_leftovers(std::cerr); });
-      info = gpu_.info();  // a leftover restore may have changed the current limit
-    }
+  if (first && physical_) {
+    static std::once_flag leftovers_once;
+    std::call_once(leftovers_once, [] { restore_dead_leftovers(std::cerr); });
   }
   std::lock_guard lock(mu_);
-  if (!restore_to_W_) {
-    device_ = info.device;
-    uuid_ = info.uuid;
-    if (physical_) {
-      bool created = false;
-      update_journal([&](Journal& j) {
-        if (JournalEntry* e = j.find(uuid_, device_)) {
-          if (!e->kept && e->pid != ::getpid() && process_alive(e->pid, e->pid_start_ticks))
-            throw Error(ErrorKind::ActuationRefused,
-                        fmt::format("{} ({}) is being changed by regime process {}; wait for it "
-                                    "to end (it restores the limit) or stop it",
-                                    device_, uuid_, e->pid));
-          return false;  // an earlier original (e.g. a kept cap) stays the one to restore
-        }
-        j.entries.push_back({device_, uuid_, info.current_limit_W, static_cast<int>(::getpid()),
-                             process_start_ticks(::getpid()), now_unix_s(), false});
-        created = true;
-        return true;
-      });
-      journaled_ = created;
-    }
-    restore_to_W_ = info.current_limit_W;
+  // A signal is restoring every guard and ending the process: nothing may be set again.
+  if (terminating_on_signal())
+    throw Error(ErrorKind::Internal, "regime is ending on a signal: not changing the limit");
+  if (restore_to_W_) return gpu_.set_power_limit(watts);  // this guard holds the GPU already
+  device_ = info.device;
+  uuid_ = info.uuid;
+  if (!physical_) {
+    restore_to_W_ = gpu_.info().current_limit_W;
+    return gpu_.set_power_limit(watts);
   }
+  // Read, journal and set under the GPU's journal lock: another process cannot slip in between
+  // and record this process's cap as the original.
+  GpuJournalLock journal(uuid_, device_);
+  double found_W = gpu_.info().current_limit_W;
+  std::optional<JournalEntry> prior = journal.read();
+  const int self = static_cast<int>(::getpid());
+  JournalEntry mine;
+  if (prior) {
+    if (process_alive(prior->pid, prior->pid_start_ticks)) {
+      if (prior->pid == self)
+        throw Error(ErrorKind::ActuationRefused,
+                    fmt::format("{} ({}) is already being changed by another part of this "
+                                "process; one guard per GPU",
+                                device_, uuid_));
+      throw Error(ErrorKind::ActuationRefused,
+                  fmt::format("{} ({}) is being changed by regime process {}; wait for it to end "
+                              "(it restores the limit) or stop it",
+                              device_, uuid_, prior->pid));
+    }
+    // A kept cap, or a leftover whose restore failed: the recorded original stays the one
+    // `regime restore` brings back; this guard puts back what it found.
+    mine = *prior;
+    mine.restore_to_W = found_W;
+    role_ = JournalRole::Claimed;
+  } else {
+    mine = {device_, uuid_, found_W, 0, 0, now_unix_s(), false, std::nullopt};
+    role_ = JournalRole::Created;
+  }
+  mine.pid = self;
+  mine.pid_start_ticks = process_start_ticks(self);
+  journal.write(mine);
+  restore_to_W_ = found_W;
   try {
     return gpu_.set_power_limit(watts);
   } catch (...) {
-    if (first) forget_unchanged_first_set();
+    // A first set that failed without changing the GPU (e.g. no permission) leaves nothing to
+    // restore: take the entry back so that no one later "restores" an untouched card.
+    try {
+      if (gpu_.info().current_limit_W == found_W) {
+        if (prior)
+          journal.write(*prior);
+        else
+          journal.remove();
+        role_ = JournalRole::None;
+        restore_to_W_.reset();
+      }
+    } catch (...) {
+    }
     throw;
-  }
-}
-
-void PowerLimitGuard::forget_unchanged_first_set() noexcept {
-  // A first set that failed without changing the GPU (e.g. no permission) leaves nothing to
-  // restore: drop the journal entry so that no one later "restores" an untouched card.
-  try {
-    if (gpu_.info().current_limit_W != *restore_to_W_) return;
-    if (physical_ && journaled_) remove_own_journal_entry();
-    journaled_ = false;
-    restore_to_W_.reset();
-  } catch (...) {
   }
 }
 
@@ -136,33 +152,38 @@ void PowerLimitGuard::keep() {
   if (!restore_to_W_ || restored_) return;
   kept_ = true;
   if (!physical_) return;
-  update_journal([&](Journal& j) {
-    JournalEntry* e = j.find(uuid_, device_);
-    if (e == nullptr) {
-      j.entries.push_back({device_, uuid_, *restore_to_W_, static_cast<int>(::getpid()),
-                           process_start_ticks(::getpid()), now_unix_s(), true});
-      return true;
-    }
-    e->kept = true;
-    return true;
-  });
-}
-
-void PowerLimitGuard::remove_own_journal_entry() {
-  update_journal([&](Journal& j) {
-    auto before = j.entries.size();
-    std::erase_if(j.entries, [&](const JournalEntry& e) {
-      return (!uuid_.empty() ? e.uuid == uuid_ : e.device == device_) && e.pid == ::getpid();
-    });
-    return j.entries.size() != before;
-  });
+  GpuJournalLock journal(uuid_, device_);
+  std::optional<JournalEntry> e = journal.read();
+  if (!e) e = JournalEntry{device_, uuid_, *restore_to_W_, 0, 0, now_unix_s(), true, std::nullopt};
+  e->kept = true;
+  e->pid = 0;  // no process holds it now: the cap stays until `regime restore`
+  e->pid_start_ticks = 0;
+  e->restore_to_W.reset();
+  journal.write(*e);
 }
 
 void PowerLimitGuard::restore_locked() {
   if (!restore_to_W_ || restored_) return;
-  gpu_.set_power_limit(*restore_to_W_);
+  if (physical_ && role_ != JournalRole::None) {
+    // Set and update the entry under one lock, so no one sees the restored limit with our entry
+    // still there, or our entry gone with the cap still set.
+    GpuJournalLock journal(uuid_, device_);
+    gpu_.set_power_limit(*restore_to_W_);
+    std::optional<JournalEntry> e = journal.read();
+    if (e && e->pid == static_cast<int>(::getpid())) {
+      if (role_ == JournalRole::Created) {
+        journal.remove();
+      } else {
+        e->pid = 0;
+        e->pid_start_ticks = 0;
+        e->restore_to_W.reset();
+        journal.write(*e);
+      }
+    }
+  } else {
+    gpu_.set_power_limit(*restore_to_W_);
+  }
   restored_ = true;
-  if (physical_ && journaled_) remove_own_journal_entry();
 }
 
 void PowerLimitGuard::restore() {
@@ -193,9 +214,9 @@ PowerLimitGuard::~PowerLimitGuard() {
     }
   } catch (const std::exception& e) {
     std::cerr << fmt::format(
-        "regime: could not restore the power limit of {}: {}\n  the original is in {}; run "
-        "`regime restore` to retry\n",
-        device_, e.what(), journal_path().string());
+        "regime: could not restore the power limit of {}: {}\n  the original is in the "
+        "journal; run `regime restore` to retry\n",
+        device_, e.what());
   } catch (...) {
   }
   unregister_live_guard(this);
@@ -206,6 +227,13 @@ namespace {
 // Opens the GPU a journal entry names: by UUID among all GPUs of its backend (indexes can move).
 GpuPtr open_journaled(const JournalEntry& e) {
   DeviceUri uri = parse_device_uri(e.device);
+  // Only physical GPUs are journaled. Anything else in a journal was written by hand, and
+  // opening it (a replay: URI reads a file) as root could show a line of any file.
+  if (uri.scheme != "nvml")
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("journaled device '{}' is not a physical GPU (nvml:N); remove the "
+                            "entry",
+                            e.device));
   if (e.uuid.empty()) return open_device(e.device);
   for (auto& g : open_devices(uri.scheme + ":all")) {
     if (g->info().uuid == e.uuid) return std::move(g);
@@ -228,65 +256,113 @@ RestoreOutcome restore_entry(const JournalEntry& e) {
 
 }  // namespace
 
-std::vector<RestoreOutcome> restore_from_journal(bool include_kept) {
-  std::vector<RestoreOutcome> outcomes;
-  update_journal([&](Journal& j) {
-    if (j.entries.empty()) return false;
-    if (read_only_from_env())
+namespace {
+// The outcome for a journal file that could not be read: named by its key (the GPU's UUID).
+RestoreOutcome unreadable(const std::string& key, const std::exception& e) {
+  return {"", key, 0, false, e.what()};
+}
+}  // namespace
+
+std::vector<RestoreOutcome> restore_from_journal(bool include_kept, bool dry_run) {
+  if (!dry_run && read_only_from_env()) {
+    size_t n = journal_keys().size();
+    if (n > 0)
       throw Error(ErrorKind::ReadOnly,
                   fmt::format("REGIME_READ_ONLY is set: not restoring the {} GPU(s) in {} (unset "
                               "it and run `regime restore` again)",
-                              j.entries.size(), journal_path().string()));
-    std::vector<JournalEntry> remaining;
-    for (const auto& e : j.entries) {
-      if (e.kept && !include_kept) {
-        remaining.push_back(e);
-        continue;
-      }
-      if (!e.kept && e.pid != ::getpid() && process_alive(e.pid, e.pid_start_ticks)) {
-        outcomes.push_back({e.device, e.uuid, e.original_limit_W, false,
+                              n, journal_path().string()));
+    return {};
+  }
+  std::vector<RestoreOutcome> outcomes;
+  for (const std::string& key : journal_keys()) {
+    try {
+      GpuJournalLock journal(key);
+      std::optional<JournalEntry> e = journal.read();
+      if (!e || (e->kept && !include_kept)) continue;
+      if (e->pid != static_cast<int>(::getpid()) && process_alive(e->pid, e->pid_start_ticks)) {
+        outcomes.push_back({e->device, e->uuid, e->original_limit_W, false,
                             fmt::format("held by running regime process {}; it restores the "
                                         "limit when it ends",
-                                        e.pid)});
-        remaining.push_back(e);
+                                        e->pid)});
         continue;
       }
-      RestoreOutcome o = restore_entry(e);
-      if (!o.ok) remaining.push_back(e);
+      if (dry_run) {
+        outcomes.push_back({e->device, e->uuid, e->original_limit_W, false, "", true});
+        continue;
+      }
+      RestoreOutcome o = restore_entry(*e);
+      if (o.ok) journal.remove();
       outcomes.push_back(std::move(o));
+    } catch (const std::exception& ex) {
+      outcomes.push_back(unreadable(key, ex));
     }
-    j.entries = std::move(remaining);
-    return true;
-  });
+  }
   return outcomes;
+}
+
+GpuRestore restore_gpu(Gpu& gpu, const ActuationPolicy& policy) {
+  GpuInfo info = gpu.info();
+  GpuRestore r;
+  if (!gpu.is_physical()) {
+    r.target_W = info.default_limit_W;
+    check_actuation(policy, info, false, r.target_W);
+    r.enforced_W = gpu.set_power_limit(r.target_W);
+    return r;
+  }
+  GpuJournalLock journal(info.uuid, info.device);
+  std::optional<JournalEntry> entry = journal.read();
+  r.from_journal = entry.has_value();
+  r.target_W = entry ? entry->original_limit_W : info.default_limit_W;
+  check_actuation(policy, info, true, r.target_W);
+  if (entry && entry->pid != static_cast<int>(::getpid()) &&
+      process_alive(entry->pid, entry->pid_start_ticks))
+    throw Error(ErrorKind::ActuationRefused,
+                fmt::format("{} is being changed by running regime process {}; it restores {:g} W "
+                            "when it ends (stop it first to restore now)",
+                            info.device, entry->pid, entry->original_limit_W));
+  r.enforced_W = gpu.set_power_limit(r.target_W);
+  if (entry) journal.remove();
+  return r;
 }
 
 std::vector<RestoreOutcome> restore_dead_leftovers(std::ostream& log) {
   std::vector<RestoreOutcome> outcomes;
-  update_journal([&](Journal& j) {
-    std::vector<JournalEntry> remaining;
-    for (const auto& e : j.entries) {
-      if (e.kept || e.pid == ::getpid() || process_alive(e.pid, e.pid_start_ticks)) {
-        remaining.push_back(e);
-        continue;
+  for (const std::string& key : journal_keys()) {
+    try {
+      GpuJournalLock journal(key);
+      std::optional<JournalEntry> e = journal.read();
+      if (!e || process_alive(e->pid, e->pid_start_ticks)) continue;
+      if (e->kept && e->pid == 0) continue;  // a cap left on purpose: only `regime restore`
+      JournalEntry target = *e;
+      if (e->kept) {
+        // A process working on top of a kept cap died: put the kept cap back, keep the entry.
+        target.original_limit_W = e->restore_to_W.value_or(e->original_limit_W);
       }
-      RestoreOutcome o = restore_entry(e);
+      RestoreOutcome o = restore_entry(target);
       if (o.ok) {
+        if (e->kept) {
+          e->pid = 0;
+          e->pid_start_ticks = 0;
+          e->restore_to_W.reset();
+          journal.write(*e);
+        } else {
+          journal.remove();
+        }
         log << fmt::format(
-            "regime: restored {} ({}) to its original {:g} W: regime process {} changed it and "
-            "ended without restoring\n",
-            e.device, e.uuid, e.original_limit_W, e.pid);
+            "regime: restored {} ({}) to {} {:g} W: regime process {} changed it and ended "
+            "without restoring\n",
+            e->device, e->uuid, e->kept ? "its kept cap of" : "its original",
+            target.original_limit_W, e->pid);
       } else {
         log << fmt::format("regime: could not restore {} ({}) to {:g} W, left by process {}: {}\n",
-                           e.device, e.uuid, e.original_limit_W, e.pid, o.error);
-        remaining.push_back(e);
+                           e->device, e->uuid, target.original_limit_W, e->pid, o.error);
       }
       outcomes.push_back(std::move(o));
+    } catch (const std::exception& ex) {
+      log << fmt::format("regime: cannot check the journal of {}: {}\n", key, ex.what());
+      outcomes.push_back(unreadable(key, ex));
     }
-    bool changed = remaining.size() != j.entries.size();
-    j.entries = std::move(remaining);
-    return changed;
-  });
+  }
   return outcomes;
 }
 

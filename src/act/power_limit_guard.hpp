@@ -1,8 +1,13 @@
 #pragma once
 // Never leave a card changed. Every power-limit change goes through a PowerLimitGuard: it checks
 // the actuation policy, journals the original limit (physical GPUs) before the first change, and
-// restores it on scope exit, on error, and on SIGINT/SIGTERM/SIGHUP. After a crash or kill -9 the
-// journal lets `regime restore`, or the next actuating command, bring the original back.
+// restores it on scope exit, on error, and on every catchable fatal signal. After a crash or
+// kill -9 the journal lets `regime restore`, or the next actuating command, bring it back.
+//
+// Across processes, each GPU's journal lock is held while its current limit is read and
+// journaled and the first cap set, and while a restore sets the limit and updates the entry: no
+// other regime process can see a cap without the entry that undoes it. While a guard holds a
+// GPU, the entry names its process, and every other regime process leaves that GPU alone.
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -52,16 +57,21 @@ class PowerLimitGuard {
   void restore_for_signal() noexcept;
 
  private:
+  // How this guard stands with the GPU's journal entry.
+  enum class JournalRole {
+    None,     // not journaled (a simulated device, or nothing set yet)
+    Created,  // it wrote the entry (the original is what it found): it removes it on restore
+    Claimed,  // it took over an entry left there (a kept cap, or a dead process's leftover): it
+              // marks the entry free again on restore, the original staying recorded
+  };
   void restore_locked();  // needs mu_
-  void remove_own_journal_entry();
-  void forget_unchanged_first_set() noexcept;  // needs mu_
   Gpu& gpu_;
   ActuationPolicy policy_;
   bool physical_;
   mutable std::mutex mu_;
   std::optional<double> restore_to_W_;
   std::string device_, uuid_;
-  bool journaled_ = false;  // this guard wrote the journal entry (and removes it on restore)
+  JournalRole role_ = JournalRole::None;
   bool kept_ = false;
   bool restored_ = false;
 };
@@ -75,8 +85,21 @@ struct RestoreOutcome {
   double original_limit_W;
   bool ok;
   std::string error;
+  bool dry_run = false;  // nothing was done: what a restore would do (REGIME_READ_ONLY)
 };
-std::vector<RestoreOutcome> restore_from_journal(bool include_kept);
+// dry_run: read the journal only and say what would be restored (REGIME_READ_ONLY forbids the
+// change itself; restore_from_journal without dry_run then throws Error ReadOnly).
+std::vector<RestoreOutcome> restore_from_journal(bool include_kept, bool dry_run = false);
+
+// Restores one GPU to its journaled original (its default limit when the journal has none),
+// reading the entry, setting and removing it under the GPU's journal lock. Refused while another
+// regime process holds the GPU, and by the policy like any change.
+struct GpuRestore {
+  double target_W = 0;
+  bool from_journal = false;
+  double enforced_W = 0;
+};
+GpuRestore restore_gpu(Gpu& gpu, const ActuationPolicy& policy);
 
 // Restores entries left by regime processes that are no longer running (not kept ones), writing
 // one line per GPU to `log`. Called once per process before the first change to a physical GPU.

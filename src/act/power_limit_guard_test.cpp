@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 
 #include "act/journal.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 
 namespace regime {
 namespace {
@@ -39,7 +41,7 @@ class TestGpu : public Gpu {
   Sample read() override { return {}; }
   std::optional<double> read_energy_J() override { return std::nullopt; }
   double set_power_limit(double watts) override {
-    journal_existed_at_set.push_back(fs::exists(journal_path()));
+    journal_existed_at_set.push_back(!journal_keys().empty());
     if (fail_sets) throw Error(ErrorKind::NoPermission, "no permission (test)");
     limit_W = watts;
     ++sets;
@@ -56,6 +58,8 @@ class TestGpu : public Gpu {
   bool physical_;
 };
 
+bool has_journal() { return !journal_keys().empty(); }
+
 class GuardTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -63,10 +67,12 @@ class GuardTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     ::setenv("REGIME_STATE_DIR", dir_.c_str(), 1);
+    ::setenv("REGIME_SYSTEM_STATE_DIR", dir_.c_str(), 1);
     ::unsetenv("REGIME_READ_ONLY");
   }
   void TearDown() override {
     ::unsetenv("REGIME_STATE_DIR");
+    ::unsetenv("REGIME_SYSTEM_STATE_DIR");
     ::unsetenv("REGIME_READ_ONLY");
     fs::remove_all(dir_);
   }
@@ -94,7 +100,7 @@ TEST_F(GuardTest, APhysicalGpuIsNotChangedWithoutActuate) {
     }
   }
   EXPECT_EQ(gpu.sets, 0);
-  EXPECT_FALSE(fs::exists(journal_path()));
+  EXPECT_FALSE(has_journal());
 }
 
 TEST_F(GuardTest, ReadOnlyBlocksEvenASimulatedGpuAndAHandMadePolicy) {
@@ -127,7 +133,7 @@ TEST_F(GuardTest, JournalsTheOriginalBeforeTheFirstChangeAndRestoresOnScopeExit)
   EXPECT_DOUBLE_EQ(gpu.limit_W, 300);
   ASSERT_GE(gpu.journal_existed_at_set.size(), 1u);
   EXPECT_TRUE(gpu.journal_existed_at_set[0]);  // written before the first change
-  EXPECT_FALSE(fs::exists(journal_path()));    // cleared after the restore
+  EXPECT_FALSE(has_journal());                 // cleared after the restore
 }
 
 TEST_F(GuardTest, OutOfRangeIsRefusedBeforeAnythingIsWritten) {
@@ -140,7 +146,7 @@ TEST_F(GuardTest, OutOfRangeIsRefusedBeforeAnythingIsWritten) {
     EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);
     EXPECT_THAT(e.what(), HasSubstr("cap 900 W is outside the range of"));
   }
-  EXPECT_FALSE(fs::exists(journal_path()));
+  EXPECT_FALSE(has_journal());
 }
 
 TEST_F(GuardTest, KeepLeavesTheCapAndAKeptJournalEntry) {
@@ -182,13 +188,13 @@ TEST_F(GuardTest, ASetAfterARestoreIsGuardedAgain) {
     PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
     guard.set(200);
     guard.restore();
-    EXPECT_FALSE(fs::exists(journal_path()));
+    EXPECT_FALSE(has_journal());
     guard.set(150);
-    EXPECT_TRUE(fs::exists(journal_path()));
+    EXPECT_TRUE(has_journal());
     EXPECT_DOUBLE_EQ(gpu.limit_W, 150);
   }
   EXPECT_DOUBLE_EQ(gpu.limit_W, 300);
-  EXPECT_FALSE(fs::exists(journal_path()));
+  EXPECT_FALSE(has_journal());
 }
 
 TEST_F(GuardTest, ASimulatedGpuIsRestoredButNotJournaled) {
@@ -196,7 +202,7 @@ TEST_F(GuardTest, ASimulatedGpuIsRestoredButNotJournaled) {
   {
     PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(false));  // no --actuate needed
     guard.set(150);
-    EXPECT_FALSE(fs::exists(journal_path()));
+    EXPECT_FALSE(has_journal());
   }
   EXPECT_DOUBLE_EQ(gpu.limit_W, 300);
 }
@@ -208,7 +214,7 @@ TEST_F(GuardTest, AFailedFirstSetLeavesNoJournalEntry) {
     PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
     EXPECT_THROW(guard.set(200), Error);
   }
-  EXPECT_FALSE(fs::exists(journal_path()));
+  EXPECT_FALSE(has_journal());
 }
 
 TEST_F(GuardTest, ARestoreFailureInTheDestructorKeepsTheJournalAndDoesNotThrow) {
@@ -222,6 +228,132 @@ TEST_F(GuardTest, ARestoreFailureInTheDestructorKeepsTheJournalAndDoesNotThrow) 
   Journal j = read_journal();
   ASSERT_EQ(j.entries.size(), 1u);
   EXPECT_DOUBLE_EQ(j.entries[0].original_limit_W, 300);
+}
+
+TEST_F(GuardTest, ASecondGuardOnTheSameGpuInOneProcessIsRefused) {
+  TestGpu gpu(true);
+  PowerLimitGuard first(gpu, ActuationPolicy::from_flags(true));
+  first.set(200);
+  PowerLimitGuard second(gpu, ActuationPolicy::from_flags(true));
+  try {
+    second.set(150);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::ActuationRefused);
+    EXPECT_THAT(e.what(), HasSubstr("another part of this process"));
+  }
+  EXPECT_DOUBLE_EQ(gpu.limit_W, 200);
+  first.restore();
+  EXPECT_DOUBLE_EQ(gpu.limit_W, 300);
+  EXPECT_FALSE(has_journal());
+}
+
+TEST_F(GuardTest, AGuardOverAKeptCapHoldsTheEntryAndGivesItBack) {
+  TestGpu gpu(true);
+  {
+    PowerLimitGuard keeper(gpu, ActuationPolicy::from_flags(true));
+    keeper.set(250);
+    keeper.keep();
+  }
+  Journal j = read_journal();
+  ASSERT_EQ(j.entries.size(), 1u);
+  EXPECT_EQ(j.entries[0].pid, 0);  // nobody holds a kept cap
+  {
+    PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+    guard.set(120);
+    j = read_journal();
+    ASSERT_EQ(j.entries.size(), 1u);
+    EXPECT_EQ(j.entries[0].pid, ::getpid());  // held while it works
+    EXPECT_TRUE(j.entries[0].kept);
+    EXPECT_DOUBLE_EQ(j.entries[0].original_limit_W, 300);
+    ASSERT_TRUE(j.entries[0].restore_to_W.has_value());
+    EXPECT_DOUBLE_EQ(*j.entries[0].restore_to_W, 250);
+  }
+  EXPECT_DOUBLE_EQ(gpu.limit_W, 250);
+  j = read_journal();
+  ASSERT_EQ(j.entries.size(), 1u);
+  EXPECT_EQ(j.entries[0].pid, 0);
+  EXPECT_TRUE(j.entries[0].kept);
+  EXPECT_FALSE(j.entries[0].restore_to_W.has_value());
+}
+
+// The journal file of TestGpu(true), for tests that plant things there.
+fs::path journal_file() { return journal_path() / (journal_key("GPU-test-7", "nvml:7") + ".json"); }
+
+TEST_F(GuardTest, AnUnreadableJournalBlocksTheChangeInsteadOfReadingAsEmpty) {
+  TestGpu gpu(true);
+  fs::create_directories(journal_file());  // a directory where the file should be
+  PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+  try {
+    guard.set(200);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+    EXPECT_THAT(e.what(), HasSubstr("is a directory, not a regular file"));
+  }
+  EXPECT_EQ(gpu.sets, 0);
+  fs::remove(journal_file());
+  std::ofstream(journal_file()) << "{\"device\": \"nvml:7\", \"uuid\": \"GPU-test-7\",";
+  try {
+    guard.set(200);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Parse);
+    EXPECT_THAT(e.what(), HasSubstr(journal_file().string() + ":1:"));
+    EXPECT_THAT(e.what(), HasSubstr("fix or remove the file"));
+  }
+  EXPECT_EQ(gpu.sets, 0);
+}
+
+TEST_F(GuardTest, AFifoOrADeviceAsJournalIsRefusedWithoutHanging) {
+  TestGpu gpu(true);
+  fs::create_directories(journal_path());
+  ASSERT_EQ(::mkfifo(journal_file().c_str(), 0600), 0);
+  PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+  try {
+    guard.set(200);  // a blocking open would wait here for a writer for ever
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+    EXPECT_THAT(e.what(), HasSubstr("is a FIFO"));
+  }
+  fs::remove(journal_file());
+  fs::create_symlink("/dev/zero", journal_file());
+  try {
+    guard.set(200);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+    EXPECT_THAT(e.what(), HasSubstr("is a symbolic link"));
+  }
+  EXPECT_EQ(gpu.sets, 0);
+  // A planted link as the lock file is refused too, and never followed.
+  fs::remove(journal_file());
+  fs::path lock = journal_dirs().locks / (journal_key("GPU-test-7", "nvml:7") + ".lock");
+  fs::path target = dir_ / "target";
+  std::ofstream(target) << "precious";
+  fs::remove(lock);
+  fs::create_symlink(target, lock);
+  EXPECT_THROW(guard.set(200), Error);
+  EXPECT_EQ(gpu.sets, 0);
+  std::ifstream in(target);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "precious");
+}
+
+TEST_F(GuardTest, AJournalDirectoryWritableByOthersIsRefused) {
+  TestGpu gpu(true);
+  fs::create_directories(journal_path());
+  fs::permissions(journal_path(), fs::perms::all);  // 0777
+  PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+  try {
+    guard.set(200);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NoPermission);
+    EXPECT_THAT(e.what(), HasSubstr("writable by others (mode 0777)"));
+  }
+  EXPECT_EQ(gpu.sets, 0);
 }
 
 std::atomic<int> g_hangups{0};
@@ -258,29 +390,63 @@ TEST_F(GuardTest, TheLastGuardGoneGivesTheSignalDispositionsBack) {
 }
 
 TEST(Journal, RoundTripsThroughJson) {
+  JournalEntry e{"nvml:0", "GPU-a", 700, 42, 12345, 1.7e9, true, 300.0};
+  JournalEntry back = parse_journal_entry(to_json(e).dump(), "test");
+  EXPECT_EQ(back.device, "nvml:0");
+  EXPECT_EQ(back.uuid, "GPU-a");
+  EXPECT_DOUBLE_EQ(back.original_limit_W, 700);
+  EXPECT_EQ(back.pid, 42);
+  EXPECT_EQ(back.pid_start_ticks, 12345u);
+  EXPECT_TRUE(back.kept);
+  ASSERT_TRUE(back.restore_to_W.has_value());
+  EXPECT_DOUBLE_EQ(*back.restore_to_W, 300);
   Journal j;
-  j.entries.push_back({"nvml:0", "GPU-a", 700, 42, 12345, 1.7e9, true});
-  Journal back = journal_from_json(to_json(j), "test");
-  ASSERT_EQ(back.entries.size(), 1u);
-  EXPECT_EQ(back.entries[0].device, "nvml:0");
-  EXPECT_EQ(back.entries[0].uuid, "GPU-a");
-  EXPECT_DOUBLE_EQ(back.entries[0].original_limit_W, 700);
-  EXPECT_EQ(back.entries[0].pid, 42);
-  EXPECT_EQ(back.entries[0].pid_start_ticks, 12345u);
-  EXPECT_TRUE(back.entries[0].kept);
-  EXPECT_NE(back.find("GPU-a", ""), nullptr);
-  EXPECT_EQ(back.find("GPU-b", "nvml:0"), nullptr);
+  j.entries.push_back(back);
+  EXPECT_NE(j.find("GPU-a", ""), nullptr);
+  EXPECT_EQ(j.find("GPU-b", "nvml:0"), nullptr);
 }
 
-TEST(Journal, AMalformedEntryNamesTheFileAndTheEntry) {
-  auto j = nlohmann::json::parse(R"({"entries": [{"device": "nvml:0"}]})");
+std::string parse_error_of(const std::string& text) {
   try {
-    journal_from_json(j, "/x/power-limits.journal.json");
-    FAIL();
+    parse_journal_entry(text, "/x/GPU-a.json");
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Parse);
-    EXPECT_THAT(e.what(), HasSubstr("/x/power-limits.journal.json: entry 0"));
+    EXPECT_EQ(e.kind(), ErrorKind::Parse) << e.what();
+    return e.what();
   }
+  ADD_FAILURE() << "no error for " << text;
+  return "";
+}
+
+TEST(Journal, AMalformedEntryNamesTheFileAndWhatIsWrong) {
+  EXPECT_THAT(parse_error_of(R"({"uuid": "GPU-a"})"),
+              HasSubstr("/x/GPU-a.json: \"device\" is missing"));
+  // Numbers are checked before they are converted: no float-to-int overflow, no silent rounding.
+  EXPECT_THAT(parse_error_of(R"({"device": "nvml:0", "original_limit_W": 700, "pid": 1.5})"),
+              HasSubstr("\"pid\" is 1.5, not a whole number"));
+  EXPECT_THAT(parse_error_of(R"({"device": "nvml:0", "original_limit_W": 700, "pid": 1e20})"),
+              HasSubstr("\"pid\""));
+  EXPECT_THAT(parse_error_of(R"({"device": "nvml:0", "original_limit_W": 700, "pid": -4})"),
+              HasSubstr("\"pid\" is -4, outside 0 to"));
+  EXPECT_THAT(parse_error_of(R"({"device": "nvml:0", "original_limit_W": -1})"),
+              HasSubstr("\"original_limit_W\" is -1, outside"));
+  EXPECT_THAT(parse_error_of(R"({"device": "nvml:0", "original_limit_W": "700"})"),
+              HasSubstr("\"original_limit_W\" is not a number"));
+  EXPECT_THAT(parse_error_of(R"({"device": "nvml:0", "original_limit_W": 700, "kept": 1})"),
+              HasSubstr("\"kept\" is not true or false"));
+  // JSON errors name line and column, a number too large for a double included.
+  EXPECT_THAT(parse_error_of("{\"device\": \"nvml:0\",\n \"original_limit_W\": 1e999}"),
+              HasSubstr("/x/GPU-a.json:2:"));
+  EXPECT_THAT(parse_error_of("{\"device\": \"nvml:0\",\n \"original_limit_W\": 1e999}"),
+              HasSubstr("number overflow"));
+  EXPECT_THAT(parse_error_of("{\"device\": \"nvml:0\",\n  oops}"), HasSubstr("/x/GPU-a.json:2:3"));
+  EXPECT_THAT(parse_error_of("[1, 2]"), HasSubstr("not a power-limit journal entry"));
+}
+
+TEST(Journal, KeysAreSafeFileNames) {
+  EXPECT_EQ(journal_key("GPU-8a3c-11", "nvml:0"), "GPU-8a3c-11");
+  EXPECT_EQ(journal_key("", "nvml:0"), "device-nvml%3A0");
+  EXPECT_EQ(journal_key("../../etc/passwd", ""), "%2E%2E%2F%2E%2E%2Fetc%2Fpasswd");
+  EXPECT_EQ(journal_key("", ""), "device-");
 }
 
 TEST(Journal, ProcessLivenessTellsDeadAndReusedPidsApart) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,13 +14,42 @@
 
 #include "act/power_limit_guard.hpp"
 #include "common/error.hpp"
+#include "common/exit_hooks.hpp"
 
 namespace regime {
 
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
-constexpr int kSignalCount = 3;
+constexpr int kMaxSignal = 65;  // signal numbers 1..64 on Linux
+// How long a fault's handler waits for the watcher to restore before it lets the fault go on.
+constexpr long kFaultWait_ms = 5000;
+
+bool is_fault(int signo) {
+  switch (signo) {
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGFPE:
+    case SIGILL:
+    case SIGABRT:
+    case SIGTRAP:
+    case SIGSYS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Handlers always replace what is there (and chain to it when no guard is live), as the
+// run loop's workload forwarding stacks on them; others only replace the default action.
+bool always_taken(int signo) { return signo == SIGINT || signo == SIGTERM || signo == SIGHUP; }
+
+std::vector<int> all_signals() {
+  std::vector<int> s = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,  SIGVTALRM,
+                        SIGPROF, SIGXCPU, SIGXFSZ, SIGPIPE, SIGIO,   SIGPWR,  SIGSTKFLT};
+  for (int rt = SIGRTMIN; rt <= SIGRTMAX; ++rt) s.push_back(rt);
+  for (int f : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) s.push_back(f);
+  return s;
+}
 
 std::mutex registry_mu;  // guards the registry and the installation below
 std::set<PowerLimitGuard*>& live_guards() {
@@ -29,26 +59,47 @@ std::set<PowerLimitGuard*>& live_guards() {
 int pipe_fds[2] = {-1, -1};
 // Read by the handler, so lock-free: a handler cannot take registry_mu.
 std::atomic<int> live_guard_count{0};
-// The dispositions found when the first guard came (put back when the last one goes).
-struct sigaction previous_actions[kSignalCount];
+std::atomic<bool> terminating{false};
+// Set by the watcher once it has restored after a fault, for the waiting handler.
+std::atomic<bool> fault_restored{false};
+// The dispositions found when the first guard came (put back when the last one goes), and which
+// signals we took.
+struct sigaction previous_actions[kMaxSignal];
+bool installed[kMaxSignal] = {};
 
-int signal_index(int signo) {
-  for (int i = 0; i < kSignalCount; ++i)
-    if (kSignals[i] == signo) return i;
-  return -1;
+// Sent by another process (kill, sigqueue), rather than raised by a fault or by this process
+// itself (abort, raise): then nothing here is waiting on the signal's outcome.
+bool sent_from_outside(const siginfo_t* info) {
+  return info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE) &&
+         info->si_pid != ::getpid();
 }
 
-extern "C" void on_signal(int signo) {
+// The byte written to the pipe: the signal number, with this bit when the handler waits.
+constexpr unsigned char kHandlerWaits = 0x80;
+
+extern "C" void on_signal(int signo, siginfo_t* info, void*) {
   int saved = errno;
   if (live_guard_count.load() > 0) {
-    unsigned char b = static_cast<unsigned char>(signo);
+    // A fault, or an abort() in this process, must not go on before the limits are restored:
+    // the handler waits for the watcher. Any other signal just hands over to the watcher.
+    const bool wait = is_fault(signo) && !sent_from_outside(info);
+    unsigned char b = static_cast<unsigned char>(signo) | (wait ? kHandlerWaits : 0);
     ssize_t n = ::write(pipe_fds[1], &b, 1);  // async-signal-safe; a full pipe drops a duplicate
     (void)n;
-  } else if (int i = signal_index(signo); i >= 0) {
+    if (wait) {
+      // Then let the fault go on: the previous disposition gets a fault that repeats when we
+      // return, or, for a raised signal, the signal raised again.
+      timespec tick{0, 10 * 1000 * 1000};
+      for (long waited = 0; waited < kFaultWait_ms && !fault_restored.load(); waited += 10)
+        ::nanosleep(&tick, nullptr);
+      ::sigaction(signo, &previous_actions[signo], nullptr);
+      if (info == nullptr || info->si_code <= 0) ::raise(signo);
+    }
+  } else if (signo > 0 && signo < kMaxSignal) {
     // No guard left, yet this handler is still installed (put back by a handler that was stacked
     // on top of ours): behave as what was there before us. The signal is blocked while we run,
     // so the re-raised one is delivered to that disposition once we return.
-    ::sigaction(signo, &previous_actions[i], nullptr);
+    ::sigaction(signo, &previous_actions[signo], nullptr);
     ::raise(signo);
   }
   errno = saved;
@@ -64,12 +115,28 @@ void write_stderr(const char* s) {
     unsigned char b = 0;
     ssize_t n = ::read(pipe_fds[0], &b, 1);
     if (n == 1) {
-      int signo = b;
+      const bool handler_waits = (b & kHandlerWaits) != 0;
+      const int signo = b & ~kHandlerWaits;
       {
         std::lock_guard lock(registry_mu);
         if (!live_guards().empty()) {
-          write_stderr("regime: caught a termination signal; restoring power limits\n");
+          terminating.store(true);
+          write_stderr(is_fault(signo) ? "regime: crashed; restoring power limits\n"
+                                       : "regime: caught a termination signal; restoring power "
+                                         "limits\n");
           for (PowerLimitGuard* g : live_guards()) g->restore_for_signal();
+          run_exit_hooks();  // stop the command Regime started, remove its private files
+          if (handler_waits) {
+            // The faulting thread ends the process; never let a guard work again meanwhile.
+            fault_restored.store(true);
+            for (;;) ::pause();
+          }
+          if (is_fault(signo)) {
+            // Sent from outside: end by the signal itself, as it would have ended us.
+            ::signal(signo, SIG_DFL);
+            ::kill(::getpid(), signo);
+            ::sleep(1);
+          }
           // Leave without unwinding: other threads may be mid-call; every guard is restored.
           ::_exit(128 + signo);
         }
@@ -92,18 +159,47 @@ void start_watcher() {
   std::thread(watch).detach();
 }
 
+// An alternate signal stack for the calling thread (once), so a fault from a stack overflow in
+// it can still run the handler.
+void ensure_alternate_stack() {
+  static thread_local bool done = false;
+  if (done) return;
+  done = true;
+  stack_t current{};
+  if (::sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE) == 0) return;
+  constexpr size_t kSize = 64 * 1024;
+  stack_t ss{};
+  ss.ss_sp = new char[kSize];  // never freed: the thread may take a signal until it ends
+  ss.ss_size = kSize;
+  ::sigaltstack(&ss, nullptr);
+}
+
+bool is_ours(const struct sigaction& a) {
+  return (a.sa_flags & SA_SIGINFO) != 0 && a.sa_sigaction == on_signal;
+}
+
 // Called with registry_mu held, when the first guard comes.
 void install_handlers() {
   struct sigaction sa {};
-  sa.sa_handler = on_signal;
+  sa.sa_sigaction = on_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  for (int i = 0; i < kSignalCount; ++i) {
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  for (int signo : all_signals()) {
     struct sigaction found {};
-    ::sigaction(kSignals[i], &sa, &found);
-    // Ours still there (left installed under a stacked handler that put it back): what was
-    // before us is still the disposition recorded the first time, not ourselves.
-    if ((found.sa_flags & SA_SIGINFO) || found.sa_handler != on_signal) previous_actions[i] = found;
+    if (::sigaction(signo, nullptr, &found) != 0) continue;
+    installed[signo] = false;
+    if (is_ours(found)) {
+      // Left installed under a stacked handler that put it back: what was before us is still
+      // the disposition recorded the first time, not ourselves.
+      installed[signo] = true;
+      continue;
+    }
+    bool default_action = (found.sa_flags & SA_SIGINFO) == 0 && found.sa_handler == SIG_DFL;
+    bool ignored = (found.sa_flags & SA_SIGINFO) == 0 && found.sa_handler == SIG_IGN;
+    if (ignored) continue;  // it cannot end the process
+    if (!default_action && !always_taken(signo) && !is_fault(signo)) continue;  // the program's
+    previous_actions[signo] = found;
+    if (::sigaction(signo, &sa, nullptr) == 0) installed[signo] = true;
   }
 }
 
@@ -111,19 +207,36 @@ void install_handlers() {
 // run loop's forwarding) is left alone: it puts ours back when it ends, and ours then defers to
 // the previous disposition (see on_signal).
 void uninstall_handlers() {
-  for (int i = 0; i < kSignalCount; ++i) {
+  for (int signo : all_signals()) {
+    if (!installed[signo]) continue;
     struct sigaction now {};
-    ::sigaction(kSignals[i], nullptr, &now);
-    if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == on_signal)
-      ::sigaction(kSignals[i], &previous_actions[i], nullptr);
+    ::sigaction(signo, nullptr, &now);
+    if (is_ours(now)) ::sigaction(signo, &previous_actions[signo], nullptr);
   }
 }
 
 }  // namespace
 
+std::vector<int> restoring_signals() {
+  std::vector<int> out;
+  for (int s : all_signals())
+    if (!is_fault(s)) out.push_back(s);
+  return out;
+}
+
+std::vector<int> restoring_fault_signals() {
+  std::vector<int> out;
+  for (int s : all_signals())
+    if (is_fault(s)) out.push_back(s);
+  return out;
+}
+
+bool terminating_on_signal() { return terminating.load(); }
+
 void register_live_guard(PowerLimitGuard* guard) {
   static std::once_flag once;
   std::call_once(once, start_watcher);
+  ensure_alternate_stack();
   std::lock_guard lock(registry_mu);
   if (live_guards().empty()) install_handlers();
   live_guards().insert(guard);

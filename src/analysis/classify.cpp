@@ -295,8 +295,9 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
           "down from {:.0f} W. A thermal controller cannot help.",
           limit, limit);
     case Regime::ThermalBound:
-      return "Heat is limiting the clocks (thermal slowdown): a lower cap, or a controller that "
-             "lowers it while the card is hot, may stop the throttling. Sweep caps down from the "
+      return "Heat is limiting the clocks (thermal slowdown): a lower cap, or a thermal "
+             "controller that lowers it while the card is hot (regime control --policy "
+             "regime-gated, docs/control.md), may stop the throttling. Sweep caps down from the "
              "limit.";
     case Regime::Headroom:
       return fmt::format(

@@ -138,6 +138,8 @@ Interval energy_ci_steps(std::span<const Step> steps, double window_end_s,
 // Energy-per-second interval: blocks of `block_s` seconds.
 Interval energy_ci_time(double a, double b, const detail::Cumulative& F, double block_s,
                         const BootstrapOptions& boot) {
+  // Never more blocks than readings of F: a long gap must not ask for a block per second of it.
+  block_s = std::max(block_s, (b - a) / static_cast<double>(std::max<size_t>(1, F.t_s.size())));
   const auto n = std::max<size_t>(1, static_cast<size_t>(std::floor((b - a) / block_s)));
   std::vector<double> energy, seconds;
   for (size_t i = 0; i < n; ++i) {

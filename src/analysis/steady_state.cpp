@@ -120,11 +120,15 @@ SteadyTime settle_time(double t0_s_in, double t1_s_in, const detail::Cumulative&
             fmt::format("{:.2f} s without power readings over {} s blocks: nothing dropped",
                         t1_s_in - t0_s_in, kSettleBlock_s)};
   std::vector<Block> blocks;
-  const auto count = static_cast<size_t>(std::floor(span / kSettleBlock_s));
+  // Blocks of kSettleBlock_s, but never more blocks than power readings: a trace with a long gap
+  // (or one corrupt time stamp) must not ask for a block per half second of the gap.
+  const double block_s =
+      std::max(kSettleBlock_s, span / static_cast<double>(std::max<size_t>(4, power.t_s.size())));
+  const auto count = static_cast<size_t>(std::floor(span / block_s));
   for (size_t i = 0; i < count; ++i) {
     Block b;
-    b.start_s = t0_s + static_cast<double>(i) * kSettleBlock_s;
-    b.end_s = i + 1 == count ? t1_s : b.start_s + kSettleBlock_s;  // last block takes the rest
+    b.start_s = t0_s + static_cast<double>(i) * block_s;
+    b.end_s = i + 1 == count ? t1_s : b.start_s + block_s;  // last block takes the rest
     b.power_W = mean_power(power, b.start_s, b.end_s);
     blocks.push_back(b);
   }
@@ -152,7 +156,7 @@ SteadyTime settle_time(double t0_s_in, double t1_s_in, const detail::Cumulative&
       out.start_s, out.end_s,
       fmt::format("dropped {:.2f} s of warm-up and {:.2f} s of tail: kept the {} s blocks whose "
                   "mean power is within {:.1f} W of {:.1f} W (second-half reference)",
-                  out.start_s - t0_s_in, t1_s_in - out.end_s, kSettleBlock_s, pw.tol, pw.ref)};
+                  out.start_s - t0_s_in, t1_s_in - out.end_s, block_s, pw.tol, pw.ref)};
 }
 
 namespace {

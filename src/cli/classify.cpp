@@ -34,17 +34,18 @@ void add_classify(CLI::App& root, Context&) {
   sub->add_flag("--json", a->json, "Machine-readable output");
   auto* warmup = sub->add_option("--warmup-s", a->warmup_s,
                                  "Drop this many seconds as warm-up instead of detecting it")
-                     ->check(CLI::NonNegativeNumber);
-  auto* gpu = sub->add_option("--gpu", a->gpu, "GPU index of a multi-GPU trace")
-                  ->check(CLI::NonNegativeNumber);
+                     ->check(number_in(0, 86400));
+  auto* gpu =
+      sub->add_option("--gpu", a->gpu, "GPU index of a multi-GPU trace")->check(number_in(0, 1023));
   auto* limit = sub->add_option("--limit-w", a->limit_W,
                                 "Enforced power limit, W (default: the trace's limit_W)")
-                    ->check(CLI::PositiveNumber);
+                    ->check(number_in(0, 100000, true));
   auto* max_sm = sub->add_option("--max-sm-mhz", a->max_sm_MHz,
                                  "Maximum SM clock, MHz (default: the highest in the trace)")
-                     ->check(CLI::PositiveNumber);
+                     ->check(number_in(0, 100000, true));
   auto* slowdown = sub->add_option("--slowdown-temp-c", a->slowdown_temp_C,
-                                   "Slowdown temperature threshold, C (default: unknown)");
+                                   "Slowdown temperature threshold, C (default: unknown)")
+                       ->check(number_in(-100, 300));
   auto* model = sub->add_option("--gpu-model", a->gpu_model,
                                 "GPU model of data/gpus (e.g. h200): its maximum clock and "
                                 "temperature thresholds; the flags above still win");

@@ -23,6 +23,17 @@ void add_sweep(CLI::App& root, Context& ctx);
 void add_recommend(CLI::App& root, Context& ctx);
 void add_study(CLI::App& root, Context& ctx);
 void add_sim(CLI::App& root, Context& ctx);
+void add_runs(CLI::App& root, Context& ctx);
+void add_control(CLI::App& root, Context& ctx);
+void add_report(CLI::App& root, Context& ctx);
+
+// A number option's check: a finite number within [min, max] (`min` itself refused when
+// min_exclusive). CLI11's own range check lets NaN through and takes inf; a value out of range
+// is a usage error naming the option and the range, before anything runs.
+// `hidden_name`: the option's name, for an option hidden from --help (CLI11 leaves the name out
+// of such an option's errors).
+CLI::Validator number_in(double min, double max, bool min_exclusive = false,
+                         const std::string& hidden_name = "");
 
 // Prints JSON the same way everywhere: two-space indent, newline.
 void print_json(const nlohmann::json& j);

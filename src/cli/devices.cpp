@@ -91,7 +91,7 @@ void add_devices(CLI::App& root, Context&) {
                   "Read-only health check of one device (e.g. nvml:0): fields, read costs, power "
                   "buffer, energy counter");
   sub->add_option("--seconds", *seconds, "How long --check samples")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(number_in(0, 3600, true));
   sub->callback([json, check, seconds] {
     if (!check->empty()) {
       nlohmann::json c = session::check_device(*check, *seconds);

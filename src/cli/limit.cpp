@@ -117,11 +117,15 @@ void add_limit(CLI::App& root, Context&) {
   auto* set_cmd = limit->add_subcommand(
       "set", "Set a power limit and leave it (the original is journaled for `regime restore`)");
   set_cmd->add_option("--device,-d", o->device, "Device URI, e.g. nvml:0")->required();
-  set_cmd->add_option("--watts,-w", o->watts, "The new limit in watts")->required();
+  set_cmd->add_option("--watts,-w", o->watts, "The new limit in watts")
+      ->required()
+      ->check(number_in(0, 100000, true));
   set_cmd->add_flag("--actuate", o->actuate, "Allow changing a real (NVML) GPU");
   set_cmd->add_flag("--json", o->json, "Machine-readable output");
   // Hidden from --help, documented in docs/safety.md: hold the cap for S seconds, then restore.
-  set_cmd->add_option("--hold", o->hold_s, "")->check(CLI::NonNegativeNumber)->group("");
+  set_cmd->add_option("--hold", o->hold_s, "")
+      ->check(number_in(0, 604800, false, "--hold"))
+      ->group("");
   set_cmd->callback([o] { set(*o); });
 
   auto* restore_cmd = limit->add_subcommand(

@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/registry.hpp"
+#include "run/process_workload.hpp"
 #include "sim/sim_backend.hpp"
 
 namespace {
@@ -24,7 +25,8 @@ constexpr Command kCommands[] = {
     {"classify", regime::cli::add_classify}, {"study", regime::cli::add_study},
     {"sweep", regime::cli::add_sweep},       {"recommend", regime::cli::add_recommend},
     {"sim", regime::cli::add_sim},           {"limit", regime::cli::add_limit},
-    {"restore", regime::cli::add_restore},
+    {"restore", regime::cli::add_restore},   {"runs", regime::cli::add_runs},
+    {"control", regime::cli::add_control},   {"report", regime::cli::add_report},
 };
 
 // Every device backend; replay: is not a device but a prober (src/plan/replay.hpp).
@@ -40,7 +42,9 @@ std::string command_list() {
 }
 
 // A usage error: one line, exit 2 (docs/safety.md), whatever CLI11's own code.
-int usage_error(const std::string& message) {
+int usage_error(std::string message) {
+  // CLI11 names no option for one hidden from --help (": message"); the message names it.
+  if (message.rfind(": ", 0) == 0) message.erase(0, 2);
   std::cerr << "regime: usage: " << message << " (regime --help lists the commands)\n";
   return 2;
 }
@@ -81,6 +85,9 @@ int main(int argc, char** argv) {
     std::cerr << fmt::format("regime: {} stopped: {}\n",
                              subs.empty() ? std::string("run") : subs.front()->get_name(),
                              e.what());
+    // Interrupted by the user (the signal was passed on to the workload): 128 + that signal,
+    // whatever status the workload chose on its way out.
+    if (int sig = regime::ProcessWorkload::forwarded_signal(); sig != 0) return 128 + sig;
     return e.regime_exit_code();
   } catch (const regime::Error& e) {
     std::cerr << fmt::format("regime: {}: {}\n", regime::to_string(e.kind()), e.what());

@@ -9,6 +9,8 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
+#include "cli/sweep_options.hpp"
 
 namespace regime::cli {
 
@@ -30,6 +32,10 @@ void print_text(const session::ProbeReport& p) {
   if (!p.simulated)
     std::cout << fmt::format("  regime's own CPU: {:.2f}% of one core\n",
                              run["sampler_cpu_pct"].get<double>());
+  if (run["read_retries"].get<long>() > 0 || run["failed_reads"].get<long>() > 0)
+    std::cout << fmt::format(
+        "  device reads: {} retried after a transient error, {} given up (field left empty)\n",
+        run["read_retries"].get<long>(), run["failed_reads"].get<long>());
   std::cout << fmt::format("  trace {}\n  steps {}\n  saved as run {} in {}\n", rec.trace_path,
                            rec.steps_path, rec.id, run["db"].get<std::string>());
 }
@@ -39,6 +45,7 @@ void print_text(const session::ProbeReport& p) {
 void add_probe(CLI::App& root, Context& ctx) {
   auto r = std::make_shared<session::ProbeRequest>();
   auto json = std::make_shared<bool>(false);
+  auto quiet = std::make_shared<bool>(false);
   auto* sub = root.add_subcommand(
       "probe",
       "Run a workload briefly while sampling the GPU; measure time and energy per step and name "
@@ -47,18 +54,22 @@ void add_probe(CLI::App& root, Context& ctx) {
   sub->add_option("--seconds", r->seconds,
                   "Run length in seconds (simulated seconds on sim: devices); a command still "
                   "running then is stopped (SIGTERM, SIGKILL after 10 s)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0, 86400, true));
   sub->add_option("--sample-ms", r->sample_ms, "Sampling period of the cheap fields, ms")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(1, 10000));
   sub->add_option("--energy-period-s", r->energy_period_s,
                   "Seconds between reads of the energy counter (also read at every window "
                   "edge); each read costs milliseconds on some GPUs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0, 3600, true));
   sub->add_option("--warmup-s", r->warmup_s,
-                  "Drop this many seconds as warm-up instead of detecting the steady state");
+                  "Drop this many seconds as warm-up instead of detecting the steady state")
+      ->check(number_in(0, 86400));
   auto* regex = sub->add_option("--step-regex", r->workload.step_regex,
-                                "Each line of the command's output matching this (ECMAScript) "
-                                "regex ends a step");
+                                "Each line of the command's output matching this regex (RE2 "
+                                "syntax) ends a step");
   auto* no_steps = sub->add_flag("--no-steps", r->no_steps,
                                  "No step markers: time windows only, figures per second");
   regex->excludes(no_steps);
@@ -69,14 +80,21 @@ void add_probe(CLI::App& root, Context& ctx) {
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; the command's own "
                 "stdout goes to stderr");
+  sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
   auto* workload =
       sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
   auto* command =
       sub->add_option("command", r->workload.command, "The command to run and watch (after --)");
   workload->excludes(command);
-  sub->callback([r, json, &ctx] {
+  add_workload_as_root(sub, r->workload);
+  sub->callback([r, json, quiet, &ctx] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
-    session::ProbeReport p = session::run_probe(*r);
+    ProgressLine progress(stderr, progress_wanted(stderr, *quiet));
+    session::ProbeRequest request = *r;
+    if (progress.enabled())
+      request.on_progress = [&progress](const session::ProbeProgress& pr) { progress.update(pr); };
+    session::ProbeReport p = session::run_probe(request);
+    progress.clear();
     print_warnings(p.warnings);
     ctx.exit_status = p.exit_status;
     if (!p.report) {

@@ -1,5 +1,6 @@
-// regime recommend --sweep FILE [--objective O] [--json]: the decision for every workload of a
-// sweep table, by the same rule `regime sweep` applies to its own measurements.
+// regime recommend (--sweep FILE | --run sweep:ID [--db FILE]) [--objective O] [--json]: the
+// decision for every workload of a sweep table, or of a sweep kept in the run database, by the
+// same rule `regime sweep` applies to its own measurements.
 #include "plan/recommend.hpp"
 
 #include <fmt/core.h>
@@ -8,7 +9,9 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "common/error.hpp"
 #include "plan/render.hpp"
+#include "session/runs.hpp"
 
 namespace regime::cli {
 
@@ -16,14 +19,30 @@ namespace {
 
 struct RecommendArgs {
   std::string sweep_file;
+  std::string run;
+  std::string db;
   std::string objective = plan::kDefaultObjective;
   bool json = false;
 };
 
 void run_recommend(const RecommendArgs& a) {
   plan::Objective objective = plan::parse_objective(a.objective);
-  SweepTable table = read_sweep_table(a.sweep_file);
-  auto recs = plan::recommend(table, objective);
+  if (a.sweep_file.empty() == a.run.empty())
+    throw Error(ErrorKind::InvalidArgument, "give --sweep FILE or --run sweep:ID");
+  std::vector<plan::Recommendation> recs;
+  std::string source = a.sweep_file;
+  if (!a.run.empty()) {
+    session::RunRef ref = session::parse_run_ref(a.run);
+    if (ref.kind != session::RunRef::Kind::Sweep)
+      throw Error(ErrorKind::InvalidArgument,
+                  "--run takes a kept sweep, sweep:ID (`regime runs` lists them)");
+    session::Redecision r = session::decide_again(a.db, ref.id, objective);
+    recs.push_back(r.recommendation);
+    source = fmt::format("sweep:{} ({} on {}, first decided under objective {})", r.sweep.id,
+                         r.sweep.workload, r.sweep.device, r.sweep.objective);
+  } else {
+    recs = plan::recommend(read_sweep_table(a.sweep_file), objective);
+  }
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& r : recs)
@@ -31,7 +50,7 @@ void run_recommend(const RecommendArgs& a) {
     print_json({{"workloads", list}});
     return;
   }
-  std::cout << fmt::format("{}: {} workload(s), objective {}\n", a.sweep_file, recs.size(),
+  std::cout << fmt::format("{}: {} workload(s), objective {}\n", source, recs.size(),
                            objective.text());
   std::cout << fmt::format("{:<48} {:<8} {:>8} {:>9} {:>9}  {}\n", "workload", "gpu", "cap W",
                            "dE %", "dT %", "decision");
@@ -51,9 +70,13 @@ void add_recommend(CLI::App& root, Context&) {
   auto* sub =
       root.add_subcommand("recommend", "Decide the cap for every workload of a sweep table");
   auto a = std::make_shared<RecommendArgs>();
-  sub->add_option("--sweep", a->sweep_file,
-                  "Sweep table CSV (workload,gpu,cap_W,time_s,avg_power_W,unit)")
-      ->required();
+  auto* sweep = sub->add_option("--sweep", a->sweep_file,
+                                "Sweep table CSV (workload,gpu,cap_W,time_s,avg_power_W,unit)");
+  auto* run = sub->add_option("--run", a->run,
+                              "A sweep kept in the run database, sweep:ID (`regime runs` lists "
+                              "them): decided again without running it again");
+  sweep->excludes(run);
+  sub->add_option("--db", a->db, "Run database for --run (default: STATE_DIR/runs.sqlite)");
   sub->add_option("--objective", a->objective,
                   "max-slowdown:PCT | energy | edp | zeus:ETA (default max-slowdown:10: least "
                   "energy per unit at most 10% slower; --json shows the unconstrained optimum)");

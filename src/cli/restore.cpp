@@ -16,30 +16,52 @@ void add_restore(CLI::App& root, Context& ctx) {
   auto json = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Machine-readable output");
   sub->callback([json, &ctx] {
-    auto outcomes = restore_from_journal(/*include_kept=*/true);
-    size_t failed = 0;
+    // REGIME_READ_ONLY: change nothing, but say what a restore would do.
+    const bool read_only = read_only_from_env();
+    auto outcomes = restore_from_journal(/*include_kept=*/true, /*dry_run=*/read_only);
+    size_t failed = 0, pending = 0;
     nlohmann::json list = nlohmann::json::array();
     for (const auto& o : outcomes) {
-      if (!o.ok) ++failed;
-      list.push_back({{"device", o.device},
-                      {"uuid", o.uuid},
-                      {"original_limit_W", o.original_limit_W},
-                      {"ok", o.ok},
-                      {"error", o.ok ? nlohmann::json(nullptr) : nlohmann::json(o.error)}});
+      if (o.dry_run)
+        ++pending;
+      else if (!o.ok)
+        ++failed;
+      list.push_back(
+          {{"device", o.device},
+           {"uuid", o.uuid},
+           {"original_limit_W", o.original_limit_W},
+           {"ok", o.ok},
+           {"would_restore", o.dry_run},
+           {"error", o.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.error)}});
     }
     if (*json) {
-      print_json({{"journal", journal_path().string()}, {"failed", failed}, {"outcomes", list}});
+      print_json({{"journal", journal_path().string()},
+                  {"read_only", read_only},
+                  {"failed", failed},
+                  {"outcomes", list}});
     } else if (outcomes.empty()) {
       std::cout << fmt::format("nothing to restore: no entries in {}\n", journal_path().string());
     } else {
       for (const auto& o : outcomes) {
-        if (o.ok)
+        if (o.dry_run)
+          std::cout << fmt::format("would restore {} ({}) to {:g} W\n", o.device, o.uuid,
+                                   o.original_limit_W);
+        else if (o.ok)
           std::cout << fmt::format("restored {} ({}) to {:g} W\n", o.device, o.uuid,
                                    o.original_limit_W);
+        else if (o.device.empty())  // a journal file that could not be read
+          std::cout << fmt::format("FAILED   journal entry {}: {}\n", o.uuid, o.error);
         else
           std::cout << fmt::format("FAILED   {} ({}) to {:g} W: {}\n", o.device, o.uuid,
                                    o.original_limit_W, o.error);
       }
+    }
+    if (pending > 0) {
+      std::cerr << fmt::format(
+          "regime: read-only: REGIME_READ_ONLY is set: nothing was changed; unset it to restore "
+          "the {} GPU(s) above\n",
+          pending);
+      ctx.exit_status = 4;
     }
     if (failed > 0) {
       std::cerr << fmt::format(

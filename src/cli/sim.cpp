@@ -1,5 +1,6 @@
 // regime sim curve | sim fit: the GPU twin's what-if answers (docs/twin.md).
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "common/gpu_info.hpp"
 #include "twin/sim_workloads.hpp"
 #include "twin/sweep.hpp"
+#include "twin/uncertainty.hpp"
 
 namespace regime::cli {
 
@@ -50,34 +52,73 @@ void run_curve(const std::string& gpu_name, const std::string& workload_name,
   nlohmann::json points = nlohmann::json::array();
   if (!json) {
     std::cout << fmt::format("{} on {} ({}), per step\n", profile.name, gpu.name, gpu.model);
-    std::cout << fmt::format("{:>8} {:>10} {:>10} {:>10} {:>8} {:>7} {:>6}  {}\n", "cap W",
-                             "time ms", "power W", "energy J", "SM MHz", "temp C", "util%",
+    std::cout << fmt::format("{:>8} {:>10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>6}  {}\n", "cap W",
+                             "time ms", "power W", "energy J", "+-%", "SM MHz", "temp C", "util%",
                              "limited by");
   }
+  bool any_extrapolated = false;
   for (double c : caps) {
-    twin::SteadyState s = twin::steady_state(gpu, w, c);
-    points.push_back({{"cap_W", c},
-                      {"time_s", s.time_s},
-                      {"avg_power_W", s.avg_power_W},
-                      {"energy_J", s.energy_J},
-                      {"sm_MHz", s.sm_MHz},
-                      {"temp_C", s.temp_C}});
-    if (!json)
+    const twin::SteadyState s = twin::steady_state(gpu, w, c);
+    const twin::Uncertainty u = twin::spec_uncertainty(gpu, c);
+    any_extrapolated = any_extrapolated || u.extrapolated;
+    nlohmann::json point = {
+        {"cap_W", c},
+        {"sm_MHz", s.sm_MHz},
+        {"temp_C", s.temp_C},
+        {"shutdown", s.shutdown},
+        {"extrapolated", u.extrapolated},
+        {"half_width_pct", 100 * u.half_width_rel},
+        {"distance_from_calibrated_W",
+         u.calibrated ? nlohmann::json(u.distance_W) : nlohmann::json(nullptr)}};
+    if (s.shutdown) {
+      point["time_s"] = point["avg_power_W"] = point["energy_J"] = nullptr;
+      point["energy_interval_J"] = nullptr;
+    } else {
+      point["time_s"] = s.time_s;
+      point["avg_power_W"] = s.avg_power_W;
+      point["energy_J"] = s.energy_J;
+      point["energy_interval_J"] = {u.lo(s.energy_J), u.hi(s.energy_J)};
+    }
+    points.push_back(point);
+    if (json) continue;
+    if (s.shutdown) {
       std::cout << fmt::format(
-          "{:>8.1f} {:>10.3f} {:>10.1f} {:>10.3f} {:>8.0f} {:>7.1f} {:>6.1f}  {}\n", c,
-          1e3 * s.time_s, s.avg_power_W, s.energy_J, s.sm_MHz, s.temp_C, s.util_pct,
-          twin::describe_reasons(s.reasons));
+          "{:>8.1f}  shuts down: the die reaches its shutdown temperature {} C\n", c,
+          gpu.shutdown_temp_C);
+      continue;
+    }
+    std::cout << fmt::format(
+        "{:>8.1f} {:>10.3f} {:>10.1f} {:>10.3f} {:>6.0f}{} {:>8.0f} {:>7.1f} {:>6.1f}  {}\n", c,
+        1e3 * s.time_s, s.avg_power_W, s.energy_J, 100 * u.half_width_rel,
+        u.extrapolated ? "*" : " ", s.sm_MHz, s.temp_C, s.util_pct,
+        twin::describe_reasons(s.reasons));
   }
-  if (json) print_json({{"gpu", gpu.model}, {"workload", profile.name}, {"points", points}});
+  if (json) {
+    print_json({{"gpu", gpu.model},
+                {"workload", profile.name},
+                {"calibrated_caps_W", gpu.calibrated_caps_W},
+                {"points", points}});
+    return;
+  }
+  if (any_extrapolated)
+    std::cout << (gpu.calibrated_caps_W.empty()
+                      ? fmt::format("* extrapolated: {} has no calibrated cap (docs/twin.md)\n",
+                                    gpu.model)
+                      : fmt::format(
+                            "* extrapolated: outside the caps the {} twin was calibrated at "
+                            "({} W); +-% grows with the distance from them\n",
+                            gpu.model, fmt::join(gpu.calibrated_caps_W, ", ")));
 }
 
 void run_fit(const std::string& sweep_path, const std::optional<std::string>& gpu, int n,
              const std::string& model, bool json) {
-  if (model != "twin" && model != "cube")
-    throw Error(ErrorKind::InvalidArgument, "--model must be twin or cube, got '" + model + "'");
-  twin::SweepFitReport r =
-      twin::fit_sweep(read_sweep_table(sweep_path).rows, gpu, n,
-                      model == "twin" ? twin::CurveModel::Twin : twin::CurveModel::CubeLaw);
+  if (model != "twin" && model != "cube" && model != "quadratic")
+    throw Error(ErrorKind::InvalidArgument,
+                "--model must be twin, quadratic or cube, got '" + model + "'");
+  twin::SweepFitReport r = twin::fit_sweep(read_sweep_table(sweep_path).rows, gpu, n,
+                                           model == "twin"        ? twin::CurveModel::Twin
+                                           : model == "quadratic" ? twin::CurveModel::Quadratic
+                                                                  : twin::CurveModel::CubeLaw);
   if (json) {
     nlohmann::json ws = nlohmann::json::array();
     for (const auto& w : r.workloads)
@@ -140,9 +181,11 @@ void add_sim(CLI::App& root, Context&) {
       ->required();
   fit->add_option("--gpu", fo->gpu, "GPU model to fit with (default: the table's gpu column)");
   fit->add_option("--fit-caps", fo->fit_caps, "How many caps per workload to fit from")
+      ->check(number_in(1, 1000))
       ->default_val(3);
   fit->add_option("--model", fo->model,
-                  "twin (default), or cube: a plain cube-law model, the yardstick")
+                  "twin (default); quadratic (the planner's simple curve) or cube (a plain "
+                  "cube-law model): the yardsticks")
       ->default_val("twin");
   fit->add_flag("--json", fo->json, "Machine-readable output");
   fit->callback([fo] { run_fit(fo->sweep, fo->gpu, fo->fit_caps, fo->model, fo->json); });

@@ -5,14 +5,18 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
 #include "cli/sweep_options.hpp"
 #include "plan/render.hpp"
+#include "session/report.hpp"
 
 namespace regime::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -53,6 +57,7 @@ void print_text(const session::StudyReport& r, const session::SweepSettings& s,
 void add_study(CLI::App& root, Context&) {
   auto r = std::make_shared<session::StudyRequest>();
   auto json = std::make_shared<bool>(false);
+  auto report_path = std::make_shared<std::string>();
   auto* sub = root.add_subcommand(
       "study",
       "The main job: probe a GPU + workload pair, name its regime, sweep power caps if the "
@@ -65,21 +70,33 @@ void add_study(CLI::App& root, Context&) {
   add_sweep_settings(sub, r->settings, r->workload);
   sub->add_option("--probe-seconds", r->probe_seconds,
                   "Length of the probe at the current limit, s (simulated s on sim:)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0, 86400, true));
   sub->add_option("--max-probe-seconds", r->max_probe_seconds,
                   "A card still heating is watched on, up to this long, until its temperature is "
                   "flat (then the last --probe-seconds are classified)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0, 86400, true));
   sub->add_flag("--actuate", r->actuate, "Allow changing the limit of a real (NVML) GPU");
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; a command's own "
                 "stdout goes to stderr");
   sub->add_option("--out", r->out_dir, "Folder for the probe trace and study.json");
-  sub->callback([r, json] {
+  sub->add_option("--report", *report_path,
+                  "Also write the study as one HTML page (docs/report.md): the probe's "
+                  "timeline, the regime, energy and time per step against the cap");
+  sub->callback([r, json, report_path] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     if (!*json) r->settings.on_probe = print_probe_progress;
     session::StudyReport rep = session::run_study(*r);
     print_warnings(rep.warnings);
+    if (!report_path->empty()) {
+      const std::string trace =
+          r->out_dir.empty() ? "" : (fs::path(r->out_dir) / "probe.trace.csv").string();
+      const session::ReportResult page = session::write_study_report(rep, *report_path, trace);
+      std::cerr << fmt::format("regime: wrote {} ({:.1f} KiB)\n", page.out.string(),
+                               double(page.bytes) / 1024.0);
+    }
     if (*json)
       print_json(session::to_json(rep, r->settings));
     else

@@ -17,22 +17,6 @@ namespace regime::cli {
 
 namespace {
 
-nlohmann::json report_json(const session::SweepReport& r) {
-  const plan::SearchOutcome& o = r.outcome;
-  nlohmann::json results = nlohmann::json::array();
-  for (const auto& p : plan::by_cap_desc(o.probes)) results.push_back(plan::result_json(p));
-  return {{"device", r.device},
-          {"workload", r.workload},
-          {"strategy", plan::to_string(r.strategy)},
-          {"objective", r.objective.text()},
-          {"probes", o.probes.size()},
-          {"results", results},
-          {"decision", plan::to_json(o.decision)},
-          {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
-          {"stop_reason", o.stop_reason},
-          {"per", r.unit == "second" ? "second" : "step"}};
-}
-
 void print_report(const session::SweepReport& r) {
   const plan::SearchOutcome& o = r.outcome;
   std::cout << fmt::format("sweep of {} on {}: strategy {}, objective {}, {} probe(s)\n",
@@ -43,6 +27,11 @@ void print_report(const session::SweepReport& r) {
   std::cout << "search: " << o.stop_reason << "\n";
   std::cout << plan::decision_text(o.decision, r.unit);
   if (!r.after.empty()) std::cout << r.after << "\n";
+  if (r.stored_id)
+    std::cout << fmt::format(
+        "kept as sweep:{} in {} (`regime recommend --run sweep:{} --objective O` decides it "
+        "again)\n",
+        *r.stored_id, r.db, *r.stored_id);
 }
 
 }  // namespace
@@ -69,19 +58,22 @@ void add_sweep(CLI::App& root, Context&) {
                 "Machine-readable output: stdout carries only the JSON object; a command's own "
                 "stdout goes to stderr");
   sub->add_option("--warmup-steps", s.budget.warmup_steps,
-                  "Steps skipped after settling (default 3)");
+                  "Steps skipped after settling (default 3)")
+      ->check(number_in(0, 1000000));
   sub->add_option("--probe-steps", s.budget.max_steps,
-                  "Most steps measured per cap (default 2000)");
+                  "Most steps measured per cap (default 2000; at least the 10 an interval needs)")
+      ->check(number_in(10, 1e9));
   sub->add_option("--target-ci", s.budget.target_rel_ci,
                   "Stop measuring a cap when the energy-per-step 95% interval is this tight, "
-                  "relative half-width (default 0.01)");
+                  "relative half-width (default 0.01)")
+      ->check(number_in(0, 1, true));
   sub->add_option("command", r->workload.command, "The workload command, after --");
   sub->callback([r, json] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     if (!*json) r->settings.on_probe = print_probe_progress;
     session::SweepReport rep = session::run_sweep(*r);
     if (*json)
-      print_json(report_json(rep));
+      print_json(session::to_json(rep));
     else
       print_report(rep);
   });

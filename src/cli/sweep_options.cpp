@@ -4,6 +4,8 @@
 
 #include <iostream>
 
+#include "cli/command.hpp"
+
 namespace regime::cli {
 
 void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w) {
@@ -16,16 +18,28 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::Workl
                   "A line of the command's output matching this marks the end of a step");
   sub->add_option("--settle-s", s.budget.settle_s,
                   "Least seconds to let power and temperature settle after a cap change (default "
-                  "5); then they must be flat (under 0.5 C/min and 0.5%/min over 10 s)");
+                  "5); then they must be flat (under 0.5 C/min and 0.5%/min over 10 s)")
+      ->check(number_in(0, 3600));
   sub->add_option("--max-settle-s", s.budget.max_settle_s,
                   "Most seconds to wait for them to settle (default 300); a window measured "
-                  "before says so");
-  sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)");
+                  "before says so")
+      ->check(number_in(0, 86400));
+  sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)")
+      ->check(number_in(0, 86400, true));
   sub->add_flag("--per-second", s.budget.accept_per_second,
                 "Without step markers, decide on energy per second (every figure then says per "
                 "second); without this flag such a sweep is refused");
+  sub->add_option("--db", s.db,
+                  "Run database that keeps the sweep (default: STATE_DIR/runs.sqlite)");
   sub->add_flag("--apply", s.apply,
                 "Leave the chosen cap set (journaled; `regime restore` undoes it)");
+  add_workload_as_root(sub, w);
+}
+
+void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w) {
+  sub->add_flag("--workload-as-root", w.workload_as_root,
+                "Run the command as root under sudo too (by default it runs as the user who ran "
+                "sudo, with that user's groups and environment; regime keeps root for NVML)");
 }
 
 void print_probe_progress(const plan::ProbeResult& p) {

@@ -8,8 +8,13 @@
 
 namespace regime::cli {
 
-// --strategy, --objective, --settle-s, --probe-s, --apply, --step-regex.
+// --strategy, --objective, --settle-s, --probe-s, --db, --apply, --step-regex,
+// --workload-as-root.
 void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w);
+
+// --workload-as-root (probe, sweep, study): under sudo the command runs as the user who ran sudo
+// unless this is given.
+void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w);
 
 // "probe 250.0 W: 1.234 J/step, 0.01 s/step, 245.1 W, 120 steps" on stderr.
 void print_probe_progress(const plan::ProbeResult& p);

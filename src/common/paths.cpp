@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace regime {
 
@@ -19,19 +20,18 @@ const char* env_nonempty(const char* name) {
   const char* v = std::getenv(name);
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
-
-void fsync_path(const fs::path& p, int flags) {
-  int fd = ::open(p.c_str(), flags);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
 }  // namespace
+
+bool running_privileged() { return ::geteuid() == 0; }
 
 fs::path state_dir() {
   fs::path dir;
   if (const char* v = env_nonempty("REGIME_STATE_DIR")) {
     dir = v;
+  } else if (running_privileged()) {
+    // Not root's (or, under sudo, the calling user's) home: a directory another user owns is
+    // refused below, and root's state belongs with the system's.
+    dir = "/var/lib/regime";
   } else if (const char* xdg = env_nonempty("XDG_STATE_HOME")) {
     dir = fs::path(xdg) / "regime";
   } else if (const char* home = env_nonempty("HOME")) {
@@ -39,23 +39,56 @@ fs::path state_dir() {
   } else {
     throw Error(ErrorKind::Io, "cannot find a state directory: set REGIME_STATE_DIR or HOME");
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw Error(ErrorKind::Io,
-                "cannot create state directory " + dir.string() + ": " + ec.message());
+  SafeDir::open(dir, running_privileged() && dir == "/var/lib/regime" ? 0755 : 0700);
   return dir;
+}
+
+std::optional<fs::path> find_data_dir(const fs::path& exe_dir) {
+  std::error_code ec;
+  auto has_specs = [&](const fs::path& dir) { return fs::is_directory(dir / "gpus", ec); };
+  if (fs::path installed = exe_dir.parent_path() / "share" / "regime"; has_specs(installed))
+    return installed;
+  for (fs::path dir = exe_dir; !dir.empty(); dir = dir.parent_path()) {
+    if (has_specs(dir / "data")) return dir / "data";
+    if (dir == dir.parent_path()) break;  // the root
+  }
+  return std::nullopt;
+}
+
+JournalDirs journal_dirs() {
+  if (const char* v = env_nonempty("REGIME_SYSTEM_STATE_DIR"))
+    return {fs::path(v) / "power-limits", fs::path(v) / "locks", true};
+  if (running_privileged()) return {"/var/lib/regime/power-limits", "/run/regime/locks", true};
+  fs::path s = state_dir();
+  return {s / "power-limits", s / "locks", false};
 }
 
 fs::path data_dir() {
   if (const char* v = env_nonempty("REGIME_DATA_DIR")) return v;
-  return REGIME_DEFAULT_DATA_DIR;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "/usr/share/regime";  // no /proc: the packaged location, for messages
+  if (auto found = find_data_dir(exe.parent_path())) return *found;
+  return exe.parent_path().parent_path() / "share" / "regime";
 }
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
+  fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  int dir_fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0)
+    throw Error(ErrorKind::Io,
+                "cannot open directory " + parent.string() + ": " + std::strerror(errno));
+  // SafeDir's writer without its ownership check: the caller chose this directory.
+  struct Dir {
+    int fd;
+    ~Dir() { ::close(fd); }
+  } guard{dir_fd};
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string tmp_name = tmp.filename().string();
+  ::unlinkat(dir_fd, tmp_name.c_str(), 0);  // a leftover of this pid from a crash
+  int fd = ::openat(dir_fd, tmp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0644);
   if (fd < 0)
     throw Error(ErrorKind::Io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
   const char* p = content.data();
@@ -66,23 +99,23 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
       if (errno == EINTR) continue;
       int e = errno;
       ::close(fd);
-      ::unlink(tmp.c_str());
+      ::unlinkat(dir_fd, tmp_name.c_str(), 0);
       throw Error(ErrorKind::Io, "cannot write " + tmp.string() + ": " + std::strerror(e));
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
+    ::unlinkat(dir_fd, tmp_name.c_str(), 0);
     throw Error(ErrorKind::Io, "cannot flush " + tmp.string() + ": " + std::strerror(errno));
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  std::string name = path.filename().string();
+  if (::renameat(dir_fd, tmp_name.c_str(), dir_fd, name.c_str()) != 0) {
     int e = errno;
-    ::unlink(tmp.c_str());
+    ::unlinkat(dir_fd, tmp_name.c_str(), 0);
     throw Error(ErrorKind::Io, "cannot rename onto " + path.string() + ": " + std::strerror(e));
   }
-  fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path(),
-             O_RDONLY | O_DIRECTORY);
+  ::fsync(dir_fd);
 }
 
 }  // namespace regime

@@ -1,16 +1,48 @@
 #pragma once
 #include <filesystem>
+#include <optional>
+#include <string>
 
 namespace regime {
 
-// State directory: $REGIME_STATE_DIR, else $XDG_STATE_HOME/regime, else ~/.local/state/regime.
-// Holds the power-limit journal and the default run database. Created on first use.
+// Whether this process runs with root's rights (effective uid 0): it can change real GPUs'
+// limits, so its journals go to the system-wide place below, whatever the environment says
+// about per-user directories.
+bool running_privileged();
+
+// State directory: $REGIME_STATE_DIR, else (as root) /var/lib/regime, else
+// $XDG_STATE_HOME/regime, else ~/.local/state/regime. Holds the default run database and run
+// traces (and the power-limit journals of unprivileged processes). Created on first use (mode
+// 0700); refused (Error NoPermission) unless owned by the effective user and writable by no one
+// else.
 std::filesystem::path state_dir();
 
-// Data directory with gpus/*.json: $REGIME_DATA_DIR, else the one the build was configured with.
+// Where the power-limit journal (one file per GPU) and its lock files live.
+struct JournalDirs {
+  std::filesystem::path journal;  // persistent: survives a crash and a reboot
+  std::filesystem::path locks;    // may be volatile (/run)
+  bool system_wide = false;       // the one place every privileged process shares
+};
+// Privileged: /var/lib/regime/power-limits and /run/regime/locks, shared by every root process
+// whatever its environment, so two of them always see each other's changes.
+// $REGIME_SYSTEM_STATE_DIR (tests) replaces both by DIR/power-limits and DIR/locks, privileged
+// or not. Unprivileged (a simulated or fake device; real NVML refuses such a user anyway):
+// <state dir>/power-limits and <state dir>/locks.
+JournalDirs journal_dirs();
+
+// Data directory with gpus/*.json: $REGIME_DATA_DIR, else found from where the running binary is
+// (/proc/self/exe, find_data_dir), so an installed or moved tree works and no build path is
+// compiled in. When nothing is found: the installed location, for messages to name.
 std::filesystem::path data_dir();
 
-// Writes `content` to `path` atomically: temp file in the same directory, fsync, rename, fsync dir.
+// Where the spec files are for a binary in `exe_dir`: `../share/regime` when it holds gpus/ (the
+// installed layout, bin/ beside share/), else the nearest `data` folder holding gpus/ in
+// `exe_dir` or a folder above it (a build folder: each has a `data` link to the source tree's, and
+// one inside the source tree also finds the tree's own).
+std::optional<std::filesystem::path> find_data_dir(const std::filesystem::path& exe_dir);
+
+// Writes `content` to `path` atomically: a new temporary file in the same directory (O_EXCL,
+// never through a link), fsync, rename, fsync of the directory.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
 }  // namespace regime

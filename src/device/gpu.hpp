@@ -21,6 +21,14 @@ struct ReasonTimes {
   std::map<uint64_t, double> seconds_by_reason;
 };
 
+// How reads went: a driver under load answers some reads with a transient error (NVML's
+// TIMEOUT or UNKNOWN). Such a read is retried; one that kept failing leaves its field empty in
+// that sample. Counts since the device was opened.
+struct ReadHealth {
+  long retried_reads = 0;  // transient errors answered by trying again
+  long failed_reads = 0;   // reads given up after the retries (the field is missing that time)
+};
+
 class Gpu {
  public:
   virtual ~Gpu() = default;
@@ -47,6 +55,9 @@ class Gpu {
 
   // True for a physical GPU (nvml): changing it needs --actuate and is blocked by REGIME_READ_ONLY.
   virtual bool is_physical() const = 0;
+
+  // Transient read errors so far (zero for devices that have none).
+  virtual ReadHealth read_health() const { return {}; }
 };
 
 using GpuPtr = std::unique_ptr<Gpu>;

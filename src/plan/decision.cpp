@@ -371,12 +371,35 @@ nlohmann::json to_json(const Drift& d) {
         {"energy_per_step_J", m.energy_per_step_J},
         {"energy_per_step_ci_J", {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second}},
         {"time_per_step_s", m.time_per_step_s},
+        {"time_per_step_ci_s", {m.time_per_step_ci_s.first, m.time_per_step_ci_s.second}},
+        {"avg_power_W", m.avg_power_W},
+        {"per", m.per_second ? "second" : "step"},
         {"mean_temp_C", m.mean_temp_C ? nlohmann::json(*m.mean_temp_C) : nullptr}};
   };
   return {{"energy_pct", d.energy_pct},
           {"time_pct", d.time_pct},
           {"first", window(d.first)},
           {"second", window(d.second)}};
+}
+
+std::optional<Measurement> default_again_from(const nlohmann::json& decision) {
+  const nlohmann::json* w = nullptr;
+  try {
+    w = &decision.at("evidence").at("drift").at("second");
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  Measurement m;
+  m.energy_per_step_J = w->at("energy_per_step_J").get<double>();
+  m.energy_per_step_ci_J = {w->at("energy_per_step_ci_J")[0].get<double>(),
+                            w->at("energy_per_step_ci_J")[1].get<double>()};
+  m.time_per_step_s = w->at("time_per_step_s").get<double>();
+  if (w->contains("time_per_step_ci_s"))
+    m.time_per_step_ci_s = {w->at("time_per_step_ci_s")[0].get<double>(),
+                            w->at("time_per_step_ci_s")[1].get<double>()};
+  m.avg_power_W = w->value("avg_power_W", 0.0);
+  m.per_second = w->value("per", "step") == "second";
+  return m;
 }
 
 int find_probe(const std::vector<ProbeResult>& probes, double cap_W) {

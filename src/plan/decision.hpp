@@ -88,6 +88,10 @@ struct Decision {
 
 nlohmann::json to_json(const Decision& d);
 
+// The second default window of a decision's JSON (evidence.drift.second), so that a kept sweep is
+// decided again as it was decided live; nullopt when the decision has none.
+std::optional<Measurement> default_again_from(const nlohmann::json& decision);
+
 struct DecisionInputs {
   Objective objective;
   double default_limit_W = 0;

@@ -33,6 +33,13 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
 std::vector<WorkloadEvaluation> evaluate_strategy(
     const SweepTable& table, Strategy strategy, double noise_floor_rel,
     const std::function<CurveFitter(const std::string& gpu)>& fitter_for) {
+  return evaluate_strategy(table, strategy, noise_floor_rel, fitter_for, SearchOptions{});
+}
+
+std::vector<WorkloadEvaluation> evaluate_strategy(
+    const SweepTable& table, Strategy strategy, double noise_floor_rel,
+    const std::function<CurveFitter(const std::string& gpu)>& fitter_for,
+    const SearchOptions& settings) {
   std::vector<WorkloadEvaluation> out;
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const auto& r : table.rows)
@@ -48,6 +55,9 @@ std::vector<WorkloadEvaluation> evaluate_strategy(
     auto all = probes_from_rows(rows);
     RowProber prober(all);
     SearchOptions opt;
+    opt.second_probe_fraction = settings.second_probe_fraction;
+    opt.headroom_margin = settings.headroom_margin;
+    opt.min_probes_before_model_stop = settings.min_probes_before_model_stop;
     opt.strategy = strategy;
     for (const auto& p : all) opt.caps.push_back(p.cap_W);
     opt.decision.objective = parse_objective("energy");

@@ -34,6 +34,13 @@ std::vector<WorkloadEvaluation> evaluate_strategy(
     const SweepTable& table, Strategy strategy, double noise_floor_rel = kNoiseFloorRel,
     const std::function<CurveFitter(const std::string& gpu)>& fitter_for = {});
 
+// The same with the search settings of `settings` (second_probe_fraction, headroom_margin,
+// min_probes_before_model_stop; its grid, decision inputs and fitter are set per workload).
+std::vector<WorkloadEvaluation> evaluate_strategy(
+    const SweepTable& table, Strategy strategy, double noise_floor_rel,
+    const std::function<CurveFitter(const std::string& gpu)>& fitter_for,
+    const SearchOptions& settings);
+
 // Nearest-rank percentiles over the given evaluations.
 EvaluationSummary summarize(const std::vector<WorkloadEvaluation>& evals);
 

@@ -55,4 +55,17 @@ std::vector<Recommendation> recommend(const SweepTable& table, const Objective& 
   return out;
 }
 
+Recommendation recommend_kept(const SweepTable& table, const Objective& objective,
+                              const std::optional<Measurement>& default_again) {
+  std::vector<Recommendation> recs = recommend(table, objective);
+  if (recs.size() != 1 || !default_again) return recs.front();
+  auto probes = probes_from_rows(table.rows);
+  DecisionInputs in;
+  in.objective = objective;
+  in.default_limit_W = in.max_power_W = probes.front().cap_W;
+  in.default_again = default_again;
+  recs.front().decision = decide(probes, in);
+  return recs.front();
+}
+
 }  // namespace regime::plan

@@ -42,6 +42,13 @@ class PolynomialCurve : public CurveModel {
   double residual_;
 };
 
+// " (+-12%, extrapolated)": how far the curve's figure can be trusted, when the curve says.
+std::string prediction_note(const std::optional<PredictedPoint>& p) {
+  if (!p || !(p->half_width_rel > 0)) return "";
+  return fmt::format(" (+-{:.0f}%{})", 100 * p->half_width_rel,
+                     p->extrapolated ? ", extrapolated" : "");
+}
+
 double score_or_inf(const ProbeResult& p, const ProbeResult& dflt, const DecisionInputs& in) {
   auto s = probe_score(p, dflt, in);
   return s ? *s : kInf;
@@ -207,27 +214,36 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
 
     double next = neighbours.front();
     double next_pred = kInf;
+    std::optional<PredictedPoint> next_point;
     for (double c : neighbours) {
       double pred = kInf;
+      std::optional<PredictedPoint> point;
       if (model) {
-        if (auto p = model->predict(c)) {
-          auto s = score(in.objective, p->energy_per_step_J, p->time_per_step_s,
+        point = model->predict(c);
+        if (point) {
+          auto s = score(in.objective, point->energy_per_step_J, point->time_per_step_s,
                          dflt.measurement.time_per_step_s, in.max_power_W);
           if (s) pred = *s;
         }
       }
-      if (pred < next_pred || (next_pred == kInf && c < next)) {
+      if (pred < next_pred || (next_pred == kInf && c <= next)) {
         next = c;
         next_pred = pred;
+        next_point = point;
       }
     }
     // 4. Stop when the model says the next probe cannot beat the best beyond the noise.
     if (model && out.probes.size() >= opt.min_probes_before_model_stop &&
         next_pred * (1 - noise) >= best_score)
-      return finish(fmt::format(
-          "the fitted curve predicts {} W at {:+.1f}% against the best cap "
-          "{} W, beyond the noise ({:.1f}%)",
-          next, (next_pred / best_score - 1) * 100, out.probes[best].cap_W, noise * 100));
+      return finish(
+          next_pred == kInf
+              ? fmt::format("the fitted curve predicts {} W{} outside what the objective allows "
+                            "(best cap {} W)",
+                            next, prediction_note(next_point), out.probes[best].cap_W)
+              : fmt::format("the fitted curve predicts {} W at {:+.1f}%{} against the best cap "
+                            "{} W, beyond the noise ({:.1f}%)",
+                            next, (next_pred / best_score - 1) * 100, prediction_note(next_point),
+                            out.probes[best].cap_W, noise * 100));
     measure(next);
   }
 }

@@ -32,6 +32,11 @@ std::string to_string(Strategy s);
 struct PredictedPoint {
   double time_per_step_s = 0;
   double energy_per_step_J = 0;
+  // How far to trust it (twin curve: twin/uncertainty.hpp; 0 and false when the curve says nothing
+  // about it): relative half-width of the interval on both figures, and whether the cap lies
+  // outside the span of the caps the curve was fitted to.
+  double half_width_rel = 0;
+  bool extrapolated = false;
 };
 class CurveModel {
  public:
@@ -52,9 +57,10 @@ struct SearchOptions {
   DecisionInputs decision;
   bool force = false;                      // go on in an underutilized or idle pair
   double headroom_margin = kNoBindMargin;  // caps >= draw x (1 + margin) are not probed (adaptive)
-  double second_probe_fraction = 0.34;     // where in the remaining caps the second probe goes
-  // The curve may end the search from this many probes on (with 3, the twin stopped early on 5
-  // Zeus workloads and lost up to 8.5%; with 4 it loses nothing: docs/sweep.md).
+  // Where in the remaining caps the second probe goes, and from how many probes on the curve may
+  // end the search. These defaults are safe for any curve; plan::configure_curve sets the values
+  // chosen for each curve on the seen half of the Zeus sweeps (docs/twin.md, "Validation").
+  double second_probe_fraction = 0.34;
   size_t min_probes_before_model_stop = 4;
   // The pair's regime from the probe at the default limit (empty: not known, e.g. replay).
   std::function<std::optional<Regime>(const Measurement&)> classify;

@@ -1,5 +1,7 @@
 #include "plan/twin_curve.hpp"
 
+#include <cmath>
+
 #include "common/error.hpp"
 #include "twin/fit.hpp"
 
@@ -12,8 +14,9 @@ class TwinCurve : public CurveModel {
   explicit TwinCurve(twin::CurveFit fit) : fit_(std::move(fit)) {}
   std::optional<PredictedPoint> predict(double cap_W) const override {
     twin::CapPoint p = fit_.predict(cap_W);
-    if (!(p.time_s > 0) || !(p.avg_power_W > 0)) return std::nullopt;
-    return PredictedPoint{p.time_s, p.time_s * p.avg_power_W};
+    if (!(p.time_s > 0) || !(p.avg_power_W > 0) || !std::isfinite(p.time_s)) return std::nullopt;
+    const twin::Uncertainty u = fit_.uncertainty(cap_W);
+    return PredictedPoint{p.time_s, p.time_s * p.avg_power_W, u.half_width_rel, u.extrapolated};
   }
   double rms_rel_residual() const override { return fit_.rms_rel_residual; }
 
@@ -41,6 +44,12 @@ CurveFitter curve_fitter_for(const std::string& gpu_name) {
     if (e.kind() != ErrorKind::NotFound) throw;
     return {};
   }
+}
+
+void configure_curve(SearchOptions& opt, const std::string& gpu_name) {
+  opt.fitter = curve_fitter_for(gpu_name);
+  opt.second_probe_fraction = opt.fitter ? 0.25 : 0.34;
+  opt.min_probes_before_model_stop = 3;
 }
 
 }  // namespace regime::plan

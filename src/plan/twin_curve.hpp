@@ -15,4 +15,10 @@ CurveFitter twin_curve_fitter(twin::GpuSpec spec);
 // the polynomial fitter (empty CurveFitter) when the twin has no spec for it.
 CurveFitter curve_fitter_for(const std::string& gpu_name);
 
+// Sets the adaptive search's curve for a GPU and the search settings chosen with that curve on
+// the seen half of the Zeus sweeps (docs/twin.md, "Validation"): the twin where a spec exists
+// (second probe a quarter of the way up, the curve may end the search from 3 probes), else the
+// quadratic (a third of the way up, from 3 probes).
+void configure_curve(SearchOptions& opt, const std::string& gpu_name);
+
 }  // namespace regime::plan

@@ -1,8 +1,8 @@
 #include "run/process_workload.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,8 +14,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include "common/error.hpp"
+#include "common/exit_hooks.hpp"
 #include "run/step_marker.hpp"
 
 extern char** environ;
@@ -31,7 +34,11 @@ std::atomic<bool> g_command_ended{false};
 volatile sig_atomic_t g_forwarded_signal = 0;
 // The dispositions the forwarding replaced (a PowerLimitGuard's, or the default).
 struct sigaction g_previous_int {
-}, g_previous_term{};
+}, g_previous_term{}, g_previous_hup{};
+
+struct sigaction* previous_for(int sig) {
+  return sig == SIGINT ? &g_previous_int : sig == SIGTERM ? &g_previous_term : &g_previous_hup;
+}
 
 extern "C" void forward_signal(int sig) {
   int saved = errno;
@@ -43,7 +50,7 @@ extern "C" void forward_signal(int sig) {
     // Nothing left to forward to: chain to the previous disposition (a guard restores the limit
     // and exits 128+sig; the default ends regime). The signal is blocked while we run, so the
     // re-raised one reaches that disposition once we return.
-    ::sigaction(sig, sig == SIGINT ? &g_previous_int : &g_previous_term, nullptr);
+    ::sigaction(sig, previous_for(sig), nullptr);
     ::raise(sig);
   } else {
     g_forwarded_signal = sig;  // the command is being started: start() forwards it then
@@ -76,10 +83,33 @@ int decode_status(int status) {
   return 1;
 }
 
+// Private directories of regime processes that ended without removing theirs (SIGKILL, a
+// crash): "regime-PID-XXXXXX" of this user whose PID no longer runs. Removed before a new one is
+// made, so they never pile up.
+void remove_stale_temp_dirs(const std::string& parent) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("regime-", 0) != 0) continue;
+    size_t dash = name.find('-', 7);
+    if (dash == std::string::npos || dash == 7) continue;
+    std::string pid_text = name.substr(7, dash - 7);
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+      continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(entry.path(), ec);
+  }
+}
+
 std::string make_temp_dir() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/regime-XXXXXX";
+  std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  remove_stale_temp_dirs(parent);
+  std::string pattern = parent + "/regime-" + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr)
     throw Error(ErrorKind::Io, "cannot create a private directory for the step socket (" + pattern +
                                    "): " + errno_text());
@@ -103,22 +133,143 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return out;
 }
 
+// The value of NAME in an environment list, if it is there.
+std::optional<std::string> env_value(const std::vector<std::string>& env, std::string_view name) {
+  for (const std::string& e : env)
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
+      return e.substr(name.size() + 1);
+  return std::nullopt;
+}
+
+// The files execvp would try for `command` on `path`, in order (an empty entry is the working
+// directory). The child tries them itself, after it has become the user who runs it, so a file
+// that user cannot execute (in root's home, say) is passed over just as execvp would.
+std::vector<std::string> command_candidates(const std::string& command, const std::string& path) {
+  if (command.find('/') != std::string::npos) return {command};
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t colon = path.find(':', start);
+    if (colon == std::string::npos) colon = path.size();
+    const std::string dir = path.substr(start, colon - start);
+    out.push_back((dir.empty() ? std::string(".") : dir) + "/" + command);
+    start = colon + 1;
+  }
+  return out;
+}
+
+// What a child reports through the status pipe when it cannot become the command.
+struct LaunchFailure {
+  enum Stage : int { kExec = 0, kSetGroups = 1, kSetGid = 2, kSetUid = 3 };
+  int stage = kExec;
+  int error = 0;  // errno; 0: no failure
+};
+
+// Between fork and exec only async-signal-safe calls: everything is prepared before the fork.
+[[noreturn]] void become_command(char* const files[], char* const argv[], char* const envp[],
+                                 int stdout_fd, int stderr_fd, bool stdout_to_stderr,
+                                 const WorkloadUser* user, int status_fd) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(SIGINT, &dfl, nullptr);
+  ::sigaction(SIGTERM, &dfl, nullptr);
+  ::sigaction(SIGPIPE, &dfl, nullptr);
+  ::setpgid(0, 0);  // its own group: signals reach all its processes
+  if (stdout_fd >= 0) ::dup2(stdout_fd, STDOUT_FILENO);
+  if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
+  if (stdout_fd < 0 && stdout_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  LaunchFailure failure;
+  // Groups first, then the group id, then the user id: after setuid there is no way back.
+  if (user != nullptr) {
+    if (::setgroups(user->groups.size(), user->groups.data()) != 0)
+      failure = {LaunchFailure::kSetGroups, errno};
+    else if (::setgid(user->gid) != 0)
+      failure = {LaunchFailure::kSetGid, errno};
+    else if (::setuid(user->uid) != 0)
+      failure = {LaunchFailure::kSetUid, errno};
+  }
+  if (failure.error == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // As execvp: go on past a file that is not there or may not be run; a permission refusal is
+    // what is reported when nothing ran.
+    bool denied = false;
+    failure.error = ENOENT;
+    for (char* const* file = files; *file != nullptr; ++file) {
+      ::execve(*file, argv, envp);
+      if (errno == EACCES) {
+        denied = true;
+      } else if (errno != ENOENT && errno != ENOTDIR) {
+        failure.error = errno;
+        break;
+      }
+    }
+    if (denied && failure.error == ENOENT) failure.error = EACCES;
+  }
+  [[maybe_unused]] ssize_t n = ::write(status_fd, &failure, sizeof failure);
+  ::_exit(127);
+}
+
+struct Spawned {
+  pid_t pid = -1;
+  LaunchFailure failure;  // error 0: running
+};
+
+// fork + exec (posix_spawn cannot change the user): the child reports through a close-on-exec
+// pipe why it could not become the command, and at a successful exec the pipe closes empty, so
+// the caller learns of a failure at once, as from posix_spawn.
+Spawned spawn_command(char* const files[], char* const argv[], char* const envp[],
+                      const int child_ends[2], bool stdout_to_stderr, const WorkloadUser* user) {
+  Spawned out;
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
+    out.failure.error = errno;
+    return out;
+  }
+  // No handler of ours may run in the child before it has reset the dispositions.
+  sigset_t all, old_mask;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old_mask);
+  const pid_t pid = ::fork();
+  if (pid == 0)
+    become_command(files, argv, envp, child_ends[0], child_ends[1], stdout_to_stderr, user,
+                   status_pipe[1]);
+  const int fork_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  ::close(status_pipe[1]);
+  if (pid < 0) {
+    out.failure.error = fork_errno;
+  } else {
+    ::setpgid(pid, pid);  // here too, so the group exists before the terminal is handed over
+    LaunchFailure failure;
+    ssize_t n;
+    while ((n = ::read(status_pipe[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+    }
+    if (n == static_cast<ssize_t>(sizeof failure)) {
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      out.failure = failure;
+    } else {
+      out.pid = pid;
+    }
+  }
+  ::close(status_pipe[0]);
+  return out;
+}
+
 }  // namespace
 
 ProcessWorkload::ProcessWorkload(ProcessOptions options, const WallClock& clock)
     : options_(std::move(options)), clock_(clock) {
   if (options_.argv.empty() || options_.argv.front().empty())
     throw Error(ErrorKind::InvalidArgument, "no command given to run (put it after --)");
-  if (options_.step_regex) {
-    try {
-      regex_.emplace(*options_.step_regex, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      throw Error(ErrorKind::InvalidArgument,
-                  "invalid --step-regex '" + *options_.step_regex + "': " + e.what());
-    }
-  }
+  if (options_.step_regex) regex_.emplace(*options_.step_regex);
   if (!(options_.stop_grace_s >= 0))
     throw Error(ErrorKind::InvalidArgument, "stop grace period must be >= 0 seconds");
+  user_ = workload_user(options_.workload_as_root);
 }
 
 ProcessWorkload::~ProcessWorkload() {
@@ -162,6 +313,12 @@ void ProcessWorkload::start(double) {
     // stall (best effort: the kernel caps it at net.core.rmem_max).
     int rcvbuf = 1 << 20;
     ::setsockopt(socket_fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    // The command, run as the sudo caller, must reach the socket: the private directory and the
+    // socket become that user's (regime keeps the bound descriptor, so it still reads them).
+    if (user_ && (::chown(temp_dir_.c_str(), user_->uid, user_->gid) != 0 ||
+                  ::chown(socket_path_.c_str(), user_->uid, user_->gid) != 0))
+      throw Error(ErrorKind::Io, "cannot give the step socket " + socket_path_ + " to " +
+                                     user_->name + ": " + errno_text());
   }
   int child_ends[2] = {-1, -1};
   if (regex_) {
@@ -178,7 +335,8 @@ void ProcessWorkload::start(double) {
   if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(ErrorKind::Io, "cannot create a pipe: " + errno_text());
 
-  // Forward the user's SIGINT/SIGTERM to the command's group; survive a closed stdout.
+  // Forward the user's SIGINT/SIGTERM/SIGHUP to the command's group (a hang-up ends the command
+  // too, unless SIGHUP is ignored, as under nohup); survive a closed stdout.
   struct sigaction forward {};
   forward.sa_handler = forward_signal;
   sigemptyset(&forward.sa_mask);
@@ -190,52 +348,56 @@ void ProcessWorkload::start(double) {
   g_command_ended.store(false);
   ::sigaction(SIGINT, &forward, &old_int_);
   ::sigaction(SIGTERM, &forward, &old_term_);
+  ::sigaction(SIGHUP, nullptr, &old_hup_);
+  forward_hup_ = (old_hup_.sa_flags & SA_SIGINFO) != 0 || old_hup_.sa_handler != SIG_IGN;
+  if (forward_hup_) ::sigaction(SIGHUP, &forward, nullptr);
   ::sigaction(SIGPIPE, &ignore, &old_pipe_);
   // A workload started while another's forwarding is still installed chains to what that one
   // found, never to the forwarding itself (which would re-raise forever).
   if (old_int_.sa_handler != forward_signal) g_previous_int = old_int_;
   if (old_term_.sa_handler != forward_signal) g_previous_term = old_term_;
+  if (forward_hup_ && old_hup_.sa_handler != forward_signal) g_previous_hup = old_hup_;
   handlers_installed_ = true;
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (regex_) {
-    posix_spawn_file_actions_adddup2(&actions, child_ends[0], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, child_ends[1], STDERR_FILENO);
-  } else if (options_.stdout_to_stderr) {
-    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults, empty;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGPIPE);
-  sigemptyset(&empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: signals reach all its processes
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   std::vector<std::string> argv_copy = options_.argv;
   std::vector<std::string> env = child_environment(socket_path_);
+  if (user_) {
+    const std::string runtime_dir = "/run/user/" + std::to_string(user_->uid);
+    env = environment_for(*user_, env, ::access(runtime_dir.c_str(), F_OK) == 0);
+  }
   auto argv_c = c_strings(argv_copy);
   auto env_c = c_strings(env);
-  pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, argv_c[0], &actions, &attr, argv_c.data(), env_c.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  // Looked up on the command's own PATH (under sudo, the one made for the user).
+  std::vector<std::string> files = command_candidates(
+      options_.argv.front(), env_value(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin"));
+  auto files_c = c_strings(files);
+  const Spawned spawned = spawn_command(files_c.data(), argv_c.data(), env_c.data(), child_ends,
+                                        options_.stdout_to_stderr, user_ ? &*user_ : nullptr);
+  const pid_t pid = spawned.pid;
+  const int rc = spawned.failure.error;
   for (int& fd : child_ends) close_fd(fd);
   if (rc != 0) {
     restore_signals();
     // A signal that came while spawning had no command to go to: it is regime's own.
     if (int early = g_forwarded_signal; early != 0) ::raise(early);
+    if (spawned.failure.stage != LaunchFailure::kExec && user_) {
+      constexpr const char* kWhat[] = {"", "set the groups of", "set the group of", "become"};
+      throw Error(ErrorKind::NoPermission, std::string("cannot ") + kWhat[spawned.failure.stage] +
+                                               " user " + user_->name + " for '" +
+                                               options_.argv.front() + "': " + std::strerror(rc));
+    }
     throw Error(rc == ENOENT ? ErrorKind::NotFound : ErrorKind::Io,
                 "cannot start '" + options_.argv.front() + "': " + std::strerror(rc));
   }
   pid_ = pid;
   g_child_pgid.store(pid);
+  // Should a signal end regime without unwinding (the power-limit guard's watcher), the command
+  // must not outlive it, nor its private directory.
+  exit_hook_ = add_exit_hook([pgid = pid, dir = temp_dir_] {
+    ::kill(-pgid, SIGTERM);
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  });
   if (int early = g_forwarded_signal; early != 0) ::kill(-pid, early);  // arrived while spawning
   last_regex_end_s_ = clock_.unix_now_s();
 
@@ -304,16 +466,35 @@ bool ProcessWorkload::drain_stream(Stream& s) {
       if (c == '\n' || c == '\r') {  // progress bars end their lines with \r
         if (!s.line.empty()) on_line(s.line);
         s.line.clear();
-      } else if (s.line.size() < 65536) {
+        s.overlong = false;
+      } else if (s.line.size() < kMaxStepLineBytes) {
         s.line.push_back(c);
+      } else if (!s.overlong) {
+        s.overlong = true;
+        note_overlong_line();
       }
     }
   }
   return true;
 }
 
+void ProcessWorkload::note_overlong_line() {
+  long count = 0;
+  {
+    std::lock_guard lock(mutex_);
+    count = ++overlong_;
+  }
+  if (count == 1) {
+    std::string msg = "regime: a line of the command's output is longer than " +
+                      std::to_string(kMaxStepLineBytes) +
+                      " bytes; --step-regex is matched against its first " +
+                      std::to_string(kMaxStepLineBytes) + " bytes only\n";
+    write_all(STDERR_FILENO, msg.data(), msg.size());
+  }
+}
+
 void ProcessWorkload::on_line(const std::string& line) {
-  if (!regex_ || !std::regex_search(line, *regex_)) return;
+  if (!regex_ || !regex_->search(line)) return;
   double now = clock_.unix_now_s();
   std::lock_guard lock(mutex_);
   pending_.push_back(Step{regex_steps_++, last_regex_end_s_, now});
@@ -371,6 +552,11 @@ void ProcessWorkload::stop() {
 
 std::optional<int> ProcessWorkload::exit_status() { return exit_status_; }
 
+long ProcessWorkload::overlong_lines() const {
+  std::lock_guard lock(mutex_);
+  return overlong_;
+}
+
 long ProcessWorkload::malformed_markers() const {
   std::lock_guard lock(mutex_);
   return malformed_;
@@ -391,7 +577,11 @@ void ProcessWorkload::stop_listener() {
   listener_.join();
 }
 
+int ProcessWorkload::interrupted_by() const { return pid_ > 0 ? g_forwarded_signal : 0; }
+
 void ProcessWorkload::cleanup_socket() {
+  if (exit_hook_ != 0) remove_exit_hook(exit_hook_);
+  exit_hook_ = 0;
   close_fd(socket_fd_);
   std::error_code ec;
   if (!temp_dir_.empty()) std::filesystem::remove_all(temp_dir_, ec);
@@ -413,6 +603,7 @@ void ProcessWorkload::restore_signals() {
   if (!handlers_installed_) return;
   ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
+  if (forward_hup_) ::sigaction(SIGHUP, &old_hup_, nullptr);
   ::sigaction(SIGPIPE, &old_pipe_, nullptr);
   handlers_installed_ = false;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // A real command as a workload: started in its own process group with stdin/stdout/stderr passed
-// through, SIGINT/SIGTERM forwarded to that group, and its steps taken from step markers sent to
-// REGIME_STEP_SOCKET and/or from output lines matching a regex.
+// through, SIGINT/SIGTERM/SIGHUP forwarded to that group, and its steps taken from step markers
+// sent to REGIME_STEP_SOCKET and/or from output lines matching a regex. Under sudo it runs as
+// the user who typed sudo, not as root (ProcessOptions::workload_as_root).
 #include <signal.h>
 #include <sys/types.h>
 
@@ -9,13 +10,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "run/step_marker.hpp"
 #include "run/wall_clock.hpp"
 #include "run/workload.hpp"
+#include "run/workload_user.hpp"
 
 namespace regime {
 
@@ -29,6 +31,10 @@ struct ProcessOptions {
   // The command's stdout goes to regime's stderr, keeping regime's stdout for machine-readable
   // output (--json). The step regex still sees it.
   bool stdout_to_stderr = false;
+  // Started as root through sudo (SUDO_UID/SUDO_GID set), regime runs the command as the user who
+  // typed sudo, with that user's groups and environment (run/workload_user.hpp); true keeps root
+  // for the command on purpose (--workload-as-root).
+  bool workload_as_root = false;
 };
 
 class ProcessWorkload final : public Workload {
@@ -46,12 +52,17 @@ class ProcessWorkload final : public Workload {
   void stop() override;
   std::optional<int> exit_status() override;
 
+  // Output lines longer than kMaxStepLineBytes (matched on their first bytes only).
+  long overlong_lines() const;
   // Markers that could not be parsed (ignored), and the last reason.
   long malformed_markers() const override;
   std::string last_marker_error() const override;
   // The signal the user sent regime (forwarded to the command), 0 if none.
   static int forwarded_signal();
+  int interrupted_by() const override;
   pid_t pid() const { return pid_; }
+  // The user the command runs as; nullopt: as regime itself.
+  const std::optional<WorkloadUser>& user() const { return user_; }
   const std::string& socket_path() const { return socket_path_; }
 
  private:
@@ -59,11 +70,13 @@ class ProcessWorkload final : public Workload {
     int fd = -1;
     int out_fd = -1;  // where its bytes are passed through
     std::string line;
+    bool overlong = false;  // the current line passed kMaxStepLineBytes
   };
   void listen();
   void drain_socket();
   bool drain_stream(Stream& s);  // false at EOF
   void on_line(const std::string& line);
+  void note_overlong_line();
   void reap(int status);
   void stop_listener();
   void cleanup_socket();
@@ -72,13 +85,16 @@ class ProcessWorkload final : public Workload {
 
   ProcessOptions options_;
   const WallClock& clock_;
-  std::optional<std::regex> regex_;
+  std::optional<StepRegex> regex_;
+  std::optional<WorkloadUser> user_;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
   bool took_terminal_ = false;
   bool handlers_installed_ = false;
   struct sigaction old_int_ {
-  }, old_term_{}, old_pipe_{};
+  }, old_term_{}, old_hup_{}, old_pipe_{};
+  bool forward_hup_ = false;
+  int exit_hook_ = 0;  // common/exit_hooks id while the command runs
   std::string temp_dir_;
   std::string socket_path_;
   int socket_fd_ = -1;
@@ -90,6 +106,7 @@ class ProcessWorkload final : public Workload {
   mutable std::mutex mutex_;  // guards everything below
   std::vector<Step> pending_;
   long malformed_ = 0;
+  long overlong_ = 0;
   std::string last_error_;
   int64_t regex_steps_ = 0;
   double last_regex_end_s_ = 0;

@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "run/run_loop.hpp"
 #include "support/test_gpu.hpp"
+#include "support/test_user.hpp"
 
 namespace regime {
 namespace {
@@ -22,6 +23,7 @@ struct Outcome {
   RunStats stats;
   std::optional<int> exit_status;
   long malformed = 0;
+  long overlong = 0;
 };
 
 Outcome run_command(ProcessOptions p, double seconds = 20,
@@ -38,6 +40,7 @@ Outcome run_command(ProcessOptions p, double seconds = 20,
   out.trace = loop.finish(&out.stats);
   out.exit_status = work.exit_status();
   out.malformed = work.malformed_markers();
+  out.overlong = work.overlong_lines();
   return out;
 }
 
@@ -125,6 +128,24 @@ TEST(ProcessWorkload, StepRegexMarksTheEndOfAStepPerMatchingLine) {
     EXPECT_EQ(o.trace.steps[i].step, static_cast<int64_t>(i));
   }
   EXPECT_NEAR(o.trace.steps[1].duration_s(), 0.05, 0.04);
+}
+
+TEST(ProcessWorkload, HugeOutputLinesNeitherCrashNorStallTheStepRegex) {
+  // 30,000 characters overflowed libstdc++'s recursive regex (exit 139); 200,000 is past the
+  // line bound and is matched on its first bytes only, counted and said once.
+  ProcessOptions p =
+      sh("python3 -c \"print('a' * 30000 + ' step'); print('b' * 200000 + ' step'); "
+         "print('step')\"");
+  p.step_regex = "(a|aa)*[ ]?step";
+  p.step_socket = false;
+  p.stdout_to_stderr = true;
+  auto t0 = std::chrono::steady_clock::now();
+  Outcome o = run_command(p);
+  double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(o.exit_status, 0);
+  EXPECT_EQ(o.trace.steps.size(), 2u);  // the 200,000-byte line's match lies past its bound
+  EXPECT_EQ(o.overlong, 1);
+  EXPECT_LT(took_s, 10);
 }
 
 TEST(ProcessWorkload, TimeLimitStopsTheCommandWithSigterm) {
@@ -309,6 +330,42 @@ TEST(ProcessWorkload, RefusesAMissingCommandAndABadRegex) {
     EXPECT_NE(std::string(e.what()).find("--step-regex"), std::string::npos);
   }
   EXPECT_THROW(ProcessWorkload(ProcessOptions{}, wall), Error);
+}
+
+// Under sudo the command runs as the caller; workload_as_root keeps root on purpose.
+TEST(ProcessWorkload, UnderSudoRunsAsTheCallerUnlessToldToKeepRoot) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root: creates a user with useradd and runs commands as root the way "
+                    "sudo starts them";
+  std::string why;
+  auto user = testing::TestUser::make(why);
+  ASSERT_TRUE(user) << why;
+  testing::ScopedEnv sudo(user->sudo_env());
+  const std::string as_user = "test \"$(id -u):$(id -g)\" = " + std::to_string(user->uid()) + ":" +
+                              std::to_string(user->gid()) +
+                              " && test \"$HOME\" = " + user->home().string();
+  {
+    WallClock wall;
+    ProcessWorkload work(sh(as_user), wall);
+    ASSERT_TRUE(work.user().has_value());
+    EXPECT_EQ(work.user()->uid, user->uid());
+  }
+  EXPECT_EQ(run_command(sh(as_user)).exit_status, 0);
+  ProcessOptions keep = sh("test \"$(id -u):$(id -g)\" = 0:0");
+  keep.workload_as_root = true;
+  {
+    WallClock wall;
+    EXPECT_FALSE(ProcessWorkload(keep, wall).user().has_value());
+  }
+  EXPECT_EQ(run_command(keep).exit_status, 0);
+}
+
+TEST(ProcessWorkload, WithoutSudoRunsAsRegimeItself) {
+  testing::ScopedEnv no_sudo(std::map<std::string, std::string>{{"SUDO_UID", ""}});
+  ::unsetenv("SUDO_UID");
+  WallClock wall;
+  EXPECT_FALSE(ProcessWorkload(sh("true"), wall).user().has_value());
+  EXPECT_EQ(run_command(sh("test \"$(id -u)\" = " + std::to_string(::geteuid()))).exit_status, 0);
 }
 
 }  // namespace

@@ -73,6 +73,7 @@ void RunLoop::start() {
     trace_.samples.reserve(static_cast<size_t>(o_.duration_s / o_.sample_period_s) + 16);
   cpu0_s_ = process_cpu_s();
   wall0_s_ = steady_s();
+  health0_ = gpu_.read_health();
   t0_s_ = clock_.now_s();
   stats_.t_start_s = t0_s_;
   end_s_ = o_.duration_s > 0 ? t0_s_ + o_.duration_s : kNever;
@@ -96,6 +97,7 @@ void RunLoop::tick() {
     drains_.pass(now);
   }
   collect_steps();
+  stop_if_interrupted_long_ago();
   // Schedule from the time after this tick's work, so a slow read skips ticks.
   ticks_.pass(clock_.now_s());
   ++stats_.ticks;
@@ -103,6 +105,15 @@ void RunLoop::tick() {
     ended_ = RunEnd::Duration;
   else if (workload_.finished())
     ended_ = RunEnd::WorkloadFinished;
+}
+
+void RunLoop::stop_if_interrupted_long_ago() {
+  // The user's signal was passed on to the work; work that shrugs it off is stopped after a
+  // grace (room for a checkpoint), so an interrupted run always ends.
+  if (workload_.interrupted_by() == 0 || workload_.finished()) return;
+  double now = steady_s();
+  if (!interrupted_at_s_) interrupted_at_s_ = now;
+  if (now - *interrupted_at_s_ >= kInterruptGrace_s) workload_.stop();
 }
 
 RunEnd RunLoop::run_until(const UntilFn& until) {
@@ -127,6 +138,8 @@ Trace RunLoop::finish(RunStats* stats) {
   stats_.t_end_s = t_end;
   stats_.cpu_s = process_cpu_s() - cpu0_s_;
   stats_.wall_s = steady_s() - wall0_s_;
+  stats_.read_retries = gpu_.read_health().retried_reads - health0_.retried_reads;
+  stats_.failed_reads = gpu_.read_health().failed_reads - health0_.failed_reads;
   if (stats != nullptr) *stats = stats_;
   return std::move(trace_);
 }

@@ -29,6 +29,10 @@ struct RunOptions {
 
 enum class RunEnd { Duration, WorkloadFinished, StopRequested };
 
+// How long work that was passed the user's SIGINT/SIGTERM/SIGHUP may go on before the run stops
+// it (SIGTERM, then SIGKILL after the workload's own grace).
+inline constexpr double kInterruptGrace_s = 5;
+
 struct RunStats {
   double t_start_s = 0;  // run clock
   double t_end_s = 0;
@@ -39,6 +43,9 @@ struct RunStats {
   // sampler's own cost, since the workload runs in another process.
   double cpu_s = 0;
   double wall_s = 0;
+  // Device reads retried after a transient error, and reads given up (Gpu::read_health()).
+  long read_retries = 0;
+  long failed_reads = 0;
 };
 
 // Decides, after each tick's sample and steps are in, whether the caller's wait is over.
@@ -80,6 +87,7 @@ class RunLoop {
   void collect_steps();
 
   Gpu& gpu_;
+  ReadHealth health0_;
   Workload& workload_;
   RunOptions o_;
   Clock& clock_;
@@ -90,6 +98,8 @@ class RunLoop {
   double end_s_ = 0;
   Grid ticks_, energy_, drains_;
   std::optional<RunEnd> ended_;
+  std::optional<double> interrupted_at_s_;  // wall time the work was first seen interrupted
+  void stop_if_interrupted_long_ago();
   bool started_ = false;
   bool finished_ = false;
   double cpu0_s_ = 0;

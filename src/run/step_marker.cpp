@@ -1,9 +1,13 @@
 #include "run/step_marker.hpp"
 
+#include <re2/re2.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <vector>
+
+#include "common/error.hpp"
 
 namespace regime {
 
@@ -54,6 +58,38 @@ std::string format_step_datagram(const Step& step) {
   std::snprintf(buf, sizeof buf, "step %lld %.6f %.6f", static_cast<long long>(step.step),
                 step.t_start_s, step.t_end_s);
   return buf;
+}
+
+struct StepRegex::Impl {
+  explicit Impl(const std::string& pattern, const RE2::Options& options) : re(pattern, options) {}
+  RE2 re;
+};
+
+namespace {
+RE2::Options step_regex_options() {
+  RE2::Options o;
+  o.set_log_errors(false);  // the error goes into our message, not to stderr
+  // Bytes as they come: a workload's output need not be valid UTF-8.
+  o.set_encoding(RE2::Options::EncodingLatin1);
+  o.set_max_mem(8 << 20);  // RE2's default, written down: the compiled pattern's memory bound
+  return o;
+}
+}  // namespace
+
+StepRegex::StepRegex(const std::string& pattern)
+    : impl_(std::make_unique<Impl>(pattern, step_regex_options())) {
+  if (!impl_->re.ok())
+    throw Error(ErrorKind::InvalidArgument, "invalid --step-regex '" + pattern +
+                                                "': " + impl_->re.error() +
+                                                " (RE2 syntax: no backreferences or lookaround)");
+}
+
+StepRegex::~StepRegex() = default;
+StepRegex::StepRegex(StepRegex&&) noexcept = default;
+StepRegex& StepRegex::operator=(StepRegex&&) noexcept = default;
+
+bool StepRegex::search(std::string_view line) const {
+  return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), impl_->re);
 }
 
 }  // namespace regime

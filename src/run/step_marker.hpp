@@ -4,6 +4,8 @@
 //     step <n> <t_start_s> <t_end_s>
 // n is the step's number (integer >= 0), the times are Unix seconds (time.time()), t_end >=
 // t_start. A trailing newline is allowed. Anything else is counted as malformed and ignored.
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,5 +25,27 @@ StepParse parse_step_datagram(std::string_view text);
 
 // The datagram for a step (what the Python helper sends).
 std::string format_step_datagram(const Step& step);
+
+// A --step-regex line is matched on at most its first kMaxStepLineBytes bytes; a longer line is
+// counted and said once (the bytes still pass through to the terminal untouched).
+inline constexpr size_t kMaxStepLineBytes = 64 * 1024;
+
+// A --step-regex, in RE2 syntax (ECMAScript and PCRE without backreferences or lookaround).
+// RE2 matches in time linear in the line, with memory bounded, whatever the pattern and the
+// workload's output: no line can overflow the stack or make matching spin.
+class StepRegex {
+ public:
+  // Error InvalidArgument "invalid --step-regex 'PATTERN': why" for a pattern RE2 refuses.
+  explicit StepRegex(const std::string& pattern);
+  ~StepRegex();
+  StepRegex(StepRegex&&) noexcept;
+  StepRegex& operator=(StepRegex&&) noexcept;
+  // True when the pattern matches somewhere in `line`.
+  bool search(std::string_view line) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace regime

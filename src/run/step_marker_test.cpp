@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
+#include "common/error.hpp"
+
 namespace regime {
 namespace {
 
@@ -31,6 +35,42 @@ TEST(StepMarker, RefusesMalformedDatagramsSayingWhy) {
   }
   EXPECT_NE(parse_step_datagram("step 1 2 1").error.find("t_end before t_start"),
             std::string::npos);
+}
+
+TEST(StepRegex, MatchesAnywhereInTheLine) {
+  StepRegex r("^iter [0-9]+ loss");
+  EXPECT_TRUE(r.search("iter 12 loss=0.5"));
+  EXPECT_FALSE(r.search("epoch 1 iter 12 loss=0.5"));
+  EXPECT_TRUE(StepRegex("loss=[0-9.]+").search("epoch 1 iter 12 loss=0.5"));
+  EXPECT_TRUE(StepRegex("\\d+/\\d+").search("  12/100 [=====>....]"));
+  EXPECT_TRUE(StepRegex("caf\xc3\xa9").search("un caf\xc3\xa9"));  // bytes as they come
+  EXPECT_TRUE(StepRegex("x").search(std::string("\xff\xfe x")));   // not valid UTF-8: fine
+}
+
+TEST(StepRegex, PathologicalPatternsAndLinesAreLinear) {
+  // Backtracking engines take exponential time on these, or recurse per character.
+  std::string as(100000, 'a');
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(StepRegex("(a|aa)*b").search(as));
+  EXPECT_FALSE(StepRegex("(a*)*b").search(as));
+  EXPECT_FALSE(StepRegex("(x+x+)+y").search(std::string(5000, 'x')));
+  EXPECT_TRUE(StepRegex("(a|b)*c").search(as + "c"));
+  double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took_s, 2.0);
+}
+
+TEST(StepRegex, AnUnsupportedOrBadPatternIsRefusedSayingWhy) {
+  for (const char* bad : {"loss=(", "(a)\\1", "(?=x)y", "[z-a]"}) {
+    try {
+      StepRegex r(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("invalid --step-regex '"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("RE2 syntax"), std::string::npos);
+    }
+  }
 }
 
 }  // namespace

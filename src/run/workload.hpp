@@ -27,6 +27,9 @@ class Workload {
   virtual std::optional<int> exit_status() = 0;
   // Step markers that could not be parsed (ignored), and the last reason; none for built-ins.
   virtual long malformed_markers() const { return 0; }
+  // The signal the user sent Regime and Regime passed on to the work (SIGINT, SIGTERM, SIGHUP),
+  // 0 if none: the run is being interrupted.
+  virtual int interrupted_by() const { return 0; }
   virtual std::string last_marker_error() const { return {}; }
 };
 

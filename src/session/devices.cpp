@@ -160,30 +160,10 @@ LimitRestore restore_limit(const std::string& uri, bool actuate) {
   GpuPtr gpu = open_device(uri);
   LimitRestore r;
   r.before = gpu->info();
-  const GpuInfo& info = r.before;
-  std::optional<JournalEntry> entry;
-  if (gpu->is_physical()) {
-    Journal j = read_journal();
-    if (JournalEntry* e = j.find(info.uuid, info.device)) entry = *e;
-  }
-  r.from_journal = entry.has_value();
-  r.target_W = entry ? entry->original_limit_W : info.default_limit_W;
-  check_actuation(ActuationPolicy::from_flags(actuate), info, gpu->is_physical(), r.target_W);
-  if (entry && !entry->kept && process_alive(entry->pid, entry->pid_start_ticks))
-    throw Error(ErrorKind::ActuationRefused,
-                fmt::format("{} is being changed by running regime process {}; it restores {:g} W "
-                            "when it ends (stop it first to restore now)",
-                            info.device, entry->pid, entry->original_limit_W));
-  r.enforced_W = gpu->set_power_limit(r.target_W);
-  if (entry) {
-    update_journal([&](Journal& j) {
-      auto n = j.entries.size();
-      std::erase_if(j.entries, [&](const JournalEntry& e) {
-        return !info.uuid.empty() ? e.uuid == info.uuid : e.device == info.device;
-      });
-      return j.entries.size() != n;
-    });
-  }
+  GpuRestore done = restore_gpu(*gpu, ActuationPolicy::from_flags(actuate));
+  r.target_W = done.target_W;
+  r.from_journal = done.from_journal;
+  r.enforced_W = done.enforced_W;
   return r;
 }
 

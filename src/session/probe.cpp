@@ -79,6 +79,9 @@ nlohmann::json run_json(const RunRecord& rec, const fs::path& db_path, const Tra
           {"trace", rec.trace_path},
           {"steps_file", rec.steps_path},
           {"db", fs::absolute(db_path).string()},
+          // Transient device errors: reads retried, and reads given up (that field missing).
+          {"read_retries", stats.read_retries},
+          {"failed_reads", stats.failed_reads},
           {"sampler_cpu_s", simulated ? nlohmann::json(nullptr) : nlohmann::json(stats.cpu_s)},
           // The process's CPU time (all threads) over the run's wall time: the sampler's own
           // cost, as the workload is another process. Meaningless on a simulated clock.
@@ -164,8 +167,22 @@ ProbeReport run_probe(const ProbeRequest& r) {
     o.duration_s = r.seconds;
     o.sample_period_s = r.sample_ms / 1000.0;
     o.energy_period_s = r.energy_period_s;
-    o.on_sample = [&](const Sample& s) { trace_writer.append(s); };
-    o.on_step = [&](const Step& s) { steps_writer.append(s); };
+    ProbeProgress progress;
+    progress.total_s = r.seconds;
+    std::optional<double> first_t_s;
+    o.on_sample = [&](const Sample& s) {
+      trace_writer.append(s);
+      if (!r.on_progress) return;
+      if (!first_t_s) first_t_s = s.t_s;
+      progress.elapsed_s = s.t_s - *first_t_s;
+      progress.power_W = s.power_W ? s.power_W : s.power_avg_W;
+      progress.temp_C = s.temp_C;
+      r.on_progress(progress);
+    };
+    o.on_step = [&](const Step& s) {
+      steps_writer.append(s);
+      ++progress.steps;
+    };
     trace = run(target.gpu(), *work, o, target.clock(), &stats);
     trace_writer.close();
     steps_writer.close();

@@ -1,7 +1,9 @@
 #pragma once
 // `regime probe`: one short run of a GPU + workload pair at the current limit, measured and
 // classified; the trace, the steps and a run record (SQLite) are saved. Never changes a limit.
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -14,6 +16,15 @@
 
 namespace regime::session {
 
+// Where a probe stands, handed to ProbeRequest::on_progress after every sample.
+struct ProbeProgress {
+  double elapsed_s = 0;  // run clock since the first sample
+  double total_s = 0;    // the run length asked for
+  int64_t steps = 0;     // step markers so far
+  std::optional<double> power_W;
+  std::optional<double> temp_C;
+};
+
 struct ProbeRequest {
   std::string device;
   WorkloadSpec workload;
@@ -24,6 +35,8 @@ struct ProbeRequest {
   bool no_steps = false;           // figures per second, no step markers expected
   std::string trace_out;           // default: STATE_DIR/runs/run-ID.trace.csv
   std::string db;                  // default: RunStore::default_path()
+  // Called after every sample (100 Hz by default): the caller limits how often it draws.
+  std::function<void(const ProbeProgress&)> on_progress;
 };
 
 struct ProbeReport {

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "analysis/measure.hpp"
@@ -105,6 +106,14 @@ void check_steps(const plan::ProbeResult& r, const ProbeBudget& b, const std::st
                                         r.measurement.window_end_s - r.measurement.window_start_s));
 }
 
+// The user's signal reached the workload (SIGINT, SIGTERM, SIGHUP passed on): the sweep ends
+// now, as the workload does, with 128 + the signal as its status.
+WorkloadFailed interrupted(int sig, const Workload& w) {
+  return WorkloadFailed(fmt::format("interrupted by signal {} ({}), passed on to the workload '{}'",
+                                    sig, ::strsignal(sig), w.name()),
+                        128 + sig);
+}
+
 }  // namespace
 
 std::string no_step_markers_message(const std::string& workload, double window_s) {
@@ -128,9 +137,11 @@ plan::ProbeResult LiveProber::probe(double cap_W) {
   ProbeWindow window(cap_W, loop_.now_s(), budget_);
   std::optional<plan::ProbeResult> result;
   loop_.run_until([&](const Trace& trace, double now_s) {
+    if (workload_.interrupted_by() != 0) return true;
     result = window.update(trace, now_s);
     return result.has_value();
   });
+  if (int sig = workload_.interrupted_by(); sig != 0) throw interrupted(sig, workload_);
   if (!result) {
     auto status = workload_.exit_status();
     throw WorkloadFailed(
@@ -160,10 +171,12 @@ plan::ProbeResult RestartProber::probe(double cap_W) {
   ProbeWindow window(cap_W, loop.now_s(), budget_);
   std::optional<plan::ProbeResult> result;
   loop.run_until([&](const Trace& trace, double now_s) {
+    if (w->interrupted_by() != 0) return true;
     result = window.update(trace, now_s);
     return result.has_value();
   });
   loop.finish();
+  if (int sig = w->interrupted_by(); sig != 0) throw interrupted(sig, *w);
   if (!result) {
     auto status = w->exit_status();
     throw WorkloadFailed(

@@ -56,7 +56,8 @@ RegimeReport probe_pair(const StudyRequest& r, Target& target, const GpuInfo& in
     end = loop.run_until([&](const Trace&, double t) { return t >= now + 5; });
   }
   RunStats stats;
-  Trace trace = loop.finish(&stats);
+  Trace& trace = rep.probe_trace;
+  trace = loop.finish(&stats);
   rep.probe_ran_s = stats.t_end_s - stats.t_start_s;
   rep.end_temp_slope_C_per_min = slopes.temp_C ? slopes.temp_C->per_min : 0;
   if (!r.out_dir.empty()) {
@@ -137,8 +138,10 @@ StudyReport run_study(const StudyRequest& r) {
         "nothing was changed. To sweep, run: " +
         rep.sweep_command;
   }
-  if (rep.skipped.empty())
+  if (rep.skipped.empty()) {
     rep.sweep = sweep_target(target, r.workload, rep.plan.caps, r.settings, policy);
+    keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db);
+  }
   if (!r.out_dir.empty())
     write_file_atomic(fs::path(r.out_dir) / "study.json", to_json(rep, r.settings).dump(2) + "\n");
   return rep;
@@ -182,7 +185,11 @@ nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
                      : nlohmann::json(nullptr)},
           {"after", or_null(rep.sweep.has_value(), rep.sweep ? rep.sweep->after : "")},
           {"sweep_command", or_null(rep.plan.sweep, rep.sweep_command)},
-          {"skipped_reason", or_null(!rep.skipped.empty(), rep.skipped)}};
+          {"skipped_reason", or_null(!rep.skipped.empty(), rep.skipped)},
+          {"stored_as", or_null(rep.sweep && rep.sweep->stored_id,
+                                rep.sweep && rep.sweep->stored_id
+                                    ? "sweep:" + std::to_string(*rep.sweep->stored_id)
+                                    : std::string())}};
 }
 
 }  // namespace regime::session

@@ -12,6 +12,7 @@
 #include "plan/study_plan.hpp"
 #include "session/sweep.hpp"
 #include "session/target.hpp"
+#include "trace/trace.hpp"
 
 namespace regime::session {
 
@@ -42,6 +43,7 @@ struct StudyReport {
   double probe_ran_s = 0;      // how long the probe ran, heating included
   bool still_heating = false;  // the temperature was not flat when the probe ended
   double end_temp_slope_C_per_min = 0;
+  Trace probe_trace;  // of the probe at the current limit (for the report page)
 };
 
 // Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done

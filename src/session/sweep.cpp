@@ -2,14 +2,19 @@
 
 #include <fmt/core.h>
 
+#include <ctime>
+
 #include "analysis/classify.hpp"
+#include "analysis/sweep_rows.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "device/uri.hpp"
 #include "plan/cap_grid.hpp"
 #include "plan/recommend.hpp"
+#include "plan/render.hpp"
 #include "plan/replay.hpp"
 #include "plan/twin_curve.hpp"
+#include "store/run_store.hpp"
 #include "trace/sweep_table.hpp"
 
 namespace regime::session {
@@ -37,6 +42,15 @@ std::string apply_or_restore(PowerLimitGuard& guard, const plan::Decision& d, bo
   return after;
 }
 
+std::string utc_now_iso() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 SweepReport sweep_replay(const SweepRequest& r) {
   if (r.workload.builtin.empty())
     throw Error(ErrorKind::InvalidArgument,
@@ -58,7 +72,7 @@ SweepReport sweep_replay(const SweepRequest& r) {
     caps = plan::parse_caps(r.caps, rep.info);
   }
   plan::SearchOptions opt = search_options(rep.info, r.settings, caps, false);
-  opt.fitter = plan::curve_fitter_for(prober.rows().front().gpu);
+  plan::configure_curve(opt, prober.rows().front().gpu);
   // Single measurements are judged with the noise of the whole table, as `regime recommend` does.
   opt.decision.priors = plan::table_priors(table, prober.rows().front().gpu);
   rep.strategy = opt.strategy;
@@ -78,7 +92,7 @@ plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
   opt.decision.max_power_W = info.max_limit_W;
   opt.force = s.force;
   opt.caps = plan::with_default(std::move(caps), info.default_limit_W);
-  opt.fitter = plan::curve_fitter_for(info.name);
+  plan::configure_curve(opt, info.name);
   if (classify_default)
     opt.classify = [info](const Measurement& m) -> std::optional<Regime> {
       return classify(m, info).regime;
@@ -141,8 +155,54 @@ SweepReport run_sweep(const SweepRequest& r) {
   validate(r.workload, "regime sweep --device nvml:0 --actuate -- python3 train.py");
   Target target = open_target(r.device);
   GpuInfo info = target.gpu().info();
-  return sweep_target(target, r.workload, plan::parse_caps(r.caps, info), r.settings,
-                      ActuationPolicy::from_flags(r.actuate));
+  SweepReport rep = sweep_target(target, r.workload, plan::parse_caps(r.caps, info), r.settings,
+                                 ActuationPolicy::from_flags(r.actuate));
+  keep_sweep(rep, "sweep", to_json(rep), r.settings.db);
+  return rep;
+}
+
+nlohmann::json to_json(const SweepReport& r) {
+  const plan::SearchOutcome& o = r.outcome;
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& p : plan::by_cap_desc(o.probes)) results.push_back(plan::result_json(p));
+  nlohmann::json j = {
+      {"device", r.device},
+      {"workload", r.workload},
+      {"strategy", plan::to_string(r.strategy)},
+      {"objective", r.objective.text()},
+      {"probes", o.probes.size()},
+      {"results", results},
+      {"decision", plan::to_json(o.decision)},
+      {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
+      {"stop_reason", o.stop_reason},
+      {"per", r.unit == "second" ? "second" : "step"}};
+  if (r.stored_id) j["stored_as"] = "sweep:" + std::to_string(*r.stored_id);
+  return j;
+}
+
+int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json& json,
+                   const std::string& db) {
+  std::vector<SweepRow> rows;
+  for (const auto& p : plan::by_cap_desc(r.outcome.probes))
+    rows.push_back(to_sweep_row(r.workload, r.info.name, p.cap_W, p.measurement, r.unit));
+  SweepRecord rec;
+  rec.started_at_utc = utc_now_iso();
+  rec.kind = kind;
+  rec.device = r.device;
+  rec.gpu_name = r.info.name;
+  rec.gpu_uuid = r.info.uuid;
+  rec.workload = r.workload;
+  rec.strategy = plan::to_string(r.strategy);
+  rec.objective = r.objective.text();
+  rec.default_limit_W = r.info.default_limit_W;
+  rec.max_limit_W = r.info.max_limit_W;
+  rec.table_csv = format_sweep_table(rows);
+  rec.decision = plan::to_json(r.outcome.decision);
+  rec.report = json;
+  RunStore store(db.empty() ? RunStore::default_path() : std::filesystem::path(db));
+  r.stored_id = store.insert_sweep(rec);
+  r.db = std::filesystem::absolute(store.path()).string();
+  return *r.stored_id;
 }
 
 }  // namespace regime::session

@@ -3,7 +3,9 @@
 // (sim: or nvml:) the workload runs through the run loop and every cap goes through
 // PowerLimitGuard; the original limit is restored at the end (or the chosen cap is left set with
 // `apply`), on error and on signals. On replay:FILE the probes are rows of a sweep table.
+#include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ struct SweepSettings {
   bool force = false;                               // search an underutilized or idle pair too
   ProbeBudget budget;
   std::function<void(const plan::ProbeResult&)> on_probe;  // progress, after each probe
+  std::string db;  // the run database the sweep is kept in; empty: RunStore::default_path()
 };
 
 struct SweepRequest {
@@ -44,8 +47,18 @@ struct SweepReport {
   plan::Strategy strategy = plan::Strategy::Adaptive;
   plan::Objective objective;
   plan::SearchOutcome outcome;
-  std::string after;  // what was left set or restored; empty for replay
+  std::string after;                 // what was left set or restored; empty for replay
+  std::optional<int64_t> stored_id;  // "sweep:ID" in the run database (not for replay)
+  std::string db;                    // where it was kept
 };
+
+// The sweep's JSON (`regime sweep --json`, and what the run database keeps).
+nlohmann::json to_json(const SweepReport& report);
+
+// Keeps a device sweep in the run database as a sweep table, so that it can be decided again
+// (`regime recommend --run sweep:ID`). `kind` is "sweep" or "study"; returns the id.
+int64_t keep_sweep(SweepReport& report, const std::string& kind, const nlohmann::json& json,
+                   const std::string& db);
 
 // The search options of a sweep over `caps` on a GPU described by `info` (one place for all).
 plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,

@@ -46,6 +46,7 @@ WorkloadPtr Target::make_workload(const WorkloadSpec& spec) {
   po.step_socket = spec.step_socket;
   po.step_regex = spec.step_regex;
   po.stdout_to_stderr = spec.stdout_to_stderr;
+  po.workload_as_root = spec.workload_as_root;
   return std::make_unique<ProcessWorkload>(po, *wall_);
 }
 

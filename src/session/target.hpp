@@ -24,6 +24,7 @@ struct WorkloadSpec {
   std::optional<std::string> step_regex;
   bool step_socket = true;           // export REGIME_STEP_SOCKET to the command
   bool stdout_to_stderr = false;     // keep stdout for --json
+  bool workload_as_root = false;     // under sudo, keep root for the command (--workload-as-root)
   std::string display_name() const;  // "sim:resnet50" or the quoted command line
 };
 

@@ -95,7 +95,18 @@ uint64_t SimGpu::current_reasons() const {
   return r;
 }
 
+void SimGpu::throw_if_shut_down() const {
+  if (!shutdown_) return;
+  throw Error(ErrorKind::GpuLost,
+              fmt::format("{}: the simulated GPU shut down at {:.2f} s, when the die reached its "
+                          "shutdown temperature {} C (ambient {} C, cooling x{}): even at the "
+                          "hardware slowdown clock the cooling cannot carry the heat away",
+                          uri_, shutdown_at_s_, spec_.shutdown_temp_C, options_.ambient_C,
+                          options_.cooling));
+}
+
 Sample SimGpu::read() {
+  throw_if_shut_down();
   Sample s;
   s.t_s = t_s_;
   s.gpu = index_;
@@ -111,25 +122,34 @@ Sample SimGpu::read() {
 }
 
 std::vector<PowerPoint> SimGpu::drain_power_points() {
+  throw_if_shut_down();
   std::vector<PowerPoint> out(points_.begin(), points_.end());
   points_.clear();
   return out;
 }
 
 std::optional<ReasonTimes> SimGpu::read_reason_times() {
+  throw_if_shut_down();
   ReasonTimes times;
   for (size_t i = 0; i < reason_seconds_.size(); ++i)
     times.seconds_by_reason[uint64_t{1} << i] = reason_seconds_[i];
   return times;
 }
 
+std::optional<double> SimGpu::read_energy_J() {
+  throw_if_shut_down();
+  return energy_J_;
+}
+
 double SimGpu::set_power_limit(double watts) {
+  throw_if_shut_down();
   check_cap_in_range(watts, spec_.min_limit_W, spec_.max_limit_W, uri_);
   limit_W_ = watts;  // the governor follows with its own lag
   return limit_W_;
 }
 
 void SimGpu::start_workload(const twin::WorkloadParams& work, int64_t max_steps) {
+  throw_if_shut_down();
   work_ = work;
   max_steps_ = max_steps;
   steps_done_ = 0;
@@ -183,9 +203,14 @@ void SimGpu::tick(double dt) {
   const double a_filter = full ? filter_alpha_tick_ : alpha(dt, spec_.governor_filter_s);
   const double a_average = full ? average_alpha_tick_ : alpha(dt, kAveragedPowerWindow_s);
 
-  if (active_) {
+  if (shutdown_) {
+    // Powered off: no work, no power; the die cools towards ambient.
+    sm_MHz_ = 0;
+    power_W_ = 0;
+    util_ = 0;
+  } else if (active_) {
     thermal_clock_MHz_ = twin::thermal_ceiling_MHz(spec_, temp_C_);
-    hw_thermal_ = temp_C_ >= spec_.shutdown_temp_C - twin::kHwThermalMarginC;
+    hw_thermal_ = twin::hw_slowdown_at(spec_, temp_C_);
     double f = std::min(cap_clock_MHz_, thermal_clock_MHz_);
     if (hw_thermal_) f = spec_.min_sm_MHz;
     sm_MHz_ = std::clamp(f, spec_.min_sm_MHz, spec_.max_sm_MHz);
@@ -223,6 +248,14 @@ void SimGpu::tick(double dt) {
   const double target_C =
       options_.ambient_C + spec_.thermal_resistance_C_per_W * options_.cooling * power_W_;
   temp_C_ += (target_C - temp_C_) * a_thermal;
+  if (!shutdown_ && temp_C_ >= spec_.shutdown_temp_C) {
+    // The thermal protection powers the GPU off on reaching the threshold: never hotter.
+    temp_C_ = spec_.shutdown_temp_C;
+    shutdown_ = true;
+    shutdown_at_s_ = t_s_ + dt;
+    active_ = false;
+    hw_thermal_ = false;
+  }
   averaged_W_ += (power_W_ - averaged_W_) * a_average;
   energy_J_ += power_W_ * dt;
   const uint64_t reasons = current_reasons();

@@ -56,7 +56,9 @@ class SimGpu : public Gpu {
 
   GpuInfo info() override;
   Sample read() override;
-  std::optional<double> read_energy_J() override { return energy_J_; }
+  // Each read, like NVML's after a GPU falls off the bus, throws Error GpuLost once the simulated
+  // GPU has shut down (its die reached shutdown_temp_C).
+  std::optional<double> read_energy_J() override;
   std::vector<PowerPoint> drain_power_points() override;
   std::optional<ReasonTimes> read_reason_times() override;
   double set_power_limit(double watts) override;
@@ -83,12 +85,14 @@ class SimGpu : public Gpu {
   double true_sm_MHz() const { return sm_MHz_; }
   double true_temp_C() const { return temp_C_; }
   double power_limit_W() const { return limit_W_; }
+  bool shut_down() const { return shutdown_; }
 
  private:
   void tick(double dt_s);
   void on_event(int64_t k);  // every kPowerPointPeriod_s
   double noisy(double value);
   uint64_t current_reasons() const;
+  void throw_if_shut_down() const;
 
   twin::GpuSpec spec_;
   SimOptions options_;
@@ -108,6 +112,8 @@ class SimGpu : public Gpu {
   double cap_clock_MHz_;      // the power governor's clock (integral control)
   double thermal_clock_MHz_;  // software thermal ceiling
   bool hw_thermal_ = false;
+  bool shutdown_ = false;
+  double shutdown_at_s_ = 0;
   double filtered_busy_W_;  // the governor's view of power
   double averaged_W_;       // the driver's 1 s averaged power
   double energy_J_ = 0;

@@ -104,6 +104,37 @@ RunRecord read_record(Statement& s) {
   return r;
 }
 
+constexpr const char* kSweepColumns =
+    "id, started_at_utc, kind, device, gpu_name, gpu_uuid, workload, strategy, objective, "
+    "default_limit_W, max_limit_W, table_csv, decision_json, report_json";
+
+constexpr const char* kCreateSweeps =
+    "CREATE TABLE IF NOT EXISTS sweeps ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, started_at_utc TEXT NOT NULL, kind TEXT NOT NULL,"
+    " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
+    " workload TEXT NOT NULL, strategy TEXT NOT NULL, objective TEXT NOT NULL,"
+    " default_limit_W REAL NOT NULL, max_limit_W REAL NOT NULL, table_csv TEXT NOT NULL,"
+    " decision_json TEXT, report_json TEXT);";
+
+SweepRecord read_sweep(Statement& s) {
+  SweepRecord r;
+  r.id = s.col_int(0);
+  r.started_at_utc = s.col_text(1);
+  r.kind = s.col_text(2);
+  r.device = s.col_text(3);
+  r.gpu_name = s.col_text(4);
+  r.gpu_uuid = s.col_text(5);
+  r.workload = s.col_text(6);
+  r.strategy = s.col_text(7);
+  r.objective = s.col_text(8);
+  r.default_limit_W = s.col_real(9);
+  r.max_limit_W = s.col_real(10);
+  r.table_csv = s.col_text(11);
+  r.decision = s.col_json(12);
+  r.report = s.col_json(13);
+  return r;
+}
+
 }  // namespace
 
 std::filesystem::path RunStore::default_path() { return state_dir() / "runs.sqlite"; }
@@ -135,19 +166,20 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
                                       std::to_string(version) + "; this regime reads up to " +
                                       std::to_string(kRunStoreSchemaVersion));
   }
-  if (version == 0) {
+  if (version < kRunStoreSchemaVersion) {
+    // Version 1 had the runs table only: an upgrade adds the sweeps table and keeps every run.
     try {
       exec(
-          "BEGIN;"
-          "CREATE TABLE IF NOT EXISTS runs ("
-          " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-          " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
-          " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
-          " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
-          " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
-          " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);"
-          "PRAGMA user_version = 1;"
-          "COMMIT;");
+          (std::string("BEGIN;"
+                       "CREATE TABLE IF NOT EXISTS runs ("
+                       " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
+                       " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
+                       " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
+                       " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
+                       " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);") +
+           kCreateSweeps + "PRAGMA user_version = 2;COMMIT;")
+              .c_str());
     } catch (const Error&) {
       sqlite3_close(db_);
       db_ = nullptr;
@@ -210,6 +242,44 @@ std::vector<RunRecord> RunStore::list(size_t limit) {
   Statement s(db_, sql.c_str());
   std::vector<RunRecord> out;
   while (s.step() == SQLITE_ROW) out.push_back(read_record(s));
+  return out;
+}
+
+int64_t RunStore::insert_sweep(const SweepRecord& r) {
+  Statement s(db_,
+              "INSERT INTO sweeps (started_at_utc, kind, device, gpu_name, gpu_uuid, workload, "
+              "strategy, objective, default_limit_W, max_limit_W, table_csv, decision_json, "
+              "report_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  s.text(1, r.started_at_utc);
+  s.text(2, r.kind);
+  s.text(3, r.device);
+  s.text(4, r.gpu_name);
+  s.text(5, r.gpu_uuid);
+  s.text(6, r.workload);
+  s.text(7, r.strategy);
+  s.text(8, r.objective);
+  s.real(9, r.default_limit_W);
+  s.real(10, r.max_limit_W);
+  s.text(11, r.table_csv);
+  s.json(12, r.decision);
+  s.json(13, r.report);
+  s.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::optional<SweepRecord> RunStore::get_sweep(int64_t id) {
+  Statement s(db_, (std::string("SELECT ") + kSweepColumns + " FROM sweeps WHERE id=?1").c_str());
+  s.integer(1, id);
+  if (s.step() != SQLITE_ROW) return std::nullopt;
+  return read_sweep(s);
+}
+
+std::vector<SweepRecord> RunStore::list_sweeps(size_t limit) {
+  std::string sql = std::string("SELECT ") + kSweepColumns + " FROM sweeps ORDER BY id DESC";
+  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
+  Statement s(db_, sql.c_str());
+  std::vector<SweepRecord> out;
+  while (s.step() == SQLITE_ROW) out.push_back(read_sweep(s));
   return out;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
-// The run database: one SQLite file (default state_dir()/runs.sqlite) with a row per probe.
-// A run is recorded when it starts (so a crash still leaves its trace findable) and completed
-// when it ends. Schema version in PRAGMA user_version; a newer file is refused, not guessed at.
+// The run database: one SQLite file (default state_dir()/runs.sqlite) with a row per probe and
+// a row per sweep or study. A probe is recorded when it starts (so a crash still leaves its trace
+// findable) and completed when it ends; a sweep is recorded with what it measured, as a sweep
+// table, so that it can be decided again under another objective without running it again.
+// Schema version in PRAGMA user_version; an older file is upgraded in place, a newer one refused.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -13,7 +15,7 @@ struct sqlite3;  // SQLite stays private to the store: only run_store.cpp includ
 
 namespace regime {
 
-inline constexpr int kRunStoreSchemaVersion = 1;
+inline constexpr int kRunStoreSchemaVersion = 2;
 
 struct RunRecord {
   int64_t id = 0;              // assigned by the store
@@ -32,6 +34,24 @@ struct RunRecord {
   std::optional<double> confidence;
   nlohmann::json measurement;  // the measurement JSON (null until done)
   nlohmann::json report;       // the whole report JSON (null until done)
+};
+
+// One sweep (`regime sweep`) or the sweep of a study (`regime study`).
+struct SweepRecord {
+  int64_t id = 0;  // assigned by the store
+  std::string started_at_utc;
+  std::string kind = "sweep";  // sweep | study
+  std::string device;
+  std::string gpu_name;
+  std::string gpu_uuid;
+  std::string workload;
+  std::string strategy;   // as run
+  std::string objective;  // as decided then
+  double default_limit_W = 0;
+  double max_limit_W = 0;
+  std::string table_csv;  // every measured cap as a sweep table (DESIGN.md section 3)
+  nlohmann::json decision;
+  nlohmann::json report;  // the command's whole JSON
 };
 
 class RunStore {
@@ -53,6 +73,10 @@ class RunStore {
   std::optional<RunRecord> get(int64_t id);
   // Newest first; at most `limit` rows (0: all).
   std::vector<RunRecord> list(size_t limit = 0);
+
+  int64_t insert_sweep(const SweepRecord& record);
+  std::optional<SweepRecord> get_sweep(int64_t id);
+  std::vector<SweepRecord> list_sweeps(size_t limit = 0);
 
  private:
   void exec(const char* sql);

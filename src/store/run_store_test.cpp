@@ -123,6 +123,65 @@ TEST_F(RunStoreTest, RefusesAFileThatIsNotARunDatabase) {
   }
 }
 
+TEST_F(RunStoreTest, KeepsSweepsWithTheirTableAndDecision) {
+  RunStore store(dir_ / "runs.sqlite");
+  SweepRecord r;
+  r.started_at_utc = "2026-12-01T04:00:00Z";
+  r.kind = "study";
+  r.device = "sim:l4";
+  r.gpu_name = "NVIDIA L4";
+  r.gpu_uuid = "sim-l4-0";
+  r.workload = "sim:resnet50";
+  r.strategy = "adaptive";
+  r.objective = "energy";
+  r.default_limit_W = 72;
+  r.max_limit_W = 72;
+  r.table_csv = "workload,gpu,cap_W,time_s,avg_power_W,unit\nw,L4,72,0.1,70,step\n";
+  r.decision = {{"cap_W", 64}, {"keep_default", false}};
+  int64_t a = store.insert_sweep(r);
+  r.kind = "sweep";
+  int64_t b = store.insert_sweep(r);
+  EXPECT_GT(b, a);
+  auto got = store.get_sweep(a);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->kind, "study");
+  EXPECT_EQ(got->table_csv, r.table_csv);
+  EXPECT_EQ(got->decision["cap_W"], 64);
+  EXPECT_TRUE(got->report.is_null());
+  auto all = store.list_sweeps();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, b);  // newest first
+  EXPECT_FALSE(store.get_sweep(b + 1));
+}
+
+TEST_F(RunStoreTest, AVersionOneFileIsUpgradedAndKeepsItsRuns) {
+  fs::path db = dir_ / "v1.sqlite";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  // The version 1 schema, as an older regime wrote it, with one run.
+  ASSERT_EQ(
+      sqlite3_exec(raw,
+                   "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                   " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
+                   " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
+                   " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
+                   " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
+                   " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);"
+                   "INSERT INTO runs (started_at_s, started_at_utc, device, gpu_name, gpu_uuid,"
+                   " workload, status, trace_path, steps_path) VALUES (1, 'x', 'sim:t4', 'T4',"
+                   " 'u', 'sim:vgg16', 'done', 't', 's');"
+                   "PRAGMA user_version = 1;",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(raw);
+  RunStore store(db);
+  ASSERT_EQ(store.list().size(), 1u);
+  EXPECT_EQ(store.list()[0].workload, "sim:vgg16");
+  SweepRecord r;
+  r.table_csv = "x";
+  EXPECT_EQ(store.insert_sweep(r), 1);
+}
+
 TEST_F(RunStoreTest, RefusesANewerSchema) {
   fs::path db = dir_ / "future.sqlite";
   sqlite3* raw = nullptr;

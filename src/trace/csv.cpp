@@ -1,7 +1,11 @@
 #include "trace/csv.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -12,27 +16,41 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace regime {
 
 namespace {
 
 constexpr size_t kMaxColumns = 11;
+// Sanity bounds: times are Unix seconds (or seconds from 0), GPU indexes are small. A value
+// beyond them is a corrupt file, refused where it stands rather than allocated for.
+constexpr double kMaxAbsTime_s = 1e11;  // about the year 5100
+constexpr int kMaxGpuIndex = 1023;
 constexpr size_t kWriteChunkBytes = 64 * 1024;
 
-// One data row split into cells, with where each cell starts (1-based column) for messages.
+[[noreturn]] void parse_fail(const std::string& source, size_t line, size_t column,
+                             const std::string& what) {
+  throw Error(ErrorKind::Parse, fmt::format("{}:{}:{}: {}", source, line, column, what));
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+// One data row split into fields, with its line for messages.
 struct Row {
-  std::array<std::string_view, kMaxColumns> cells{};
-  std::array<size_t, kMaxColumns> column{};
-  size_t count = 0;
-  size_t line = 0;
+  std::vector<CsvField> fields;
+  std::string_view text;  // the line
+  size_t line = 0;        // 1-based line number
+
+  std::string_view cell(size_t i) const { return fields[i].raw; }
+  size_t column(size_t i) const { return csv_column(text, fields[i].offset); }
 };
 
 class RowReader {
  public:
   RowReader(std::string_view text, const std::string& source, std::string_view header,
-            std::array<std::string_view, kMaxColumns> names, size_t columns)
-      : text_(text), source_(source), names_(names), columns_(columns) {
+            std::vector<std::string_view> names)
+      : text_(strip_utf8_bom(text)), source_(source), names_(std::move(names)) {
     std::string_view first;
     if (!next_line(first)) fail(1, 1, fmt::format("empty file, expected the header '{}'", header));
     if (first != header)
@@ -46,61 +64,63 @@ class RowReader {
       if (!next_line(line)) return false;
     } while (line.empty());
     row.line = line_;
-    row.count = 0;
-    size_t start = 0;
-    while (true) {
-      const size_t comma = line.find(',', start);
-      const size_t end = comma == std::string_view::npos ? line.size() : comma;
-      if (row.count == columns_)
-        fail(line_, start + 1,
-             fmt::format("too many columns: expected {} ({})", columns_, column_list()));
-      row.cells[row.count] = line.substr(start, end - start);
-      row.column[row.count] = start + 1;
-      ++row.count;
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
-    if (row.count != columns_)
-      fail(line_, line.size() + 1,
-           fmt::format("{} column(s), expected {} ({})", row.count, columns_, column_list()));
+    row.text = line;
+    split_csv_record(line, source_, line_, row.fields);
+    if (row.fields.size() > names_.size())
+      fail(line_, row.column(names_.size()),
+           fmt::format("too many columns: expected {} ({})", names_.size(), column_list()));
+    if (row.fields.size() != names_.size())
+      fail(line_, csv_column(line, line.size()),
+           fmt::format("{} column(s), expected {} ({})", row.fields.size(), names_.size(),
+                       column_list()));
     return true;
   }
 
   [[noreturn]] void fail(size_t line, size_t column, const std::string& what) const {
-    throw Error(ErrorKind::Parse, fmt::format("{}:{}:{}: {}", source_, line, column, what));
+    parse_fail(source_, line, column, what);
   }
 
   double number(const Row& row, size_t i) const {
     std::optional<double> v = optional_number(row, i);
-    if (!v) fail(row.line, row.column[i], fmt::format("missing value in column {}", names_[i]));
+    if (!v) fail(row.line, row.column(i), fmt::format("missing value in column {}", names_[i]));
     return *v;
   }
 
   std::optional<double> optional_number(const Row& row, size_t i) const {
-    const std::string_view cell = row.cells[i];
+    const std::string_view cell = row.cell(i);
     if (cell.empty()) return std::nullopt;
     double v = 0;
     const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
     if (ec != std::errc() || ptr != cell.data() + cell.size() || !std::isfinite(v))
-      fail(row.line, row.column[i], fmt::format("bad number '{}' in column {}", cell, names_[i]));
+      fail(row.line, row.column(i), fmt::format("bad number '{}' in column {}", cell, names_[i]));
+    return v;
+  }
+
+  // A time column: a number within +-kMaxAbsTime_s.
+  double time(const Row& row, size_t i) const {
+    double v = number(row, i);
+    if (std::abs(v) > kMaxAbsTime_s)
+      fail(row.line, row.column(i),
+           fmt::format("{} {} is not a plausible time in seconds (beyond +-{:g})", names_[i],
+                       row.cell(i), kMaxAbsTime_s));
     return v;
   }
 
   template <typename Int>
   std::optional<Int> optional_integer(const Row& row, size_t i) const {
-    const std::string_view cell = row.cells[i];
+    const std::string_view cell = row.cell(i);
     if (cell.empty()) return std::nullopt;
     Int v = 0;
     const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
     if (ec != std::errc() || ptr != cell.data() + cell.size())
-      fail(row.line, row.column[i], fmt::format("bad integer '{}' in column {}", cell, names_[i]));
+      fail(row.line, row.column(i), fmt::format("bad integer '{}' in column {}", cell, names_[i]));
     return v;
   }
 
   template <typename Int>
   Int integer(const Row& row, size_t i) const {
     std::optional<Int> v = optional_integer<Int>(row, i);
-    if (!v) fail(row.line, row.column[i], fmt::format("missing value in column {}", names_[i]));
+    if (!v) fail(row.line, row.column(i), fmt::format("missing value in column {}", names_[i]));
     return *v;
   }
 
@@ -118,32 +138,19 @@ class RowReader {
 
   std::string column_list() const {
     std::string s;
-    for (size_t i = 0; i < columns_; ++i) s += (i ? "," : "") + std::string(names_[i]);
+    for (size_t i = 0; i < names_.size(); ++i) s += (i ? "," : "") + std::string(names_[i]);
     return s;
   }
 
   std::string_view text_;
   const std::string& source_;
-  std::array<std::string_view, kMaxColumns> names_;
-  size_t columns_;
+  std::vector<std::string_view> names_;
   size_t pos_ = 0;
   size_t line_ = 0;
 };
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(ErrorKind::Io,
-                fmt::format("cannot open '{}': {}", path.string(), std::strerror(errno)));
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size > 0) text.resize(static_cast<size_t>(size));
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in && !in.eof()) throw Error(ErrorKind::Io, fmt::format("cannot read '{}'", path.string()));
-  return text;
-}
+// Only a regular file: a FIFO or a device as a trace would block or never end.
+std::string read_file(const std::filesystem::path& path) { return read_regular_file(path); }
 
 template <typename T>
 void append_optional(fmt::memory_buffer& out, const std::optional<T>& v) {
@@ -175,21 +182,114 @@ void format_point(fmt::memory_buffer& out, const PowerPoint& p) {
 
 }  // namespace
 
+std::string CsvField::text() const {
+  if (!escaped_quote) return std::string(raw);
+  std::string out;
+  out.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    out.push_back(raw[i]);
+    if (raw[i] == '"') ++i;  // the second of a doubled quote
+  }
+  return out;
+}
+
+void split_csv_record(std::string_view line, const std::string& source, size_t line_no,
+                      std::vector<CsvField>& fields) {
+  fields.clear();
+  const size_t n = line.size();
+  size_t pos = 0;
+  if (line.find('"') == std::string_view::npos) {  // no quotes (every file regime writes)
+    for (;;) {
+      const size_t comma = line.find(',', pos);
+      const size_t end = comma == std::string_view::npos ? n : comma;
+      fields.push_back(CsvField{line.substr(pos, end - pos), pos, false, false});
+      if (comma == std::string_view::npos) return;
+      pos = comma + 1;
+    }
+  }
+  for (;;) {
+    CsvField f;
+    f.offset = pos;
+    size_t q = pos;
+    while (q < n && is_blank(line[q])) ++q;
+    if (q < n && line[q] == '"') {
+      f.quoted = true;
+      size_t i = q + 1;
+      for (;;) {
+        const size_t close = line.find('"', i);
+        if (close == std::string_view::npos)
+          parse_fail(source, line_no, csv_column(line, q),
+                     "quoted field is not closed on this line (a field cannot hold a line break)");
+        if (close + 1 < n && line[close + 1] == '"') {
+          f.escaped_quote = true;
+          i = close + 2;
+          continue;
+        }
+        f.raw = line.substr(q + 1, close - q - 1);
+        i = close + 1;
+        break;
+      }
+      while (i < n && is_blank(line[i])) ++i;
+      if (i < n && line[i] != ',')
+        parse_fail(source, line_no, csv_column(line, i),
+                   "text after the closing quote of a field (a quote inside quotes is written "
+                   "twice: \"\")");
+      fields.push_back(f);
+      if (i == n) return;
+      pos = i + 1;
+    } else {
+      const size_t comma = line.find(',', pos);
+      const size_t end = comma == std::string_view::npos ? n : comma;
+      f.raw = line.substr(pos, end - pos);
+      fields.push_back(f);
+      if (comma == std::string_view::npos) return;
+      pos = comma + 1;
+    }
+  }
+}
+
+std::string_view strip_utf8_bom(std::string_view text) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  return text.substr(0, kBom.size()) == kBom ? text.substr(kBom.size()) : text;
+}
+
+size_t csv_column(std::string_view line, size_t offset) {
+  size_t column = 1;
+  for (size_t i = 0; i < offset && i < line.size(); ++i)
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++column;  // not a continuation
+  return column;
+}
+
+std::string csv_field(std::string_view value) {
+  const bool needs_quotes = value.find_first_of(",\"\r\n") != std::string_view::npos ||
+                            (!value.empty() && (is_blank(value.front()) || is_blank(value.back())));
+  if (!needs_quotes) return std::string(value);
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
 std::vector<Sample> parse_trace_csv(std::string_view text, const std::string& source) {
   RowReader reader(text, source, kTraceCsvHeader,
                    {"t_s", "gpu", "power_W", "power_avg_W", "energy_J", "temp_C", "sm_MHz",
-                    "mem_MHz", "util_pct", "limit_W", "reasons"},
-                   11);
+                    "mem_MHz", "util_pct", "limit_W", "reasons"});
   std::vector<Sample> samples;
   samples.reserve(text.size() / 64);  // rows are about 60-80 bytes
-  // Time must not go backwards per GPU (several GPUs may share a sampling instant).
-  std::vector<double> last_t_by_gpu;
+  // Time must not go backwards per GPU (several GPUs may share a sampling instant). A few GPUs
+  // at most: a flat list, sized by the GPUs the file has, not by the largest index in it.
+  std::vector<std::pair<int, double>> last_t_by_gpu;
   Row row;
   while (reader.next(row)) {
     Sample s;
-    s.t_s = reader.number(row, 0);
+    s.t_s = reader.time(row, 0);
     s.gpu = reader.integer<int>(row, 1);
-    if (s.gpu < 0) reader.fail(row.line, row.column[1], "negative gpu index");
+    if (s.gpu < 0 || s.gpu > kMaxGpuIndex)
+      reader.fail(row.line, row.column(1),
+                  fmt::format("gpu index {} is outside 0-{}", s.gpu, kMaxGpuIndex));
     s.power_W = reader.optional_number(row, 2);
     s.power_avg_W = reader.optional_number(row, 3);
     s.energy_J = reader.optional_number(row, 4);
@@ -199,35 +299,38 @@ std::vector<Sample> parse_trace_csv(std::string_view text, const std::string& so
     s.util_pct = reader.optional_number(row, 8);
     s.limit_W = reader.optional_number(row, 9);
     s.reasons = reader.optional_integer<uint64_t>(row, 10);
-    const auto g = static_cast<size_t>(s.gpu);
-    if (g >= last_t_by_gpu.size())
-      last_t_by_gpu.resize(g + 1, -std::numeric_limits<double>::infinity());
-    if (s.t_s < last_t_by_gpu[g])
-      reader.fail(row.line, row.column[0],
-                  fmt::format("time goes backwards: t_s {} after {} (gpu {})", s.t_s,
-                              last_t_by_gpu[g], s.gpu));
-    last_t_by_gpu[g] = s.t_s;
+    auto last = std::find_if(last_t_by_gpu.begin(), last_t_by_gpu.end(),
+                             [&](const auto& g) { return g.first == s.gpu; });
+    if (last == last_t_by_gpu.end()) {
+      last_t_by_gpu.emplace_back(s.gpu, s.t_s);
+    } else {
+      if (s.t_s < last->second)
+        reader.fail(row.line, row.column(0),
+                    fmt::format("time goes backwards: t_s {} after {} (gpu {})", s.t_s,
+                                last->second, s.gpu));
+      last->second = s.t_s;
+    }
     samples.push_back(s);
   }
   return samples;
 }
 
 std::vector<Step> parse_steps_csv(std::string_view text, const std::string& source) {
-  RowReader reader(text, source, kStepsCsvHeader, {"step", "t_start_s", "t_end_s"}, 3);
+  RowReader reader(text, source, kStepsCsvHeader, {"step", "t_start_s", "t_end_s"});
   std::vector<Step> steps;
   steps.reserve(text.size() / 40);
   Row row;
   while (reader.next(row)) {
     Step s;
     s.step = reader.integer<int64_t>(row, 0);
-    s.t_start_s = reader.number(row, 1);
-    s.t_end_s = reader.number(row, 2);
+    s.t_start_s = reader.time(row, 1);
+    s.t_end_s = reader.time(row, 2);
     if (s.t_end_s < s.t_start_s)
-      reader.fail(row.line, row.column[2],
+      reader.fail(row.line, row.column(2),
                   fmt::format("step ends before it starts: t_end_s {} < t_start_s {}", s.t_end_s,
                               s.t_start_s));
     if (!steps.empty() && s.t_start_s < steps.back().t_start_s)
-      reader.fail(row.line, row.column[1],
+      reader.fail(row.line, row.column(1),
                   fmt::format("time goes backwards: t_start_s {} after {}", s.t_start_s,
                               steps.back().t_start_s));
     steps.push_back(s);
@@ -236,14 +339,14 @@ std::vector<Step> parse_steps_csv(std::string_view text, const std::string& sour
 }
 
 std::vector<PowerPoint> parse_power_csv(std::string_view text, const std::string& source) {
-  RowReader reader(text, source, kPowerCsvHeader, {"t_s", "power_W"}, 2);
+  RowReader reader(text, source, kPowerCsvHeader, {"t_s", "power_W"});
   std::vector<PowerPoint> points;
   points.reserve(text.size() / 24);
   Row row;
   while (reader.next(row)) {
-    PowerPoint p{reader.number(row, 0), reader.number(row, 1)};
+    PowerPoint p{reader.time(row, 0), reader.number(row, 1)};
     if (!points.empty() && p.t_s < points.back().t_s)
-      reader.fail(row.line, row.column[0],
+      reader.fail(row.line, row.column(0),
                   fmt::format("time goes backwards: t_s {} after {}", p.t_s, points.back().t_s));
     points.push_back(p);
   }
@@ -314,10 +417,28 @@ std::string format_power_csv(const std::vector<PowerPoint>& points) {
 
 CsvFileWriter::CsvFileWriter(const std::filesystem::path& path, std::string_view header)
     : path_(path) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (!file_)
+  // Never through a planted link, and only ever a regular file: a FIFO opened for writing
+  // would block until someone reads it (O_NONBLOCK makes that an error instead).
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                  0644);
+  if (fd < 0)
     throw Error(ErrorKind::Io,
-                fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno)));
+                fmt::format("cannot create '{}': {}", path.string(),
+                            errno == ELOOP ? "it is a symbolic link" : std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot create '{}': not a regular file", path.string()));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  file_ = ::fdopen(fd, "wb");
+  if (!file_) {
+    int e = errno;
+    ::close(fd);
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot create '{}': {}", path.string(), std::strerror(e)));
+  }
   buffer_.reserve(kWriteChunkBytes + 256);
   fmt::format_to(std::back_inserter(buffer_), "{}\n", header);
 }

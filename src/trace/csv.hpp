@@ -21,6 +21,36 @@ inline constexpr std::string_view kTraceCsvHeader =
 inline constexpr std::string_view kStepsCsvHeader = "step,t_start_s,t_end_s";
 inline constexpr std::string_view kPowerCsvHeader = "t_s,power_W";
 
+// One field of a CSV record, quoted as RFC 4180 and spreadsheets write it.
+struct CsvField {
+  std::string_view raw;  // as written; for a quoted field, what is between the quotes
+  size_t offset = 0;     // byte offset in the line where the field starts (csv_column for messages)
+  bool quoted = false;
+  bool escaped_quote = false;  // a quoted field holding a doubled quote
+
+  std::string text() const;  // the value: a doubled quote inside quotes reads as one
+};
+
+// The one CSV field splitter of the readers here (traces, steps, power points, sweep tables).
+// Splits one record, a line without its line ending, at the commas outside quotes into `fields`
+// (cleared first; its capacity is reused, so a reader allocates nothing per row). A field that
+// starts with a quote (after blanks) runs to the closing quote, commas included; a quote inside is
+// written twice; blanks may follow the closing quote. Error Parse "SOURCE:LINE:COLUMN: ..." for a
+// quote not closed on its line (a field cannot hold a line break here) and for other text after
+// a closing quote.
+void split_csv_record(std::string_view line, const std::string& source, size_t line_no,
+                      std::vector<CsvField>& fields);
+
+// `text` without a leading UTF-8 byte-order mark, which spreadsheets write first.
+std::string_view strip_utf8_bom(std::string_view text);
+
+// The 1-based column, in characters, of byte `offset` of `line` (UTF-8).
+size_t csv_column(std::string_view line, size_t offset);
+
+// `value` as one CSV field: quoted, with quotes doubled, when it holds a comma, a quote, a line
+// break or leading or trailing blanks; else as it is.
+std::string csv_field(std::string_view value);
+
 // Parsing from text; `source` names the file in error messages.
 std::vector<Sample> parse_trace_csv(std::string_view text, const std::string& source);
 std::vector<Step> parse_steps_csv(std::string_view text, const std::string& source);

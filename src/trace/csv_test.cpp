@@ -118,6 +118,85 @@ TEST(TraceCsv, AcceptsCrlfAndBlankTrailingLines) {
   EXPECT_EQ(s[0].reasons, 4u);
 }
 
+std::vector<std::string> texts_of(std::string_view line) {
+  std::vector<CsvField> fields;
+  split_csv_record(line, "r.csv", 7, fields);
+  std::vector<std::string> out;
+  for (const auto& f : fields) out.push_back(f.text());
+  return out;
+}
+
+std::string split_error(std::string_view line) {
+  std::vector<CsvField> fields;
+  try {
+    split_csv_record(line, "r.csv", 7, fields);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Parse);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for: " << line;
+  return "";
+}
+
+TEST(CsvRecord, SplitsAtCommasOutsideQuotes) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(texts_of("a,b,,c"), (V{"a", "b", "", "c"}));
+  EXPECT_EQ(texts_of(""), (V{""}));
+  EXPECT_EQ(texts_of(R"("resnet50, bs=64",T4,70)"), (V{"resnet50, bs=64", "T4", "70"}));
+  EXPECT_EQ(texts_of(R"(x,"say ""hi""",y)"), (V{"x", R"(say "hi")", "y"}));
+  EXPECT_EQ(texts_of(R"("",a,"")"), (V{"", "a", ""}));
+  EXPECT_EQ(texts_of(R"(a, "b,c" ,d)"), (V{"a", "b,c", "d"}));  // blanks around quotes
+  EXPECT_EQ(texts_of(R"(it"s,b)"), (V{R"(it"s)", "b"}));        // a quote inside is literal
+  std::vector<CsvField> fields;
+  split_csv_record(R"(ab,"c""d")", "r.csv", 1, fields);
+  ASSERT_EQ(fields.size(), 2u);
+  EXPECT_FALSE(fields[0].quoted);
+  EXPECT_TRUE(fields[1].quoted);
+  EXPECT_TRUE(fields[1].escaped_quote);
+  EXPECT_EQ(fields[1].raw, R"(c""d)");
+  EXPECT_EQ(fields[1].offset, 3u);
+}
+
+TEST(CsvRecord, AnUnclosedQuoteOrTextAfterItNamesLineAndColumn) {
+  EXPECT_EQ(split_error(R"(a,"b,c)"),
+            "r.csv:7:3: quoted field is not closed on this line (a field cannot hold a line "
+            "break)");
+  EXPECT_THAT(split_error(R"(a,"b"c,d)"), HasSubstr("r.csv:7:6: text after the closing quote"));
+}
+
+TEST(CsvRecord, ColumnsCountCharactersNotBytes) {
+  EXPECT_EQ(csv_column("\xC3\xA9t\xC3\xA9,x", 6), 5u);  // "été," then x
+  EXPECT_EQ(csv_column("abc", 0), 1u);
+  EXPECT_EQ(csv_column("abc", 3), 4u);
+}
+
+TEST(CsvRecord, FieldsAreQuotedOnlyWhenTheyMustBe) {
+  EXPECT_EQ(csv_field("resnet50"), "resnet50");
+  EXPECT_EQ(csv_field(""), "");
+  EXPECT_EQ(csv_field("a,b"), R"("a,b")");
+  EXPECT_EQ(csv_field(R"(say "hi")"), R"("say ""hi""")");
+  EXPECT_EQ(csv_field(" padded"), R"(" padded")");
+  for (std::string v : {"a,b", R"(q"q)", " x ", "plain", "\"\""})
+    EXPECT_EQ(texts_of(csv_field(v) + "," + csv_field(v)), (std::vector<std::string>{v, v}));
+}
+
+TEST(CsvRecord, AByteOrderMarkIsDropped) {
+  EXPECT_EQ(strip_utf8_bom("\xEF\xBB\xBFt_s"), "t_s");
+  EXPECT_EQ(strip_utf8_bom("t_s"), "t_s");
+  EXPECT_EQ(strip_utf8_bom("\xEF\xBB"), "\xEF\xBB");
+}
+
+TEST(TraceCsv, AcceptsAByteOrderMarkAndQuotedNumbers) {
+  const std::string text =
+      "\xEF\xBB\xBF" + std::string(kTraceCsvHeader) + "\n\"1.5\",0,2,,,,,,,,4\n";
+  const auto s = parse_trace_csv(text, "bom");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].t_s, 1.5);
+  EXPECT_EQ(s[0].reasons, 4u);
+  // Columns after the mark count from the first visible character.
+  EXPECT_THAT(parse_error("\xEF\xBB\xBFt_s,gpu\n"), HasSubstr("f.csv:1:1: unexpected header"));
+}
+
 TEST(TraceCsv, RefusesBadNumberNamingLineAndColumn) {
   const std::string text = std::string(kTraceCsvHeader) + "\n1,0,2,,,,,,,,\n2,0,12x,,,,,,,,\n";
   const std::string msg = parse_error(text);

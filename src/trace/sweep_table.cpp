@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
+#include "trace/csv.hpp"
 
 namespace regime {
 
@@ -25,22 +27,25 @@ struct Cell {
   int column = 0;  // 1-based character column where the cell starts
 };
 
-// Splits one CSV line; fields with commas are not expected in this format (no quoting).
-std::vector<Cell> split_line(std::string_view line) {
+// Cells of one record through the CSV splitter the trace readers use: quoted fields may hold
+// commas and doubled quotes; blanks around an unquoted cell are trimmed, so hand-written tables
+// with spaces after commas read as well.
+std::vector<Cell> split_line(std::string_view line, const std::string& source, int line_no,
+                             std::vector<CsvField>& fields) {
+  split_csv_record(line, source, static_cast<size_t>(line_no), fields);
   std::vector<Cell> cells;
-  size_t start = 0;
-  while (true) {
-    size_t comma = line.find(',', start);
-    std::string_view field =
-        line.substr(start, comma == std::string_view::npos ? line.size() - start : comma - start);
-    // Trim surrounding blanks so hand-written tables with spaces after commas read as well.
-    size_t b = field.find_first_not_of(" \t");
-    size_t e = field.find_last_not_of(" \t");
-    cells.push_back(
-        {b == std::string_view::npos ? std::string() : std::string(field.substr(b, e - b + 1)),
-         static_cast<int>(start) + 1});
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
+  cells.reserve(fields.size());
+  for (const CsvField& f : fields) {
+    Cell c;
+    c.column = static_cast<int>(csv_column(line, f.offset));
+    if (f.quoted) {
+      c.text = f.text();
+    } else {
+      const size_t b = f.raw.find_first_not_of(" \t");
+      const size_t e = f.raw.find_last_not_of(" \t");
+      if (b != std::string_view::npos) c.text = std::string(f.raw.substr(b, e - b + 1));
+    }
+    cells.push_back(std::move(c));
   }
   return cells;
 }
@@ -65,6 +70,9 @@ double number(const std::string& source, int line, const Cell& cell, const std::
 }
 
 std::string fmt_num(double v) { return fmt::format("{}", v); }
+
+// Steps measured at one cap: an int, and far beyond any real sweep.
+constexpr double kMaxSteps = 1e9;
 
 }  // namespace
 
@@ -94,6 +102,8 @@ std::vector<SweepRow> SweepTable::rows_for(const std::string& workload) const {
 }
 
 SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
+  text = strip_utf8_bom(text);
+  std::vector<CsvField> fields;  // reused for every line
   SweepTable table;
   table.source = source;
   std::map<std::string, size_t> col;  // column name -> index
@@ -110,7 +120,7 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    auto cells = split_line(line);
+    auto cells = split_line(line, source, line_no, fields);
     if (!header_seen) {
       header_seen = true;
       n_columns = cells.size();
@@ -158,6 +168,9 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
       if (*s != std::floor(*s))
         parse_error(source, line_no, cell("steps").column,
                     fmt::format("steps '{}' is not a whole number", cell("steps").text));
+      if (*s > kMaxSteps)
+        parse_error(source, line_no, cell("steps").column,
+                    fmt::format("steps {} is more than {:g}", cell("steps").text, kMaxSteps));
       r.steps = static_cast<int>(*s);
     }
     if (!keys.insert({r.workload, r.gpu, r.cap_W}).second)
@@ -172,11 +185,15 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
 }
 
 SweepTable read_sweep_table(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, fmt::format("cannot read sweep table '{}'", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep_table(ss.str(), path.string());
+  // A sweep table has a row per measured cap: anything near this size is not one.
+  constexpr size_t kMaxBytes = size_t{256} << 20;
+  std::string text;
+  try {
+    text = read_regular_file(path, kMaxBytes);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Io, fmt::format("cannot read sweep table: {}", e.what()));
+  }
+  return parse_sweep_table(text, path.string());
 }
 
 std::string format_sweep_table(const std::vector<SweepRow>& rows) {
@@ -195,8 +212,9 @@ std::string format_sweep_table(const std::vector<SweepRow>& rows) {
   out += "\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt_num(*v) : std::string(); };
   for (const auto& r : rows) {
-    out += fmt::format("{},{},{},{},{},{}", r.workload, r.gpu, fmt_num(r.cap_W), fmt_num(r.time_s),
-                       fmt_num(r.avg_power_W), r.unit);
+    out +=
+        fmt::format("{},{},{},{},{},{}", csv_field(r.workload), csv_field(r.gpu), fmt_num(r.cap_W),
+                    fmt_num(r.time_s), fmt_num(r.avg_power_W), csv_field(r.unit));
     if (has_energy) out += "," + opt(r.energy_J);
     if (has_tci) out += "," + opt(r.time_ci_s);
     if (has_eci) out += "," + opt(r.energy_ci_J);

@@ -40,13 +40,16 @@ struct SweepTable {
   std::vector<SweepRow> rows_for(const std::string& workload) const;
 };
 
-// Parses CSV text; Error Parse naming source, line and column for a missing column, a bad number,
-// a wrong cell count or a duplicate (workload, gpu, cap_W).
+// Parses CSV text as spreadsheets write it (a UTF-8 byte-order mark, CRLF line ends, quoted
+// fields holding commas or doubled quotes); Error Parse naming source, line and column (in
+// characters) for a missing column, a bad number, a wrong cell count, an unclosed quote or a
+// duplicate (workload, gpu, cap_W).
 SweepTable parse_sweep_table(std::string_view text, const std::string& source);
 // Reads a file; Error Io when it cannot be read.
 SweepTable read_sweep_table(const std::filesystem::path& path);
 
-// CSV text with the required columns and those optional columns that some row carries.
+// CSV text with the required columns and those optional columns that some row carries; names
+// with commas, quotes or outer blanks are quoted, so the text parses back to the same rows.
 std::string format_sweep_table(const std::vector<SweepRow>& rows);
 
 }  // namespace regime

@@ -61,5 +61,49 @@ TEST(SweepTable, ANonNumberNamesItsColumn) {
       "x.csv:2:9: time_s 'abc' is not a number");
 }
 
+TEST(SweepTable, ReadsWhatSpreadsheetsWrite) {
+  // A byte-order mark, CRLF, quoted names with commas and doubled quotes, a quoted number.
+  const std::string text =
+      "\xEF\xBB\xBFworkload,gpu,cap_W,time_s,avg_power_W,unit\r\n"
+      "\"resnet50, bs=64\",T4,70,0.5,69,step\r\n"
+      "\"resnet50, bs=64\",T4,\"60\",0.6,59.5,step\r\n"
+      "\"the \"\"big\"\" one\",\"Tesla T4\",70,1,70,epoch\r\n";
+  auto t = parse_sweep_table(text, "sheet.csv");
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.workloads(), (std::vector<std::string>{"resnet50, bs=64", "the \"big\" one"}));
+  EXPECT_EQ(t.rows[1].cap_W, 60);
+  EXPECT_EQ(t.rows[2].gpu, "Tesla T4");
+  EXPECT_EQ(t.rows_for("resnet50, bs=64").size(), 2u);
+  // Written back, the names are quoted again and read back the same.
+  auto again = parse_sweep_table(format_sweep_table(t.rows), "again.csv");
+  ASSERT_EQ(again.rows.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(again.rows[i].workload, t.rows[i].workload);
+    EXPECT_EQ(again.rows[i].gpu, t.rows[i].gpu);
+    EXPECT_EQ(again.rows[i].cap_W, t.rows[i].cap_W);
+  }
+}
+
+TEST(SweepTable, QuotingErrorsNameFileLineAndColumn) {
+  const std::string header = "workload,gpu,cap_W,time_s,avg_power_W,unit\n";
+  EXPECT_EQ(parse_error_of(header + "\"open,T4,70,1,60,step\n", "q.csv"),
+            "q.csv:2:1: quoted field is not closed on this line (a field cannot hold a line "
+            "break)");
+  EXPECT_EQ(parse_error_of(header + "\"a\"b,T4,70,1,60,step\n", "q.csv"),
+            "q.csv:2:4: text after the closing quote of a field (a quote inside quotes is "
+            "written twice: \"\")");
+  // A comma inside quotes is not a cell boundary: the count and the columns stay right.
+  EXPECT_EQ(parse_error_of(header + "\"a,b\",T4,70,x,60,step\n", "q.csv"),
+            "q.csv:2:13: time_s 'x' is not a number");
+  // Columns are characters, and the byte-order mark is not one.
+  EXPECT_EQ(
+      parse_error_of("\xEF\xBB\xBF" + header + "\xC3\xA9t\xC3\xA9,T4,70,x,60,step\n", "q.csv"),
+      "q.csv:2:11: time_s 'x' is not a number");
+  EXPECT_EQ(
+      parse_error_of("\xEF\xBB\xBFworkload,gpu,cap_W,time_s,avg_power_W,unit,colour\n", "q.csv")
+          .substr(0, 40),
+      "q.csv:1:44: unknown column 'colour' (exp");
+}
+
 }  // namespace
 }  // namespace regime

@@ -2,6 +2,7 @@
 
 #include <ceres/ceres.h>
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -82,6 +83,53 @@ CubeLawFit fit_cube_law(const std::vector<CapPoint>& measured) {
   }
   CubeLawFit fit = from_params(best);
   fit.rms_rel_residual = std::sqrt(2.0 * best_cost / n_residuals);
+  return fit;
+}
+
+namespace {
+
+// Caps in kW keep the normal equations well conditioned.
+double eval_poly(const std::vector<double>& c, double cap_W) {
+  double x = cap_W / 1000, v = 0, xn = 1;
+  for (double k : c) {
+    v += k * xn;
+    xn *= x;
+  }
+  return v;
+}
+
+}  // namespace
+
+CapPoint QuadraticFit::predict(double cap_W) const {
+  const double t = eval_poly(time_coef, cap_W), e = eval_poly(energy_coef, cap_W);
+  return {cap_W, t, t > 0 ? e / t : 0.0};
+}
+
+QuadraticFit fit_quadratic(const std::vector<CapPoint>& measured) {
+  validate_cap_points(measured);
+  const auto n = static_cast<Eigen::Index>(measured.size());
+  const Eigen::Index degree = std::min<Eigen::Index>(2, n - 1);
+  Eigen::MatrixXd a(n, degree + 1);
+  Eigen::VectorXd t(n), e(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    double x = measured[i].cap_W / 1000, xn = 1;
+    for (Eigen::Index j = 0; j <= degree; ++j, xn *= x) a(i, j) = xn;
+    t[i] = measured[i].time_s;
+    e[i] = measured[i].time_s * measured[i].avg_power_W;
+  }
+  auto qr = a.colPivHouseholderQr();
+  Eigen::VectorXd tc = qr.solve(t), ec = qr.solve(e);
+  QuadraticFit fit;
+  fit.time_coef.assign(tc.data(), tc.data() + tc.size());
+  fit.energy_coef.assign(ec.data(), ec.data() + ec.size());
+  double ss = 0;
+  for (const auto& p : measured) {
+    const CapPoint q = fit.predict(p.cap_W);
+    const double rt = q.time_s / p.time_s - 1,
+                 re = q.time_s * q.avg_power_W / (p.time_s * p.avg_power_W) - 1;
+    ss += rt * rt + re * re;
+  }
+  fit.rms_rel_residual = std::sqrt(ss / static_cast<double>(2 * measured.size()));
   return fit;
 }
 

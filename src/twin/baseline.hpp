@@ -21,4 +21,14 @@ struct CubeLawFit {
 // Error InvalidArgument as for fit_curve.
 CubeLawFit fit_cube_law(const std::vector<CapPoint>& measured);
 
+// The planner's simple curve (plan/search.hpp fit_polynomial_curve), for sweep tables: time and
+// energy per unit each a least-squares polynomial in the cap of degree min(2, points - 1). No
+// physics at all: three caps fix it exactly.
+struct QuadraticFit {
+  std::vector<double> time_coef, energy_coef;  // in powers of cap / 1000 W
+  double rms_rel_residual = 0;
+  CapPoint predict(double cap_W) const;
+};
+QuadraticFit fit_quadratic(const std::vector<CapPoint>& measured);
+
 }  // namespace regime::twin

@@ -1,11 +1,14 @@
 #pragma once
 // Fitting the twin's workload parameters to a few measured caps, then predicting the whole
-// energy-versus-cap curve. The GPU's physics (spec file) is fixed; only what the workload asks of
-// the GPU is fitted, by nonlinear least squares (Ceres).
+// energy-versus-cap curve. What the workload asks of the GPU and the card's static power are
+// fitted, by nonlinear least squares (Ceres) with every parameter inside physical bounds; the rest
+// of the GPU's physics is the spec file's.
+#include <utility>
 #include <vector>
 
 #include "twin/model.hpp"
 #include "twin/spec.hpp"
+#include "twin/uncertainty.hpp"
 
 namespace regime::twin {
 
@@ -18,16 +21,32 @@ struct CapPoint {
 };
 
 struct CurveFit {
-  GpuSpec gpu;
+  GpuSpec gpu;                  // the spec with the fitted static power
   WorkloadParams workload;      // fitted, in the measured unit of work
+  double static_power_W = 0;    // fitted, inside static_power_bounds_W(spec)
   double rms_rel_residual = 0;  // RMS of the relative time and power residuals at the fitted caps
   int points = 0;               // measured caps used
+  std::vector<double> fit_caps_W;  // the measured caps, where the fit is anchored
   CapPoint predict(double cap_W) const;
+  // The interval of a prediction: it grows with the distance from the fitted caps, from the
+  // fit's residual there (at least kFitIntervalBaseRel); extrapolated outside their span.
+  Uncertainty uncertainty(double cap_W) const;
+};
+
+struct FitOptions {
+  // Weight of the prior that holds the static power near the spec's value (on its log): the fit
+  // moves it only when the points ask for it (a workload drawing less than the spec's static
+  // power). Chosen on the seen part of the Zeus sweeps (docs/twin.md).
+  double static_prior_weight = 1.0;
 };
 
 // Fits from 2 or more points with distinct caps. Error InvalidArgument for fewer points or
 // non-positive times or powers.
-CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured);
+CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured,
+                   const FitOptions& options = {});
+
+// Where the fit may put the static power: the spec's static_power_W bounds.
+std::pair<double, double> static_power_bounds_W(const GpuSpec& gpu);
 
 // The checks every fit makes: 2 or more distinct caps, positive caps, times and powers. Error
 // InvalidArgument naming the bad value.

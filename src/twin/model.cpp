@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "trace/trace.hpp"
 
@@ -60,10 +61,12 @@ double idle_power_W(const GpuSpec& gpu, double temp_C) {
 }
 
 double thermal_ceiling_MHz(const GpuSpec& gpu, double temp_C) {
-  if (temp_C <= gpu.slowdown_temp_C) return gpu.max_sm_MHz;
-  double f = gpu.max_sm_MHz * (1.0 - kThermalSlopePerC * (temp_C - gpu.slowdown_temp_C));
+  if (temp_C <= gpu.gpu_max_temp_C) return gpu.max_sm_MHz;
+  double f = gpu.max_sm_MHz * (1.0 - kThermalSlopePerC * (temp_C - gpu.gpu_max_temp_C));
   return std::max(gpu.min_sm_MHz, f);
 }
+
+bool hw_slowdown_at(const GpuSpec& gpu, double temp_C) { return temp_C >= gpu.slowdown_temp_C; }
 
 double steady_temp_C(const GpuSpec& gpu, const WorkloadParams& w, double sm_MHz,
                      const Environment& env) {
@@ -73,6 +76,10 @@ double steady_temp_C(const GpuSpec& gpu, const WorkloadParams& w, double sm_MHz,
   const double p1 = operating_point(gpu, w, sm_MHz, kRefTempC + 1.0).avg_W - p0;  // W per C
   const double denom = std::max(0.1, 1.0 - R * p1);
   return (env.ambient_C + R * (p0 - kRefTempC * p1)) / denom;
+}
+
+double steady_power_for_temp_W(const GpuSpec& gpu, const Environment& env, double temp_C) {
+  return (temp_C - env.ambient_C) / (gpu.thermal_resistance_C_per_W * env.cooling);
 }
 
 Environment nominal_environment(const GpuSpec& gpu) { return {gpu.ambient_C, 1.0}; }
@@ -96,18 +103,59 @@ SteadyState steady_state(const GpuSpec& gpu, const WorkloadParams& w, double cap
 
   SteadyState s;
   s.cap_W = cap_W;
-  s.sm_MHz = f;
-  s.temp_C = temp_at(f);
-  Operating op = operating_point(gpu, w, f, s.temp_C);
-  s.time_s = op.time_s;
-  s.avg_power_W = op.avg_W;
-  s.busy_power_W = op.busy_W;
-  s.energy_J = op.avg_W * op.time_s;
-  s.util_pct = 100.0 * op.util;
   const double tol_MHz = 1e-6 * f_hi;
   if (f_cap < f_hi - tol_MHz && f_cap <= f_thermal + tol_MHz) s.reasons |= reason::kSwPowerCap;
   if (f_thermal < f_hi - tol_MHz && f_thermal < f_cap + tol_MHz) s.reasons |= reason::kSwThermal;
-  if (s.temp_C >= gpu.shutdown_temp_C - kHwThermalMarginC) s.reasons |= reason::kHwThermal;
+
+  if (!hw_slowdown_at(gpu, temp_at(f))) {
+    s.sm_MHz = f;
+    s.temp_C = temp_at(f);
+    Operating op = operating_point(gpu, w, f, s.temp_C);
+    s.time_s = op.time_s;
+    s.avg_power_W = op.avg_W;
+    s.busy_power_W = op.busy_W;
+    s.energy_J = op.avg_W * op.time_s;
+    s.util_pct = 100.0 * op.util;
+    return s;
+  }
+
+  // Hardware slowdown: at slowdown_temp_C the clock drops to f_lo until the die cools below it,
+  // then returns to what the governor and the software ceiling allow there. The die thus sits at
+  // the slowdown temperature, the clock switching between the two: the share of time at f_lo
+  // is what brings the mean power down to the power that holds that temperature.
+  s.reasons |= reason::kHwThermal;
+  const double hold_C = gpu.slowdown_temp_C;
+  const double f_run = std::clamp(std::min(f_cap, thermal_ceiling_MHz(gpu, hold_C)), f_lo, f_hi);
+  const Operating run = operating_point(gpu, w, f_run, hold_C);
+  const Operating slow = operating_point(gpu, w, f_lo, hold_C);
+  const double hold_W = steady_power_for_temp_W(gpu, env, hold_C);
+  if (slow.avg_W >= hold_W) {
+    // Even at f_lo the die heats past the slowdown temperature: it settles at f_lo, or shuts down.
+    s.sm_MHz = f_lo;
+    s.temp_C = temp_at(f_lo);
+    Operating op = operating_point(gpu, w, f_lo, s.temp_C);
+    s.time_s = op.time_s;
+    s.avg_power_W = op.avg_W;
+    s.busy_power_W = op.busy_W;
+    s.energy_J = op.avg_W * op.time_s;
+    s.util_pct = 100.0 * op.util;
+  } else {
+    const double slow_share = std::clamp((run.avg_W - hold_W) / (run.avg_W - slow.avg_W), 0.0, 1.0);
+    // Work rate is the time-weighted mean of the two states' rates.
+    const double steps_per_s = slow_share / slow.time_s + (1 - slow_share) / run.time_s;
+    s.sm_MHz = slow_share * f_lo + (1 - slow_share) * f_run;
+    s.temp_C = hold_C;
+    s.time_s = 1.0 / steps_per_s;
+    s.avg_power_W = slow_share * slow.avg_W + (1 - slow_share) * run.avg_W;
+    s.busy_power_W = slow_share * slow.busy_W + (1 - slow_share) * run.busy_W;
+    s.energy_J = s.avg_power_W * s.time_s;
+    s.util_pct = 100.0 * (slow_share * slow.util + (1 - slow_share) * run.util);
+  }
+  if (s.temp_C >= gpu.shutdown_temp_C) {
+    s.shutdown = true;
+    s.temp_C = gpu.shutdown_temp_C;
+    s.time_s = s.energy_J = std::numeric_limits<double>::infinity();
+  }
   return s;
 }
 

@@ -13,8 +13,10 @@
 //   host, clocks up) P_avg     = (t_gpu P_busy + host_s P_wait) / t T_ss      = ambient + R *
 //   cooling * P_avg
 // The firmware governor picks the highest f in [f_min, f_max] with P_busy <= cap (it acts on a
-// window shorter than host gaps), and software thermal slowdown lowers the clock ceiling by
-// kThermalSlopePerC of f_max per degree above slowdown_temp_C.
+// window shorter than host gaps). Heat stops where the silicon's limits are: software thermal
+// slowdown lowers the clock ceiling by kThermalSlopePerC of f_max per degree above
+// gpu_max_temp_C (the max operating temperature); at slowdown_temp_C the hardware slowdown forces
+// the clock down to min_sm_MHz; at shutdown_temp_C the GPU powers off.
 #include <cstdint>
 
 #include "twin/spec.hpp"
@@ -36,8 +38,7 @@ struct Environment {
 };
 
 inline constexpr double kStallActivity = 0.3;      // SM activity while waiting on memory
-inline constexpr double kThermalSlopePerC = 0.04;  // clock ceiling drop per degree over slowdown
-inline constexpr double kHwThermalMarginC = 2.0;   // HW slowdown this far under shutdown
+inline constexpr double kThermalSlopePerC = 0.04;  // clock ceiling drop per degree over max temp
 
 // Power and time of one unit of work at a clock and temperature.
 struct Operating {
@@ -54,12 +55,17 @@ Operating operating_point(const GpuSpec& gpu, const WorkloadParams& w, double sm
 // Mean power and temperature of an idle GPU.
 double idle_power_W(const GpuSpec& gpu, double temp_C);
 
-// Software thermal slowdown: the clock ceiling at a temperature (max_sm_MHz when cool).
+// Software thermal slowdown: the clock ceiling at a temperature (max_sm_MHz up to
+// gpu_max_temp_C). Hardware slowdown (slowdown_temp_C and above) is on top of it.
 double thermal_ceiling_MHz(const GpuSpec& gpu, double temp_C);
+bool hw_slowdown_at(const GpuSpec& gpu, double temp_C);  // temp_C >= slowdown_temp_C
 
 // Self-consistent steady temperature while running at a fixed clock.
 double steady_temp_C(const GpuSpec& gpu, const WorkloadParams& w, double sm_MHz,
                      const Environment& env);
+
+// The mean power that holds the die at temp_C in steady state (T = ambient + R * cooling * P).
+double steady_power_for_temp_W(const GpuSpec& gpu, const Environment& env, double temp_C);
 
 struct SteadyState {
   double cap_W = 0;
@@ -71,6 +77,9 @@ struct SteadyState {
   double energy_J = 0;  // per unit of work
   double util_pct = 0;
   uint64_t reasons = 0;  // NVML clocks-event reasons that hold in this state
+  // The cooling cannot carry the heat away even at min_sm_MHz: the GPU reaches shutdown_temp_C
+  // and powers off. temp_C is then the shutdown temperature, time_s and energy_J are infinite.
+  bool shutdown = false;
 };
 
 SteadyState steady_state(const GpuSpec& gpu, const WorkloadParams& w, double cap_W,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,8 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
+#include "common/json_text.hpp"
 #include "common/paths.hpp"
 
 namespace regime::twin {
@@ -34,11 +37,11 @@ std::string normalize_name(const std::string& text) {
 }
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::Io, "cannot read GPU spec " + path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_regular_file(path, size_t{1} << 20);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Io, std::string("cannot read GPU spec: ") + e.what());
+  }
 }
 
 double number(const nlohmann::json& j, const char* key, const std::string& origin) {
@@ -65,15 +68,129 @@ void check(bool ok, const std::string& origin, const std::string& what) {
   if (!ok) throw Error(ErrorKind::Parse, origin + ": " + what);
 }
 
+void parse_provenance(const nlohmann::json& j, const std::string& origin, GpuSpec& s) {
+  if (j.contains("sources")) {
+    check(j["sources"].is_object(), origin, "field \"sources\" must map field names to text");
+    for (const auto& [key, value] : j["sources"].items()) {
+      check(value.is_string() && !value.get<std::string>().empty(), origin,
+            "sources." + key + " must be a non-empty string");
+      s.sources[key] = value.get<std::string>();
+    }
+  }
+  if (j.contains("bounds")) {
+    check(j["bounds"].is_object(), origin, "field \"bounds\" must map names to [lo, hi]");
+    for (const auto& [key, value] : j["bounds"].items()) {
+      check(value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number(),
+            origin, "bounds." + key + " must be [lo, hi]");
+      const double lo = value[0].get<double>(), hi = value[1].get<double>();
+      check(lo <= hi, origin, "bounds." + key + " must have lo <= hi");
+      s.bounds[key] = {lo, hi};
+    }
+  }
+  if (j.contains("calibrated_caps_W")) {
+    check(j["calibrated_caps_W"].is_array(), origin, "calibrated_caps_W must be an array of W");
+    for (const auto& c : j["calibrated_caps_W"]) {
+      check(c.is_number() && c.get<double>() > 0, origin,
+            "calibrated_caps_W must hold positive numbers");
+      s.calibrated_caps_W.push_back(c.get<double>());
+    }
+  }
+  s.calibration_error_pct = number_or(j, "calibration_error_pct", 0.0, origin);
+  check(s.calibration_error_pct >= 0, origin, "calibration_error_pct must be >= 0");
+  if (j.contains("calibration")) s.calibration = text(j, "calibration", origin);
+}
+
 }  // namespace
 
-GpuSpec parse_gpu_spec(const std::string& json_text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(ErrorKind::Parse, origin + ": " + e.what());
+std::vector<std::pair<std::string, double>> numeric_fields(const GpuSpec& s) {
+  return {{"min_limit_W", s.min_limit_W},
+          {"max_limit_W", s.max_limit_W},
+          {"default_limit_W", s.default_limit_W},
+          {"max_sm_MHz", s.max_sm_MHz},
+          {"min_sm_MHz", s.min_sm_MHz},
+          {"idle_sm_MHz", s.idle_sm_MHz},
+          {"max_mem_MHz", s.max_mem_MHz},
+          {"sm_count", static_cast<double>(s.sm_count)},
+          {"mem_bandwidth_GBps", s.mem_bandwidth_GBps},
+          {"peak_tflops", s.peak_tflops},
+          {"voltage_floor_MHz", s.voltage_floor_MHz},
+          {"voltage_floor_ratio", s.voltage_floor_ratio},
+          {"idle_power_W", s.idle_power_W},
+          {"base_power_W", s.base_power_W},
+          {"leakage_power_W", s.leakage_power_W},
+          {"leakage_per_C", s.leakage_per_C},
+          {"dynamic_power_W", s.dynamic_power_W},
+          {"memory_power_W", s.memory_power_W},
+          {"thermal_resistance_C_per_W", s.thermal_resistance_C_per_W},
+          {"thermal_time_constant_s", s.thermal_time_constant_s},
+          {"slowdown_temp_C", s.slowdown_temp_C},
+          {"shutdown_temp_C", s.shutdown_temp_C},
+          {"gpu_max_temp_C", s.gpu_max_temp_C},
+          {"ambient_C", s.ambient_C}};
+}
+
+const std::vector<std::string>& twin_constant_names() {
+  static const std::vector<std::string> names = {"voltage_floor_MHz",
+                                                 "voltage_floor_ratio",
+                                                 "idle_power_W",
+                                                 "base_power_W",
+                                                 "leakage_power_W",
+                                                 "static_power_W",
+                                                 "leakage_per_C",
+                                                 "dynamic_power_W",
+                                                 "memory_power_W",
+                                                 "thermal_resistance_C_per_W",
+                                                 "thermal_time_constant_s",
+                                                 "loaded_sm_MHz"};
+  return names;
+}
+
+std::map<std::string, std::pair<double, double>> physical_envelope(const GpuSpec& s) {
+  const double tdp = s.default_limit_W, top = s.max_limit_W, room = s.ambient_C;
+  return {
+      // DVFS curves of the Volta-Hopper cards flatten at 0.6-0.75 V against 0.9-1.1 V at the top
+      // clock, somewhere between a third and most of the top clock.
+      {"voltage_floor_MHz", {0.3 * s.max_sm_MHz, 0.85 * s.max_sm_MHz}},
+      {"voltage_floor_ratio", {0.5, 0.95}},
+      // Idle (P8) boards draw a few to a few tens of percent of their TDP.
+      {"idle_power_W", {0.03 * tdp, 0.3 * tdp}},
+      {"base_power_W", {0.0, 0.6 * tdp}},
+      {"leakage_power_W", {0.0, 0.4 * tdp}},
+      // Clocked up but not computing, a card draws at least its idle power and well under TDP.
+      {"static_power_W", {s.idle_power_W, 0.6 * tdp}},
+      // Subthreshold leakage rises a few percent per degree at most.
+      {"leakage_per_C", {0.0, 0.04}},
+      // Switching power of a fully busy chip at its top clock is of the order of its limit.
+      {"dynamic_power_W", {0.4 * top, 2.5 * top}},
+      {"memory_power_W", {0.0, 0.4 * top}},
+      // At its TDP with nominal cooling a card runs between 35 C and its max operating temperature.
+      {"thermal_resistance_C_per_W", {(35.0 - room) / tdp, (s.gpu_max_temp_C - room) / tdp}},
+      {"thermal_time_constant_s", {5.0, 120.0}},
+      {"loaded_sm_MHz", {s.min_sm_MHz, s.max_sm_MHz}},
+  };
+}
+
+std::vector<std::string> bound_violations(const GpuSpec& s) {
+  std::vector<std::string> out;
+  auto fields = numeric_fields(s);
+  fields.emplace_back("static_power_W", s.static_power_W());
+  for (const auto& [key, value] : fields) {
+    auto it = s.bounds.find(key);
+    if (it == s.bounds.end()) continue;
+    const auto [lo, hi] = it->second;
+    // A relative tolerance so a bound written with the value's own digits holds.
+    const double tol = 1e-9 * std::max(1.0, std::abs(value));
+    if (value < lo - tol || value > hi + tol) {
+      std::ostringstream o;
+      o << key << ": " << value << " outside [" << lo << ", " << hi << "]";
+      out.push_back(o.str());
+    }
   }
+  return out;
+}
+
+GpuSpec parse_gpu_spec(const std::string& json_text, const std::string& origin) {
+  nlohmann::json j = parse_json(json_text, origin);
   check(j.is_object(), origin, "expected a JSON object");
   GpuSpec s;
   s.model = text(j, "model", origin);
@@ -106,7 +223,7 @@ GpuSpec parse_gpu_spec(const std::string& json_text, const std::string& origin) 
       {"memory_power_W", &GpuSpec::memory_power_W},
   };
   for (const auto& [key, member] : kRequired) s.*member = number(j, key, origin);
-  s.sm_count = static_cast<int>(number(j, "sm_count", origin));
+  s.sm_count = static_cast<int>(json_integer(j, "sm_count", origin, 1, 1000000));
   s.ambient_C = number_or(j, "ambient_C", 25.0, origin);
   for (const auto& [key, member] :
        {std::pair{"thermal_resistance_C_per_W", &GpuSpec::thermal_resistance_C_per_W},
@@ -136,6 +253,11 @@ GpuSpec parse_gpu_spec(const std::string& json_text, const std::string& origin) 
         origin, "power components must be non-negative (dynamic_power_W, idle_power_W positive)");
   check(s.slowdown_temp_C < s.shutdown_temp_C, origin,
         "slowdown_temp_C must be below shutdown_temp_C");
+  check(s.gpu_max_temp_C <= s.slowdown_temp_C, origin,
+        "gpu_max_temp_C must not exceed slowdown_temp_C");
+  parse_provenance(j, origin, s);
+  for (const auto& v : bound_violations(s))
+    check(false, origin, "constant outside its bounds: " + v);
   return s;
 }
 
@@ -169,7 +291,10 @@ GpuSpec load_gpu_spec(const std::string& model) {
   for (const auto& m : models) known += (known.empty() ? "" : ", ") + m;
   throw Error(ErrorKind::NotFound,
               "unknown GPU model '" + model + "'; known models: " +
-                  (known.empty() ? "none (no " + gpus_dir().string() + "/*.json)" : known));
+                  (known.empty() ? "none (no " + gpus_dir().string() +
+                                       "/*.json; set REGIME_DATA_DIR to the folder holding "
+                                       "gpus/)"
+                                 : known));
 }
 
 }  // namespace regime::twin

@@ -2,7 +2,9 @@
 // Per-GPU-model facts (data/gpus/<model>.json): public limits, clocks, SM count, bandwidth and
 // thermal thresholds, plus the physics constants of the twin (DVFS curve with its voltage floor,
 // power components, thermal RC). Shared by the twin, the predictors and reports.
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace regime::twin {
@@ -40,7 +42,8 @@ struct GpuSpec {
   double ambient_C = 25;
   double thermal_resistance_C_per_W = 0;
   double thermal_time_constant_s = 0;
-  double slowdown_temp_C = 0;  // software thermal slowdown starts here
+  double slowdown_temp_C = 0;  // hardware slowdown (HW thermal, 0x40) starts here
+  // gpu_max_temp_C (below): software thermal slowdown (0x20) starts here
   double shutdown_temp_C = 0;
   double gpu_max_temp_C = 0;
 
@@ -48,7 +51,36 @@ struct GpuSpec {
   // error) and the time constant of its power filter.
   double governor_gain_per_s = 4.0;
   double governor_filter_s = 0.03;
+
+  // Where each number comes from (field name -> source text): every numeric field has one.
+  std::map<std::string, std::string> sources;
+  // Physically plausible range [lo, hi] of each twin constant, and of two derived quantities:
+  // "static_power_W" (base + leakage at V(max), 25 C: what a busy-but-waiting card draws) and
+  // "loaded_sm_MHz" (the twin's steady clock for vgg16 at the default limit). The fit keeps the
+  // static power inside its range.
+  std::map<std::string, std::pair<double, double>> bounds;
+  // Caps at which the twin's figures were compared with measurements, and the worst relative
+  // error seen there: predictions far from these caps carry a wider interval (uncertainty.hpp).
+  std::vector<double> calibrated_caps_W;
+  double calibration_error_pct = 0;
+  std::string calibration;  // what the constants were chosen to reproduce (empty: nothing)
+
+  // Static power at V(max) and 25 C.
+  double static_power_W() const { return base_power_W + leakage_power_W; }
 };
+
+// The numeric fields of a spec file by name, as read (used by the bounds and sources checks).
+std::vector<std::pair<std::string, double>> numeric_fields(const GpuSpec& spec);
+
+// Names of the twin's physical constants: each needs bounds in its spec file.
+const std::vector<std::string>& twin_constant_names();
+
+// The physical envelope every spec's bounds must lie in, scaled by the card's own public figures
+// (limits, clocks): e.g. dynamic power 0.4-2.5 x the maximum limit. Key as in GpuSpec::bounds.
+std::map<std::string, std::pair<double, double>> physical_envelope(const GpuSpec& spec);
+
+// "field: value outside [lo, hi]" for each constant outside its spec bounds; empty when all hold.
+std::vector<std::string> bound_violations(const GpuSpec& spec);
 
 // Loads data/gpus/<model>.json from regime::data_dir(). Accepts the file stem in any case
 // ("h200", "H200") and the names and aliases in the files ("NVIDIA H200", "RTX6000", "Quadro RTX

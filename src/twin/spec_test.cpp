@@ -47,6 +47,65 @@ TEST(TwinSpec, BadFileNamesField) {
   }
 }
 
+// Every spec file: each number has a source, each twin constant has bounds inside the physical
+// envelope, and the constants (and the twin's loaded clock) lie inside their bounds.
+TEST(TwinSpec, EveryConstantHasASourceAndLiesInItsBounds) {
+  const auto models = gpu_models();
+  ASSERT_GE(models.size(), 10u);
+  for (const auto& model : models) {
+    SCOPED_TRACE(model);
+    GpuSpec gpu = load_gpu_spec(model);
+    for (const auto& [field, value] : numeric_fields(gpu))
+      EXPECT_TRUE(gpu.sources.count(field)) << field << " = " << value << " has no source";
+    const auto envelope = physical_envelope(gpu);
+    for (const auto& name : twin_constant_names()) {
+      EXPECT_TRUE(gpu.sources.count(name)) << name << " has no source";
+      auto b = gpu.bounds.find(name);
+      ASSERT_NE(b, gpu.bounds.end()) << name << " has no bounds";
+      const auto [lo, hi] = b->second;
+      const auto [env_lo, env_hi] = envelope.at(name);
+      EXPECT_GE(lo, env_lo - 1e-9)
+          << name << " bounds [" << lo << ", " << hi << "] leave the envelope";
+      EXPECT_LE(hi, env_hi + 1e-9)
+          << name << " bounds [" << lo << ", " << hi << "] leave the envelope";
+    }
+    EXPECT_TRUE(bound_violations(gpu).empty()) << bound_violations(gpu).front();
+    // The clock at the default limit of a CNN that fills every SM.
+    const double loaded_MHz =
+        steady_state(gpu, workload_on(sim_workload_profile("vgg16"), gpu), gpu.default_limit_W)
+            .sm_MHz;
+    const auto [lo, hi] = gpu.bounds.at("loaded_sm_MHz");
+    EXPECT_GE(loaded_MHz, lo) << "vgg16 at the default limit";
+    EXPECT_LE(loaded_MHz, hi) << "vgg16 at the default limit";
+    for (double cap : gpu.calibrated_caps_W) {
+      EXPECT_GE(cap, gpu.min_limit_W);
+      EXPECT_LE(cap, gpu.max_limit_W);
+    }
+  }
+}
+
+TEST(TwinSpec, AConstantOutsideItsBoundsIsRefusedNamingIt) {
+  const std::string text = R"({"model":"x","name":"X","min_limit_W":60,"max_limit_W":70,
+    "default_limit_W":70,"max_sm_MHz":1590,"min_sm_MHz":300,"idle_sm_MHz":300,"max_mem_MHz":5001,
+    "sm_count":40,"mem_bandwidth_GBps":320,"peak_tflops":65,"voltage_floor_MHz":1350,
+    "voltage_floor_ratio":0.8,"idle_power_W":9,"base_power_W":18,"leakage_power_W":8,
+    "leakage_per_C":0.008,"dynamic_power_W":260,"memory_power_W":20,
+    "thermal_resistance_C_per_W":0.6,"thermal_time_constant_s":40,"slowdown_temp_C":93,
+    "shutdown_temp_C":96,"gpu_max_temp_C":85,"bounds":{"dynamic_power_W":[40,175]}})";
+  try {
+    parse_gpu_spec(text, "x.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Parse);
+    EXPECT_NE(std::string(e.what()).find("x.json: constant outside its bounds: dynamic_power_W: "
+                                         "260 outside [40, 175]"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(parse_gpu_spec(text.substr(0, text.size() - 2) + R"(,"x":[3,1]}})", "x.json"), Error)
+      << "lo > hi";
+}
+
 TEST(TwinFit, RecoversASimulatedCurveFromTwoPoints) {
   GpuSpec v100 = load_gpu_spec("v100");
   WorkloadParams truth = workload_on(sim_workload_profile("resnet50"), v100);

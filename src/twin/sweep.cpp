@@ -29,9 +29,11 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
 }
 
-SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
-                         const std::optional<std::string>& gpu_model, int n_fit_caps,
-                         CurveModel curve_model) {
+namespace {
+
+SweepFitReport fit_rows(const std::vector<SweepRow>& rows,
+                        const std::function<const GpuSpec&(const std::string& gpu)>& spec_for,
+                        int n_fit_caps, CurveModel curve_model, const FitOptions& options) {
   if (n_fit_caps < 2)
     throw Error(ErrorKind::InvalidArgument,
                 "--fit-caps must be at least 2, got " + std::to_string(n_fit_caps));
@@ -44,13 +46,10 @@ SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
     if (!groups.count(key)) order.push_back(key);
     groups[key][r.cap_W].push_back(&r);
   }
-  std::map<std::string, GpuSpec> specs;
   SweepFitReport report;
   std::vector<double> mapes, regrets;
   for (const auto& key : order) {
-    const std::string model = gpu_model.value_or(key.second);
-    if (!specs.count(model)) specs[model] = load_gpu_spec(model);
-    const GpuSpec& gpu = specs[model];
+    const GpuSpec& gpu = spec_for(key.second);
     std::vector<CapPoint> measured;
     for (const auto& [cap, rs] : groups[key]) {
       CapPoint p{cap, 0, 0};
@@ -73,11 +72,15 @@ SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
         fit_points.push_back(p);
     std::function<CapPoint(double)> predict;
     if (curve_model == CurveModel::Twin) {
-      CurveFit fit = fit_curve(gpu, fit_points);
+      CurveFit fit = fit_curve(gpu, fit_points, options);
+      w.rms_rel_residual = fit.rms_rel_residual;
+      predict = [fit](double cap_W) { return fit.predict(cap_W); };
+    } else if (curve_model == CurveModel::CubeLaw) {
+      CubeLawFit fit = fit_cube_law(fit_points);
       w.rms_rel_residual = fit.rms_rel_residual;
       predict = [fit](double cap_W) { return fit.predict(cap_W); };
     } else {
-      CubeLawFit fit = fit_cube_law(fit_points);
+      QuadraticFit fit = fit_quadratic(fit_points);
       w.rms_rel_residual = fit.rms_rel_residual;
       predict = [fit](double cap_W) { return fit.predict(cap_W); };
     }
@@ -115,6 +118,27 @@ SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
   if (!mapes.empty()) report.median_mape_energy_pct = median(mapes);
   if (!regrets.empty()) report.median_best_cap_regret_pct = median(regrets);
   return report;
+}
+
+}  // namespace
+
+SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
+                         const std::optional<std::string>& gpu_model, int n_fit_caps,
+                         CurveModel curve_model, const FitOptions& options) {
+  std::map<std::string, GpuSpec> specs;
+  auto spec_for = [&](const std::string& gpu) -> const GpuSpec& {
+    const std::string model = gpu_model.value_or(gpu);
+    if (!specs.count(model)) specs[model] = load_gpu_spec(model);
+    return specs[model];
+  };
+  return fit_rows(rows, spec_for, n_fit_caps, curve_model, options);
+}
+
+SweepFitReport fit_sweep_with(const std::vector<SweepRow>& rows, const GpuSpec& gpu, int n_fit_caps,
+                              CurveModel curve_model, const FitOptions& options) {
+  return fit_rows(
+      rows, [&](const std::string&) -> const GpuSpec& { return gpu; }, n_fit_caps, curve_model,
+      options);
 }
 
 }  // namespace regime::twin

@@ -39,11 +39,18 @@ struct SweepFitReport {
 // same workload, gpu and cap (the parser refuses them in a file) are averaged. Error NotFound for
 // an unknown GPU model; InvalidArgument when n < 2. Which model fits the curve: the twin
 // (fit_curve) or the cube-law yardstick (baseline.hpp).
-enum class CurveModel { Twin, CubeLaw };
+// Quadratic: time and energy each a least-squares polynomial of degree min(2, points-1) in the
+// cap, the planner's simple curve (plan/search.hpp).
+enum class CurveModel { Twin, CubeLaw, Quadratic };
 
 SweepFitReport fit_sweep(const std::vector<SweepRow>& rows,
                          const std::optional<std::string>& gpu_model, int n_fit_caps,
-                         CurveModel model = CurveModel::Twin);
+                         CurveModel model = CurveModel::Twin, const FitOptions& options = {});
+
+// The same with one spec for every row (its constants varied by a caller, e.g. a search over
+// them); the rows' gpu column is not read.
+SweepFitReport fit_sweep_with(const std::vector<SweepRow>& rows, const GpuSpec& gpu, int n_fit_caps,
+                              CurveModel model = CurveModel::Twin, const FitOptions& options = {});
 
 double median(std::vector<double> values);
 

@@ -36,6 +36,7 @@ class DevicesLimitRestoreCli : public ::testing::Test {
            {"FAKE_NVML_CONFIG", (dir.path / "config.json").string()},
            {"FAKE_NVML_STATE", (dir.path / "nvml-state.json").string()},
            {"REGIME_STATE_DIR", (dir.path / "state").string()},
+           {"REGIME_SYSTEM_STATE_DIR", (dir.path / "state").string()},
            {"REGIME_READ_ONLY", ""}};
   }
   RunResult regime(const std::vector<std::string>& args, const Env& extra = {}) {
@@ -49,7 +50,18 @@ class DevicesLimitRestoreCli : public ::testing::Test {
     EXPECT_EQ(r.status, 0) << r.err;
     return json::parse(r.out).at("current_limit_W").get<double>();
   }
-  fs::path journal() const { return dir.path / "state" / "power-limits.journal.json"; }
+  fs::path journal() const { return dir.path / "state" / "power-limits"; }
+  // Whether any GPU has a journal entry.
+  bool journaled() const {
+    if (!fs::exists(journal())) return false;
+    for (const auto& f : fs::directory_iterator(journal()))
+      if (f.path().extension() == ".json") return true;
+    return false;
+  }
+  // The journal entry of one GPU.
+  json entry(const std::string& uuid) const {
+    return json::parse(read_text(journal() / (uuid + ".json")));
+  }
   // Starts a holder of `watts` on nvml:gpu and waits until the cap is in place.
   Child hold(int gpu, double watts) {
     Child c = start({"limit", "set", "--device", "nvml:" + std::to_string(gpu), "--watts",
@@ -118,10 +130,10 @@ TEST_F(DevicesLimitRestoreCli, SetWithinRangeWorksAndReadsBack) {
       << r.out;
   EXPECT_DOUBLE_EQ(limit_W(0), 300);  // a later process sees it
   // A deliberate set is journaled as kept, so `regime restore` can undo it.
-  json j = json::parse(read_text(journal()));
-  ASSERT_EQ(j.at("entries").size(), 1u);
-  EXPECT_TRUE(j["entries"][0].at("kept").get<bool>());
-  EXPECT_DOUBLE_EQ(j["entries"][0].at("original_limit_W").get<double>(), 700);
+  json j = entry("GPU-fake-0");
+  EXPECT_TRUE(j.at("kept").get<bool>());
+  EXPECT_DOUBLE_EQ(j.at("original_limit_W").get<double>(), 700);
+  EXPECT_EQ(j.at("pid").get<int>(), 0);  // no process holds a cap left on purpose
 
   r = regime({"limit", "set", "--device", "nvml:0", "--watts", "250", "--actuate", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -129,14 +141,14 @@ TEST_F(DevicesLimitRestoreCli, SetWithinRangeWorksAndReadsBack) {
   EXPECT_DOUBLE_EQ(out.at("old_limit_W").get<double>(), 300);
   EXPECT_DOUBLE_EQ(out.at("enforced_limit_W").get<double>(), 250);
   // The journal still holds the first original, not the intermediate 300 W.
-  j = json::parse(read_text(journal()));
-  EXPECT_DOUBLE_EQ(j["entries"][0].at("original_limit_W").get<double>(), 700);
+  j = entry("GPU-fake-0");
+  EXPECT_DOUBLE_EQ(j.at("original_limit_W").get<double>(), 700);
 
   r = regime({"restore"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("restored nvml:0 (GPU-fake-0) to 700 W"), std::string::npos) << r.out;
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, OutOfRangeIsRefusedWithTheRangeNamed) {
@@ -147,7 +159,7 @@ TEST_F(DevicesLimitRestoreCli, OutOfRangeIsRefusedWithTheRangeNamed) {
   r = regime({"limit", "set", "--device", "nvml:0", "--watts", "150", "--actuate"});
   EXPECT_EQ(r.status, 3);
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, NoPermissionNamesThePrivilege) {
@@ -161,7 +173,7 @@ TEST_F(DevicesLimitRestoreCli, NoPermissionNamesThePrivilege) {
   EXPECT_NE(r.err.find("sudo"), std::string::npos) << r.err;
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
   // Nothing changed, so nothing is left in the journal to "restore" later.
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, ReadOnlyBlocksEverySet) {
@@ -184,7 +196,7 @@ TEST_F(DevicesLimitRestoreCli, WithoutActuateARealGpuIsNeverChangedAndTheUserIsT
   EXPECT_NE(r.err.find("Add --actuate"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("real GPU"), std::string::npos) << r.err;
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
   // The fake's state file was never written by a set: only the defaults are there.
   json state = json::parse(read_text(dir.path / "nvml-state.json"));
   EXPECT_DOUBLE_EQ(state.at("GPU-fake-0").at("limit_W").get<double>(), 700);
@@ -196,12 +208,11 @@ TEST_F(DevicesLimitRestoreCli, SigkillLeavesAJournalAndRestoreBringsTheOriginalB
   ::kill(c.pid, SIGKILL);
   EXPECT_EQ(c.wait(), 128 + SIGKILL);
   EXPECT_DOUBLE_EQ(limit_W(0), 250);  // nothing could restore it
-  ASSERT_TRUE(fs::exists(journal()));
-  json j = json::parse(read_text(journal()));
-  ASSERT_EQ(j.at("entries").size(), 1u);
-  EXPECT_EQ(j["entries"][0].at("uuid"), "GPU-fake-0");
-  EXPECT_EQ(j["entries"][0].at("pid").get<int>(), c.pid);
-  EXPECT_FALSE(j["entries"][0].at("kept").get<bool>());
+  ASSERT_TRUE(journaled());
+  json j = entry("GPU-fake-0");
+  EXPECT_EQ(j.at("uuid"), "GPU-fake-0");
+  EXPECT_EQ(j.at("pid").get<int>(), c.pid);
+  EXPECT_FALSE(j.at("kept").get<bool>());
 
   RunResult r = regime({"restore", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -209,7 +220,7 @@ TEST_F(DevicesLimitRestoreCli, SigkillLeavesAJournalAndRestoreBringsTheOriginalB
   ASSERT_EQ(out.at("outcomes").size(), 1u);
   EXPECT_TRUE(out["outcomes"][0].at("ok").get<bool>());
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, SigtermRestoresByItself) {
@@ -218,7 +229,7 @@ TEST_F(DevicesLimitRestoreCli, SigtermRestoresByItself) {
   ::kill(c.pid, SIGTERM);
   EXPECT_EQ(c.wait(), 128 + SIGTERM);
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, SigintAndSighupRestoreByThemselves) {
@@ -229,7 +240,7 @@ TEST_F(DevicesLimitRestoreCli, SigintAndSighupRestoreByThemselves) {
     EXPECT_EQ(c.wait(), 128 + sig);
     EXPECT_NE(c.err().find("restoring power limits"), std::string::npos) << c.err();
     EXPECT_DOUBLE_EQ(limit_W(1), 700) << "signal " << sig;
-    EXPECT_FALSE(fs::exists(journal()));
+    EXPECT_FALSE(journaled());
   }
 }
 
@@ -239,7 +250,7 @@ TEST_F(DevicesLimitRestoreCli, HoldRestoresAtTheEndOfItsTime) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("restored, enforced 700 W"), std::string::npos) << r.out;
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, NextActuatingCommandRestoresADeadProcessLeftoverFirst) {
@@ -253,7 +264,7 @@ TEST_F(DevicesLimitRestoreCli, NextActuatingCommandRestoresADeadProcessLeftoverF
   EXPECT_NE(r.err.find("restored nvml:1 (GPU-fake-1) to its original 700 W"), std::string::npos)
       << r.err;
   EXPECT_DOUBLE_EQ(limit_W(1), 700);
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, ASecondProcessCannotTakeAGpuAnotherHolds) {
@@ -289,9 +300,8 @@ TEST_F(DevicesLimitRestoreCli, RestoreThatFailsForOneGpuStillRestoresTheOthersAn
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
   EXPECT_DOUBLE_EQ(limit_W(1), 350);
   // The failed one stays in the journal for the next try, which now succeeds.
-  json j = json::parse(read_text(journal()));
-  ASSERT_EQ(j.at("entries").size(), 1u);
-  EXPECT_EQ(j["entries"][0].at("uuid"), "GPU-fake-1");
+  EXPECT_FALSE(fs::exists(journal() / "GPU-fake-0.json"));
+  EXPECT_EQ(entry("GPU-fake-1").at("uuid"), "GPU-fake-1");
   use_config(two_gpus());
   r = regime({"restore"});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
@@ -306,7 +316,7 @@ TEST_F(DevicesLimitRestoreCli, LimitRestoreUsesTheJournalElseTheDefault) {
   r = regime({"limit", "restore", "--device", "nvml:0", "--actuate"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("300 W -> 700 W (journaled original)"), std::string::npos) << r.out;
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
   // No journal entry: the default limit. Simulate a card changed outside regime.
   write_text(dir.path / "nvml-state.json",
              R"({"GPU-fake-1": {"limit_W": 450, "energy_J": 0, "capped_s": 0, "t_s": 0}})");
@@ -379,7 +389,7 @@ TEST_F(DevicesLimitRestoreCli, DeviceCheckReadsEverythingAndChangesNothing) {
   EXPECT_NEAR(c.at("power_points_spacing_s").get<double>(), 0.02, 1e-3);
   EXPECT_LT(std::abs(c.at("energy_diff_pct").get<double>()), 5.0);
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
-  EXPECT_FALSE(fs::exists(journal()));
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, ACommandForOneGpuRefusesNvmlAll) {

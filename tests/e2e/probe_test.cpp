@@ -27,6 +27,7 @@ class ProbeCli : public ::testing::Test {
             {"FAKE_NVML_CONFIG", (dir_.path / "fake.json").string()},
             {"FAKE_NVML_STATE", (dir_.path / "fake_state.json").string()},
             {"REGIME_STATE_DIR", (dir_.path / "state").string()},
+            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "state").string()},
             {"REGIME_READ_ONLY", "1"},  // any attempt to set a limit would fail the run
             {"PYTHONPATH", std::string(REGIME_SOURCE_DIR) + "/python"}};
   }
@@ -254,7 +255,9 @@ TEST_F(ProbeCli, RefusesAmbiguousOrMissingWork) {
   for (const Case& c : std::vector<Case>{
            {{"--workload", "sim:resnet50", "--", "true"}, 2, "--workload excludes command"},
            {{"--seconds", "1"}, 2, "--workload sim:NAME or a command after --"},
-           {{"--sample-ms", "0", "--", "true"}, 2, "--sample-ms must be in [1, 10000]"},
+           {{"--sample-ms", "0", "--", "true"},
+            2,
+            "--sample-ms: 0 is out of range: give 1 to 10000"},
            {{"--", "regime-no-such-command-xyz"}, 2, "regime-no-such-command-xyz"}}) {
     auto r = probe(c.args);
     EXPECT_EQ(r.status, c.status) << c.message;

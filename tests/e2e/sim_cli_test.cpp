@@ -41,6 +41,29 @@ TEST(SimCli, SimCurveJsonContract) {
   EXPECT_NEAR(j["points"][2]["avg_power_W"].get<double>(), 70, 1);
 }
 
+// sim:h200 is calibrated at 700 W only: its 245 W figure is marked extrapolated, with an interval
+// that grew with the distance; the 700 W one is not.
+TEST(SimCli, SimCurveMarksExtrapolatedFigures) {
+  CliRun r = run_regime("sim curve --gpu h200 --workload resnet50 --caps 245,700 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["calibrated_caps_W"], nlohmann::json::array({700.0}));
+  const auto& far = j["points"][0];
+  const auto& near = j["points"][1];
+  EXPECT_TRUE(far["extrapolated"].get<bool>());
+  EXPECT_FALSE(near["extrapolated"].get<bool>());
+  EXPECT_GT(far["half_width_pct"].get<double>(), 3 * near["half_width_pct"].get<double>());
+  EXPECT_DOUBLE_EQ(far["distance_from_calibrated_W"].get<double>(), 455);
+  const double e = far["energy_J"].get<double>();
+  EXPECT_LT(far["energy_interval_J"][0].get<double>(), e);
+  EXPECT_GT(far["energy_interval_J"][1].get<double>(), e);
+  r = run_regime("sim curve --gpu h200 --workload resnet50 --caps 245,700");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("* extrapolated: outside the caps the h200 twin was calibrated at (700 W)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(SimCli, SimCurveErrors) {
   CliRun r = run_regime("sim curve --gpu t4 --workload resnet50 --caps 50");
   EXPECT_EQ(r.status, 3) << r.out;

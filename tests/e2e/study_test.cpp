@@ -19,7 +19,10 @@ using nlohmann::json;
 
 class StudyCli : public ::testing::Test {
  protected:
-  void SetUp() override { env_ = {{"REGIME_STATE_DIR", (dir_.path / "state").string()}}; }
+  void SetUp() override {
+    env_ = {{"REGIME_STATE_DIR", (dir_.path / "state").string()},
+            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "state").string()}};
+  }
   json study_json(const std::vector<std::string>& extra, int expect_status = 0) {
     std::vector<std::string> args = {"study", "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -111,7 +114,8 @@ class StudyNvmlCli : public StudyCli {
     env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
             {"FAKE_NVML_CONFIG", (dir_.path / "config.json").string()},
             {"FAKE_NVML_STATE", (dir_.path / "state.json").string()},
-            {"REGIME_STATE_DIR", (dir_.path / "state").string()}};
+            {"REGIME_STATE_DIR", (dir_.path / "state").string()},
+            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "state").string()}};
   }
   double limit_W() const {
     return json::parse(test::read_text(dir_.path / "state.json"))["GPU-fake-study"]["limit_W"];
@@ -136,7 +140,7 @@ TEST_F(StudyNvmlCli, WithoutActuateNothingChangesAndTheCommandIsPrinted) {
                        "0.05; done'"),
             std::string::npos)
       << r.out;
-  EXPECT_FALSE(fs::exists(dir_.path / "state" / "power-limits.journal.json"));
+  EXPECT_FALSE(fs::exists(dir_.path / "state" / "power-limits" / "GPU-fake-study.json"));
 }
 
 TEST_F(StudyNvmlCli, ReadOnlyEnvironmentSetsNothingEvenWithActuate) {
@@ -171,7 +175,7 @@ TEST_F(StudyNvmlCli, ApplyLeavesTheChosenCapAndJournalsTheOriginal) {
   double cap_W = j["decision"]["cap_W"].get<double>();
   EXPECT_EQ(limit_W(), cap_W);
   EXPECT_NE(j["after"].get<std::string>().find("applied"), std::string::npos);
-  EXPECT_TRUE(fs::exists(dir_.path / "state" / "power-limits.journal.json"));
+  EXPECT_TRUE(fs::exists(dir_.path / "state" / "power-limits" / "GPU-fake-study.json"));
   auto restored = test::run({"restore"}, env_, dir_.path);
   EXPECT_EQ(restored.status, 0) << restored.err;
   EXPECT_EQ(limit_W(), 280.0);

@@ -38,7 +38,8 @@ class SweepNvmlCli : public ::testing::Test {
     env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
             {"FAKE_NVML_CONFIG", (dir_ / "config.json").string()},
             {"FAKE_NVML_STATE", (dir_ / "state.json").string()},
-            {"REGIME_STATE_DIR", (dir_ / "state").string()}};
+            {"REGIME_STATE_DIR", (dir_ / "state").string()},
+            {"REGIME_SYSTEM_STATE_DIR", (dir_ / "state").string()}};
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -1,11 +1,14 @@
-// The study's cap findings through `regime sweep` on simulated GPUs (PAPER.md): on the T4 the
-// CNN workloads are cap-bound and 60 W is never the energy choice; on the L4 a lower cap saves.
+// The study's cap findings through `regime sweep` on simulated GPUs (PAPER.md): on the T4 60 W is
+// never the energy choice; on the L4 a lower cap saves. (The sim T4 and L4 are calibrated to these
+// findings: docs/twin.md.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.hpp"
+#include "twin/model.hpp"
+#include "twin/sim_workloads.hpp"
 
 namespace regime {
 namespace {
@@ -22,18 +25,25 @@ json sweep(const std::string& device, const std::string& workload, const std::st
   fs::create_directories(dir);
   auto r = test::run({"sweep", "--device", device, "--workload", "sim:" + workload, "--strategy",
                       strategy, "--mode", mode, "--json"},
-                     {}, dir);
+                     {{"REGIME_STATE_DIR", (dir / "state").string()}}, dir);
   EXPECT_EQ(r.status, 0) << r.err;
   return json::parse(r.out);
 }
 
 TEST(SweepSimCli, OnT4SixtyWattsIsNeverChosenForEnergy) {
+  const twin::GpuSpec t4 = twin::load_gpu_spec("t4");
   for (const auto& w : kCnns)
     for (const std::string strategy : {"exhaustive", "adaptive"}) {
       auto j = sweep("sim:t4", w, strategy);
       EXPECT_NE(j["decision"]["cap_W"].get<double>(), 60.0) << w << " " << strategy;
-      if (strategy == "exhaustive") {
-        // The 60 W row is there and costs more energy than the default (up to +11.7% in the study).
+      // Where the twin's steady curve puts 60 W clearly above 70 W (VGG-16, ResNet-50,
+      // DenseNet-121: +5.5 % to +9.8 %; the study saw up to +11.7 %), the measured 60 W row
+      // must cost more too. MobileNetV2 (+0.3 %) and the input-bound ResNet-18 (-1.9 %) lie
+      // within the sweep's noise of 70 W: there only the decision above is asserted.
+      const auto p = twin::workload_on(twin::sim_workload_profile(w), t4);
+      const double twin_rise =
+          twin::steady_state(t4, p, 60).energy_J / twin::steady_state(t4, p, 70).energy_J - 1;
+      if (strategy == "exhaustive" && twin_rise > 0.03) {
         double e60 = 0, e70 = 0;
         for (const auto& r : j["results"]) {
           if (r["cap_W"] == 60.0) e60 = r["energy_per_step_J"];

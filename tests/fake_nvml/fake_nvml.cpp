@@ -34,6 +34,14 @@ namespace {
 constexpr double kSampleSpacing_s = 0.020;  // nvmlDeviceGetSamples: 20 ms points
 constexpr unsigned kSampleCapacity = 120;   // about 2.4 s, as on an H200
 
+// A fault injected into some calls of a function (counted per GPU and process, from 1): call c
+// fails with `code` when c <= first, when every > 0 and c is a multiple of every, or when
+// after > 0 and c > after (a GPU that stops answering for good).
+struct Fault {
+  int code = 999;  // NVML_ERROR_UNKNOWN
+  unsigned first = 0, every = 0, after = 0;
+};
+
 struct GpuConfig {
   std::string name, uuid;
   double min_limit_W = 100, max_limit_W = 300, default_limit_W = 300;
@@ -42,6 +50,8 @@ struct GpuConfig {
   double idle_W = 60, demand_W = 60;  // demand: what the workload would draw with no cap
   double ambient_C = 30, temp_per_W = 0.05;
   std::map<std::string, int> errors;  // function name -> nvmlReturn_t
+  std::map<std::string, Fault> faults;
+  std::map<std::string, double> delays_ms;
   std::vector<unsigned> unsupported_fields;
   // Cumulative time under thermal slowdown, as the THERMAL perf policy (field 75 and
   // nvmlDeviceGetViolationStatus) reports it; the 251/252 counters stay 0.
@@ -51,6 +61,8 @@ struct GpuConfig {
 struct Config {
   std::vector<GpuConfig> gpus;
   std::map<std::string, int> errors;
+  std::map<std::string, Fault> faults;
+  std::map<std::string, double> delays_ms;
   std::string driver_version = "580.00-fake";
   std::string state_path;  // FAKE_NVML_STATE; empty: state kept in memory
 };
@@ -61,6 +73,7 @@ Config config;
 std::vector<nvmlDevice_st> handles;
 json memory_state = json::object();
 std::map<std::string, unsigned> call_counts;
+std::map<std::pair<unsigned, std::string>, unsigned> fault_counts;  // (gpu, function) -> calls
 
 double now_s() {
   using namespace std::chrono;
@@ -74,12 +87,35 @@ std::map<std::string, int> parse_errors(const json& j) {
   return out;
 }
 
+std::map<std::string, Fault> parse_faults(const json& j) {
+  std::map<std::string, Fault> out;
+  if (!j.is_object()) return out;
+  for (auto& [k, v] : j.items()) {
+    Fault f;
+    f.code = v.value("code", f.code);
+    f.first = v.value("first", 0u);
+    f.every = v.value("every", 0u);
+    f.after = v.value("after", 0u);
+    out[k] = f;
+  }
+  return out;
+}
+
+std::map<std::string, double> parse_delays(const json& j) {
+  std::map<std::string, double> out;
+  if (j.is_object())
+    for (auto& [k, v] : j.items()) out[k] = v.get<double>();
+  return out;
+}
+
 Config load_config(const char* path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(std::string("cannot read FAKE_NVML_CONFIG ") + path);
   json j = json::parse(in);
   Config c;
   c.errors = parse_errors(j.value("errors", json::object()));
+  c.faults = parse_faults(j.value("faults", json::object()));
+  c.delays_ms = parse_delays(j.value("delays_ms", json::object()));
   c.driver_version = j.value("driver_version", c.driver_version);
   unsigned i = 0;
   for (const auto& g : j.at("gpus")) {
@@ -100,6 +136,8 @@ Config load_config(const char* path) {
     gc.ambient_C = g.value("ambient_C", gc.ambient_C);
     gc.temp_per_W = g.value("temp_per_W", gc.temp_per_W);
     gc.errors = parse_errors(g.value("errors", json::object()));
+    gc.faults = parse_faults(g.value("faults", json::object()));
+    gc.delays_ms = parse_delays(g.value("delays_ms", json::object()));
     gc.unsupported_fields = g.value("unsupported_fields", std::vector<unsigned>{});
     gc.thermal_violation_s = g.value("thermal_violation_s", gc.thermal_violation_s);
     c.gpus.push_back(gc);
@@ -204,24 +242,50 @@ nvmlReturn_t enter(const char* fn, nvmlDevice_t device, const GpuConfig** gpu) {
     *gpu = &config.gpus[device->index];
     auto it = (*gpu)->errors.find(fn);
     if (it != (*gpu)->errors.end()) return static_cast<nvmlReturn_t>(it->second);
+    const Fault* f = nullptr;
+    if (auto g = (*gpu)->faults.find(fn); g != (*gpu)->faults.end())
+      f = &g->second;
+    else if (auto t = config.faults.find(fn); t != config.faults.end())
+      f = &t->second;
+    if (f != nullptr) {
+      unsigned c = ++fault_counts[{device->index, fn}];
+      if (c <= f->first || (f->every > 0 && c % f->every == 0) || (f->after > 0 && c > f->after))
+        return static_cast<nvmlReturn_t>(f->code);
+    }
   }
   auto it = config.errors.find(fn);
   if (it != config.errors.end()) return static_cast<nvmlReturn_t>(it->second);
   return NVML_SUCCESS;
 }
 
+// How long `fn` takes on this GPU, from "delays_ms" (per GPU, else top level).
+double delay_ms(const char* fn, const GpuConfig* gpu) {
+  if (gpu != nullptr)
+    if (auto it = gpu->delays_ms.find(fn); it != gpu->delays_ms.end()) return it->second;
+  auto it = config.delays_ms.find(fn);
+  return it != config.delays_ms.end() ? it->second : 0.0;
+}
+
+// A delay is spent after the answer is made and the lock released: the caller gets a value as
+// old as the delay, as from a slow driver.
 template <typename Body>
 nvmlReturn_t guarded(const char* fn, nvmlDevice_t device, Body body) {
-  std::lock_guard lock(mu);
-  try {
-    const GpuConfig* gpu = nullptr;
-    nvmlReturn_t rc = enter(fn, device, device != nullptr ? &gpu : nullptr);
-    if (rc != NVML_SUCCESS) return rc;
-    return body(gpu);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fake NVML: %s: %s\n", fn, e.what());
-    return NVML_ERROR_UNKNOWN;
+  nvmlReturn_t rc = NVML_SUCCESS;
+  double wait_ms = 0;
+  {
+    std::lock_guard lock(mu);
+    try {
+      const GpuConfig* gpu = nullptr;
+      rc = enter(fn, device, device != nullptr ? &gpu : nullptr);
+      wait_ms = delay_ms(fn, gpu);
+      if (rc == NVML_SUCCESS) rc = body(gpu);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fake NVML: %s: %s\n", fn, e.what());
+      rc = NVML_ERROR_UNKNOWN;
+    }
   }
+  if (wait_ms > 0) ::usleep(static_cast<useconds_t>(wait_ms * 1000));
+  return rc;
 }
 
 // The common shape of a getter: count, checks, then *out = value(gpu).
@@ -270,6 +334,7 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlInit_v2(void) {
     // Re-reading the config on each init lets one test process use several configs.
     config = std::move(c);
     memory_state = json::object();
+    fault_counts.clear();
     handles.clear();
     for (unsigned i = 0; i < config.gpus.size(); ++i) handles.push_back({i});
   } catch (const std::exception& e) {
@@ -307,6 +372,8 @@ __attribute__((visibility("default"))) const char* nvmlErrorString(nvmlReturn_t 
       return "Driver Not Loaded";
     case NVML_ERROR_GPU_IS_LOST:
       return "GPU is lost";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
     default:
       return "Unknown Error";
   }

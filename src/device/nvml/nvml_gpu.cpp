@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "device/registry.hpp"
 
@@ -41,6 +42,16 @@ bool unsupported(nvmlReturn_t rc) {
   return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_NO_PERMISSION ||
          rc == NVML_ERROR_FUNCTION_NOT_FOUND;
 }
+
+// Errors a busy driver gives now and then, which a second try usually clears.
+bool transient(nvmlReturn_t rc) { return rc == NVML_ERROR_TIMEOUT || rc == NVML_ERROR_UNKNOWN; }
+
+// Tries per read, with a pause of 1 ms, then 2 ms, between them: a sample is late by at most
+// 3 ms (the loop ticks every 10 ms).
+constexpr int kReadAttempts = 3;
+// A field whose reads keep failing after their retries: the GPU has stopped answering (at the
+// 10 ms sampling period, one second of nothing).
+constexpr int kMaxFailedReadsInARow = 100;
 }  // namespace
 
 NvmlGpu::NvmlGpu(std::shared_ptr<NvmlLibrary> lib, unsigned index)
@@ -85,14 +96,51 @@ NvmlGpu::NvmlGpu(std::shared_ptr<NvmlLibrary> lib, unsigned index)
   if (api_.clocks_event_reasons == nullptr) support_[kReasons] = Support::No;
 }
 
+template <typename Call>
+nvmlReturn_t NvmlGpu::retried(Call call) {
+  nvmlReturn_t rc = call();
+  for (int attempt = 1; attempt < kReadAttempts && transient(rc); ++attempt) {
+    ++health_.retried_reads;
+    std::this_thread::sleep_for(std::chrono::milliseconds(attempt));
+    rc = call();
+  }
+  return rc;
+}
+
+template <typename Call>
+void NvmlGpu::require(Call call, const char* what) {
+  nvmlReturn_t rc = retried(call);
+  if (rc == NVML_SUCCESS) return;
+  if (transient(rc)) {
+    ++health_.failed_reads;
+    throw Error(ErrorKind::GpuLost,
+                fmt::format("{} on {}: {} {} times in a row (NVML: {}, code {}): the GPU or its "
+                            "driver is not answering; check `nvidia-smi` and dmesg",
+                            what, uri_, rc == NVML_ERROR_TIMEOUT ? "timed out" : "failed",
+                            kReadAttempts, lib_->error_text(rc), static_cast<int>(rc)));
+  }
+  lib_->check(rc, what, uri_);
+}
+
 bool NvmlGpu::ok(Field field, nvmlReturn_t rc, const char* what) {
   if (rc == NVML_SUCCESS) {
     support_[field] = Support::Yes;
+    failed_in_a_row_[field] = 0;
     return true;
   }
   if (unsupported(rc)) {
     support_[field] = Support::No;
     return false;
+  }
+  if (transient(rc)) {
+    ++health_.failed_reads;
+    if (++failed_in_a_row_[field] < kMaxFailedReadsInARow) return false;
+    throw Error(ErrorKind::GpuLost,
+                fmt::format("{} on {}: failed {} reads in a row, each tried {} times (NVML: {}, "
+                            "code {}): the GPU or its driver stopped answering; check "
+                            "`nvidia-smi` and dmesg",
+                            what, uri_, kMaxFailedReadsInARow, kReadAttempts, lib_->error_text(rc),
+                            static_cast<int>(rc)));
   }
   lib_->check(rc, what, uri_);
   return false;
@@ -105,15 +153,16 @@ GpuInfo NvmlGpu::info() {
   g.name = name_;
   g.uuid = uuid_;
   unsigned min_mW = 0, max_mW = 0, v = 0;
-  lib_->check(api_.limit_constraints(handle_, &min_mW, &max_mW),
-              "nvmlDeviceGetPowerManagementLimitConstraints", uri_);
+  require([&] { return api_.limit_constraints(handle_, &min_mW, &max_mW); },
+          "nvmlDeviceGetPowerManagementLimitConstraints");
   g.min_limit_W = mW_to_W(min_mW);
   g.max_limit_W = mW_to_W(max_mW);
-  lib_->check(api_.default_limit(handle_, &v), "nvmlDeviceGetPowerManagementDefaultLimit", uri_);
+  require([&] { return api_.default_limit(handle_, &v); },
+          "nvmlDeviceGetPowerManagementDefaultLimit");
   g.default_limit_W = mW_to_W(v);
-  lib_->check(api_.current_limit(handle_, &v), "nvmlDeviceGetPowerManagementLimit", uri_);
+  require([&] { return api_.current_limit(handle_, &v); }, "nvmlDeviceGetPowerManagementLimit");
   g.current_limit_W = mW_to_W(v);
-  lib_->check(api_.enforced_limit(handle_, &v), "nvmlDeviceGetEnforcedPowerLimit", uri_);
+  require([&] { return api_.enforced_limit(handle_, &v); }, "nvmlDeviceGetEnforcedPowerLimit");
   g.enforced_limit_W = mW_to_W(v);
   g.slowdown_temp_C = slowdown_temp_C_;
   g.shutdown_temp_C = shutdown_temp_C_;
@@ -127,7 +176,7 @@ std::optional<double> NvmlGpu::read_uint(Field field, nvmlDeviceGetClockInfo_fn 
                                          nvmlClockType_t type, const char* what) {
   if (!wanted(field)) return std::nullopt;
   unsigned v = 0;
-  if (!ok(field, fn(handle_, type, &v), what)) return std::nullopt;
+  if (!ok(field, retried([&] { return fn(handle_, type, &v); }), what)) return std::nullopt;
   return static_cast<double>(v);
 }
 
@@ -141,7 +190,8 @@ Sample NvmlGpu::read() {
     power_fields_[0].fieldId = kFiPowerInstant;
     power_fields_[1] = {};
     power_fields_[1].fieldId = kFiPowerAverage;
-    if (ok(kPowerFields, api_.field_values(handle_, 2, power_fields_.data()),
+    if (ok(kPowerFields,
+           retried([&] { return api_.field_values(handle_, 2, power_fields_.data()); }),
            "nvmlDeviceGetFieldValues")) {
       const Field which[2] = {kInstant, kAverage};
       for (int i = 0; i < 2; ++i) {
@@ -158,27 +208,36 @@ Sample NvmlGpu::read() {
   }
   if (!s.power_W && wanted(kPowerUsage)) {
     unsigned mW = 0;
-    if (ok(kPowerUsage, api_.power_usage(handle_, &mW), "nvmlDeviceGetPowerUsage"))
+    if (ok(kPowerUsage, retried([&] { return api_.power_usage(handle_, &mW); }),
+           "nvmlDeviceGetPowerUsage"))
       s.power_W = mW_to_W(mW);
   }
   if (wanted(kTemp)) {
     unsigned c = 0;
-    if (ok(kTemp, api_.temperature(handle_, NVML_TEMPERATURE_GPU, &c), "nvmlDeviceGetTemperature"))
+    if (ok(kTemp, retried([&] { return api_.temperature(handle_, NVML_TEMPERATURE_GPU, &c); }),
+           "nvmlDeviceGetTemperature"))
       s.temp_C = static_cast<double>(c);
   }
   s.sm_MHz = read_uint(kSmClock, api_.clock_info, NVML_CLOCK_SM, "nvmlDeviceGetClockInfo");
   s.mem_MHz = read_uint(kMemClock, api_.clock_info, NVML_CLOCK_MEM, "nvmlDeviceGetClockInfo");
   if (wanted(kUtil)) {
     nvmlUtilization_t u{};
-    if (ok(kUtil, api_.utilization(handle_, &u), "nvmlDeviceGetUtilizationRates"))
+    if (ok(kUtil, retried([&] { return api_.utilization(handle_, &u); }),
+           "nvmlDeviceGetUtilizationRates"))
       s.util_pct = static_cast<double>(u.gpu);
   }
   unsigned limit_mW = 0;
-  lib_->check(api_.enforced_limit(handle_, &limit_mW), "nvmlDeviceGetEnforcedPowerLimit", uri_);
-  s.limit_W = mW_to_W(limit_mW);
+  // Needed in every sample, but one that a busy driver fails leaves only this sample without it.
+  nvmlReturn_t limit_rc = retried([&] { return api_.enforced_limit(handle_, &limit_mW); });
+  if (limit_rc == NVML_SUCCESS || transient(limit_rc)) {
+    if (ok(kEnforcedLimit, limit_rc, "nvmlDeviceGetEnforcedPowerLimit"))
+      s.limit_W = mW_to_W(limit_mW);
+  } else {
+    lib_->check(limit_rc, "nvmlDeviceGetEnforcedPowerLimit", uri_);
+  }
   if (wanted(kReasons)) {
     unsigned long long r = 0;
-    if (ok(kReasons, api_.clocks_event_reasons(handle_, &r),
+    if (ok(kReasons, retried([&] { return api_.clocks_event_reasons(handle_, &r); }),
            "nvmlDeviceGetCurrentClocksEventReasons"))
       s.reasons = static_cast<uint64_t>(r);
   }
@@ -188,7 +247,8 @@ Sample NvmlGpu::read() {
 std::optional<double> NvmlGpu::read_energy_J() {
   if (!wanted(kEnergy)) return std::nullopt;
   unsigned long long mJ = 0;
-  if (!ok(kEnergy, api_.total_energy(handle_, &mJ), "nvmlDeviceGetTotalEnergyConsumption"))
+  if (!ok(kEnergy, retried([&] { return api_.total_energy(handle_, &mJ); }),
+          "nvmlDeviceGetTotalEnergyConsumption"))
     return std::nullopt;
   return static_cast<double>(mJ) * 1e-3;
 }
@@ -199,14 +259,19 @@ std::vector<PowerPoint> NvmlGpu::drain_power_points() {
   if (sample_buffer_.empty()) {
     // A null buffer asks how many entries the driver's buffer can hold.
     unsigned capacity = 0;
-    if (!ok(kSamples, api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, 0, &type, &capacity, nullptr),
+    if (!ok(kSamples, retried([&] {
+              return api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, 0, &type, &capacity, nullptr);
+            }),
             "nvmlDeviceGetSamples"))
       return {};
     sample_buffer_.resize(std::max(capacity, 1u));
   }
   unsigned count = static_cast<unsigned>(sample_buffer_.size());
-  nvmlReturn_t rc = api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, last_sample_us_, &type, &count,
-                                 sample_buffer_.data());
+  nvmlReturn_t rc = retried([&] {
+    count = static_cast<unsigned>(sample_buffer_.size());
+    return api_.samples(handle_, NVML_TOTAL_POWER_SAMPLES, last_sample_us_, &type, &count,
+                        sample_buffer_.data());
+  });
   if (rc == NVML_ERROR_NOT_FOUND) return {};  // nothing newer than the last drain
   if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
     sample_buffer_.clear();  // the driver's buffer grew: ask its capacity again next time
@@ -233,7 +298,8 @@ std::vector<PowerPoint> NvmlGpu::drain_power_points() {
 std::optional<double> NvmlGpu::violation_s(Field field, nvmlPerfPolicyType_t policy) {
   if (!wanted(field)) return std::nullopt;
   nvmlViolationTime_t v{};
-  if (!ok(field, api_.violation_status(handle_, policy, &v), "nvmlDeviceGetViolationStatus"))
+  if (!ok(field, retried([&] { return api_.violation_status(handle_, policy, &v); }),
+          "nvmlDeviceGetViolationStatus"))
     return std::nullopt;
   return static_cast<double>(v.violationTime) * 1e-9;  // ns -> s
 }
@@ -259,7 +325,8 @@ std::optional<ReasonTimes> NvmlGpu::read_reason_times() {
   for (size_t i = 0; i < fields.size(); ++i) fields[i].fieldId = kCounters[i].first;
   ReasonTimes t;
   if (fields_wanted &&
-      ok(kReasonTimes, api_.field_values(handle_, n, fields.data()), "nvmlDeviceGetFieldValues")) {
+      ok(kReasonTimes, retried([&] { return api_.field_values(handle_, n, fields.data()); }),
+         "nvmlDeviceGetFieldValues")) {
     for (size_t i = 0; i < fields.size(); ++i) {
       if (fields[i].nvmlReturn != NVML_SUCCESS) continue;
       t.seconds_by_reason[kCounters[i].second] =
@@ -277,7 +344,8 @@ std::optional<ReasonTimes> NvmlGpu::read_reason_times() {
     if (wanted(kThermalField)) {
       nvmlFieldValue_t f{};
       f.fieldId = kFiPerfPolicyThermal;
-      if (ok(kThermalField, api_.field_values(handle_, 1, &f), "nvmlDeviceGetFieldValues")) {
+      if (ok(kThermalField, retried([&] { return api_.field_values(handle_, 1, &f); }),
+             "nvmlDeviceGetFieldValues")) {
         if (f.nvmlReturn == NVML_SUCCESS)
           thermal_s = value_as_double(f.value, f.valueType) * 1e-9;  // ns -> s
         else
@@ -296,14 +364,16 @@ std::optional<ReasonTimes> NvmlGpu::read_reason_times() {
 
 double NvmlGpu::set_power_limit(double watts) {
   unsigned min_mW = 0, max_mW = 0;
-  lib_->check(api_.limit_constraints(handle_, &min_mW, &max_mW),
-              "nvmlDeviceGetPowerManagementLimitConstraints", uri_);
+  require([&] { return api_.limit_constraints(handle_, &min_mW, &max_mW); },
+          "nvmlDeviceGetPowerManagementLimitConstraints");
   double min_W = mW_to_W(min_mW), max_W = mW_to_W(max_mW);
   check_cap_in_range(watts, min_W, max_W, uri_);
   auto mW = static_cast<unsigned>(std::lround(watts * 1000.0));
-  lib_->check(api_.set_limit(handle_, mW), "nvmlDeviceSetPowerManagementLimit", uri_);
+  // Setting the same value again is harmless: a set the driver timed out on is tried again.
+  require([&] { return api_.set_limit(handle_, mW); }, "nvmlDeviceSetPowerManagementLimit");
   unsigned enforced = 0;
-  lib_->check(api_.enforced_limit(handle_, &enforced), "nvmlDeviceGetEnforcedPowerLimit", uri_);
+  require([&] { return api_.enforced_limit(handle_, &enforced); },
+          "nvmlDeviceGetEnforcedPowerLimit");
   return mW_to_W(enforced);
 }
 

@@ -26,6 +26,7 @@ class NvmlGpu : public Gpu {
   std::optional<ReasonTimes> read_reason_times() override;
   double set_power_limit(double watts) override;
   bool is_physical() const override { return true; }
+  ReadHealth read_health() const override { return health_; }
 
  private:
   // Whether a field is worth asking for: a field that answered "not supported" once is not
@@ -48,12 +49,22 @@ class NvmlGpu : public Gpu {
     kViolationPower,  // nvmlDeviceGetViolationStatus per policy: fallbacks for refused fields
     kViolationThermal,
     kViolationSyncBoost,
+    kEnforcedLimit,
     kFieldCount
   };
 
   // Records the outcome of a call for `field`; returns true on success. NOT_SUPPORTED,
-  // NO_PERMISSION and FUNCTION_NOT_FOUND mark the field unsupported; any other failure throws.
+  // NO_PERMISSION and FUNCTION_NOT_FOUND mark the field unsupported; a transient error (after
+  // its retries) leaves the field empty this time, and throws once the field has failed
+  // kMaxFailedReadsInARow reads in a row; any other failure throws.
   bool ok(Field field, nvmlReturn_t rc, const char* what);
+  // Calls `call` until it answers something other than a transient error, at most
+  // kReadAttempts times, counting the retries.
+  template <typename Call>
+  nvmlReturn_t retried(Call call);
+  // For a value every caller needs (limits): retried, then any failure throws.
+  template <typename Call>
+  void require(Call call, const char* what);
   bool wanted(Field field) const { return support_[field] != Support::No; }
   // Seconds below application clocks for `policy`, when the driver answers.
   std::optional<double> violation_s(Field field, nvmlPerfPolicyType_t policy);
@@ -70,6 +81,8 @@ class NvmlGpu : public Gpu {
   std::optional<double> slowdown_temp_C_, shutdown_temp_C_, gpu_max_temp_C_;
   std::optional<double> max_sm_MHz_, max_mem_MHz_;
   std::array<Support, kFieldCount> support_{};
+  std::array<int, kFieldCount> failed_in_a_row_{};
+  ReadHealth health_;
   std::array<nvmlFieldValue_t, 2> power_fields_{};
   unsigned long long last_sample_us_ = 0;
   std::vector<nvmlSample_t> sample_buffer_;

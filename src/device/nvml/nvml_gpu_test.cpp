@@ -3,6 +3,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -292,6 +293,94 @@ TEST_F(NvmlGpuFake, TheLimitIsSharedThroughTheStateFile) {
   EXPECT_DOUBLE_EQ(state.at("GPU-unit-0").at("limit_W").get<double>(), 333);
   auto again = open();  // a fresh init, as another process would do
   EXPECT_DOUBLE_EQ(again->info().current_limit_W, 333);
+}
+
+TEST_F(NvmlGpuFake, TransientReadErrorsAreRetriedAndCounted) {
+  // Every other temperature read times out, every third clock read fails with UNKNOWN: each
+  // is answered on a retry, so no sample loses a field.
+  config_["gpus"][0]["faults"] = {
+      {"nvmlDeviceGetTemperature", {{"code", 10}, {"every", 2}}},
+      {"nvmlDeviceGetClockInfo", {{"code", 999}, {"every", 3}}},
+      {"nvmlDeviceGetPowerManagementLimit", {{"code", 10}, {"first", 2}}}};
+  auto gpu = open();
+  EXPECT_DOUBLE_EQ(gpu->info().current_limit_W, 700);  // the first two reads failed
+  for (int i = 0; i < 20; ++i) {
+    Sample s = gpu->read();
+    EXPECT_TRUE(s.temp_C && s.sm_MHz && s.mem_MHz) << i;
+  }
+  ReadHealth h = gpu->read_health();
+  EXPECT_GE(h.retried_reads, 2 + 10 + 13);
+  EXPECT_EQ(h.failed_reads, 0);
+}
+
+TEST_F(NvmlGpuFake, AReadThatKeepsFailingLeavesTheFieldEmptyThenSaysTheGpuStoppedAnswering) {
+  config_["gpus"][0]["faults"] = {{"nvmlDeviceGetTemperature", {{"code", 10}, {"first", 1000000}}}};
+  auto gpu = open();
+  int empty = 0;
+  try {
+    for (int i = 0; i < 1000; ++i) {
+      Sample s = gpu->read();
+      EXPECT_FALSE(s.temp_C);
+      EXPECT_TRUE(s.power_W && s.limit_W);  // the rest of the sample is there
+      ++empty;
+    }
+    FAIL() << "a field that never answers was tolerated for ever";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::GpuLost);
+    EXPECT_THAT(e.what(),
+                HasSubstr("nvmlDeviceGetTemperature on nvml:0: failed 100 reads in a row"));
+    EXPECT_THAT(e.what(), HasSubstr("stopped answering"));
+  }
+  EXPECT_EQ(empty, 99);
+  EXPECT_EQ(gpu->read_health().failed_reads, 100);
+  EXPECT_EQ(gpu->read_health().retried_reads, 200);
+}
+
+TEST_F(NvmlGpuFake, ALimitReadThatKeepsTimingOutIsAPlainError) {
+  config_["gpus"][0]["faults"] = {
+      {"nvmlDeviceGetPowerManagementLimit", {{"code", 10}, {"first", 1000000}}}};
+  auto gpu = open();
+  try {
+    gpu->info();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::GpuLost);
+    EXPECT_THAT(e.what(), HasSubstr("timed out 3 times in a row"));
+  }
+}
+
+TEST_F(NvmlGpuFake, NoPermissionOnAReadDoesNotTalkAboutChangingLimits) {
+  config_["gpus"][0]["errors"] = {{"nvmlDeviceGetPowerManagementLimit", 4}};
+  auto gpu = open();
+  try {
+    gpu->info();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NoPermission);
+    EXPECT_THAT(e.what(), HasSubstr("no permission to read this"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("changing a power limit")));
+  }
+}
+
+TEST(NvmlLoader, AsRootOnlyALibraryNoOneElseCanWriteIsTrusted) {
+  if (::geteuid() != 0) GTEST_SKIP() << "ownership checks need root to give files away";
+  std::string tmpl = (fs::temp_directory_path() / "regime-nvml-lib-XXXXXX").string();
+  fs::path dir = ::mkdtemp(tmpl.data());
+  fs::path lib = dir / "libnvidia-ml.so.1";
+  fs::copy_file(REGIME_FAKE_NVML, lib);
+  fs::permissions(lib, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+  EXPECT_EQ(untrusted_library_reason(lib.string()), "");
+  fs::permissions(lib, fs::perms::all);
+  EXPECT_THAT(untrusted_library_reason(lib.string()), HasSubstr("writable by others (mode 0777)"));
+  fs::permissions(lib, fs::perms::owner_all);
+  ASSERT_EQ(::chown(lib.c_str(), 65534, 65534), 0);
+  EXPECT_THAT(untrusted_library_reason(lib.string()), HasSubstr("owned by uid 65534, not root"));
+  ASSERT_EQ(::chown(lib.c_str(), 0, 0), 0);
+  fs::permissions(dir, fs::perms::all);  // anyone could swap the file
+  EXPECT_THAT(untrusted_library_reason(lib.string()), HasSubstr("writable by others"));
+  fs::create_symlink(lib, dir / "link.so");  // links are resolved first
+  EXPECT_THAT(untrusted_library_reason((dir / "link.so").string()), HasSubstr(dir.string()));
+  fs::remove_all(dir);
 }
 
 }  // namespace

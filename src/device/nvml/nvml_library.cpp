@@ -2,10 +2,18 @@
 
 #include <dlfcn.h>
 #include <fmt/core.h>
+#include <limits.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
+#include <vector>
+
+#include "common/paths.hpp"
 
 namespace regime::nvml {
 
@@ -13,6 +21,47 @@ std::string library_path() {
   const char* v = std::getenv("REGIME_NVML_LIBRARY");
   return (v != nullptr && *v != '\0') ? v : "libnvidia-ml.so.1";
 }
+
+std::string untrusted_library_reason(const std::string& path) {
+  // A bare name is looked up by the dynamic loader in the system's own directories.
+  if (path.find('/') == std::string::npos) return "";
+  char resolved[PATH_MAX];
+  std::vector<std::string> check;
+  if (::realpath(path.c_str(), resolved) != nullptr) {
+    check = {resolved, std::filesystem::path(resolved).parent_path().string()};
+  } else if (errno == ENOENT) {
+    // Nothing there to load (dlopen says so); but no one else may be able to put it there.
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (::realpath(dir.c_str(), resolved) == nullptr) return "";
+    check = {resolved};
+  } else {
+    return fmt::format("cannot resolve it: {}", std::strerror(errno));
+  }
+  for (const std::string& p : check) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return fmt::format("cannot stat {}", p);
+    if (st.st_uid != 0) return fmt::format("{} is owned by uid {}, not root", p, st.st_uid);
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+      return fmt::format("{} is writable by {} (mode {:04o})", p,
+                         (st.st_mode & S_IWOTH) != 0 ? "others" : "its group", st.st_mode & 07777);
+  }
+  return "";
+}
+
+namespace {
+// As root, the library named by REGIME_NVML_LIBRARY runs with root's rights: only a file that
+// no one but root can have written is loaded.
+void check_library_for_root(const std::string& path) {
+  const char* v = std::getenv("REGIME_NVML_LIBRARY");
+  if (v == nullptr || *v == '\0' || !running_privileged()) return;
+  std::string why = untrusted_library_reason(path);
+  if (!why.empty())
+    throw Error(ErrorKind::NoPermission,
+                fmt::format("refusing to load REGIME_NVML_LIBRARY={} as root: {} (a library "
+                            "loaded by root must be owned by root and writable by no one else)",
+                            path, why));
+}
+}  // namespace
 
 ErrorKind error_kind(nvmlReturn_t rc) {
   switch (rc) {
@@ -45,11 +94,15 @@ ErrorKind error_kind(nvmlReturn_t rc) {
 
 namespace {
 // What the user should know or do, per return code.
-std::string_view explanation(nvmlReturn_t rc) {
+std::string_view explanation(nvmlReturn_t rc, std::string_view what) {
   switch (rc) {
     case NVML_ERROR_NO_PERMISSION:
-      return "no permission: changing a power limit needs root or CAP_SYS_ADMIN (e.g. run with "
-             "sudo)";
+      // Only a set needs the privilege; a read refused so is a driver restriction.
+      if (what.find("Set") != std::string_view::npos)
+        return "no permission: changing a power limit needs root or CAP_SYS_ADMIN (e.g. run with "
+               "sudo)";
+      return "no permission to read this: the driver restricts it (to root, or by the "
+             "administrator's settings)";
     case NVML_ERROR_NOT_SUPPORTED:
       return "not supported by this GPU or driver";
     case NVML_ERROR_FUNCTION_NOT_FOUND:
@@ -76,6 +129,8 @@ std::string_view explanation(nvmlReturn_t rc) {
       return "the GPU's external power cables are not attached";
     case NVML_ERROR_TIMEOUT:
       return "the driver timed out";
+    case NVML_ERROR_UNKNOWN:
+      return "the driver gave an unknown error";
     case NVML_ERROR_IN_USE:
       return "in use by another client";
     case NVML_ERROR_NO_DATA:
@@ -92,7 +147,7 @@ Error make_error(nvmlReturn_t rc, std::string_view what, std::string_view device
   std::string detail = nvml_text.empty()
                            ? fmt::format("NVML code {}", static_cast<int>(rc))
                            : fmt::format("NVML: {}, code {}", nvml_text, static_cast<int>(rc));
-  return Error(error_kind(rc), fmt::format("{}: {} ({})", where, explanation(rc), detail));
+  return Error(error_kind(rc), fmt::format("{}: {} ({})", where, explanation(rc, what), detail));
 }
 
 NvmlLibrary::~NvmlLibrary() {
@@ -217,6 +272,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::shared() {
   if (lib) return lib;
   if (failure) throw *failure;
   try {
+    check_library_for_root(library_path());
     lib = load(library_path());
   } catch (const Error& e) {
     failure = e;

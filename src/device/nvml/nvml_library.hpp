@@ -10,8 +10,13 @@
 
 namespace regime::nvml {
 
-// The file dlopen is given: $REGIME_NVML_LIBRARY, else "libnvidia-ml.so.1".
+// The file dlopen is given: $REGIME_NVML_LIBRARY, else "libnvidia-ml.so.1". As root, a
+// REGIME_NVML_LIBRARY file is loaded only when untrusted_library_reason() has nothing to say.
 std::string library_path();
+
+// Why a library at `path` may not be loaded as root, empty when it may: the file (links
+// resolved) and its directory must be owned by root and writable by no one else.
+std::string untrusted_library_reason(const std::string& path);
 
 // Maps an NVML return code to the ErrorKind users and tests rely on.
 ErrorKind error_kind(nvmlReturn_t rc);

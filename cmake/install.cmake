@@ -1,0 +1,103 @@
+# Installing regime: `cmake --install` and the Debian package (CPack). Included once from the
+# top-level CMakeLists.txt, after the `regime` target:
+#
+#   binary          bin/regime
+#   GPU spec files  share/regime/gpus/*.json      (found from the binary's own place, paths.hpp)
+#   Python helper   lib/python3/dist-packages/regime_step  (prefix /usr; else lib/pythonX.Y/...)
+#   docs            share/doc/regime/
+#   man page        share/man/man1/regime.1       (help2man from --help, every subcommand's too)
+#   completion      share/bash-completion/completions/regime
+#
+# The package: configure with -DCMAKE_INSTALL_PREFIX=/usr, build, then `cpack -G DEB` in the
+# build folder (scripts/test-package.sh does it and checks the installed tool).
+include(GNUInstallDirs)
+
+# A build folder outside the source tree finds the spec files through this link, so nothing
+# about the build's location is compiled into the binary (src/common/paths.hpp).
+if(NOT CMAKE_BINARY_DIR STREQUAL CMAKE_SOURCE_DIR)
+  file(CREATE_LINK "${CMAKE_SOURCE_DIR}/data" "${CMAKE_BINARY_DIR}/data" SYMBOLIC)
+endif()
+
+# Where `import regime_step` finds the helper with the system's python3: Debian's
+# version-independent dist-packages under /usr, the versioned one Debian's python3 reads under
+# any other prefix (/usr/local/lib/python3.11/dist-packages). Worked out again at each configure,
+# so a changed prefix changes it too; -DREGIME_INSTALL_PYTHONDIR=... sets it outright.
+set(REGIME_INSTALL_PYTHONDIR "" CACHE STRING
+    "Where the regime_step Python package is installed, relative to the prefix (empty: chosen by the prefix)")
+if(REGIME_INSTALL_PYTHONDIR)
+  set(_regime_pythondir "${REGIME_INSTALL_PYTHONDIR}")
+elseif(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(_regime_pythondir "lib/python3/dist-packages")
+else()
+  execute_process(COMMAND /usr/bin/python3 -c "import sys; print('%d.%d' % sys.version_info[:2])"
+                  OUTPUT_VARIABLE _regime_python_version OUTPUT_STRIP_TRAILING_WHITESPACE
+                  RESULT_VARIABLE _regime_python_rc ERROR_QUIET)
+  if(_regime_python_rc EQUAL 0)
+    set(_regime_pythondir "lib/python${_regime_python_version}/dist-packages")
+  else()
+    set(_regime_pythondir "lib/python3/dist-packages")
+  endif()
+endif()
+
+install(TARGETS regime RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY data/gpus DESTINATION ${CMAKE_INSTALL_DATADIR}/regime
+        FILES_MATCHING PATTERN "*.json")
+# The charting library report pages inline (scripts/deps.sh copies it from report/node_modules).
+install(FILES data/report/echarts.min.js DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/report
+        OPTIONAL)
+install(DIRECTORY python/regime_step DESTINATION ${_regime_pythondir}
+        PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+file(GLOB REGIME_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
+install(FILES README.md ${REGIME_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES packaging/regime.bash-completion
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME regime)
+
+# The man page is `regime --help` (help2man), with every subcommand's --help as COMMANDS and the
+# environment and files from packaging/regime.h2m, so the two cannot disagree.
+find_program(HELP2MAN help2man)
+if(NOT HELP2MAN)
+  message(FATAL_ERROR "help2man not found: the man page is made from --help with it "
+                      "(scripts/deps.sh installs it; Debian package help2man)")
+endif()
+set(REGIME_MAN_PAGE ${CMAKE_BINARY_DIR}/regime.1)
+add_custom_command(
+  OUTPUT ${REGIME_MAN_PAGE}
+  COMMAND ${CMAKE_COMMAND} -DREGIME=$<TARGET_FILE:regime> -DHELP2MAN=${HELP2MAN}
+          -DSTATIC_INCLUDE=${CMAKE_SOURCE_DIR}/packaging/regime.h2m -DOUT=${REGIME_MAN_PAGE}
+          -P ${CMAKE_SOURCE_DIR}/cmake/manpage.cmake
+  DEPENDS regime ${CMAKE_SOURCE_DIR}/cmake/manpage.cmake ${CMAKE_SOURCE_DIR}/packaging/regime.h2m
+  COMMENT "Man page regime.1 from regime --help"
+  VERBATIM)
+add_custom_target(regime_man ALL DEPENDS ${REGIME_MAN_PAGE})
+install(FILES ${REGIME_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+
+if(REGIME_BUILD_TESTS)
+  # The installed tree on its own (no root): scripts/test-install-tree.sh. The Debian package is
+  # checked by scripts/test-package.sh (root: dpkg -i).
+  add_test(NAME install_tree
+           COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/test-install-tree.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(install_tree PROPERTIES LABELS e2e)
+endif()
+
+# Debian package. Runtime dependencies come from the binary's own links (dpkg-shlibdeps: libfmt9,
+# libsqlite3-0, libceres3, libstdc++6, ...), so they follow whatever the build linked.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME regime)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "regime-first GPU power management for deep-learning work")
+set(CPACK_PACKAGE_DESCRIPTION
+    "Measures a GPU + workload pair, names its regime (cap-bound, thermal-bound, headroom, \
+underutilized, idle) with the evidence, and only then decides whether a power cap saves energy \
+per training step; finds the cap with few probes, applies it safely (journaled, always \
+restored) and reports energy per completed step with a confidence interval. NVIDIA GPUs \
+through NVML (loaded at run time), and simulated GPUs for trying it without one.")
+set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "Regime developers")
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# python3 runs the step-marker helper; man-db and bash-completion read the page and completion.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, man-db, bash-completion")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_STRIP_FILES ON)
+include(CPack)

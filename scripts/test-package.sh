@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds the Debian package, installs it with dpkg, checks that the installed tool works from the
+# installed files alone, and removes it cleanly. Needs root (dpkg -i).
+#
+#   bash scripts/test-package.sh [BUILD_DIR]
+#
+# BUILD_DIR defaults to build/package (configured here: release build, no tests or benchmarks).
+# An existing build folder (CI passes build/ci, already built by scripts/test.sh) is reused: only
+# its install prefix is set to /usr, which recompiles nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build=${1:-build/package}
+started=$(date +%s)
+say() { printf 'test-package: %s\n' "$*"; }
+fail() {
+  printf 'test-package: FAILED: %s\n' "$*" >&2
+  exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || fail "run as root: it installs the package with dpkg -i"
+scripts/deps.sh
+status=$(dpkg-query -W -f='${Status}' regime 2>/dev/null || true)
+if [[ $status == *"install ok installed"* ]]; then
+  fail "a regime package is installed already; this test installs and removes its own (dpkg -r regime first)"
+fi
+if grep -rqs 'path-exclude=/usr/share/man' /etc/dpkg/dpkg.cfg.d/; then
+  fail "dpkg here skips man pages (path-exclude in /etc/dpkg/dpkg.cfg.d): 'man regime' cannot be checked"
+fi
+
+if [ -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+else
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
+    -DREGIME_WERROR=ON -DREGIME_BUILD_TESTS=OFF -DREGIME_BUILD_BENCH=OFF >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)" --target regime regime_man
+version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+rm -f "$build"/regime_*.deb
+(cd "$build" && cpack -G DEB >/dev/null)
+deb=$(ls "$build"/regime_"$version"_*.deb)
+say "built $deb ($(du -h "$deb" | cut -f1))"
+dpkg-deb --field "$deb" Package Version Depends Recommends
+
+# From here on the package is installed; take it away whatever happens.
+trap 'dpkg -r regime >/dev/null 2>&1 || true' EXIT
+dpkg -i "$deb"
+work=$(mktemp -d)
+trap 'dpkg -r regime >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# Nothing from the checkout may help: run from elsewhere, without the overrides a developer sets.
+cd "$work"
+unset REGIME_DATA_DIR REGIME_NVML_LIBRARY
+export REGIME_STATE_DIR=$work/state
+
+[ "$(command -v regime)" = /usr/bin/regime ] || fail "regime is not /usr/bin/regime: $(command -v regime)"
+regime --version | tee "$work/version"
+grep -qx "regime $version" "$work/version" || fail "--version does not say regime $version"
+
+regime devices | tee "$work/devices"
+grep -q 'sim: models .*sim:h200' "$work/devices" || fail "regime devices lists no simulated models: the spec files in /usr/share/regime/gpus were not found"
+
+# The man page: present, readable by man, and in agreement with --help: every subcommand and
+# every option that --help lists is in it.
+page=$(man -w regime 2>&1) || true
+grep -qx '/usr/share/man/man1/regime.1\(.gz\)\{0,1\}' <<<"$page" || fail "man -w regime: $page"
+MANWIDTH=200 man regime 2>/dev/null | col -b >"$work/man.txt"
+grep -q '^NAME' "$work/man.txt" || fail "man regime shows no page"
+help_words() { "$@" --help | sed -n 's/^  \(-[a-zA-Z],\)\{0,1\}\(--[a-zA-Z0-9-]*\).*/\2/p; /^Subcommands:/,/^[^ ]/ s/^  \([a-z][a-z0-9-]*\) .*/\1/p'; }
+checked=0
+for cmd in "" $(help_words regime | grep -v '^-'); do
+  for word in $(help_words regime $cmd); do
+    grep -qF -- "$word" "$work/man.txt" || fail "'regime $cmd --help' lists $word, man regime does not"
+    checked=$((checked + 1))
+  done
+  [ -z "$cmd" ] || grep -qF "regime $cmd" "$work/man.txt" || fail "man regime has no section for regime $cmd"
+done
+say "man regime agrees with --help on $checked subcommand and option names"
+
+# The main job on a simulated GPU, from the installed spec files.
+regime study --device sim:h200 --workload sim:resnet50 | tee "$work/study"
+grep -q '^3. decision: ' "$work/study" || fail "the study printed no decision"
+
+# The Python helper is importable by the system's python3 as installed.
+/usr/bin/python3 -c 'import regime_step, sys; print(regime_step.__file__); sys.exit(regime_step.__version__ != sys.argv[1])' "$version" |
+  tee "$work/python"
+grep -qx '/usr/lib/python3/dist-packages/regime_step/__init__.py' "$work/python" || fail "regime_step is not the installed one"
+
+# Bash completion: subcommands, options, a nested subcommand, and a device.
+complete_line() {
+  bash -c 'source /usr/share/bash-completion/bash_completion
+           source /usr/share/bash-completion/completions/regime
+           COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+           _regime; printf "%s\n" "${COMPREPLY[@]}"' _ "$@"
+}
+# (Answers are captured first: with pipefail, grep -q closing the pipe early would fail it.)
+expect_completion() {
+  local want=$1 got
+  shift
+  got=$(complete_line "$@")
+  grep -qx -- "$want" <<<"$got" || fail "completing '$*' gave '$got', not $want"
+}
+expect_completion study regime stu
+expect_completion --device regime probe --dev
+expect_completion show regime limit s
+expect_completion sim:h200 regime probe --device sim:h
+expect_completion --caps regime sweep --device sim:t4 --ca
+say "bash completion answers"
+
+[ -f /usr/share/doc/regime/README.md ] && [ -f /usr/share/doc/regime/safety.md ] || fail "docs not in /usr/share/doc/regime"
+
+# Removal leaves nothing of the package behind.
+files=$(dpkg -L regime | grep -v '^/\.$')
+dpkg -r regime
+trap 'rm -rf "$work"' EXIT
+! command -v regime >/dev/null || fail "regime is still on PATH after dpkg -r"
+for f in $files; do
+  if [ -f "$f" ] || [ -L "$f" ]; then fail "$f is left after dpkg -r"; fi
+done
+[ ! -e /usr/share/regime ] || fail "/usr/share/regime is left after dpkg -r"
+status=$(dpkg-query -W -f='${Status}' regime 2>/dev/null || true)
+[[ $status != *"install ok installed"* ]] || fail "dpkg still lists regime as installed"
+say "installed, worked and removed cleanly in $(($(date +%s) - started)) s"

@@ -1,0 +1,38 @@
+#pragma once
+// A one-line progress display on stderr for long runs: drawn only when stderr is a terminal (never
+// into --json output, a pipe or a log file), not with --quiet, and at most once a second.
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "session/probe.hpp"
+
+namespace regime::cli {
+
+// "probe  12/60 s [#####...............]  20%  48 s left  1,234 steps  652 W  61 C", in at most
+// `width` columns (the bar shrinks first, then the tail is cut). Pure.
+std::string format_probe_progress(const session::ProbeProgress& p, size_t width);
+
+// Whether to draw on this stream: a terminal that is not "dumb", and not --quiet.
+bool progress_wanted(std::FILE* stream, bool quiet);
+
+class ProgressLine {
+ public:
+  ProgressLine(std::FILE* stream, bool enabled);
+  ~ProgressLine();  // clears the line, so what follows starts on a clean one
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  bool enabled() const { return enabled_; }
+  // Redraws the line when a second has passed since the last draw (or on the first call).
+  void update(const session::ProbeProgress& p);
+  void clear();
+
+ private:
+  std::FILE* stream_;
+  bool enabled_;
+  bool drawn_ = false;
+  std::optional<std::chrono::steady_clock::time_point> last_;
+};
+
+}  // namespace regime::cli

@@ -1,0 +1,69 @@
+// regime report (RUN_ID | --db FILE [--gpu G] [--workload W]) -o report.html: one run drawn as a
+// self-contained HTML page (docs/report.md).
+#include "session/report.hpp"
+
+#include <fmt/core.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/command.hpp"
+
+namespace regime::cli {
+
+void add_report(CLI::App& root, Context&) {
+  auto* sub = root.add_subcommand(
+      "report", "Draw a run (timeline, regime, energy per step, other GPUs) as one HTML file");
+  struct ReportArgs {
+    int64_t run_id = 0;
+    std::string db;
+    std::string gpu;
+    std::string workload;
+    std::string out;
+    size_t columns = 1200;
+    bool json = false;
+  };
+  auto a = std::make_shared<ReportArgs>();
+  auto* id = sub->add_option("run_id", a->run_id, "Run id in the store (regime probe prints it)")
+                 ->check(CLI::PositiveNumber);
+  sub->add_option("--db", a->db, "Run database (default: STATE_DIR/runs.sqlite)");
+  auto* gpu = sub->add_option("--gpu", a->gpu,
+                              "Without a run id: the newest finished run on a GPU whose name, "
+                              "UUID or device contains this");
+  auto* workload =
+      sub->add_option("--workload", a->workload,
+                      "Without a run id: the newest finished run whose workload contains this");
+  gpu->excludes(id);
+  workload->excludes(id);
+  sub->add_option("-o,--output", a->out, "HTML file to write")->required();
+  sub->add_option("--columns", a->columns,
+                  "Pixel columns a timeline is reduced to (lowest and highest per column)")
+      ->check(CLI::Range(10, 100000));
+  sub->add_flag("--json", a->json, "Machine-readable summary");
+  sub->callback([=] {
+    session::ReportRequest req;
+    if (id->count()) req.run_id = a->run_id;
+    req.db = a->db;
+    if (gpu->count()) req.gpu = a->gpu;
+    if (workload->count()) req.workload = a->workload;
+    req.out = a->out;
+    req.columns = a->columns;
+    const session::ReportResult r = session::write_report(req);
+    if (a->json) {
+      print_json({{"run_id", r.run_id},
+                  {"output", r.out.string()},
+                  {"bytes", r.bytes},
+                  {"chart_library", r.chart_library.string()},
+                  {"comparison_runs", r.comparison_runs},
+                  {"timeline_points", r.timeline_points},
+                  {"trace_points", r.trace_points}});
+      return;
+    }
+    std::cout << fmt::format(
+        "wrote {} ({:.1f} KiB): run {}, {} of {} trace points drawn, {} run(s) compared\n",
+        r.out.string(), double(r.bytes) / 1024.0, r.run_id, r.timeline_points, r.trace_points,
+        r.comparison_runs);
+  });
+}
+
+}  // namespace regime::cli

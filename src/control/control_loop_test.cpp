@@ -1,0 +1,94 @@
+// ControlLoop on the simulator: a controller's actions reach the GPU only through the guard,
+// inside [min, default] and the rate limit, even when the controller asks for nonsense.
+#include <gtest/gtest.h>
+
+#include "control/controller.hpp"
+#include "control/thermal.hpp"
+#include "session/target.hpp"
+
+namespace regime::control {
+namespace {
+
+// Asks for absurd limits, alternately far above and far below the range, every period.
+class RogueController : public Controller {
+ public:
+  std::string name() const override { return "rogue"; }
+  double period_s() const override { return 1; }
+  Action decide(const ControlInput&) override {
+    flip_ = !flip_;
+    return {flip_ ? 1e6 : -5.0, "rogue"};
+  }
+
+ private:
+  bool flip_ = false;
+};
+
+struct SimRun {
+  std::vector<ControlAction> actions;
+  std::vector<Sample> samples;
+  double limit_after_W = 0;
+};
+
+SimRun run_on_sim(const std::string& uri, Controller& c, const LimitBounds& b, double seconds) {
+  session::Target target = session::open_target(uri);
+  session::WorkloadSpec spec;
+  spec.builtin = "sim:resnet50";
+  WorkloadPtr w = target.make_workload(spec);
+  SimRun out;
+  {
+    PowerLimitGuard guard(target.gpu(), ActuationPolicy{});
+    RunOptions ro;
+    ro.duration_s = seconds;
+    ro.sample_period_s = 0.1;
+    RunLoop loop(target.gpu(), *w, ro, target.clock());
+    loop.start();
+    ControlLoop cl(loop, guard, c, b, target.gpu().info().current_limit_W);
+    EXPECT_EQ(cl.run(), RunEnd::Duration);
+    out.actions = cl.actions();
+    out.samples = loop.finish().samples;
+  }  // the guard restores here
+  out.limit_after_W = target.gpu().info().current_limit_W;
+  return out;
+}
+
+TEST(ControlLoop, ARogueControllerIsHeldToTheBoundsAndTheRateLimit) {
+  RogueController rogue;
+  LimitBounds b{300, 700, 50, 4};
+  SimRun r = run_on_sim("sim:h200", rogue, b, 120);
+  ASSERT_GT(r.actions.size(), 5u);
+  for (size_t i = 0; i < r.actions.size(); ++i) {
+    const ControlAction& a = r.actions[i];
+    EXPECT_GE(a.new_limit_W, b.min_W);
+    EXPECT_LE(a.new_limit_W, b.max_W);
+    EXPECT_LE(std::abs(a.new_limit_W - a.old_limit_W), b.max_step_W + 1e-9);
+    if (i > 0) {
+      EXPECT_GE(a.t_s - r.actions[i - 1].t_s, b.min_interval_s - 1e-9);
+    }
+  }
+  for (const Sample& s : r.samples) {
+    if (s.limit_W) {
+      EXPECT_GE(*s.limit_W, b.min_W - 1e-9);
+    }
+  }
+  EXPECT_DOUBLE_EQ(r.limit_after_W, 700);
+}
+
+TEST(ControlLoop, ThermalKeepsAPoorlyCooledH200UnderItsTarget) {
+  session::Target probe = session::open_target("sim:h200,ambient_C=30,cooling=2");
+  ThermalParams p = thermal_defaults(probe.gpu().info(), 20.0);
+  ThermalController c(p);
+  SimRun r = run_on_sim("sim:h200,ambient_C=30,cooling=2", c, {p.min_W, p.max_W, p.step_W, 5}, 600);
+  ASSERT_FALSE(r.actions.empty());
+  EXPECT_LT(r.actions.back().new_limit_W, p.max_W);
+  // Once settled (the last 300 s) the die stays at or under the target and the limit is still.
+  double max_late_C = 0;
+  for (const Sample& s : r.samples) {
+    if (s.t_s > 300 && s.temp_C) max_late_C = std::max(max_late_C, *s.temp_C);
+  }
+  EXPECT_LE(max_late_C, p.target_C + 0.5);
+  EXPECT_LT(r.actions.back().t_s, 300);
+  EXPECT_DOUBLE_EQ(r.limit_after_W, 700);
+}
+
+}  // namespace
+}  // namespace regime::control

@@ -1,0 +1,290 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "common/error.hpp"
+#include "report/page.hpp"
+
+namespace regime::report {
+
+namespace {
+
+// The page: plain HTML and CSS, a script that draws every chart with ECharts from the inlined
+// page data, and marks itself done (data-ready) so a browser test can wait for it. Animation is
+// off so a screenshot shows the final state.
+constexpr std::string_view kPageHead = R"HTML(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>Regime report</title>
+<style>
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1280px; padding: 16px 24px; color: #1d2330; }
+h1 { font-size: 22px; margin: 4px 0 2px; } h2 { font-size: 17px; margin: 26px 0 8px; border-bottom: 1px solid #d8dce6; padding-bottom: 4px; }
+.meta { color: #5a6275; } .note { color: #5a6275; font-size: 12.5px; margin: 4px 0; }
+.cards { display: flex; gap: 16px; flex-wrap: wrap; }
+.card { border: 1px solid #d8dce6; border-radius: 6px; padding: 10px 14px; min-width: 220px; flex: 1; }
+.card .big { font-size: 24px; font-weight: 600; } .card .ci { color: #5a6275; }
+.regime { text-transform: none; color: #8a2be2; }
+table { border-collapse: collapse; margin: 6px 0; } td, th { padding: 3px 10px; border-bottom: 1px solid #eceef3; text-align: left; vertical-align: top; }
+th { font-weight: 600; color: #3a4152; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.current td { background: #f3eefc; }
+.chart { width: 100%; height: 230px; } .chart.tall { height: 320px; }
+.row2 { display: flex; gap: 16px; } .row2 > div { flex: 1; min-width: 0; }
+</style>
+</head>
+<body>
+<h1 id="title"></h1>
+<div class="meta" id="meta"></div>
+<h2>Regime and evidence</h2>
+<div class="cards">
+  <div class="card"><div>regime</div><div class="big regime" id="regime"></div><div class="ci" id="confidence"></div></div>
+  <div class="card"><div id="energy-label">energy per step</div><div class="big" id="energy"></div><div class="ci" id="energy-ci"></div></div>
+  <div class="card"><div id="time-label">time per step</div><div class="big" id="time"></div><div class="ci" id="time-ci"></div></div>
+  <div class="card"><div>average power</div><div class="big" id="power"></div><div class="ci" id="window"></div></div>
+</div>
+<p id="advice"></p>
+<table id="evidence"></table>
+<h2>Timeline</h2>
+<p class="note" id="timeline-note"></p>
+<div id="timeline"></div>
+<p class="note" id="downsampling"></p>
+<div id="sweep-section" hidden>
+<h2>Sweep: energy and time per step against the cap</h2>
+<p class="note" id="sweep-note"></p>
+<div class="row2" id="sweep-charts"></div>
+</div>
+<h2>Across GPUs and workloads</h2>
+<p class="note" id="comparison-note"></p>
+<div class="row2" id="comparison-charts"></div>
+<table id="comparison"></table>
+<p class="note" id="generated"></p>
+<script type="application/json" id="page-data">
+)HTML";
+
+constexpr std::string_view kPageScript = R"JS(
+</script>
+<script>
+(function () {
+  'use strict';
+  const data = JSON.parse(document.getElementById('page-data').textContent);
+  const el = (id) => document.getElementById(id);
+  const fmtN = (x, d) => (x === null || x === undefined) ? 'n/a' : Number(x).toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+  const sig = (x) => (x === null || x === undefined) ? 'n/a' : Number(x).toPrecision(4);
+  const text = (id, s) => { el(id).textContent = s; };
+  const charts = [];
+  const rendered = [];
+
+  // Header, regime and measurement.
+  const run = data.run, m = data.measurement || {}, reg = data.regime;
+  const per = m.per === 'second' ? 'second' : 'step';
+  document.title = data.title;
+  text('title', data.title);
+  text('meta', `device ${run.device}` + (run.gpu_uuid ? ` (${run.gpu_uuid})` : '') + ` · started ${run.started_at_utc} · status ${run.status} · trace ${run.trace_path}`);
+  text('regime', reg.name);
+  text('confidence', `confidence ${fmtN(reg.confidence, 2)}`);
+  text('energy-label', `energy per ${per}`);
+  text('time-label', `time per ${per}`);
+  text('energy', `${sig(m.energy_per_step_J)} J`);
+  text('time', per === 'second' ? '1 s' : `${sig(m.time_per_step_s * 1e3)} ms`);
+  const ci = (a, scale, unit) => Array.isArray(a) ? `95% interval [${sig(a[0] * scale)}, ${sig(a[1] * scale)}] ${unit}` : 'no interval';
+  text('energy-ci', ci(m.energy_per_step_ci_J, 1, 'J'));
+  text('time-ci', per === 'second' ? 'no steps: figures per second of the window' : ci(m.time_per_step_ci_s, 1e3, 'ms'));
+  text('power', `${fmtN(m.avg_power_W, 1)} W`);
+  text('window', `steady window ${fmtN(m.window_s, 1)} s, ${m.steps ?? 0} steps, energy from ${m.energy_source ?? 'n/a'}`);
+  text('advice', reg.advice || '');
+  const ev = el('evidence');
+  const addRow = (table, cells, cls) => {
+    const tr = table.insertRow();
+    if (cls) tr.className = cls;
+    for (const [v, num] of cells) { const td = tr.insertCell(); td.textContent = v; if (num) td.className = 'num'; }
+    return tr;
+  };
+  for (const [k, v] of Object.entries(reg.evidence || {}))
+    addRow(ev, [[k], [typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : JSON.stringify(v), typeof v === 'number']]);
+
+  // Timeline: one chart per quantity on a shared time axis, zoomed together.
+  const tl = data.timeline, S = tl.series;
+  const pts = (s) => s.t_s.map((t, i) => [t, s.value[i]]);
+  const win = tl.window_s;
+  const windowArea = win ? { silent: true, itemStyle: { color: 'rgba(80, 160, 90, 0.12)' },
+                             label: { show: true, position: 'insideTopLeft', color: '#3c7a45', fontSize: 11 },
+                             data: [[{ name: 'steady window', xAxis: win[0] }, { xAxis: win[1] }]] } : undefined;
+  const tmax = Math.max(...Object.values(S).map((s) => s.t_s.length ? s.t_s[s.t_s.length - 1] : 0));
+  const lineSeries = (name, s, color, extra) => Object.assign({ name, type: 'line', data: pts(s), showSymbol: false, sampling: undefined, lineStyle: { width: 1 }, color, step: false }, extra || {});
+  const timelineCharts = [];
+  const addChart = (parent, id, cls, option) => {
+    const div = document.createElement('div');
+    div.id = id; div.className = 'chart' + (cls ? ' ' + cls : '');
+    parent.appendChild(div);
+    const c = echarts.init(div, null, { renderer: 'canvas' });
+    c.setOption(Object.assign({ animation: false, textStyle: { fontFamily: 'system-ui, sans-serif' } }, option));
+    charts.push(c);
+    rendered.push({ id, series: option.series.map((s) => ({ name: s.name, points: s.data.length })) });
+    return c;
+  };
+  const timeAxis = { type: 'value', min: 0, max: Math.ceil(tmax), name: 's', nameGap: 4, axisLabel: { fontSize: 11 } };
+  const grid = { left: 64, right: 24, top: 34, bottom: 28 };
+  const panel = (id, title, unit, series, cls) => {
+    if (!series.some((s) => s.data.length)) return;
+    if (windowArea) series[0].markArea = windowArea;
+    const c = addChart(el('timeline'), id, cls, {
+      title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } },
+      legend: { top: 4, right: 24 }, tooltip: { trigger: 'axis' }, grid,
+      xAxis: timeAxis, yAxis: { type: 'value', name: unit, scale: true, nameGap: 8 },
+      dataZoom: [{ type: 'inside' }], series });
+    timelineCharts.push(c);
+  };
+  panel('chart-power', `Power (${tl.power_source}) and limit`, 'W',
+        [lineSeries('power', S.power_W, '#d9534f'), lineSeries('limit', S.limit_W, '#333', { lineStyle: { width: 1.5, type: 'dashed' } })], 'tall');
+  panel('chart-temperature', 'Temperature', '°C', [lineSeries('temperature', S.temp_C, '#e69f00')]);
+  panel('chart-sm-clock', 'SM clock', 'MHz', [lineSeries('SM clock', S.sm_MHz, '#0072b2')]);
+  if (S.step_ms.t_s.length)
+    panel('chart-steps', 'Steps (each mark: one step at its start, by its duration)', 'ms',
+          [{ name: 'step', type: 'scatter', symbolSize: 3, data: pts(S.step_ms), color: '#6a3d9a' }]);
+  if (timelineCharts.length > 1) echarts.connect(timelineCharts);
+  text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s); GPU ${tl.gpu}; ${tl.steps} step markers` +
+       (win ? `; the shaded span is the steady window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '; no steady window was recorded.') +
+       ' Scroll on a chart to zoom; the charts move together.');
+  const names = { power_W: 'power', limit_W: 'limit', temp_C: 'temperature', sm_MHz: 'SM clock', step_ms: 'steps' };
+  const parts = Object.entries(S).filter(([, s]) => s.input_points > 0).map(([k, s]) => s.reduced
+      ? `${names[k]}: ${s.points.toLocaleString('en-US')} of ${s.input_points.toLocaleString('en-US')} points drawn (lowest and highest per column)`
+      : `${names[k]}: all ${s.input_points.toLocaleString('en-US')} points`);
+  text('downsampling', `Downsampling for the page, ${tl.columns} columns across the run: ` + parts.join('; ') + '. The measurement above used every point.');
+
+  // An error bar per point: a vertical line with caps `cap` pixels wide each side.
+  const errorBarItem = (cap) => (params, api) => {
+    const lo = api.coord([api.value(0), api.value(1)]), hi = api.coord([api.value(0), api.value(2)]);
+    if (!isFinite(lo[1]) || !isFinite(hi[1])) return null;
+    const w = cap(api), st = { stroke: '#222', lineWidth: 1.4 };
+    return { type: 'group', children: [
+      { type: 'line', shape: { x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1] }, style: st },
+      { type: 'line', shape: { x1: lo[0] - w, y1: lo[1], x2: lo[0] + w, y2: lo[1] }, style: st },
+      { type: 'line', shape: { x1: hi[0] - w, y1: hi[1], x2: hi[0] + w, y2: hi[1] }, style: st }] };
+  };
+
+  // Sweep (a study): each cap's median with its interval, the decision as a vertical line.
+  const sw = data.sweep;
+  if (sw && sw.points.length) {
+    el('sweep-section').hidden = false;
+    const P = sw.points, d = sw.decision;
+    const sweepChart = (id, title, unit, value, getCi, scale) => {
+      const holder = document.createElement('div');
+      el('sweep-charts').appendChild(holder);
+      const markLine = { silent: true, symbol: 'none', lineStyle: { color: '#8a2be2', type: 'solid', width: 2 },
+        label: { formatter: (d.keep_default ? 'keep the default, ' : 'decision, ') + `${d.cap_W} W`, color: '#8a2be2' },
+        data: [{ xAxis: d.cap_W }] };
+      addChart(holder, id, 'tall', {
+        title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } }, tooltip: { trigger: 'axis' },
+        grid: { left: 64, right: 24, top: 40, bottom: 40 },
+        xAxis: { type: 'value', name: 'cap, W', scale: true, nameLocation: 'middle', nameGap: 24 },
+        yAxis: { type: 'value', name: unit, scale: true, nameGap: 8 },
+        series: [
+          { name: 'median', type: 'line', symbolSize: 7, color: '#0072b2', markLine,
+            data: P.map((p) => [p.cap_W, value(p) * scale]) },
+          { name: '95% interval', type: 'custom', encode: { x: 0, y: [1, 2] }, renderItem: errorBarItem(() => 5),
+            data: P.map((p) => { const a = getCi(p); return [p.cap_W, a[0] * scale, a[1] * scale]; }) }] });
+    };
+    sweepChart('chart-sweep-energy', `Energy per ${sw.unit} against the cap`, 'J', (p) => p.energy_per_step_J, (p) => p.energy_per_step_ci_J, 1);
+    sweepChart('chart-sweep-time', `Time per ${sw.unit} against the cap`, 'ms', (p) => p.time_per_step_s, (p) => p.time_per_step_ci_s, 1e3);
+    text('sweep-note', `${P.length} caps measured (${sw.probes} probes), default limit ${sw.default_limit_W} W. ` +
+         (d.keep_default ? 'Decision: keep the default limit. ' : `Decision: cap at ${d.cap_W} W, energy ${fmtN(d.energy_change_pct, 1)}%, time ${fmtN(d.time_change_pct, 1)}% against the default. `) +
+         (d.reason || ''));
+  }
+
+  if (!(sw && sw.points.length) && data.sweep_skipped) {
+    el('sweep-section').hidden = false;
+    text('sweep-note', 'No sweep ran: ' + data.sweep_skipped);
+  }
+
+  // Comparison: the newest measured run of each GPU + workload pair in the store.
+  const cmp = data.comparison, rows = cmp.rows;
+  const label = (r) => `#${r.id} ${r.gpu}\n${r.workload.length > 28 ? r.workload.slice(0, 27) + '…' : r.workload}`;
+  const errorBars = (getCi, scale) => ({
+    name: '95% interval', type: 'custom', z: 3, encode: { x: 0, y: [1, 2] },
+    data: rows.map((r, i) => { const a = getCi(r); return Array.isArray(a) ? [i, a[0] * scale, a[1] * scale] : [i, NaN, NaN]; }),
+    renderItem: errorBarItem((api) => api.size([1, 0])[0] * 0.18) });
+  const bars = (value, scale) => ({ name: 'median', type: 'bar', barWidth: '45%',
+    data: rows.map((r) => ({ value: value(r) * scale, itemStyle: { color: r.current ? '#8a2be2' : '#9fb3d1' } })) });
+  const compareChart = (id, title, unit, value, getCi, scale) => {
+    const holder = document.createElement('div');
+    el('comparison-charts').appendChild(holder);
+    addChart(holder, id, 'tall', {
+      title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } }, tooltip: { trigger: 'axis' },
+      grid: { left: 64, right: 16, top: 40, bottom: 64 },
+      xAxis: { type: 'category', data: rows.map(label), axisLabel: { fontSize: 10, interval: 0, lineHeight: 14 } },
+      yAxis: { type: 'value', name: unit, nameGap: 8 },
+      series: [bars(value, scale), errorBars(getCi, scale)] });
+  };
+  if (rows.length) {
+    compareChart('chart-compare-energy', `Energy per ${cmp.per} (median, 95% interval)`, 'J', (r) => r.energy_per_step_J, (r) => r.energy_per_step_ci_J, 1);
+    if (cmp.per === 'step')
+      compareChart('chart-compare-time', 'Time per step (median, 95% interval)', 'ms', (r) => r.time_per_step_s, (r) => r.time_per_step_ci_s, 1e3);
+  }
+  const ct = el('comparison');
+  const head = ct.createTHead().insertRow();
+  for (const h of ['run', 'GPU', 'workload', 'regime', `energy per ${cmp.per}, J`, '95% interval, J', `time per ${cmp.per}, ms`, '95% interval, ms', 'avg power, W', 'started'])
+    { const th = document.createElement('th'); th.textContent = h; head.appendChild(th); }
+  const body = ct.createTBody();
+  const iv = (a, s) => Array.isArray(a) ? `[${sig(a[0] * s)}, ${sig(a[1] * s)}]` : 'n/a';
+  for (const r of rows)
+    addRow(body, [[`#${r.id}` + (r.current ? ' (this run)' : '')], [r.gpu], [r.workload], [r.regime ?? 'n/a'],
+                  [sig(r.energy_per_step_J), true], [iv(r.energy_per_step_ci_J, 1), true],
+                  [sig(r.time_per_step_s * 1e3), true], [iv(r.time_per_step_ci_s, 1e3), true],
+                  [fmtN(r.avg_power_W, 1), true], [r.started_at_utc]], r.current ? 'current' : '');
+  text('comparison-note', `${rows.length} run(s): this one and the newest finished run of every other GPU + workload pair in the store, per ${cmp.per}.` +
+       (cmp.left_out_other_unit ? ` ${cmp.left_out_other_unit} run(s) measured per ${cmp.per === 'step' ? 'second' : 'step'} are left out (another unit).` : '') +
+       (cmp.left_out_unmeasured ? ` ${cmp.left_out_unmeasured} run(s) without a measurement (running or failed) are left out.` : ''));
+  text('generated', `Generated by regime report at ${data.generated_utc}. Charts: Apache ECharts ${echarts.version}, inlined; the page loads nothing from the network.`);
+
+  window.addEventListener('resize', () => charts.forEach((c) => c.resize()));
+  window.regimeReport = { charts: rendered };
+  document.body.dataset.ready = String(rendered.length);
+})();
+</script>
+</body>
+</html>
+)JS";
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+std::string render_html(const nlohmann::json& page_data, std::string_view chart_library_js) {
+  if (chart_library_js.empty())
+    throw Error(ErrorKind::InvalidArgument, "the charting library text is empty");
+  if (lower(chart_library_js).find("</script") != std::string::npos ||
+      chart_library_js.find("<!--") != std::string::npos)
+    throw Error(ErrorKind::InvalidArgument,
+                "the charting library contains '</script' or '<!--' and cannot be inlined");
+  // Every '<' in the JSON as \u003c: nothing in the data (a workload's command line, say) can end
+  // the script element or open a comment inside it.
+  const std::string json = page_data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string escaped;
+  escaped.reserve(json.size());
+  for (char c : json) {
+    if (c == '<')
+      escaped += "\\u003c";
+    else
+      escaped += c;
+  }
+  std::string out;
+  out.reserve(kPageHead.size() + escaped.size() + chart_library_js.size() + kPageScript.size() +
+              64);
+  out += kPageHead;
+  out += escaped;
+  out += "\n</script>\n<script>\n";
+  out += chart_library_js;
+  out += kPageScript;
+  return out;
+}
+
+}  // namespace regime::report

@@ -1,0 +1,166 @@
+#include "session/report.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/paths.hpp"
+#include "report/page.hpp"
+#include "report/sweep.hpp"
+#include "store/run_store.hpp"
+#include "trace/csv.hpp"
+
+namespace regime::session {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+RunRecord pick_run(const ReportRequest& r, const std::vector<RunRecord>& runs, const fs::path& db) {
+  if (r.run_id) {
+    for (const RunRecord& rec : runs)
+      if (rec.id == *r.run_id) return rec;
+    throw Error(ErrorKind::NotFound, fmt::format("no run {} in {}", *r.run_id, db.string()));
+  }
+  for (const RunRecord& rec : runs) {  // newest first
+    if (rec.status != "done" || !rec.report.is_object()) continue;
+    if (r.gpu && !contains(rec.gpu_name, *r.gpu) && !contains(rec.gpu_uuid, *r.gpu) &&
+        !contains(rec.device, *r.gpu))
+      continue;
+    if (r.workload && !contains(rec.workload, *r.workload)) continue;
+    return rec;
+  }
+  throw Error(
+      ErrorKind::NotFound,
+      fmt::format("no finished run in {}{}{}", db.string(),
+                  r.gpu ? fmt::format(" on a GPU matching '{}'", *r.gpu) : "",
+                  r.workload ? fmt::format(" of a workload matching '{}'", *r.workload) : ""));
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, fmt::format("cannot read {}", p.string()));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string now_utc() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
+}
+
+fs::path existing_library() {
+  const fs::path lib = chart_library_path();
+  if (!fs::exists(lib))
+    throw Error(ErrorKind::NotFound,
+                fmt::format("the charting library {} is missing: run scripts/deps.sh (it installs "
+                            "report/package-lock.json with npm ci and copies ECharts there) or "
+                            "set REGIME_CHART_JS to echarts.min.js",
+                            lib.string()));
+  return lib;
+}
+
+size_t count_points(const nlohmann::json& series, const char* key) {
+  size_t n = 0;
+  for (const auto& [name, s] : series.items()) n += s[key].get<size_t>();
+  return n;
+}
+
+}  // namespace
+
+fs::path chart_library_path() {
+  if (const char* env = std::getenv("REGIME_CHART_JS"); env && *env) return env;
+  return data_dir() / "report" / "echarts.min.js";
+}
+
+ReportResult write_report(const ReportRequest& r) {
+  if (r.out.empty()) throw Error(ErrorKind::InvalidArgument, "report: an output file is needed");
+  if (r.columns < 10)
+    throw Error(ErrorKind::InvalidArgument, "report: at least 10 columns are needed");
+  const fs::path lib = existing_library();
+  const fs::path db = r.db.empty() ? RunStore::default_path() : fs::path(r.db);
+  if (!fs::exists(db))
+    throw Error(ErrorKind::NotFound, fmt::format("no run database at {}", db.string()));
+  RunStore store(db);
+  const std::vector<RunRecord> runs = store.list();
+  const RunRecord run = pick_run(r, runs, db);
+  if (run.trace_path.empty())
+    throw Error(ErrorKind::NotFound, fmt::format("run {} has no trace file", run.id));
+  std::optional<fs::path> steps;
+  if (!run.steps_path.empty() && fs::exists(run.steps_path)) steps = run.steps_path;
+  const Trace trace = load_trace(run.trace_path, steps);
+
+  report::PageOptions po;
+  po.columns = r.columns;
+  po.generated_utc = now_utc();
+  const nlohmann::json page = report::build_page_data(run, trace, runs, po);
+  const std::string html = report::render_html(page, read_file(lib));
+  write_file_atomic(r.out, html);
+
+  ReportResult out;
+  out.run_id = run.id;
+  out.out = r.out;
+  out.chart_library = lib;
+  out.bytes = html.size();
+  out.comparison_runs = page["comparison"]["rows"].size();
+  out.timeline_points = count_points(page["timeline"]["series"], "points");
+  out.trace_points = count_points(page["timeline"]["series"], "input_points");
+  return out;
+}
+
+}  // namespace regime::session
+
+namespace regime::session {
+
+ReportResult write_study_report(const StudyReport& study, const fs::path& out,
+                                const std::string& trace_path, size_t columns) {
+  const fs::path lib = existing_library();
+  RunRecord rec;  // the study's probe, shown as a run; it is not in the store (id 0)
+  rec.device = study.device;
+  rec.gpu_name = study.info.name;
+  rec.gpu_uuid = study.info.uuid;
+  rec.workload = study.workload;
+  rec.status = "done";
+  rec.started_at_utc = now_utc();
+  rec.regime = to_string(study.regime.regime);
+  rec.confidence = study.regime.confidence;
+  rec.report = to_json(study.regime);
+  rec.trace_path = trace_path.empty() ? "not saved (study --out DIR saves it)" : trace_path;
+  std::vector<RunRecord> runs;
+  if (fs::exists(RunStore::default_path())) runs = RunStore(RunStore::default_path()).list();
+
+  report::PageOptions po;
+  po.columns = columns;
+  po.generated_utc = rec.started_at_utc;
+  nlohmann::json page = report::build_page_data(rec, study.probe_trace, runs, po);
+  page["title"] = fmt::format("Regime study: {} on {}", study.workload,
+                              study.info.name.empty() ? study.device : study.info.name);
+  if (study.sweep)
+    page["sweep"] =
+        report::sweep_section(study.sweep->outcome.probes, study.sweep->outcome.decision,
+                              study.info.default_limit_W, study.sweep->unit);
+  else
+    page["sweep_skipped"] = study.skipped;
+  const std::string html = report::render_html(page, read_file(lib));
+  write_file_atomic(out, html);
+
+  ReportResult result;
+  result.out = out;
+  result.chart_library = lib;
+  result.bytes = html.size();
+  result.comparison_runs = page["comparison"]["rows"].size();
+  result.timeline_points = count_points(page["timeline"]["series"], "points");
+  result.trace_points = count_points(page["timeline"]["series"], "input_points");
+  return result;
+}
+
+}  // namespace regime::session

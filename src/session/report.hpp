@@ -1,0 +1,47 @@
+#pragma once
+// `regime report`: one run of the store (by id, or the newest finished one matching a GPU and a
+// workload) with its trace files, drawn as a self-contained HTML page (src/report).
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "session/study.hpp"
+
+namespace regime::session {
+
+struct ReportRequest {
+  std::optional<int64_t> run_id;
+  std::string db;                       // default: RunStore::default_path()
+  std::optional<std::string> gpu;       // matches the GPU name, UUID or device URI (substring)
+  std::optional<std::string> workload;  // matches the workload (substring)
+  std::filesystem::path out;
+  size_t columns = 1200;
+};
+
+struct ReportResult {
+  int64_t run_id = 0;
+  std::filesystem::path out;
+  std::filesystem::path chart_library;
+  size_t bytes = 0;
+  size_t comparison_runs = 0;
+  size_t timeline_points = 0;  // drawn, all series together
+  size_t trace_points = 0;     // read, all series together
+};
+
+// The charting library inlined into the page: $REGIME_CHART_JS, else
+// data_dir()/report/echarts.min.js (scripts/deps.sh puts it there from report/package-lock.json).
+std::filesystem::path chart_library_path();
+
+// A study (`regime study --report FILE`): its probe's timeline, regime and evidence, the sweep
+// (energy and time per step against the cap, the decision marked) and the runs of the default
+// store beside it. `trace_path` names where the probe trace was saved, if anywhere.
+ReportResult write_study_report(const StudyReport& study, const std::filesystem::path& out,
+                                const std::string& trace_path, size_t columns = 1200);
+
+// Error NotFound when no run matches or the library is missing, InvalidArgument when the run has
+// no report, Io/Parse from the trace files.
+ReportResult write_report(const ReportRequest& request);
+
+}  // namespace regime::session

@@ -1,0 +1,86 @@
+// Opens a `regime report` page in headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core from report/package-lock.json) and fails unless: nothing is logged as an error,
+// no request leaves the file, every expected chart exists with data in every series and has drawn
+// pixels on its canvas. Saves screenshots of the whole page, the timeline and the comparison.
+//
+// Usage: node report_page.mjs PAGE.html OUT_DIR CHART_ID...
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, '..', '..', 'report', 'package.json'));
+const { chromium } = require('playwright-core');
+
+const [pagePath, outDir, ...expected] = process.argv.slice(2);
+if (!pagePath || !outDir || expected.length === 0) {
+  console.error('usage: node report_page.mjs PAGE.html OUT_DIR CHART_ID...');
+  process.exit(2);
+}
+fs.mkdirSync(outDir, { recursive: true });
+const pageUrl = pathToFileURL(path.resolve(pagePath)).href;
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'regime-chromium-'));
+const problems = [];
+
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.REGIME_CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1280, height: 900 },
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => { if (r.url() !== pageUrl && !r.url().startsWith('data:')) problems.push(`network request: ${r.url()}`); });
+  const started = Date.now();
+  await page.goto(pageUrl, { waitUntil: 'load' });
+  await page.waitForSelector('body[data-ready]', { timeout: 20000 });
+  const charts = await page.evaluate((ids) => ids.map((id) => {
+    const div = document.getElementById(id);
+    if (!div) return { id, missing: true };
+    const chart = window.echarts.getInstanceByDom(div);
+    const series = chart ? chart.getOption().series.map((s) => ({ name: s.name, points: (s.data || []).length })) : [];
+    // Pixels drawn: the share of the canvas that is not background.
+    const canvas = div.querySelector('canvas');
+    let inked = 0, total = 0;
+    if (canvas) {
+      const ctx = canvas.getContext('2d');
+      const img = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      for (let i = 0; i < img.length; i += 4 * 7) { total++; if (img[i + 3] > 0 && (img[i] < 235 || img[i + 1] < 235 || img[i + 2] < 235)) inked++; }
+    }
+    return { id, instance: !!chart, series, inked_fraction: total ? inked / total : 0 };
+  }), expected);
+  const notes = await page.evaluate(() => ({
+    downsampling: document.getElementById('downsampling').textContent,
+    regime: document.getElementById('regime').textContent,
+    comparison_rows: document.querySelectorAll('#comparison tbody tr').length,
+    all_charts: document.querySelectorAll('.chart').length,
+  }));
+  for (const c of charts) {
+    if (c.missing) { problems.push(`chart ${c.id} is not on the page`); continue; }
+    if (!c.instance) problems.push(`chart ${c.id} has no ECharts instance`);
+    if (!c.series.length) problems.push(`chart ${c.id} has no series`);
+    for (const s of c.series) if (s.points === 0) problems.push(`chart ${c.id}: series '${s.name}' has no data`);
+    if (c.inked_fraction < 0.005) problems.push(`chart ${c.id}: nothing drawn (${c.inked_fraction})`);
+  }
+  if (notes.all_charts !== expected.length) problems.push(`${notes.all_charts} charts on the page, expected ${expected.length}`);
+  if (!/points/.test(notes.downsampling)) problems.push(`no downsampling note: '${notes.downsampling}'`);
+  await page.screenshot({ path: path.join(outDir, 'report-page.png'), fullPage: true });
+  await page.locator('#timeline').screenshot({ path: path.join(outDir, 'report-timeline.png') });
+  await page.locator('#comparison-charts').screenshot({ path: path.join(outDir, 'report-comparison.png') });
+  if (await page.locator('#sweep-charts .chart').count())
+    await page.locator('#sweep-charts').screenshot({ path: path.join(outDir, 'report-sweep.png') });
+  console.log(JSON.stringify({ page: pagePath, load_and_check_ms: Date.now() - started, charts, notes }, null, 1));
+} finally {
+  await context.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+}
+if (problems.length) {
+  for (const p of problems) console.error('FAIL: ' + p);
+  process.exit(1);
+}
+console.log(`ok: ${expected.length} charts with data, no console error, no network request; screenshots in ${outDir}`);

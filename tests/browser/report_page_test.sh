@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The report pages in a real browser: three simulated probes (two GPUs, two workloads) go into a
+# fresh run database, `regime report` draws the newest H200 ResNet-50 run and `regime study
+# --report` a study of the same pair; report_page.mjs checks each in headless Chromium and saves
+# screenshots in OUT_DIR (the study's in OUT_DIR/study).
+# Usage: report_page_test.sh REGIME_BINARY OUT_DIR. Exit 77 (skipped) only when Chromium is absent.
+set -euo pipefail
+regime="$1"
+out="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+chromium="${REGIME_CHROMIUM:-/usr/bin/chromium}"
+if [ ! -x "$chromium" ]; then
+  echo "SKIP: $chromium is not installed (scripts/deps.sh installs Debian's chromium)"
+  exit 77
+fi
+if [ ! -d "$root/report/node_modules/playwright-core" ]; then
+  echo "FAIL: report/node_modules is missing: run scripts/deps.sh" >&2
+  exit 1
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+export REGIME_STATE_DIR="$tmp/state"
+db="$REGIME_STATE_DIR/runs.sqlite"  # the default store, which the study's page reads too
+"$regime" probe --device sim:h200 --workload sim:gemm --seconds 20 --db "$db" >/dev/null
+"$regime" probe --device sim:a100 --workload sim:resnet50 --seconds 20 --db "$db" >/dev/null
+"$regime" probe --device sim:h200 --workload sim:resnet50 --seconds 60 --db "$db" >/dev/null
+mkdir -p "$out"
+"$regime" report --db "$db" --gpu H200 --workload resnet50 -o "$out/report.html" --json \
+  | tee "$tmp/report.json"
+grep -q '"run_id": 3' "$tmp/report.json" || { echo "FAIL: --gpu/--workload did not pick run 3" >&2; exit 1; }
+node "$here/report_page.mjs" "$out/report.html" "$out" chart-power chart-temperature \
+  chart-sm-clock chart-steps chart-compare-energy chart-compare-time
+"$regime" study --device sim:h200 --workload sim:resnet50 --probe-seconds 30 \
+  --report "$out/study.html" >/dev/null
+node "$here/report_page.mjs" "$out/study.html" "$out/study" chart-power chart-temperature \
+  chart-sm-clock chart-steps chart-sweep-energy chart-sweep-time chart-compare-energy \
+  chart-compare-time

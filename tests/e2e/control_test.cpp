@@ -1,0 +1,289 @@
+// regime control end to end: on the simulator, the gated controller engages on a thermal-bound
+// pair and is judged in energy and time per step against an uncontrolled run of the same length,
+// and stays out of a cap-bound pair saying why; against the fake NVML (the real NVML code path),
+// the limit stays in [min, default], changes no faster than the dwell, and the original comes back
+// after success, a failed workload, SIGTERM and SIGINT, and through `regime restore` after
+// kill -9; without --actuate or with REGIME_READ_ONLY nothing
+// changes.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support/cli_run.hpp"
+
+namespace regime {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class ControlCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("regime-control-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    env_ = {{"REGIME_STATE_DIR", (dir_ / "state").string()}};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  json run_json(const std::vector<std::string>& args) {
+    auto r = test::run(args, env_, dir_);
+    EXPECT_EQ(r.status, 0) << r.err;
+    try {
+      return json::parse(r.out);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not JSON: " << r.out << "\n" << r.err;
+      return json::object();
+    }
+  }
+
+  fs::path dir_;
+  test::Env env_;
+};
+
+bool disjoint(const json& a, const json& b) {
+  return a[1].get<double>() < b[0].get<double>() || b[1].get<double>() < a[0].get<double>();
+}
+
+// A poorly cooled H200 (30 C ambient, half the nominal cooling) running ResNet-50 is throttled
+// by heat at the default limit; the gated controller probes, engages, and lowers the limit.
+TEST_F(ControlCli, GatedEngagesOnAThermalBoundPairAndIsJudgedAgainstNoControl) {
+  const std::string dev = "sim:h200,ambient_C=30,cooling=2";
+  json c = run_json({"control", "--device", dev, "--workload", "sim:resnet50", "--policy",
+                     "regime-gated", "--seconds", "600", "--warmup-s", "150", "--json"});
+  json b = run_json({"probe", "--device", dev, "--workload", "sim:resnet50", "--seconds", "600",
+                     "--warmup-s", "150", "--json"});
+  ASSERT_TRUE(c.contains("engaged")) << c.dump(2);
+  EXPECT_EQ(c["regime"], "thermal-bound");
+  EXPECT_TRUE(c["engaged"].get<bool>()) << c["reason"];
+  ASSERT_FALSE(c["actions"].empty());
+  const json& p = c["thermal"];
+  double prev_t = -1e9;
+  for (const auto& a : c["actions"]) {
+    EXPECT_GE(a["limit_W"].get<double>(), p["min_W"].get<double>());
+    EXPECT_LE(a["limit_W"].get<double>(), p["max_W"].get<double>());
+    EXPECT_LE(std::abs(a["limit_W"].get<double>() - a["old_limit_W"].get<double>()),
+              p["step_W"].get<double>() + 1e-6);
+    EXPECT_GE(a["t_s"].get<double>() - prev_t, p["dwell_s"].get<double>() - 1e-6);
+    prev_t = a["t_s"].get<double>();
+  }
+  EXPECT_EQ(c["limit_after_W"], c["limit_before_W"]);
+  EXPECT_EQ(c["limit_after_W"].get<double>(), 700);
+  // After the warm-up the controlled run holds its band on average; the uncontrolled one runs
+  // above the target throughout.
+  EXPECT_LE(c["measurement"]["mean_temp_C"].get<double>(), p["target_C"].get<double>());
+  EXPECT_GE(c["measurement"]["mean_temp_C"].get<double>(),
+            p["target_C"].get<double>() - p["band_C"].get<double>());
+  EXPECT_GT(b["measurement"]["mean_temp_C"].get<double>(), p["target_C"].get<double>());
+  // Both runs are measured over the same window; the figures carry intervals.
+  double e_c = c["energy_per_step_J"].get<double>();
+  double e_b = b["measurement"]["energy_per_step_J"].get<double>();
+  double t_c = c["time_per_step_s"].get<double>();
+  double t_b = b["measurement"]["time_per_step_s"].get<double>();
+  std::printf("controlled:   %.3f J/step [%.3f, %.3f], %.5f s/step [%.5f, %.5f]\n", e_c,
+              c["energy_per_step_ci_J"][0].get<double>(),
+              c["energy_per_step_ci_J"][1].get<double>(), t_c,
+              c["time_per_step_ci_s"][0].get<double>(), c["time_per_step_ci_s"][1].get<double>());
+  std::printf("uncontrolled: %.3f J/step [%.3f, %.3f], %.5f s/step [%.5f, %.5f]\n", e_b,
+              b["measurement"]["energy_per_step_ci_J"][0].get<double>(),
+              b["measurement"]["energy_per_step_ci_J"][1].get<double>(), t_b,
+              b["measurement"]["time_per_step_ci_s"][0].get<double>(),
+              b["measurement"]["time_per_step_ci_s"][1].get<double>());
+  // What the simulator shows (docs/control.md): less energy per step, more time per step, each
+  // outside the other's interval.
+  EXPECT_LT(e_c, e_b);
+  EXPECT_TRUE(disjoint(c["energy_per_step_ci_J"], b["measurement"]["energy_per_step_ci_J"]));
+  EXPECT_GT(t_c, t_b);
+}
+
+TEST_F(ControlCli, GatedStaysOutOfACapBoundPairAndSaysWhy) {
+  auto r = test::run({"control", "--device", "sim:t4", "--workload", "sim:vgg16", "--policy",
+                      "regime-gated", "--seconds", "200"},
+                     env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("probe (60 s): cap-bound"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stayed out: cap-bound: the firmware already holds power at the limit; "
+                       "temperature control cannot lower energy per step"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("  t="), std::string::npos) << r.out;  // no action
+  EXPECT_NE(r.out.find("limit 70 W before, 70 W after (never changed)"), std::string::npos)
+      << r.out;
+}
+
+// A hotter L4 is thermal-bound too, but once warm it is throttled to below its lowest limit: no
+// limit the controller may set would bind, so a probe long enough to see that (150 s; the
+// default 60 s still sees the warm-up's higher power) keeps the gate shut and says so.
+TEST_F(ControlCli, GatedStaysOutWhenTheCardDrawsLessThanItsLowestLimit) {
+  json c = run_json({"control", "--device", "sim:l4,ambient_C=45,cooling=2", "--workload",
+                     "sim:resnet50", "--policy", "regime-gated:probe_s=150", "--seconds", "300",
+                     "--json"});
+  EXPECT_EQ(c["regime"], "thermal-bound");
+  EXPECT_FALSE(c["engaged"].get<bool>());
+  EXPECT_NE(c["reason"].get<std::string>().find("under the lowest limit 40 W"), std::string::npos)
+      << c["reason"];
+  EXPECT_TRUE(c["actions"].empty());
+}
+
+TEST_F(ControlCli, ThermalOnTheCapBoundT4ChangesNothingMeasurable) {
+  json c = run_json({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--policy",
+                     "thermal", "--seconds", "300", "--warmup-s", "60", "--json"});
+  json b = run_json({"probe", "--device", "sim:t4", "--workload", "sim:resnet50", "--seconds",
+                     "300", "--warmup-s", "60", "--json"});
+  EXPECT_TRUE(c["engaged"].get<bool>());
+  EXPECT_TRUE(c["actions"].empty()) << c["actions"].dump(2);
+  EXPECT_FALSE(disjoint(c["energy_per_step_ci_J"], b["measurement"]["energy_per_step_ci_J"]));
+}
+
+TEST_F(ControlCli, BadPoliciesAreUsageErrors) {
+  auto bad = [&](const std::string& policy, const std::string& needle) {
+    auto r = test::run({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--policy",
+                        policy, "--seconds", "100"},
+                       env_, dir_);
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  };
+  bad("pid", "unknown policy");
+  bad("thermal:target=80", "unknown parameter 'target'");
+  bad("regime-gated:inner=pid", "the only inner controller is thermal");
+  bad("regime-gated:probe_s=200", "probe_s must be in");
+}
+
+TEST_F(ControlCli, ReadOnlyForbidsThermalBeforeAnyWork) {
+  env_["REGIME_READ_ONLY"] = "1";
+  auto r = test::run({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--policy",
+                      "thermal", "--seconds", "100"},
+                     env_, dir_);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("REGIME_READ_ONLY"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+constexpr double kOriginalW = 280;  // deliberately not the default (300 W)
+
+// The fake GPU heats 0.25 C per watt over 30 C ambient: 92 C at 250 W, over the 84 C target.
+class ControlNvmlCli : public ControlCli {
+ protected:
+  void SetUp() override {
+    ControlCli::SetUp();
+    std::ofstream(dir_ / "config.json")
+        << R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-ctl","min_limit_W":100,)"
+           R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250,)"
+           R"("ambient_C":30,"temp_per_W":0.25}]})";
+    std::ofstream(dir_ / "state.json")
+        << json{{"GPU-fake-ctl",
+                 {{"limit_W", kOriginalW}, {"energy_J", 0.0}, {"capped_s", 0.0}, {"t_s", 0.0}}}}
+               .dump();
+    env_["REGIME_NVML_LIBRARY"] = REGIME_FAKE_NVML;
+    env_["FAKE_NVML_CONFIG"] = (dir_ / "config.json").string();
+    env_["FAKE_NVML_STATE"] = (dir_ / "state.json").string();
+  }
+
+  double limit_W() const {
+    std::ifstream in(dir_ / "state.json");
+    json j;
+    try {
+      in >> j;
+      return j.at("GPU-fake-ctl").at("limit_W").get<double>();
+    } catch (const std::exception&) {
+      return -1;  // being rewritten
+    }
+  }
+
+  std::vector<std::string> args(const std::string& seconds, bool actuate = true,
+                                const std::string& workload = "") const {
+    std::vector<std::string> a = {"control",
+                                  "--device",
+                                  "nvml:0",
+                                  "--policy",
+                                  "thermal:period_s=0.2,dwell_s=0.6,step_W=40",
+                                  "--seconds",
+                                  seconds,
+                                  "--sample-ms",
+                                  "20",
+                                  "--step-regex",
+                                  "step"};
+    if (actuate) a.push_back("--actuate");
+    a.insert(a.end(), {"--", "sh", "-c",
+                       workload.empty() ? "while true; do echo step; sleep 0.05; done" : workload});
+    return a;
+  }
+
+  void interrupt_mid_run(int signo);
+};
+
+TEST_F(ControlNvmlCli, StaysInBoundsAtTheRateLimitAndRestoresTheOriginal) {
+  auto a = args("5");
+  a.insert(a.begin() + 1, "--json");
+  json j = run_json(a);
+  ASSERT_TRUE(j.contains("actions")) << j.dump(2);
+  ASSERT_GE(j["actions"].size(), 2u) << j.dump(2);
+  double prev_t = -1e9;
+  for (const auto& x : j["actions"]) {
+    EXPECT_GE(x["limit_W"].get<double>(), 100);
+    EXPECT_LE(x["limit_W"].get<double>(), 300);
+    EXPECT_LE(std::abs(x["limit_W"].get<double>() - x["old_limit_W"].get<double>()), 40 + 1e-6);
+    EXPECT_GE(x["t_s"].get<double>() - prev_t, 0.6 - 1e-6);
+    prev_t = x["t_s"].get<double>();
+  }
+  EXPECT_LT(j["actions"][0]["limit_W"].get<double>(), kOriginalW);  // it was too hot: lowered
+  EXPECT_EQ(j["limit_after_W"].get<double>(), kOriginalW);
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+TEST_F(ControlNvmlCli, AfterAFailedWorkloadTheOriginalLimitIsBack) {
+  auto r = test::run(args("30", true, "for i in $(seq 40); do echo step; sleep 0.05; done; exit 3"),
+                     env_, dir_);
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+// Starts a long run, waits until the controller has lowered the limit, then sends `signo`.
+void ControlNvmlCli::interrupt_mid_run(int signo) {
+  test::Child child = test::spawn(args("60"), env_, dir_);
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < end) {
+    double l = limit_W();
+    if (l > 0 && l < kOriginalW) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_LT(limit_W(), kOriginalW) << "the controller never lowered the limit: " << child.err();
+  kill(child.pid, signo);
+  EXPECT_EQ(child.wait(), 128 + signo) << child.err();
+}
+
+TEST_F(ControlNvmlCli, AfterSigtermTheOriginalLimitIsBack) {
+  interrupt_mid_run(SIGTERM);
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+TEST_F(ControlNvmlCli, AfterSigintTheOriginalLimitIsBack) {
+  interrupt_mid_run(SIGINT);
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+TEST_F(ControlNvmlCli, AfterKill9RestoreBringsTheOriginalBack) {
+  interrupt_mid_run(SIGKILL);
+  EXPECT_LT(limit_W(), kOriginalW);  // left as the controller set it
+  auto r = test::run({"restore"}, env_, dir_);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+TEST_F(ControlNvmlCli, WithoutActuateNothingChangesAndTheUserIsTold) {
+  auto r = test::run(args("3", false), env_, dir_);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--actuate"), std::string::npos) << r.err;
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+}  // namespace
+}  // namespace regime

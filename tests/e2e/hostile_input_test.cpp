@@ -1,0 +1,211 @@
+// Hostile input, run through the real binary: values that would make Regime allocate by their
+// size, convert out of range, or read a file that never ends, are refused where they stand
+// (file:line:column) or bounded by the data, and nothing hangs.
+#include <fmt/core.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_run.hpp"
+
+namespace regime::test {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class HostileInput : public ::testing::Test {
+ protected:
+  RunResult regime(const std::vector<std::string>& args, const Env& env = {}) {
+    auto t0 = std::chrono::steady_clock::now();
+    RunResult r = run(args, env, dir.path);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
+  fs::path h200(const std::string& name) const {
+    return fs::path(REGIME_TEST_DATA_DIR) / "h200" / (name + ".trace.csv");
+  }
+  fs::path zeus_v100() const { return fs::path(REGIME_TEST_DATA_DIR) / "zeus" / "V100.sweep.csv"; }
+  // The real ResNet-50 trace with `extra` appended.
+  fs::path trace_with(const std::string& name, const std::string& extra) const {
+    fs::path p = dir.path / (name + ".trace.csv");
+    write_text(p, read_text(h200("resnet50")) + extra);
+    return p;
+  }
+  TempDir dir;
+  double seconds = 0;
+};
+
+TEST_F(HostileInput, OneTimestampFarLaterIsBoundedByTheData) {
+  // Before: one steady-state block per 0.5 s of span, 2e7 blocks (466 s and 1.8 GB).
+  std::string text = read_text(h200("resnet50"));
+  std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  double t = std::stod(last.substr(0, last.find(',')));
+  std::string row = fmt::format("{:.3f}", t + 1e7) + last.substr(last.find(','));
+  fs::path p = trace_with("gap", row);
+  RunResult r = regime({"classify", "--trace", p.string(), "--json"});
+  EXPECT_LT(seconds, 20) << "classify took " << seconds << " s";
+  // Without steps the whole span is judged: whatever the verdict, it comes quickly and plainly.
+  EXPECT_TRUE(r.status == 0 || r.status == 2) << r.status << r.err;
+}
+
+TEST_F(HostileInput, AbsurdValuesInATraceNameFileLineAndColumn) {
+  fs::path p = trace_with("gpu", "1795980399.5,2000000000,100,,,,,,,,\n");
+  RunResult r = regime({"classify", "--trace", p.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr(p.string() + ":"));
+  EXPECT_THAT(r.err, HasSubstr(":14: gpu index 2000000000 is outside 0-1023"));
+  EXPECT_LT(seconds, 10);
+
+  p = trace_with("time", "1e300,0,100,,,,,,,,\n");
+  r = regime({"classify", "--trace", p.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr(":1: t_s 1e300 is not a plausible time"));
+
+  fs::path steps = dir.path / "bad.steps.csv";
+  write_text(steps, "step,t_start_s,t_end_s\n1e20,1,2\n");
+  r = regime({"classify", "--trace", h200("resnet50").string(), "--steps", steps.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr(steps.string() + ":2:1: bad integer '1e20' in column step"));
+}
+
+TEST_F(HostileInput, AFifoOrADeviceWhereAFileIsMeantIsRefusedAtOnce) {
+  fs::path fifo = dir.path / "fifo.trace.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo.string(), std::string("/dev/zero")}) {
+    RunResult r = regime({"classify", "--trace", path});
+    EXPECT_EQ(r.status, 7) << path << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("not a regular file")) << r.err;
+    EXPECT_LT(seconds, 10) << path;
+    r = regime({"recommend", "--sweep", path});
+    EXPECT_EQ(r.status, 7) << path << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("not a regular file")) << r.err;
+    r = regime({"sweep", "--device", "replay:" + path, "--workload", "x"});
+    EXPECT_NE(r.status, 0);
+    EXPECT_THAT(r.err, HasSubstr("not a regular file")) << r.err;
+    EXPECT_LT(seconds, 10) << path;
+  }
+}
+
+TEST_F(HostileInput, ASweepTableWithAHugeStepCountIsRefused) {
+  fs::path p = dir.path / "steps.sweep.csv";
+  write_text(p, "workload,gpu,cap_W,time_s,avg_power_W,unit,steps\nw,V100,250,1,200,step,1e20\n");
+  RunResult r = regime({"recommend", "--sweep", p.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr(p.string() + ":2:"));
+  EXPECT_THAT(r.err, HasSubstr("steps 1e20 is more than 1e+09"));
+}
+
+TEST_F(HostileInput, AGpuSpecWithAHugeNumberNamesLineAndColumn) {
+  fs::path data = dir.path / "data";
+  fs::create_directories(data / "gpus");
+  std::string spec = read_text(fs::path(REGIME_SOURCE_DIR) / "data" / "gpus" / "t4.json");
+  auto at = spec.find("\"sm_count\"");
+  ASSERT_NE(at, std::string::npos);
+  auto colon = spec.find(':', at);
+  auto end = spec.find_first_of(",}", colon);
+  write_text(data / "gpus" / "t4.json", spec.substr(0, colon + 1) + " 1e20" + spec.substr(end));
+  RunResult r = regime({"sim", "curve", "--gpu", "t4", "--workload", "resnet50", "--caps", "60"},
+                       {{"REGIME_DATA_DIR", data.string()}});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("\"sm_count\" is 1e+20, not a whole number"));
+  write_text(data / "gpus" / "t4.json", spec.substr(0, colon + 1) + " 1e999" + spec.substr(end));
+  r = regime({"sim", "curve", "--gpu", "t4", "--workload", "resnet50", "--caps", "60"},
+             {{"REGIME_DATA_DIR", data.string()}});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr((data / "gpus" / "t4.json").string() + ":"));
+  EXPECT_THAT(r.err, HasSubstr("number overflow"));
+}
+
+TEST_F(HostileInput, AJournalEntryForANonPhysicalDeviceIsNeverOpened) {
+  // A hand-made entry naming a replay: device would make a root `regime restore` read any file
+  // and print its first line in the parse error.
+  fs::path journal = dir.path / "system" / "power-limits";
+  fs::create_directories(journal);
+  ::chmod((dir.path / "system").c_str(), 0700);
+  ::chmod(journal.c_str(), 0700);
+  fs::path secret = dir.path / "secret.txt";
+  write_text(secret, "the-secret-first-line\n");
+  std::string device = "replay:" + secret.string();
+  std::string key = "device-";  // the file name the journal gives an entry without a uuid
+  for (unsigned char c : device) {
+    bool plain = std::isalnum(c) || c == '_' || c == '-';
+    key += plain ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+  }
+  write_text(journal / (key + ".json"),
+             nlohmann::json{{"device", device}, {"original_limit_W", 100}}.dump());
+  RunResult r = regime({"restore"}, {{"REGIME_SYSTEM_STATE_DIR", (dir.path / "system").string()},
+                                     {"REGIME_STATE_DIR", (dir.path / "state").string()}});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.out, HasSubstr("is not a physical GPU"));
+  EXPECT_EQ(r.out.find("the-secret-first-line"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("the-secret-first-line"), std::string::npos) << r.err;
+}
+
+TEST_F(HostileInput, AHugeOutputLineDuringASweepNeitherCrashesNorLeavesTheCap) {
+  // Was: libstdc++'s regex recursed per character, the sweep died with SIGSEGV (exit 139) and
+  // the fake GPU stayed at the probe's cap.
+  write_text(dir.path / "config.json",
+             R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-line","min_limit_W":100,)"
+             R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250}]})");
+  Env env = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
+             {"FAKE_NVML_CONFIG", (dir.path / "config.json").string()},
+             {"FAKE_NVML_STATE", (dir.path / "nvml-state.json").string()},
+             {"REGIME_STATE_DIR", (dir.path / "state").string()},
+             {"REGIME_SYSTEM_STATE_DIR", (dir.path / "state").string()}};
+  RunResult r =
+      regime({"sweep",
+              "--device",
+              "nvml:0",
+              "--caps",
+              "300,200",
+              "--strategy",
+              "exhaustive",
+              "--settle-s",
+              "0.1",
+              "--warmup-steps",
+              "1",
+              "--probe-s",
+              "0.5",
+              "--step-regex",
+              "(a|aa)*step",
+              "--actuate",
+              "--",
+              "python3",
+              "-c",
+              "import time\nfor i in range(400):\n    print('a' * 30000 + 'step', flush=True)\n"
+              "    time.sleep(0.01)"},
+             env);
+  EXPECT_EQ(r.status, 0) << r.err.substr(0, 2000);
+  RunResult show = regime({"limit", "show", "--device", "nvml:0", "--json"}, env);
+  ASSERT_EQ(show.status, 0) << show.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(show.out).at("current_limit_W").get<double>(), 300);
+}
+
+TEST_F(HostileInput, AsRootANvmlLibraryOthersCouldWriteIsNotLoaded) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the check applies to root only";
+  fs::path shared = dir.path / "shared";
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all);  // like /tmp without the sticky bit
+  fs::copy_file(REGIME_FAKE_NVML, shared / "libnvidia-ml.so.1");
+  write_text(dir.path / "config.json", R"({"gpus": [{"name": "NVIDIA Fake GPU"}]})");
+  Env env = {{"REGIME_NVML_LIBRARY", (shared / "libnvidia-ml.so.1").string()},
+             {"FAKE_NVML_CONFIG", (dir.path / "config.json").string()}};
+  RunResult r = regime({"limit", "show", "--device", "nvml:0"}, env);
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("refusing to load REGIME_NVML_LIBRARY="));
+  EXPECT_THAT(r.err, HasSubstr("is writable by others (mode 0777)"));
+  fs::permissions(shared, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  r = regime({"limit", "show", "--device", "nvml:0"}, env);
+  EXPECT_EQ(r.status, 0) << r.err;  // the same file, once no one else can replace it
+}
+
+}  // namespace
+}  // namespace regime::test
