@@ -36,7 +36,7 @@ inline constexpr int kShortRunSteps = 20;            // fewer steps: confidence 
 // holds 5 readings, and a median step time wants 5 steps.
 inline constexpr double kMinWindow_s = 0.5;
 inline constexpr int kMinSteps = 5;
-inline constexpr double kShortRun_s = 5;             // shorter window: confidence x0.8
+inline constexpr double kShortRun_s = 5;  // shorter window: confidence x0.8
 
 // Facts a user can supply when the trace lacks them (a recorded trace has no GpuInfo).
 struct GpuSpecOverrides {
