@@ -43,9 +43,14 @@ void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w) {
 }
 
 void print_probe_progress(const plan::ProbeResult& p) {
-  std::cerr << fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n",
-                           p.cap_W, p.measurement.energy_per_step_J, p.measurement.time_per_step_s,
-                           p.measurement.avg_power_W, p.measurement.steps);
+  const Measurement& m = p.measurement;
+  if (m.per_second)  // no step markers (--per-second): every figure per second
+    std::cerr << fmt::format("probe {:.1f} W: {:.4g} J per second, {:.1f} W, no steps\n", p.cap_W,
+                             m.energy_per_step_J, m.avg_power_W);
+  else
+    std::cerr << fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n",
+                             p.cap_W, m.energy_per_step_J, m.time_per_step_s, m.avg_power_W,
+                             m.steps);
 }
 
 }  // namespace regime::cli

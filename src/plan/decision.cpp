@@ -33,6 +33,20 @@ double raw_score(const Objective& o, double energy_J, double time_s, double max_
   return *score(free, energy_J, time_s, time_s, max_power_W);
 }
 
+// What the objective's score is, in words.
+std::string score_name(const Objective& o) {
+  switch (o.kind) {
+    case ObjectiveKind::Energy:
+    case ObjectiveKind::MaxSlowdown:
+      return "energy per step";
+    case ObjectiveKind::Edp:
+      return "energy x time per step";
+    case ObjectiveKind::Zeus:
+      return o.text() + " score";
+  }
+  return o.text();
+}
+
 bool all_have_intervals(const std::vector<ProbeResult>& probes) {
   return std::all_of(probes.begin(), probes.end(),
                      [](const ProbeResult& p) { return has_intervals(p.measurement); });
@@ -103,8 +117,9 @@ Decision decide_single(const std::vector<ProbeResult>& probes_in, const Decision
     for (size_t i = 1; i < n; ++i)
       if (score_raw[i] < score_raw[luckiest]) luckiest = i;
     if (luckiest != 0)
-      why += fmt::format(". The lowest {} ({} W, {:+.1f}% against {}) is scatter", obj,
-                         caps[luckiest], change_pct(score_raw[luckiest], s0), level_text);
+      why += fmt::format(". The lowest {} ({} W, {:+.1f}% against {}) is scatter",
+                         score_name(in.objective), caps[luckiest],
+                         change_pct(score_raw[luckiest], s0), level_text);
     return keep(in.default_limit_W,
                 why + fmt::format(": keeping the default limit {} W", in.default_limit_W),
                 std::move(d));
