@@ -2,10 +2,12 @@
 // at its 700 W limit (gemm) and the one that never reached it (resnet50).
 #include "analysis/binding.hpp"
 
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 
 #include "analysis/measure.hpp"
 #include "trace/csv.hpp"
@@ -46,6 +48,11 @@ TEST(AnalysisBinding, WindowsPredictWhatTheCountersSawAtTheLimit) {
   EXPECT_LT(r.caps[2].share, 0.8);
   EXPECT_GT(r.caps[3].share, 0.9);
   EXPECT_EQ(r.highest_binding_cap_W, 630);
+  for (const LiveBinding* b : {&g, &r})
+    for (const auto& c : b->caps)
+      std::cout << fmt::format("{} at {:g} W: {:.1f}% of the 0.5 s windows\n",
+                               b == &g ? "gemm_bf16" : "resnet50", c.cap_W, 100 * c.share);
+  std::cout << "gemm_bf16: " << g.summary << "\nresnet50: " << r.summary << "\n";
   EXPECT_THAT(r.summary, HasSubstr("a cap of 630 W would bind about"));
   const nlohmann::json j = to_json(r);
   EXPECT_EQ(j["highest_binding_cap_W"], 630);

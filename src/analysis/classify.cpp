@@ -316,6 +316,16 @@ std::string advice_for(Regime r, const Measurement& m, const Facts& f) {
 
 }  // namespace
 
+std::string too_short_to_classify(const Measurement& m) {
+  const double window_s = m.window_end_s - m.window_start_s;
+  if (window_s < kMinWindow_s)
+    return fmt::format("the measured window is {:.2f} s, under the {:g} s a regime needs", window_s,
+                       kMinWindow_s);
+  if (!m.per_second && m.steps < kMinSteps)
+    return fmt::format("{} step(s) were measured, under the {} a regime needs", m.steps, kMinSteps);
+  return "";
+}
+
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu) {
   return classify(m, gpu, ClassifyThresholds{});
 }

@@ -32,7 +32,11 @@ inline constexpr double kMaterialReasonShare = 0.05;
 inline constexpr double kBorderlineCapShare = 0.10;  // cap share within 10 points of 50%
 inline constexpr double kBorderlineUtilPct = 10;     // utilization within 10 points of 50%
 inline constexpr int kShortRunSteps = 20;            // fewer steps: confidence x0.8
-inline constexpr double kShortRun_s = 5;             // shorter window: confidence x0.8
+// Below these no regime is named at all: power is updated every 100 ms (H200), so half a second
+// holds 5 readings, and a median step time wants 5 steps.
+inline constexpr double kMinWindow_s = 0.5;
+inline constexpr int kMinSteps = 5;
+inline constexpr double kShortRun_s = 5;  // shorter window: confidence x0.8
 
 // Facts a user can supply when the trace lacks them (a recorded trace has no GpuInfo).
 struct GpuSpecOverrides {
@@ -57,6 +61,10 @@ struct ClassifyThresholds {
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu);
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const ClassifyThresholds& t);
 RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOverrides& overrides);
+
+// Why a measurement is too short to name a regime (its window under kMinWindow_s, or fewer than
+// kMinSteps steps); empty when it is long enough.
+std::string too_short_to_classify(const Measurement& m);
 
 // {"regime","confidence","advice","evidence":{...},"measurement":{...}} (DESIGN.md section 3).
 nlohmann::json to_json(const RegimeReport& r);

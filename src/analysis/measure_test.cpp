@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -170,6 +171,27 @@ TEST(MeasureSynthetic, WarmupIsDetectedAndDropped) {
   MeasureOptions fixed;
   fixed.warmup_s = 5;
   EXPECT_NEAR(measure(synthetic::make(spec), fixed).warmup_dropped_s, 5.0, 0.11);
+}
+
+// A live --no-steps probe: the driver's power buffer starts about 20 ms after the trace (its
+// first drain), and the warm-up is still found and dropped.
+TEST(MeasureSynthetic, NoStepsWarmupIsFoundWhenThePowerBufferStartsLate) {
+  synthetic::Spec spec;
+  spec.steps = false;
+  spec.warmup_s = 3;  // half the power for 3 s
+  spec.energy_source = EnergySource::InstantPower;
+  Trace t = synthetic::make(spec);
+  const double t0 = t.samples.front().t_s, t1 = t.samples.back().t_s;
+  for (double at = t0 + 0.02; at <= t1; at += 0.02) {
+    auto it = std::upper_bound(t.samples.begin(), t.samples.end(), at,
+                               [](double v, const Sample& s) { return v < s.t_s; });
+    t.power_points.push_back({at, *std::prev(it)->power_W});
+  }
+  MeasureOptions no_steps;
+  no_steps.use_steps = false;
+  const Measurement m = measure(t, no_steps);
+  EXPECT_NEAR(m.warmup_dropped_s, 3.0, 0.6) << m.steady_state_rule;
+  EXPECT_NEAR(m.avg_power_W, 400, 4);
 }
 
 TEST(MeasureSynthetic, WindowMeasuresOnlyItsPart) {

@@ -106,12 +106,19 @@ SteadySteps settle_steps(std::span<const Step> steps, const detail::Cumulative& 
                       kSettleBlock_s, 1e3 * time_band.tol, 1e3 * time_band.ref, power_part)};
 }
 
-SteadyTime settle_time(double t0_s, double t1_s, const detail::Cumulative& power) {
+SteadyTime settle_time(double t0_s_in, double t1_s_in, const detail::Cumulative& power) {
+  // The driver's power buffer starts a little after the trace (the first drain, ~20 ms in) and
+  // may end a little before it: judge the part it covers.
+  double t0_s = t0_s_in, t1_s = t1_s_in;
+  if (power.t_s.size() >= 2) {
+    t0_s = std::max(t0_s, power.t_s.front());
+    t1_s = std::min(t1_s, power.t_s.back());
+  }
   const double span = t1_s - t0_s;
   if (span < 4 * kSettleBlock_s || !power.covers(t0_s, t1_s))
-    return {t0_s, t1_s,
-            fmt::format("{:.2f} s without power readings over {} s blocks: nothing dropped", span,
-                        kSettleBlock_s)};
+    return {t0_s_in, t1_s_in,
+            fmt::format("{:.2f} s without power readings over {} s blocks: nothing dropped",
+                        t1_s_in - t0_s_in, kSettleBlock_s)};
   std::vector<Block> blocks;
   // Blocks of kSettleBlock_s, but never more blocks than power readings: a trace with a long gap
   // (or one corrupt time stamp) must not ask for a block per half second of the gap.
@@ -142,12 +149,78 @@ SteadyTime settle_time(double t0_s, double t1_s, const detail::Cumulative& power
       last = k;
       break;
     }
-  const SteadyTime out{blocks[start].start_s, blocks[last].end_s, ""};
+  // Nothing dropped at an end keeps that end where it was asked to be.
+  const SteadyTime out{start == 0 ? t0_s_in : blocks[start].start_s,
+                       last + 1 == blocks.size() ? t1_s_in : blocks[last].end_s, ""};
   return {
       out.start_s, out.end_s,
       fmt::format("dropped {:.2f} s of warm-up and {:.2f} s of tail: kept the {} s blocks whose "
                   "mean power is within {:.1f} W of {:.1f} W (second-half reference)",
-                  out.start_s - t0_s, t1_s - out.end_s, block_s, pw.tol, pw.ref)};
+                  out.start_s - t0_s_in, t1_s_in - out.end_s, block_s, pw.tol, pw.ref)};
+}
+
+namespace {
+
+// y = a + b t by least squares, with the standard error of b; nullopt under 3 points.
+std::optional<Slope> fit_slope(const std::vector<double>& t, const std::vector<double>& y,
+                               double scale) {
+  const size_t n = t.size();
+  if (n < 3) return std::nullopt;
+  double tm = 0, ym = 0;
+  for (size_t i = 0; i < n; ++i) {
+    tm += t[i] / static_cast<double>(n);
+    ym += y[i] / static_cast<double>(n);
+  }
+  double stt = 0, sty = 0;
+  for (size_t i = 0; i < n; ++i) {
+    stt += (t[i] - tm) * (t[i] - tm);
+    sty += (t[i] - tm) * (y[i] - ym);
+  }
+  if (!(stt > 0)) return std::nullopt;
+  const double b = sty / stt;
+  double ss = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double r = y[i] - ym - b * (t[i] - tm);
+    ss += r * r;
+  }
+  const double se = std::sqrt(ss / static_cast<double>(n - 2) / stt);
+  return Slope{60 * b * scale, 60 * se * scale};
+}
+
+}  // namespace
+
+TrailingSlopes trailing_slopes(const Trace& trace, double t0_s, double t1_s, int gpu) {
+  std::vector<double> tt, temp, tp, power;
+  TrailingSlopes out;
+  // Samples are time-ordered: start at the window, not at the beginning of a long run.
+  auto first = std::lower_bound(trace.samples.begin(), trace.samples.end(), t0_s,
+                                [](const Sample& s, double t) { return s.t_s < t; });
+  for (auto it = first; it != trace.samples.end() && it->t_s <= t1_s; ++it) {
+    const Sample& s = *it;
+    if (s.gpu != gpu) continue;
+    ++out.samples;
+    if (s.temp_C) {
+      tt.push_back(s.t_s - t0_s);
+      temp.push_back(*s.temp_C);
+    }
+    const std::optional<double> p = s.power_W ? s.power_W : s.power_avg_W;
+    if (p) {
+      tp.push_back(s.t_s - t0_s);
+      power.push_back(*p);
+    }
+  }
+  out.temp_C = fit_slope(tt, temp, 1.0);
+  double mean_W = 0;
+  for (double p : power) mean_W += p / static_cast<double>(power.size());
+  if (mean_W > 0) out.power_rel = fit_slope(tp, power, 1 / mean_W);
+  return out;
+}
+
+bool slopes_flat(const TrailingSlopes& s, double temp_C_per_min, double power_rel_per_min) {
+  auto flat = [](const std::optional<Slope>& sl, double tol) {
+    return !sl || std::abs(sl->per_min) - 2 * sl->se_per_min <= tol;
+  };
+  return flat(s.temp_C, temp_C_per_min) && flat(s.power_rel, power_rel_per_min);
 }
 
 }  // namespace regime

@@ -41,4 +41,22 @@ struct SteadyTime {
 // Without steps: the settled part of [t0, t1] judged on power alone.
 SteadyTime settle_time(double t0_s, double t1_s, const detail::Cumulative& power);
 
+// Least-squares slopes of temperature (C per minute) and of power (relative to its mean, per
+// minute) over the samples of `gpu` in [t0, t1], each with its standard error: whether a card has
+// settled after a cap change. A field the samples lack (or fewer than 3 samples) gives nullopt.
+struct Slope {
+  double per_min = 0;
+  double se_per_min = 0;
+};
+struct TrailingSlopes {
+  std::optional<Slope> temp_C;
+  std::optional<Slope> power_rel;
+  int samples = 0;
+};
+TrailingSlopes trailing_slopes(const Trace& trace, double t0_s, double t1_s, int gpu = 0);
+
+// Settled within tolerances: each slope, less two standard errors (the noise of a short window),
+// within its tolerance. A missing field does not hold it back.
+bool slopes_flat(const TrailingSlopes& s, double temp_C_per_min, double power_rel_per_min);
+
 }  // namespace regime

@@ -39,7 +39,7 @@ void print_text(const session::StudyReport& r, const session::SweepSettings& s,
                                r.plan.caps.size());
       std::cout << plan::results_table(o.probes, r.info.default_limit_W, "step");
       std::cout << "   search: " << o.stop_reason << "\n\n";
-      std::cout << "3. " << plan::decision_text(o.decision);
+      std::cout << "3. " << plan::decision_text(o.decision, r.sweep->unit);
       if (!o.decision.keep_default)
         std::cout << "   " << plan::change_text(o.decision, o.probes, r.info.default_limit_W)
                   << "\n";
@@ -70,6 +70,11 @@ void add_study(CLI::App& root, Context&) {
   add_sweep_settings(sub, r->settings, r->workload);
   sub->add_option("--probe-seconds", r->probe_seconds,
                   "Length of the probe at the current limit, s (simulated s on sim:)")
+      ->capture_default_str()
+      ->check(number_in(0, 86400, true));
+  sub->add_option("--max-probe-seconds", r->max_probe_seconds,
+                  "A card still heating is watched on, up to this long, until its temperature is "
+                  "flat (then the last --probe-seconds are classified)")
       ->capture_default_str()
       ->check(number_in(0, 86400, true));
   sub->add_flag("--actuate", r->actuate, "Allow changing the limit of a real (NVML) GPU");

@@ -25,7 +25,7 @@ void print_report(const session::SweepReport& r) {
   if (o.regime) std::cout << fmt::format("regime at the default limit: {}\n", to_string(*o.regime));
   std::cout << plan::results_table(o.probes, r.info.default_limit_W, r.unit);
   std::cout << "search: " << o.stop_reason << "\n";
-  std::cout << plan::decision_text(o.decision);
+  std::cout << plan::decision_text(o.decision, r.unit);
   if (!r.after.empty()) std::cout << r.after << "\n";
   if (r.stored_id)
     std::cout << fmt::format(

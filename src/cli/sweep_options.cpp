@@ -17,10 +17,18 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::Workl
   sub->add_option("--step-regex", w.step_regex,
                   "A line of the command's output matching this marks the end of a step");
   sub->add_option("--settle-s", s.budget.settle_s,
-                  "Seconds to let power settle after a cap change (default 5)")
+                  "Least seconds to let power and temperature settle after a cap change (default "
+                  "5); then they must be flat (under 0.5 C/min and 0.5%/min over 10 s)")
       ->check(number_in(0, 3600));
+  sub->add_option("--max-settle-s", s.budget.max_settle_s,
+                  "Most seconds to wait for them to settle (default 300); a window measured "
+                  "before says so")
+      ->check(number_in(0, 86400));
   sub->add_option("--probe-s", s.budget.max_probe_s, "Most seconds measured per cap (default 120)")
       ->check(number_in(0, 86400, true));
+  sub->add_flag("--per-second", s.budget.accept_per_second,
+                "Without step markers, decide on energy per second (every figure then says per "
+                "second); without this flag such a sweep is refused");
   sub->add_option("--db", s.db,
                   "Run database that keeps the sweep (default: STATE_DIR/runs.sqlite)");
   sub->add_flag("--apply", s.apply,
@@ -35,9 +43,14 @@ void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w) {
 }
 
 void print_probe_progress(const plan::ProbeResult& p) {
-  std::cerr << fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n",
-                           p.cap_W, p.measurement.energy_per_step_J, p.measurement.time_per_step_s,
-                           p.measurement.avg_power_W, p.measurement.steps);
+  const Measurement& m = p.measurement;
+  if (m.per_second)  // no step markers (--per-second): every figure per second
+    std::cerr << fmt::format("probe {:.1f} W: {:.4g} J per second, {:.1f} W, no steps\n", p.cap_W,
+                             m.energy_per_step_J, m.avg_power_W);
+  else
+    std::cerr << fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n",
+                             p.cap_W, m.energy_per_step_J, m.time_per_step_s, m.avg_power_W,
+                             m.steps);
 }
 
 }  // namespace regime::cli

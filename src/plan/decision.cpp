@@ -33,6 +33,20 @@ double raw_score(const Objective& o, double energy_J, double time_s, double max_
   return *score(free, energy_J, time_s, time_s, max_power_W);
 }
 
+// What the objective's score is, in words.
+std::string score_name(const Objective& o) {
+  switch (o.kind) {
+    case ObjectiveKind::Energy:
+    case ObjectiveKind::MaxSlowdown:
+      return "energy per step";
+    case ObjectiveKind::Edp:
+      return "energy x time per step";
+    case ObjectiveKind::Zeus:
+      return o.text() + " score";
+  }
+  return o.text();
+}
+
 bool all_have_intervals(const std::vector<ProbeResult>& probes) {
   return std::all_of(probes.begin(), probes.end(),
                      [](const ProbeResult& p) { return has_intervals(p.measurement); });
@@ -103,8 +117,9 @@ Decision decide_single(const std::vector<ProbeResult>& probes_in, const Decision
     for (size_t i = 1; i < n; ++i)
       if (score_raw[i] < score_raw[luckiest]) luckiest = i;
     if (luckiest != 0)
-      why += fmt::format(". The lowest {} ({} W, {:+.1f}% against {}) is scatter", obj,
-                         caps[luckiest], change_pct(score_raw[luckiest], s0), level_text);
+      why += fmt::format(". The lowest {} ({} W, {:+.1f}% against {}) is scatter",
+                         score_name(in.objective), caps[luckiest],
+                         change_pct(score_raw[luckiest], s0), level_text);
     return keep(in.default_limit_W,
                 why + fmt::format(": keeping the default limit {} W", in.default_limit_W),
                 std::move(d));
@@ -179,13 +194,65 @@ Decision decide_single(const std::vector<ProbeResult>& probes_in, const Decision
 
 // Probes with intervals: the default's power windows say which caps can bind; the intervals
 // decide.
-Decision decide_intervals(const std::vector<ProbeResult>& probes, int d_idx,
+// Both default windows as one estimate: the mean of the two, its interval covering both.
+Measurement merge_defaults(const Measurement& a, const Measurement& b) {
+  Measurement m = a;
+  m.energy_per_step_J = 0.5 * (a.energy_per_step_J + b.energy_per_step_J);
+  m.time_per_step_s = 0.5 * (a.time_per_step_s + b.time_per_step_s);
+  m.avg_power_W = 0.5 * (a.avg_power_W + b.avg_power_W);
+  m.energy_per_step_ci_J = {std::min(a.energy_per_step_ci_J.first, b.energy_per_step_ci_J.first),
+                            std::max(a.energy_per_step_ci_J.second, b.energy_per_step_ci_J.second)};
+  m.time_per_step_ci_s = {std::min(a.time_per_step_ci_s.first, b.time_per_step_ci_s.first),
+                          std::max(a.time_per_step_ci_s.second, b.time_per_step_ci_s.second)};
+  return m;
+}
+
+void widen(Measurement& m, double rel) {
+  m.energy_per_step_ci_J = {m.energy_per_step_ci_J.first * (1 - rel),
+                            m.energy_per_step_ci_J.second * (1 + rel)};
+  if (m.time_per_step_ci_s.second > m.time_per_step_ci_s.first)
+    m.time_per_step_ci_s = {m.time_per_step_ci_s.first * (1 - rel),
+                            m.time_per_step_ci_s.second * (1 + rel)};
+}
+
+Decision decide_intervals(const std::vector<ProbeResult>& probes_in, int d_idx,
                           const DecisionInputs& in) {
-  const ProbeResult& dflt = probes[static_cast<size_t>(d_idx)];
-  const Measurement& dm = dflt.measurement;
+  std::vector<ProbeResult> probes = probes_in;
   const std::string obj = in.objective.text();
+  // Accepted per-second windows (no step markers): every figure is per second.
+  const std::string per = std::any_of(probes.begin(), probes.end(),
+                                      [](const ProbeResult& p) { return p.measurement.per_second; })
+                              ? "second"
+                              : "step";
   Decision d;
   d.basis = "intervals";
+  std::string drift_text;
+  if (in.default_again) {
+    const Measurement& first = probes[static_cast<size_t>(d_idx)].measurement;
+    Drift drift{change_pct(in.default_again->energy_per_step_J, first.energy_per_step_J),
+                change_pct(in.default_again->time_per_step_s, first.time_per_step_s), first,
+                *in.default_again};
+    d.drift = drift;
+    const double rel = std::abs(drift.energy_pct) / 100;
+    drift_text = fmt::format(
+        "; the default measured first and last differs by {:+.1f}% in energy per {} ({:+.1f}% "
+        "in time): its estimate spans both windows and every other interval is widened by "
+        "{:.1f}%",
+        drift.energy_pct, per, drift.time_pct, 50 * rel);
+    if (rel > kMaxDriftRel)
+      return keep(in.default_limit_W,
+                  fmt::format("the default measured first and last differs by {:+.1f}% in energy "
+                              "per {} (more than {:.0f}%): the card changed under the sweep "
+                              "(heat, other work), so no comparison holds; keeping the default "
+                              "limit {} W. Let it settle longer (--max-settle-s) and sweep again",
+                              drift.energy_pct, per, 100 * kMaxDriftRel, in.default_limit_W),
+                  std::move(d));
+    for (size_t i = 0; i < probes.size(); ++i)
+      if (static_cast<int>(i) != d_idx) widen(probes[i].measurement, rel / 2);
+    probes[static_cast<size_t>(d_idx)].measurement = merge_defaults(first, *in.default_again);
+  }
+  const ProbeResult& dflt = probes[static_cast<size_t>(d_idx)];
+  const Measurement& dm = dflt.measurement;
   std::vector<double> caps;
   for (const auto& p : probes) caps.push_back(p.cap_W);
   LiveBinding lb = live_binding(dm, caps, in.default_limit_W);
@@ -219,10 +286,10 @@ Decision decide_intervals(const std::vector<ProbeResult>& probes, int d_idx,
     if (!hot && pt.second > pt.first && dt.second > dt.first &&
         pt.second < dt.first * (1 - kPhysicsToleranceRel)) {
       d.not_credited.push_back(
-          {p.cap_W, fmt::format("time per step [{:.4g}, {:.4g}] s lies more than 1% below the "
+          {p.cap_W, fmt::format("time per {} [{:.4g}, {:.4g}] s lies more than 1% below the "
                                 "default's [{:.4g}, {:.4g}] s: a cap cannot speed work up, so "
                                 "this is noise or drift",
-                                pt.first, pt.second, dt.first, dt.second)});
+                                per, pt.first, pt.second, dt.first, dt.second)});
       continue;
     }
     if (*s < best_score || (*s == best_score && p.cap_W > probes[best].cap_W)) {
@@ -262,10 +329,10 @@ Decision decide_intervals(const std::vector<ProbeResult>& probes, int d_idx,
   d.energy_change_pct = e_pct;
   d.time_change_pct = t_pct;
   d.reason = fmt::format(
-      "{} W has the best {}{} ({:+.1f}% against the default {} W: energy per step {:+.1f}%, "
-      "time per step {:+.1f}%); {}",
-      b.cap_W, obj, constraint_text(in.objective), score_pct, in.default_limit_W, e_pct, t_pct,
-      evidence);
+      "{} W has the best {}{} ({:+.1f}% against the default {} W: energy per {} {:+.1f}%, "
+      "time per {} {:+.1f}%); {}",
+      b.cap_W, obj, constraint_text(in.objective), score_pct, in.default_limit_W, per, e_pct, per,
+      t_pct, evidence);
   return d;
 }
 
@@ -309,7 +376,45 @@ nlohmann::json to_json(const Decision& d) {
   }
   j["evidence"] = ev;
   j["unconstrained"] = d.unconstrained ? alternative_json(*d.unconstrained) : nullptr;
+  if (d.drift) j["evidence"]["drift"] = to_json(*d.drift);
   return j;
+}
+
+nlohmann::json to_json(const Drift& d) {
+  auto window = [](const Measurement& m) {
+    return nlohmann::json{
+        {"energy_per_step_J", m.energy_per_step_J},
+        {"energy_per_step_ci_J", {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second}},
+        {"time_per_step_s", m.time_per_step_s},
+        {"time_per_step_ci_s", {m.time_per_step_ci_s.first, m.time_per_step_ci_s.second}},
+        {"avg_power_W", m.avg_power_W},
+        {"per", m.per_second ? "second" : "step"},
+        {"mean_temp_C", m.mean_temp_C ? nlohmann::json(*m.mean_temp_C) : nullptr}};
+  };
+  return {{"energy_pct", d.energy_pct},
+          {"time_pct", d.time_pct},
+          {"first", window(d.first)},
+          {"second", window(d.second)}};
+}
+
+std::optional<Measurement> default_again_from(const nlohmann::json& decision) {
+  const nlohmann::json* w = nullptr;
+  try {
+    w = &decision.at("evidence").at("drift").at("second");
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  Measurement m;
+  m.energy_per_step_J = w->at("energy_per_step_J").get<double>();
+  m.energy_per_step_ci_J = {w->at("energy_per_step_ci_J")[0].get<double>(),
+                            w->at("energy_per_step_ci_J")[1].get<double>()};
+  m.time_per_step_s = w->at("time_per_step_s").get<double>();
+  if (w->contains("time_per_step_ci_s"))
+    m.time_per_step_ci_s = {w->at("time_per_step_ci_s")[0].get<double>(),
+                            w->at("time_per_step_ci_s")[1].get<double>()};
+  m.avg_power_W = w->value("avg_power_W", 0.0);
+  m.per_second = w->value("per", "step") == "second";
+  return m;
 }
 
 int find_probe(const std::vector<ProbeResult>& probes, double cap_W) {

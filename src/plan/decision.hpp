@@ -41,6 +41,18 @@ inline constexpr double kPhysicsAlpha = 0.05;
 // from window to window (scheduling, other processes): 1% is well above that wander on the H200
 // (probe intervals +-0.4%, docs/h200.md) and well under any slowdown a cap is chosen for.
 inline constexpr double kPhysicsToleranceRel = 0.01;
+// A live sweep measures the default twice, first and last. Past this relative change of energy
+// per step between the two windows the card changed under the sweep (heat, other work) too much
+// for any comparison to hold, and the default is kept.
+inline constexpr double kMaxDriftRel = 0.10;
+
+// The default measured again at the end of a live sweep, and what changed between the windows.
+struct Drift {
+  double energy_pct = 0;  // second window against the first
+  double time_pct = 0;
+  Measurement first, second;
+};
+nlohmann::json to_json(const Drift& d);
 
 struct NotCredited {
   double cap_W = 0;
@@ -71,9 +83,14 @@ struct Decision {
   std::optional<LiveBinding> live_binding;  // intervals: from the default's power windows
   std::vector<NotCredited> not_credited;
   std::optional<Alternative> unconstrained;  // for max-slowdown objectives
+  std::optional<Drift> drift;                // a live sweep's two default windows
 };
 
 nlohmann::json to_json(const Decision& d);
+
+// The second default window of a decision's JSON (evidence.drift.second), so that a kept sweep is
+// decided again as it was decided live; nullopt when the decision has none.
+std::optional<Measurement> default_again_from(const nlohmann::json& decision);
 
 struct DecisionInputs {
   Objective objective;
@@ -83,6 +100,10 @@ struct DecisionInputs {
   // Noise known before one workload's rows are read (single measurements): the table's pooled
   // noise when the rows come from a table (table_noise_priors), else the fixed prior.
   NoisePriors priors;
+  // The default measured again at the end of a live sweep: the default's estimate then spans both
+  // windows and every other interval widens by half the drift between them (the caps were measured
+  // somewhere in between); past kMaxDriftRel no comparison is made.
+  std::optional<Measurement> default_again;
 };
 
 // Error InvalidArgument when no probe is at the default limit (nothing to compare against).

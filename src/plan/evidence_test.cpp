@@ -29,20 +29,17 @@ DecisionInputs inputs_for(const std::vector<ProbeResult>& rows, const std::strin
   return in;
 }
 
-// The bursty workload of the issue: on average it draws 85% of the lowest of six caps, yet its
-// mean power falls over all of them (about -16%) while time rises a little, so energy per step
-// falls about 11%. Power limiters act on short windows: a cap below the peaks binds.
-const char* kBurstyTable =
-    "workload,gpu,cap_W,time_s,avg_power_W,unit\n"
-    "bursty,X,300,1.000,170.0,step\n"
-    "bursty,X,280,1.006,166.9,step\n"
-    "bursty,X,260,1.009,163.4,step\n"
-    "bursty,X,240,1.022,158.3,step\n"
-    "bursty,X,220,1.034,152.0,step\n"
-    "bursty,X,200,1.059,142.6,step\n";
+SweepTable constructed(const std::string& name) {
+  return read_sweep_table(std::filesystem::path(REGIME_TEST_DATA_DIR) / "synthetic" /
+                          (name + ".sweep.csv"));
+}
 
+// The bursty workload (tests/data/synthetic/README.md): on average it draws 85% of the lowest of
+// six caps, yet its mean power falls over all of them (about -16%) while time rises a little, so
+// energy per step falls about 11%. Power limiters act on short windows: a cap below the peaks
+// binds.
 TEST(PlanEvidence, BurstyTableGetsTheLowerCap) {
-  const auto rows = rows_of(table_of(kBurstyTable), "bursty");
+  const auto rows = rows_of(constructed("bursty"), "bursty");
   // The mean-draw margin of old called every cap unreachable: 170 W x 1.15 > 195.5 W... > 200 W.
   ASSERT_GE(170.0 * 1.15, 195.0);
   const TableBinding b = table_binding(rows);
@@ -64,17 +61,8 @@ TEST(PlanEvidence, BurstyTableGetsTheLowerCap) {
 
 // Pure noise around a draw no cap reaches: every row repeats the default's measurement. The
 // default is kept, and the noise those repeats show is reported (about 3% in energy here).
-const char* kNoiseTable =
-    "workload,gpu,cap_W,time_s,avg_power_W,unit\n"
-    "flat,X,300,1.000,120.4,step\n"
-    "flat,X,280,0.962,119.1,step\n"
-    "flat,X,260,1.031,121.3,step\n"
-    "flat,X,240,0.975,120.0,step\n"
-    "flat,X,220,1.040,118.9,step\n"
-    "flat,X,200,0.958,120.7,step\n";
-
 TEST(PlanEvidence, PureNoiseKeepsTheDefaultAndReportsTheNoise) {
-  const auto rows = rows_of(table_of(kNoiseTable), "flat");
+  const auto rows = rows_of(constructed("flat"), "flat");
   const TableBinding b = table_binding(rows);
   EXPECT_FALSE(b.binds) << b.summary;
   EXPECT_EQ(b.repeat_caps_W.size(), 6u);
@@ -185,7 +173,7 @@ TEST(PlanEvidence, TablePriorsPoolTheWorkloadsOfOneGpu) {
   EXPECT_LT(p.energy.rel_sd, 0.05);
   EXPECT_GT(p.energy.dof, 2);
   // Too few workloads: the fixed prior.
-  const NoisePriors one = table_priors(table_of(kNoiseTable), "X");
+  const NoisePriors one = table_priors(constructed("flat"), "X");
   EXPECT_EQ(one.energy.source, "assumed");
   EXPECT_EQ(one.energy.rel_sd, kPriorNoiseRel);
 }

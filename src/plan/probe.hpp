@@ -12,6 +12,7 @@ namespace regime::plan {
 struct ProbeResult {
   double cap_W = 0;
   Measurement measurement;
+  std::string note;  // how the window was taken, when it matters ("not settled after 300 s")
 };
 
 class Prober {

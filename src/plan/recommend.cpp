@@ -13,7 +13,7 @@ namespace regime::plan {
 
 std::vector<ProbeResult> probes_from_rows(const std::vector<SweepRow>& rows) {
   std::vector<ProbeResult> probes;
-  for (const auto& r : rows) probes.push_back({r.cap_W, to_measurement(r)});
+  for (const auto& r : rows) probes.push_back({r.cap_W, to_measurement(r), ""});
   return by_cap_desc(std::move(probes));
 }
 
@@ -53,6 +53,19 @@ std::vector<Recommendation> recommend(const SweepTable& table, const Objective& 
     out.push_back({workload, gpu, decide(probes, in)});
   }
   return out;
+}
+
+Recommendation recommend_kept(const SweepTable& table, const Objective& objective,
+                              const std::optional<Measurement>& default_again) {
+  std::vector<Recommendation> recs = recommend(table, objective);
+  if (recs.size() != 1 || !default_again) return recs.front();
+  auto probes = probes_from_rows(table.rows);
+  DecisionInputs in;
+  in.objective = objective;
+  in.default_limit_W = in.max_power_W = probes.front().cap_W;
+  in.default_again = default_again;
+  recs.front().decision = decide(probes, in);
+  return recs.front();
 }
 
 }  // namespace regime::plan

@@ -25,4 +25,9 @@ NoisePriors table_priors(const SweepTable& table, const std::string& gpu);
 // table (table_priors).
 std::vector<Recommendation> recommend(const SweepTable& table, const Objective& objective);
 
+// A kept live sweep decided again: one workload's rows, with the default measured again at its
+// end (plan/decision.hpp) when the sweep had it.
+Recommendation recommend_kept(const SweepTable& table, const Objective& objective,
+                              const std::optional<Measurement>& default_again);
+
 }  // namespace regime::plan

@@ -30,6 +30,7 @@ nlohmann::json result_json(const ProbeResult& p) {
     j["time_per_step_ci_s"] = {m.time_per_step_ci_s.first, m.time_per_step_ci_s.second};
   if (has_intervals(m))
     j["energy_per_step_ci_J"] = {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second};
+  if (!p.note.empty()) j["note"] = p.note;
   return j;
 }
 
@@ -64,17 +65,26 @@ std::string results_table(const std::vector<ProbeResult>& probes, double default
                        with_ci(m.energy_per_step_J, m.energy_per_step_ci_J), m.avg_power_W, de, dt,
                        m.steps);
   }
+  // A window that did not settle is worth a line of its own.
+  for (const auto& p : sorted)
+    if (p.note.rfind("not settled", 0) == 0)
+      out += fmt::format("   note: {:g} W {}\n", p.cap_W, p.note);
   return out;
 }
 
-std::string decision_text(const Decision& d) {
+std::string decision_text(const Decision& d, const std::string& unit) {
   std::string out =
       d.keep_default
           ? fmt::format("decision: keep the default limit {} W\n  reason: {}\n", d.cap_W, d.reason)
           : fmt::format(
-                "decision: {} W (energy per step {:+.1f}%, time per step {:+.1f}%)\n  reason: {}\n",
-                d.cap_W, d.energy_change_pct, d.time_change_pct, d.reason);
+                "decision: {} W (energy per {} {:+.1f}%, time per {} {:+.1f}%)\n  reason: {}\n",
+                d.cap_W, unit, d.energy_change_pct, unit, d.time_change_pct, d.reason);
   if (d.noise) out += fmt::format("  noise:  {} per measurement\n", d.noise->describe());
+  if (d.drift)
+    out += fmt::format(
+        "  drift:  the default measured first and last: energy per {} {:+.1f}%, time per {} "
+        "{:+.1f}%\n",
+        unit, d.drift->energy_pct, unit, d.drift->time_pct);
   if (d.unconstrained) {
     const Alternative& a = *d.unconstrained;
     if (a.cap_W == d.cap_W)
@@ -85,9 +95,9 @@ std::string decision_text(const Decision& d) {
                          a.cap_W, a.how);
     else
       out += fmt::format(
-          "  unconstrained optimum: {} W (energy per step {:+.1f}%, time per step {:+.1f}%); "
+          "  unconstrained optimum: {} W (energy per {} {:+.1f}%, time per {} {:+.1f}%); "
           "choose it with {}\n",
-          a.cap_W, a.energy_change_pct, a.time_change_pct, a.how);
+          a.cap_W, unit, a.energy_change_pct, unit, a.time_change_pct, a.how);
   }
   return out;
 }

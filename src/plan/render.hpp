@@ -23,6 +23,7 @@ std::string results_table(const std::vector<ProbeResult>& probes, double default
 
 // "decision: 150 W (energy -23.0%, time +12.1%)\n  reason: ...", then the noise of single
 // measurements and, for a bounded slowdown, the unconstrained optimum and how to choose it.
-std::string decision_text(const Decision& d);
+// `unit` names the unit of work ("step", or "second" when no step markers arrived).
+std::string decision_text(const Decision& d, const std::string& unit = "step");
 
 }  // namespace regime::plan

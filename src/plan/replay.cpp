@@ -48,7 +48,7 @@ GpuInfo ReplayProber::info(const std::string& uri) const {
 
 ProbeResult ReplayProber::probe(double cap_W) {
   for (const auto& r : rows_)
-    if (std::abs(r.cap_W - cap_W) < 0.05) return {r.cap_W, to_measurement(r)};
+    if (std::abs(r.cap_W - cap_W) < 0.05) return {r.cap_W, to_measurement(r), ""};
   throw Error(ErrorKind::NotFound,
               fmt::format("{} has no row at {} W for workload '{}'; the caps there are: {} W",
                           source_, cap_W, workload_, cap_list(rows_)));

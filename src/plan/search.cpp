@@ -103,7 +103,13 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
   };
   auto finish = [&](std::string stop_reason) {
     out.stop_reason = std::move(stop_reason);
-    out.decision = decide(out.probes, in);
+    DecisionInputs with_drift = in;
+    if (opt.remeasure_default && out.probes.size() > 1) {
+      out.default_again = prober.probe(caps.front());
+      if (opt.on_probe) opt.on_probe(*out.default_again);
+      with_drift.default_again = out.default_again->measurement;
+    }
+    out.decision = decide(out.probes, with_drift);
     return out;
   };
 

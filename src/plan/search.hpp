@@ -66,14 +66,18 @@ struct SearchOptions {
   std::function<std::optional<Regime>(const Measurement&)> classify;
   CurveFitter fitter;                                // empty: fit_polynomial_curve
   std::function<void(const ProbeResult&)> on_probe;  // called after each probe (progress)
+  // Measure the default limit again after the search (live sweeps: heat drifts under a sweep),
+  // so the decision sees the drift between the two default windows.
+  bool remeasure_default = false;
 };
 
 struct SearchOutcome {
   std::vector<ProbeResult> probes;  // in the order measured
   Decision decision;
-  std::optional<Regime> regime;  // of the pair at the default limit, when classified
-  std::string stop_reason;       // why the search ended
-  bool no_cap_binds = false;     // it ended because no cap below the default can bind
+  std::optional<Regime> regime;              // of the pair at the default limit, when classified
+  std::string stop_reason;                   // why the search ended
+  bool no_cap_binds = false;                 // it ended because no cap below the default can bind
+  std::optional<ProbeResult> default_again;  // the default measured again at the end
 };
 
 SearchOutcome search(Prober& prober, const SearchOptions& opt);

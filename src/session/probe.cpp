@@ -200,7 +200,21 @@ ProbeReport run_probe(const ProbeRequest& r) {
 
   RegimeReport report;
   try {
-    report = classify(measure(trace, measure_options(r)), info);
+    const Measurement m = measure(trace, measure_options(r));
+    // Too little to measure: no regime at all, rather than a guess from a few samples.
+    if (const std::string why = too_short_to_classify(m); !why.empty()) {
+      const bool ended_itself = !stopped_at_limit;
+      std::string what = fmt::format(
+          "run {} ({:.2f} s{}): no regime: {}{}", rec.id, stats.t_end_s - stats.t_start_s,
+          rec.exit_status ? fmt::format(", exit status {}", *rec.exit_status) : std::string(), why,
+          ended_itself ? "; the command ended before there was enough to measure"
+                       : "; probe for longer (--seconds)");
+      fail(what, out.run);
+      out.failure = what;
+      out.exit_status = rec.exit_status && *rec.exit_status != 0 ? *rec.exit_status : 1;
+      return out;
+    }
+    report = classify(m, info);
   } catch (const Error& e) {
     fail(e.what(), out.run);
     std::string what =

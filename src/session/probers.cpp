@@ -2,10 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "analysis/measure.hpp"
+#include "analysis/steady_state.hpp"
 #include "common/error.hpp"
 #include "run/run_loop.hpp"
 
@@ -17,21 +19,44 @@ namespace {
 class ProbeWindow {
  public:
   ProbeWindow(double cap_W, double set_at_s, const ProbeBudget& b)
-      : cap_W_(cap_W), settle_until_s_(set_at_s + b.settle_s), b_(b) {}
+      : cap_W_(cap_W), set_at_s_(set_at_s), b_(b) {}
 
   // Called on every tick with the trace so far; a result once the window is done.
   std::optional<plan::ProbeResult> update(const Trace& trace, double now_s) {
+    if (!settled_) {
+      if (now_s < set_at_s_ + b_.settle_s) return std::nullopt;
+      // The slopes are judged once per check period, not on every 10 ms tick.
+      if (now_s < next_settle_check_s_) return std::nullopt;
+      next_settle_check_s_ = now_s + b_.check_period_s;
+      // Temperature and power flat over the last settle_window_s (never reaching back before
+      // the change), or the time limit.
+      const int gpu = trace.samples.empty() ? 0 : trace.samples.front().gpu;
+      const double from_s = std::max(set_at_s_, now_s - b_.settle_window_s);
+      const TrailingSlopes sl = trailing_slopes(trace, from_s, now_s, gpu);
+      const bool flat = slopes_flat(sl, b_.temp_slope_C_per_min, b_.power_slope_rel_per_min);
+      const bool out_of_time = now_s >= set_at_s_ + b_.max_settle_s;
+      if (!flat && !out_of_time) return std::nullopt;
+      settled_ = true;
+      settled_at_s_ = now_s;
+      if (!flat)
+        note_ = fmt::format(
+            "not settled after {:g} s (temperature {:+.2f} C/min, power {:+.2f}%/min over the last "
+            "{:g} s): the card may still be drifting",
+            b_.max_settle_s, sl.temp_C ? sl.temp_C->per_min : 0.0,
+            sl.power_rel ? 100 * sl.power_rel->per_min : 0.0, now_s - from_s);
+      else
+        note_ = fmt::format("settled {:.1f} s after the cap change", now_s - set_at_s_);
+    }
     if (!measuring_) {
-      if (now_s < settle_until_s_) return std::nullopt;
       int warm = 0;
       for (auto it = trace.steps.rbegin(); it != trace.steps.rend(); ++it) {
-        if (it->t_start_s < settle_until_s_) break;
+        if (it->t_start_s < settled_at_s_) break;
         ++warm;
       }
       bool warmed = warm >= b_.warmup_steps;
       // Without steps (or with steps too slow to count) measure per second after settling.
       bool gave_up_waiting =
-          now_s >= settle_until_s_ + (trace.steps.empty() ? b_.settle_s : b_.max_probe_s);
+          now_s >= settled_at_s_ + (trace.steps.empty() ? b_.settle_s : b_.max_probe_s);
       if (!warmed && !gave_up_waiting) return std::nullopt;
       measuring_ = true;
       start_s_ = warmed ? trace.steps.back().t_end_s : now_s;
@@ -56,18 +81,30 @@ class ProbeWindow {
                            m.energy_per_step_J
                      : 1;
     bool tight = rel <= b_.target_rel_ci && (!opts.use_steps || m.steps >= b_.min_steps);
-    if (tight || out_of_time || m.steps >= b_.max_steps) return plan::ProbeResult{cap_W_, m};
+    if (tight || out_of_time || m.steps >= b_.max_steps) return plan::ProbeResult{cap_W_, m, note_};
     return std::nullopt;
   }
 
  private:
   double cap_W_;
-  double settle_until_s_;
+  double set_at_s_;
   ProbeBudget b_;
+  bool settled_ = false;
+  double next_settle_check_s_ = 0;
+  double settled_at_s_ = 0;
+  std::string note_;
   bool measuring_ = false;
   double start_s_ = 0;
   double next_check_s_ = 0;
 };
+
+// Refuses a per-second window unless the budget accepts one.
+void check_steps(const plan::ProbeResult& r, const ProbeBudget& b, const std::string& workload) {
+  if (r.measurement.per_second && !b.accept_per_second)
+    throw Error(ErrorKind::InvalidArgument,
+                no_step_markers_message(workload,
+                                        r.measurement.window_end_s - r.measurement.window_start_s));
+}
 
 // The user's signal reached the workload (SIGINT, SIGTERM, SIGHUP passed on): the sweep ends
 // now, as the workload does, with 128 + the signal as its status.
@@ -78,6 +115,18 @@ WorkloadFailed interrupted(int sig, const Workload& w) {
 }
 
 }  // namespace
+
+std::string no_step_markers_message(const std::string& workload, double window_s) {
+  return fmt::format(
+      "no step markers arrived from '{}' in the first {:.0f} s window: without them regime "
+      "cannot know the work done, so it does not decide by watts (a cap that slows the job looks "
+      "like a saving per second). Mark each step: in Python, `import regime_step` and wrap each "
+      "training step in `with regime_step.step():` or call `regime_step.mark()` at its end "
+      "(python/regime_step, pip-installable; it finds regime through REGIME_STEP_SOCKET, which "
+      "regime sets), or pass --step-regex REGEX matching a line the command prints once per step. "
+      "To decide on energy per second anyway, pass --per-second",
+      workload, window_s);
+}
 
 LiveProber::LiveProber(RunLoop& loop, Workload& workload, PowerLimitGuard& guard,
                        ProbeBudget budget)
@@ -100,6 +149,7 @@ plan::ProbeResult LiveProber::probe(double cap_W) {
                     status ? fmt::format(" with exit status {}", *status) : std::string()),
         status);
   }
+  check_steps(*result, budget_, workload_.name());
   return *result;
 }
 
@@ -134,6 +184,7 @@ plan::ProbeResult RestartProber::probe(double cap_W) {
                     status ? fmt::format(" with exit status {}", *status) : std::string(), cap_W),
         status);
   }
+  check_steps(*result, budget_, w->name());
   return *result;
 }
 

@@ -58,11 +58,12 @@ Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Obj
   auto found = show_run(db, {RunRef::Kind::Sweep, sweep_id});
   Redecision out{std::get<SweepRecord>(found), {}};
   SweepTable table = parse_sweep_table(out.sweep.table_csv, fmt::format("sweep:{}", sweep_id));
-  auto recs = plan::recommend(table, objective);
-  if (recs.size() != 1)
+  if (table.workloads().size() != 1)
     throw Error(ErrorKind::Parse, fmt::format("sweep:{} holds {} workloads; a kept sweep holds one",
-                                              sweep_id, recs.size()));
-  out.recommendation = recs.front();
+                                              sweep_id, table.workloads().size()));
+  // A live sweep measured its default twice: decide again with both windows, as it did.
+  out.recommendation =
+      plan::recommend_kept(table, objective, plan::default_again_from(out.sweep.decision));
   return out;
 }
 

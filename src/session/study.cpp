@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "analysis/measure.hpp"
+#include "analysis/steady_state.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "plan/render.hpp"
@@ -26,15 +27,39 @@ void validate(const StudyRequest& r) {
   plan::parse_objective(r.settings.objective);
 }
 
-// One run at the current limit, measured and classified; nothing is changed. With an output
-// folder the trace goes to DIR/probe.trace.csv and its siblings.
+// Temperature flat: the heating has run its course (the probers' settle tolerance).
+constexpr double kStudyFlatTemp_C_per_min = 0.5;
+constexpr double kStudySlopeWindow_s = 20;
+
+// One run at the current limit, measured and classified; nothing is changed. A card still heating
+// after probe_seconds is watched on until its temperature is flat (or max_probe_seconds), and the
+// last probe_seconds are classified. With an output folder the trace goes to DIR/probe.trace.csv
+// and its siblings.
 RegimeReport probe_pair(const StudyRequest& r, Target& target, const GpuInfo& info,
-                        std::vector<std::string>& warnings, Trace& trace) {
+                        StudyReport& rep) {
   WorkloadPtr work = target.make_workload(r.workload);
   RunOptions o;
-  o.duration_s = r.probe_seconds;
+  o.duration_s = 0;  // until the heating is over or the workload ends
+  RunLoop loop(target.gpu(), *work, o, target.clock());
+  loop.start();
+  const double t0 = loop.now_s();
+  RunEnd end =
+      loop.run_until([&](const Trace&, double now) { return now >= t0 + r.probe_seconds; });
+  const double most_s = std::max(r.probe_seconds, r.max_probe_seconds);
+  TrailingSlopes slopes;
+  while (true) {
+    const double now = loop.now_s();
+    slopes = trailing_slopes(loop.trace(), now - kStudySlopeWindow_s, now,
+                             loop.trace().samples.empty() ? 0 : loop.trace().samples.front().gpu);
+    rep.still_heating = !slopes_flat(slopes, kStudyFlatTemp_C_per_min, 1e9);
+    if (!rep.still_heating || end != RunEnd::StopRequested || now >= t0 + most_s) break;
+    end = loop.run_until([&](const Trace&, double t) { return t >= now + 5; });
+  }
   RunStats stats;
-  trace = run(target.gpu(), *work, o, target.clock(), &stats);
+  Trace& trace = rep.probe_trace;
+  trace = loop.finish(&stats);
+  rep.probe_ran_s = stats.t_end_s - stats.t_start_s;
+  rep.end_temp_slope_C_per_min = slopes.temp_C ? slopes.temp_C->per_min : 0;
   if (!r.out_dir.empty()) {
     fs::path dir(r.out_dir);
     write_trace_csv(dir / "probe.trace.csv", trace.samples);
@@ -42,14 +67,37 @@ RegimeReport probe_pair(const StudyRequest& r, Target& target, const GpuInfo& in
     if (!trace.power_points.empty()) write_power_csv(dir / "probe.power.csv", trace.power_points);
   }
   auto status = work->exit_status();
-  if (status && *status != 0 && stats.ended_by != RunEnd::Duration)
+  if (status && *status != 0 && end == RunEnd::WorkloadFinished)
     throw WorkloadFailed(
         fmt::format("the workload exited with status {} during the probe", *status), status);
   if (!r.workload.command.empty() && trace.steps.empty())
-    warnings.push_back(
+    rep.warnings.push_back(
         "no step markers arrived during the probe, so the figures are per second; mark steps "
         "with python/regime_step or --step-regex");
-  return classify(measure(trace, MeasureOptions{}), info);
+  if (rep.probe_ran_s > r.probe_seconds + 1)
+    rep.warnings.push_back(fmt::format(
+        "the card was still heating after {:g} s: the probe ran {:.0f} s until its temperature "
+        "was flat{}, and its last {:g} s are classified",
+        r.probe_seconds, rep.probe_ran_s, rep.still_heating ? " (it never was)" : "",
+        r.probe_seconds));
+  if (rep.still_heating)
+    rep.warnings.push_back(fmt::format(
+        "the temperature was still rising {:.1f} C/min when the probe ended: the regime may still "
+        "change as the card heats (a card that reaches its slowdown temperature turns "
+        "thermal-bound); probe longer with --probe-seconds",
+        rep.end_temp_slope_C_per_min));
+  MeasureOptions mo;
+  const double end_s = trace.samples.empty() ? 0 : trace.samples.back().t_s;
+  const Measurement m = rep.probe_ran_s > r.probe_seconds + 1
+                            ? measure_window(trace, end_s - r.probe_seconds, end_s, mo)
+                            : measure(trace, mo);
+  if (const std::string why = too_short_to_classify(m); !why.empty())
+    throw WorkloadFailed(fmt::format("the probe cannot name a regime: {}{}", why,
+                                     end == RunEnd::WorkloadFinished
+                                         ? "; the workload ended before there was enough to measure"
+                                         : ""),
+                         status);
+  return classify(m, info);
 }
 
 }  // namespace
@@ -68,7 +116,7 @@ StudyReport run_study(const StudyRequest& r) {
   rep.workload = r.workload.display_name();
   rep.probe_seconds = r.probe_seconds;
   rep.info = target.gpu().info();
-  rep.regime = probe_pair(r, target, rep.info, rep.warnings, rep.probe_trace);
+  rep.regime = probe_pair(r, target, rep.info, rep);
   rep.plan = plan::plan_sweep(rep.regime, rep.info);
   rep.sweep_command = plan::sweep_command(
       {r.device, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),
@@ -78,6 +126,9 @@ StudyReport run_study(const StudyRequest& r) {
   ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
   if (!rep.plan.sweep) {
     rep.skipped = rep.plan.why;
+  } else if (rep.regime.measurement.per_second && !r.settings.budget.accept_per_second) {
+    rep.skipped = no_step_markers_message(
+        rep.workload, rep.regime.measurement.window_end_s - rep.regime.measurement.window_start_s);
   } else if (policy.read_only) {
     rep.skipped = "REGIME_READ_ONLY is set: nothing is changed. To sweep, unset it and run: " +
                   rep.sweep_command;
@@ -115,6 +166,12 @@ nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
   return {{"device", rep.device},
           {"workload", rep.workload},
           {"gpu", rep.info.name},
+          {"probe",
+           {{"seconds_asked", rep.probe_seconds},
+            {"seconds_run", rep.probe_ran_s},
+            {"still_heating", rep.still_heating},
+            {"end_temp_slope_C_per_min", rep.end_temp_slope_C_per_min}}},
+          {"warnings", rep.warnings},
           {"regime", to_json(rep.regime)},
           {"plan",
            {{"sweep", rep.plan.sweep},

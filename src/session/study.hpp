@@ -20,6 +20,10 @@ struct StudyRequest {
   std::string device;
   WorkloadSpec workload;
   double probe_seconds = 60;  // the probe at the current limit (simulated seconds on sim:)
+  // A card still heating at the end of the probe is watched on, up to this long, until its
+  // temperature is flat (the regime may change as it heats): the probe's last probe_seconds,
+  // once settled, are the ones classified.
+  double max_probe_seconds = 600;
   bool actuate = false;
   std::string out_dir;  // probe trace and study.json go here when set
   SweepSettings settings;
@@ -36,6 +40,9 @@ struct StudyReport {
   std::optional<SweepReport> sweep;  // when one ran
   std::string skipped;               // why the planned sweep did not run
   std::vector<std::string> warnings;
+  double probe_ran_s = 0;      // how long the probe ran, heating included
+  bool still_heating = false;  // the temperature was not flat when the probe ended
+  double end_temp_slope_C_per_min = 0;
   Trace probe_trace;  // of the probe at the current limit (for the report page)
 };
 

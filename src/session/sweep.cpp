@@ -117,6 +117,8 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
   if (s.apply && gpu.is_physical() && !policy.actuate)
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   plan::SearchOptions opt = search_options(rep.info, s, caps, true);
+  // Heat drifts under a sweep: the default is measured again at the end (plan/decision.hpp).
+  opt.remeasure_default = true;
   rep.strategy = opt.strategy;
   rep.objective = opt.decision.objective;
 
@@ -142,6 +144,9 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
                          e.exit_status);
   }
   rep.after = apply_or_restore(guard, rep.outcome.decision, s.apply, rep.info);
+  // Accepted per-second windows (--per-second): every figure is per second.
+  for (const auto& p : rep.outcome.probes)
+    if (p.measurement.per_second) rep.unit = "second";
   return rep;
 }
 
@@ -169,7 +174,8 @@ nlohmann::json to_json(const SweepReport& r) {
       {"results", results},
       {"decision", plan::to_json(o.decision)},
       {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
-      {"stop_reason", o.stop_reason}};
+      {"stop_reason", o.stop_reason},
+      {"per", r.unit == "second" ? "second" : "step"}};
   if (r.stored_id) j["stored_as"] = "sweep:" + std::to_string(*r.stored_id);
   return j;
 }

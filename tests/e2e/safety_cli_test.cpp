@@ -206,7 +206,7 @@ TEST_F(SafetyCli, NoPrivateDirectoryOutlivesAKilledRun) {
   ::kill(-std::stoi(read_text(dir.path / "pid")), SIGKILL);  // its group, left behind
   EXPECT_EQ(temp_dirs(), 1);
   RunResult r =
-      run({"probe", "--device", "nvml:0", "--seconds", "0.3", "--", "sleep", "1"}, env, dir.path);
+      run({"probe", "--device", "nvml:0", "--seconds", "1", "--", "sleep", "2"}, env, dir.path);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(temp_dirs(), 0) << "the dead run's directory was not cleaned up";
 }

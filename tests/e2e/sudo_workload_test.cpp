@@ -167,7 +167,8 @@ TEST_F(SudoWorkloadE2E, WorkloadAsRootKeepsRootOnPurpose) {
   for (bool keep : {false, true}) {
     std::vector<std::string> args = {"probe", "--device", "nvml:0", "--seconds", "5", "--no-steps"};
     if (keep) args.push_back("--workload-as-root");
-    args.insert(args.end(), {"--", "sh", "-c", "echo workload-uid=$(id -u)"});
+    // Long enough to measure (a run under half a second names no regime and fails).
+    args.insert(args.end(), {"--", "sh", "-c", "echo workload-uid=$(id -u); sleep 1"});
     auto r = test::run(args, env_, dir_.path);
     ASSERT_EQ(r.status, 0) << r.err;
     const std::string uid = keep ? "0" : std::to_string(user_->uid());
