@@ -92,9 +92,9 @@ InterleavedComparison compare_interleaved(std::span<const ArmWindow> windows, do
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("confidence must be in (0, 1), got {}", confidence));
   if (windows.size() < 4)
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("an interleaved comparison needs at least 4 windows, got {}",
-                            windows.size()));
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("an interleaved comparison needs at least 4 windows, got {}", windows.size()));
   InterleavedComparison c;
   for (const auto& w : windows) {
     if (!(std::isfinite(w.value) && w.value > 0) || !std::isfinite(w.t_mid_s))
@@ -104,16 +104,14 @@ InterleavedComparison compare_interleaved(std::span<const ArmWindow> windows, do
     ++(w.treated ? c.treated.windows : c.baseline.windows);
   }
   if (c.baseline.windows == 0 || c.treated.windows == 0)
-    throw Error(ErrorKind::InvalidArgument,
-                "an interleaved comparison needs windows of both arms");
+    throw Error(ErrorKind::InvalidArgument, "an interleaved comparison needs windows of both arms");
   const Fit lin = fit(windows, false);
   const Fit lg = fit(windows, true);
   c.dof = lin.dof;
   const double q = student_t_quantile(1 - (1 - confidence) / 2, c.dof);
   // Baseline level: b0; treated: b0 + b1, var = v00 + v11 + 2 v01.
   const double se_a = std::sqrt(std::max(0.0, lin.cov[0][0]));
-  const double se_b =
-      std::sqrt(std::max(0.0, lin.cov[0][0] + lin.cov[1][1] + 2 * lin.cov[0][1]));
+  const double se_b = std::sqrt(std::max(0.0, lin.cov[0][0] + lin.cov[1][1] + 2 * lin.cov[0][1]));
   c.baseline.value = lin.b[0];
   c.baseline.ci = {lin.b[0] - q * se_a, lin.b[0] + q * se_a};
   c.treated.value = lin.b[0] + lin.b[1];

@@ -39,19 +39,20 @@ void print_evaluation(const session::Evaluation& ev) {
   for (size_t i = 0; i < ev.windows.size(); ++i) {
     const auto& w = ev.windows[i];
     const Measurement& m = w.measurement;
-    std::cout << fmt::format("  {:>6}  {:<11} {:>5.0f}-{:<5.0f} {:>7} {:>15.3f} {:>13.4f} {:>9.1f} "
-                             "{:>8} {:>9}\n",
-                             i + 1, w.controlled ? "controlled" : "baseline", w.t0_s, w.t1_s,
-                             m.steps, m.energy_per_step_J, m.time_per_step_s, m.avg_power_W,
-                             m.mean_temp_C ? fmt::format("{:.1f}", *m.mean_temp_C) : "-",
-                             m.mean_limit_W ? fmt::format("{:.0f}", *m.mean_limit_W) : "-");
+    std::cout << fmt::format(
+        "  {:>6}  {:<11} {:>5.0f}-{:<5.0f} {:>7} {:>15.3f} {:>13.4f} {:>9.1f} "
+        "{:>8} {:>9}\n",
+        i + 1, w.controlled ? "controlled" : "baseline", w.t0_s, w.t1_s, m.steps,
+        m.energy_per_step_J, m.time_per_step_s, m.avg_power_W,
+        m.mean_temp_C ? fmt::format("{:.1f}", *m.mean_temp_C) : "-",
+        m.mean_limit_W ? fmt::format("{:.0f}", *m.mean_limit_W) : "-");
   }
   auto arm = [](const char* name, const session::ArmFigures& a) {
-    std::cout << fmt::format("{:<11} energy per step {} J, time per step {} s ({} windows, {} "
-                             "steps)\n",
-                             name, interval_text(a.energy_per_step_J, a.energy_per_step_ci_J, 3),
-                             interval_text(a.time_per_step_s, a.time_per_step_ci_s, 4), a.windows,
-                             a.steps);
+    std::cout << fmt::format(
+        "{:<11} energy per step {} J, time per step {} s ({} windows, {} "
+        "steps)\n",
+        name, interval_text(a.energy_per_step_J, a.energy_per_step_ci_J, 3),
+        interval_text(a.time_per_step_s, a.time_per_step_ci_s, 4), a.windows, a.steps);
   };
   arm("baseline:", ev.baseline);
   arm("controlled:", ev.controlled);
@@ -104,8 +105,7 @@ void print_text(const session::ControlReport& r) {
   const bool changed = std::any_of(r.actions.begin(), r.actions.end(),
                                    [](const control::ControlAction& a) { return a.applied; });
   std::cout << fmt::format("limit {:.0f} W before, {:.0f} W after ({})\n", r.limit_before_W,
-                           r.limit_after_W,
-                           changed ? "restored" : "never changed");
+                           r.limit_after_W, changed ? "restored" : "never changed");
 }
 
 }  // namespace

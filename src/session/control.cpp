@@ -92,8 +92,7 @@ std::string gate_reason(const RegimeReport& report, const GpuInfo& info) {
   return "unknown regime";
 }
 
-std::string dry_run_reason(const ControlRequest& r, const ActuationPolicy& policy,
-                           bool physical) {
+std::string dry_run_reason(const ControlRequest& r, const ActuationPolicy& policy, bool physical) {
   if (r.dry_run) return "--dry-run";
   if (policy.read_only) return "REGIME_READ_ONLY is set: nothing may be changed";
   if (physical && !r.actuate)
@@ -111,7 +110,7 @@ void refuse_dry_evaluation(const ControlReport& rep, const ActuationPolicy& poli
       "limit, and this run may not ({}); drop --evaluate for a dry run that logs what the "
       "controller would set",
       rep.dry_run_why);
-  throw Error(policy.read_only ? ErrorKind::ReadOnly
+  throw Error(policy.read_only                 ? ErrorKind::ReadOnly
               : rep.dry_run_why == "--dry-run" ? ErrorKind::InvalidArgument
                                                : ErrorKind::ActuationRefused,
               msg);
