@@ -31,9 +31,10 @@ std::string pct_text(double v, const Interval& ci) {
 
 void print_evaluation(const session::Evaluation& ev) {
   std::cout << fmt::format(
-      "evaluation: {} interleaved windows of {:.0f} s (baseline first and last), the first "
-      "{:.0f} s of each dropped while the die settles\n",
-      ev.windows.size(), ev.window_s, ev.settle_s);
+      "evaluation: after a {:.0f} s lead-in of control (not measured), {} interleaved windows of "
+      "{:.0f} s (baseline first and last); the first {:.0f} s of each are dropped while the die "
+      "settles\n",
+      ev.lead_in_s, ev.windows.size(), ev.window_s, ev.settle_s);
   std::cout << "  window  arm          measured s   steps   energy/step J   time/step s   power W"
                "   temp C   limit W\n";
   for (size_t i = 0; i < ev.windows.size(); ++i) {

@@ -188,13 +188,14 @@ ControlReport run_control(const ControlRequest& r) {
   // measured for as long again.
   const double settle_s = kSettleTimeConstants * tau_s.value_or(rep.thermal.dwell_s);
   const double control_s = r.seconds - (gated ? rep.probe_s : 0);
-  if (r.evaluate && control_s / r.windows < 2 * settle_s)
+  if (r.evaluate && control_s / (r.windows + 1) < 2 * settle_s)
     throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--evaluate: {} windows of {:.0f} s are too short for this card: each "
-                            "needs {:.0f} s to settle ({:g} thermal time constants) and as long "
-                            "again to measure; give --seconds {:.0f} or more",
-                            r.windows, control_s / r.windows, settle_s, kSettleTimeConstants,
-                            std::ceil(r.seconds - control_s + r.windows * 2 * settle_s)));
+                fmt::format("--evaluate: a lead-in and {} windows of {:.0f} s are too short for "
+                            "this card: each needs {:.0f} s to settle ({:g} thermal time "
+                            "constants) and as long again to measure; give --seconds {:.0f} or "
+                            "more",
+                            r.windows, control_s / (r.windows + 1), settle_s, kSettleTimeConstants,
+                            std::ceil(r.seconds - control_s + (r.windows + 1) * 2 * settle_s)));
   // thermal acts from the start: refuse what it may not do before any work runs.
   if (!gated && r.evaluate && rep.dry_run) refuse_dry_evaluation(rep, policy);
   if (!gated && !rep.dry_run)
@@ -246,10 +247,17 @@ ControlReport run_control(const ControlRequest& r) {
       if (!r.evaluate) {
         end = cl.run();
       } else {
+        // A lead-in window of control, not measured, lets the controller find its limit; then
         // A B A B ... A: baseline windows at the original limit, controlled ones with the
         // controller resumed at the limit it last set.
+        const double window_s = (t0 + r.seconds - loop.now_s()) / (r.windows + 1);
+        end = cl.run_until(loop.now_s() + window_s);
+        if (end != RunEnd::StopRequested)
+          throw WorkloadFailed(
+              "the workload ended in the lead-in of the evaluation; --evaluate "
+              "needs a workload that runs for --seconds",
+              work->exit_status());
         const double start = loop.now_s();
-        const double window_s = (t0 + r.seconds - start) / r.windows;
         for (int i = 0; i < r.windows; ++i) {
           const double w0 = loop.now_s();
           const double w1 = i + 1 == r.windows ? t0 + r.seconds : start + (i + 1) * window_s;
@@ -270,6 +278,7 @@ ControlReport run_control(const ControlRequest& r) {
         }
         rep.evaluation.emplace();
         rep.evaluation->window_s = window_s;
+        rep.evaluation->lead_in_s = window_s;
         rep.evaluation->settle_s = settle_s;
       }
       rep.actions = cl.actions();
@@ -410,6 +419,7 @@ nlohmann::json to_json(const ControlReport& r) {
                   {"mean_limit_W", opt(wm.mean_limit_W)}});
   }
   j["evaluation"] = {{"windows", ws},
+                     {"lead_in_s", ev.lead_in_s},
                      {"window_s", ev.window_s},
                      {"settle_s", ev.settle_s},
                      {"dof", ev.dof},

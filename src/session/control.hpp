@@ -57,8 +57,9 @@ struct EvaluationWindow {
 };
 
 struct Evaluation {
-  double window_s = 0;  // each window, settling included
-  double settle_s = 0;  // dropped at the start of each window: the die settles at the new limit
+  double lead_in_s = 0;  // control before the first window, not measured: it finds its limit
+  double window_s = 0;   // each window, settling included
+  double settle_s = 0;   // dropped at the start of each window: the die settles at the new limit
   std::vector<EvaluationWindow> windows;
   ArmFigures baseline, controlled;
   double energy_change_pct = 0;
