@@ -36,7 +36,7 @@ struct ControlRequest {
 
 // The verdict's margins (analysis/interleaved.hpp): chosen on simulated pairs and checked on
 // others (docs/control.md, "How the verdict is decided").
-inline constexpr VerdictRule kControlVerdictRule{1.0, 1.0};
+inline constexpr VerdictRule kControlVerdictRule{3.0, 3.0};
 
 // Per arm of an evaluation: the levels fitted over its windows, 95% intervals.
 struct ArmFigures {
