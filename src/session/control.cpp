@@ -93,12 +93,16 @@ std::string gate_reason(const RegimeReport& report, const GpuInfo& info) {
 }
 
 std::string dry_run_reason(const ControlRequest& r, const ActuationPolicy& policy, bool physical) {
-  if (r.dry_run) return "--dry-run";
-  if (policy.read_only) return "REGIME_READ_ONLY is set: nothing may be changed";
+  std::vector<std::string> why;
+  if (r.dry_run) why.push_back("--dry-run");
+  if (policy.read_only) why.push_back("REGIME_READ_ONLY is set: nothing may be changed");
   if (physical && !r.actuate)
-    return "this is a real GPU and --actuate was not given: add --actuate to let the controller "
-           "act";
-  return "";
+    why.push_back(
+        "this is a real GPU and --actuate was not given: add --actuate to let the controller "
+        "act");
+  std::string text;
+  for (const auto& w : why) text += (text.empty() ? "" : "; ") + w;
+  return text;
 }
 
 namespace {
@@ -110,9 +114,9 @@ void refuse_dry_evaluation(const ControlReport& rep, const ActuationPolicy& poli
       "limit, and this run may not ({}); drop --evaluate for a dry run that logs what the "
       "controller would set",
       rep.dry_run_why);
-  throw Error(policy.read_only                 ? ErrorKind::ReadOnly
-              : rep.dry_run_why == "--dry-run" ? ErrorKind::InvalidArgument
-                                               : ErrorKind::ActuationRefused,
+  throw Error(policy.read_only                             ? ErrorKind::ReadOnly
+              : rep.dry_run_why.rfind("--dry-run", 0) == 0 ? ErrorKind::InvalidArgument
+                                                           : ErrorKind::ActuationRefused,
               msg);
 }
 
