@@ -46,6 +46,61 @@ std::optional<Band> power_band(const std::vector<Block>& blocks, size_t first_re
   return band(p, kSettleMinPowerTolerance_W);
 }
 
+// Without steps, the work is where the GPU is busy. A command that spends most of a time-limited
+// probe starting (a cold `import torch` and CUDA start-up took over 30 s on an H200) leaves the
+// second half quiet, and the busy end would be trimmed as a tail. So the block powers are split
+// in two (the split with the largest between-group variance); when the high group stands clear of
+// the low one (its median above the low median by more than its own tolerance), fills one
+// contiguous stretch (90% of the blocks between its first and last) and has at least 4 blocks,
+// that stretch is the work and its blocks are the reference. Interleaved high and low blocks (a
+// bursty job) keep the second-half rule: their dips are part of the work.
+struct BusyPhase {
+  size_t first = 0, last = 0;  // block indices, inclusive
+  Band band;
+  double quiet_W = 0;  // median power of the other blocks
+};
+
+std::optional<BusyPhase> busy_phase(const std::vector<Block>& blocks) {
+  std::vector<double> p;
+  for (const Block& b : blocks) {
+    if (!b.power_W) return std::nullopt;
+    p.push_back(*b.power_W);
+  }
+  std::vector<double> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  double total = 0;
+  for (double v : sorted) total += v;
+  size_t best_low = 0;  // the low group is sorted[0, best_low)
+  double best_between = -1, low_sum = 0;
+  for (size_t k = 1; k < n; ++k) {
+    low_sum += sorted[k - 1];
+    const double nl = static_cast<double>(k), nh = static_cast<double>(n - k);
+    const double d = low_sum / nl - (total - low_sum) / nh;
+    const double between = nl * nh * d * d;
+    if (between > best_between) {
+      best_between = between;
+      best_low = k;
+    }
+  }
+  if (best_low == 0 || n - best_low < 4) return std::nullopt;
+  const double threshold = sorted[best_low - 1];  // high blocks lie strictly above it
+  std::vector<double> high(sorted.begin() + static_cast<std::ptrdiff_t>(best_low), sorted.end());
+  std::vector<double> low(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(best_low));
+  const Band hb = band(high, kSettleMinPowerTolerance_W);
+  const double quiet_W = median(low);
+  if (hb.ref - quiet_W <= hb.tol) return std::nullopt;  // one level with noise: no phases
+  size_t first = n, last = 0;
+  for (size_t k = 0; k < n; ++k)
+    if (p[k] > threshold) {
+      first = std::min(first, k);
+      last = k;
+    }
+  const double stretch = static_cast<double>(last - first + 1);
+  if (static_cast<double>(high.size()) < 0.9 * stretch) return std::nullopt;
+  return BusyPhase{first, last, hb, quiet_W};
+}
+
 }  // namespace
 
 SteadySteps settle_steps(std::span<const Step> steps, const detail::Cumulative& power) {
@@ -135,7 +190,26 @@ SteadyTime settle_time(double t0_s_in, double t1_s_in, const detail::Cumulative&
   const double mid = t0_s + span / 2;
   size_t first_ref = 0;
   while (blocks[first_ref].start_s < mid) ++first_ref;
-  const Band pw = *power_band(blocks, first_ref);
+  const Band second_half = *power_band(blocks, first_ref);
+  // The second half mostly quiet while a busy stretch stands clear of it: the work is there.
+  if (auto busy = busy_phase(blocks); busy && !busy->band.inside(second_half.ref)) {
+    const Band hb = busy->band;
+    const auto busy_ok = [&](size_t k) { return hb.inside(*blocks[k].power_W); };
+    size_t start = busy->first, last = busy->last;
+    while (start < last && !(busy_ok(start) && busy_ok(start + 1))) ++start;
+    while (last > start && !(busy_ok(last) && busy_ok(last - 1))) --last;
+    const SteadyTime out{start == 0 ? t0_s_in : blocks[start].start_s,
+                         last + 1 == blocks.size() ? t1_s_in : blocks[last].end_s, ""};
+    return {out.start_s, out.end_s,
+            fmt::format("the GPU was busy from {:.2f} s to {:.2f} s of the {:.2f} s: dropped "
+                        "{:.2f} s before (the command starting) and {:.2f} s after; kept the {} s "
+                        "blocks whose mean power is within {:.1f} W of {:.1f} W (busy-phase "
+                        "reference, {:.1f} W while not busy)",
+                        out.start_s - t0_s_in, out.end_s - t0_s_in, t1_s_in - t0_s_in,
+                        out.start_s - t0_s_in, t1_s_in - out.end_s, block_s, hb.tol, hb.ref,
+                        busy->quiet_W)};
+  }
+  const Band pw = second_half;
   const auto ok = [&](size_t k) { return pw.inside(*blocks[k].power_W); };
   size_t start = first_ref;
   for (size_t k = 0; k + 1 < first_ref; ++k)
