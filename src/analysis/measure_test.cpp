@@ -104,6 +104,21 @@ TEST(MeasureH200, NoStepsGivesPerSecondFiguresOfTheBusyPart) {
   EXPECT_GT(m.window_end_s - m.window_start_s, 25);
 }
 
+// A real 40 s --no-steps probe of resnet50 on an H200 (docs/h200.md, section 6): the command spent
+// 28 s starting (the GPU at 78 W, then at about 120 W with start-up kernels of up to 409 W for half
+// a second) and trained for the last 12 s at about 630 W. The busy stretch is the work.
+TEST(MeasureH200, NoStepsProbeOfACommandThatStartedLate) {
+  MeasureOptions o;
+  o.use_steps = false;
+  const Trace t = load_trace(
+      std::filesystem::path(REGIME_TEST_DATA_DIR) / "h200" / "resnet50_nosteps.trace.csv", {});
+  const Measurement m = measure(t, o);
+  EXPECT_NEAR(m.warmup_dropped_s, 28.5, 1.0) << m.steady_state_rule;
+  EXPECT_NEAR(m.avg_power_W, 630, 15) << m.steady_state_rule;
+  ASSERT_TRUE(m.mean_util_pct.has_value());
+  EXPECT_GT(*m.mean_util_pct, 95);
+}
+
 TEST(MeasureSynthetic, EachEnergySourceRecoversTheTruth) {
   // 400 W flat, 10 steps per second for 20 s: 40 J per step whichever readings exist.
   for (auto source :

@@ -50,10 +50,10 @@ std::optional<Band> power_band(const std::vector<Block>& blocks, size_t first_re
 // probe starting (a cold `import torch` and CUDA start-up took over 30 s on an H200) leaves the
 // second half quiet, and the busy end would be trimmed as a tail. So the block powers are split
 // in two (the split with the largest between-group variance); when the high group stands clear of
-// the low one (its median above the low median by more than its own tolerance), fills one
-// contiguous stretch (90% of the blocks between its first and last) and has at least 4 blocks,
-// that stretch is the work and its blocks are the reference. Interleaved high and low blocks (a
-// bursty job) keep the second-half rule: their dips are part of the work.
+// the low one (its median above the low median by more than its own tolerance) and forms one
+// stretch of at least 4 blocks, with nothing else high but spikes of 1 s at most, that stretch is
+// the work and the high blocks are the reference. Busy and quiet stretches that alternate (a job
+// that waits on its input) keep the second-half rule: their dips are part of the work.
 struct BusyPhase {
   size_t first = 0, last = 0;  // block indices, inclusive
   Band band;
@@ -90,14 +90,30 @@ std::optional<BusyPhase> busy_phase(const std::vector<Block>& blocks) {
   const Band hb = band(high, kSettleMinPowerTolerance_W);
   const double quiet_W = median(low);
   if (hb.ref - quiet_W <= hb.tol) return std::nullopt;  // one level with noise: no phases
-  size_t first = n, last = 0;
-  for (size_t k = 0; k < n; ++k)
-    if (p[k] > threshold) {
-      first = std::min(first, k);
-      last = k;
+  // Runs of consecutive high blocks: the longest is the work; any other may only be a spike (a
+  // start-up kernel, at most kMaxSpikeBlocks long), never a second busy stretch.
+  constexpr size_t kMaxSpikeBlocks = 2;
+  size_t first = 0, last = 0, longest = 0;
+  bool second_stretch = false;
+  for (size_t k = 0; k < n;) {
+    if (!(p[k] > threshold)) {
+      ++k;
+      continue;
     }
-  const double stretch = static_cast<double>(last - first + 1);
-  if (static_cast<double>(high.size()) < 0.9 * stretch) return std::nullopt;
+    size_t end = k;
+    while (end + 1 < n && p[end + 1] > threshold) ++end;
+    const size_t len = end - k + 1;
+    if (len > longest) {
+      second_stretch = second_stretch || longest > kMaxSpikeBlocks;
+      longest = len;
+      first = k;
+      last = end;
+    } else if (len > kMaxSpikeBlocks) {
+      second_stretch = true;
+    }
+    k = end + 1;
+  }
+  if (longest < 4 || second_stretch) return std::nullopt;
   return BusyPhase{first, last, hb, quiet_W};
 }
 
@@ -187,12 +203,9 @@ SteadyTime settle_time(double t0_s_in, double t1_s_in, const detail::Cumulative&
     b.power_W = mean_power(power, b.start_s, b.end_s);
     blocks.push_back(b);
   }
-  const double mid = t0_s + span / 2;
-  size_t first_ref = 0;
-  while (blocks[first_ref].start_s < mid) ++first_ref;
-  const Band second_half = *power_band(blocks, first_ref);
-  // The second half mostly quiet while a busy stretch stands clear of it: the work is there.
-  if (auto busy = busy_phase(blocks); busy && !busy->band.inside(second_half.ref)) {
+  // A busy stretch that stands clear of quiet ones before or after it: the work is there, however
+  // long the command took to start.
+  if (auto busy = busy_phase(blocks)) {
     const Band hb = busy->band;
     const auto busy_ok = [&](size_t k) { return hb.inside(*blocks[k].power_W); };
     size_t start = busy->first, last = busy->last;
@@ -209,7 +222,10 @@ SteadyTime settle_time(double t0_s_in, double t1_s_in, const detail::Cumulative&
                         out.start_s - t0_s_in, t1_s_in - out.end_s, block_s, hb.tol, hb.ref,
                         busy->quiet_W)};
   }
-  const Band pw = second_half;
+  const double mid = t0_s + span / 2;
+  size_t first_ref = 0;
+  while (blocks[first_ref].start_s < mid) ++first_ref;
+  const Band pw = *power_band(blocks, first_ref);
   const auto ok = [&](size_t k) { return pw.inside(*blocks[k].power_W); };
   size_t start = first_ref;
   for (size_t k = 0; k + 1 < first_ref; ++k)
