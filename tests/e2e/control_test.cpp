@@ -375,29 +375,49 @@ TEST_F(ControlNvmlCli, ReadOnlyRunsDryAndTheLimitIsUntouched) {
   expect_dry_run("REGIME_READ_ONLY");
 }
 
+std::vector<std::string> evaluate_args() {
+  return {"control",
+          "--device",
+          "nvml:0",
+          "--policy",
+          "thermal:period_s=0.1,dwell_s=0.3,step_W=40",
+          "--seconds",
+          "12",
+          "--sample-ms",
+          "20",
+          "--step-regex",
+          "step",
+          "--evaluate",
+          "--windows",
+          "5",
+          "--actuate",
+          "--json",
+          "--",
+          "sh",
+          "-c",
+          "while true; do echo step; sleep 0.02; done"};
+}
+
+// SIGTERM in the middle of an evaluation, once the controller has lowered the limit: the
+// original is back and the status says the signal.
+TEST_F(ControlNvmlCli, AnEvaluationInterruptedRestoresTheOriginal) {
+  test::Child child = test::spawn(evaluate_args(), env_, dir_);
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < end) {
+    double l = limit_W();
+    if (l > 0 && l < kOriginalW) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_LT(limit_W(), kOriginalW) << "the controller never lowered the limit: " << child.err();
+  kill(child.pid, SIGTERM);
+  EXPECT_EQ(child.wait(), 128 + SIGTERM) << child.err();
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
 // An evaluation through the real NVML path: the arm switches and the controller's changes stay
 // in [min, default] all through, and the original is back at the end and after SIGTERM.
 TEST_F(ControlNvmlCli, AnEvaluationStaysInBoundsAndRestoresTheOriginal) {
-  std::vector<std::string> a = {"control",
-                                "--device",
-                                "nvml:0",
-                                "--policy",
-                                "thermal:period_s=0.1,dwell_s=0.3,step_W=40",
-                                "--seconds",
-                                "12",
-                                "--sample-ms",
-                                "20",
-                                "--step-regex",
-                                "step",
-                                "--evaluate",
-                                "--windows",
-                                "5",
-                                "--actuate",
-                                "--json",
-                                "--",
-                                "sh",
-                                "-c",
-                                "while true; do echo step; sleep 0.02; done"};
+  std::vector<std::string> a = evaluate_args();
   test::Child child = test::spawn(a, env_, dir_);
   double lo = 1e9, hi = -1e9;
   int status = -1;
