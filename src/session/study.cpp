@@ -135,6 +135,12 @@ void study_control(const StudyRequest& r, Target& target, StudyReport& rep,
   if (!c.reason.empty()) return;
   if (!r.control) {
     c.skipped = "--no-control was given. To evaluate the controller, run: " + c.command;
+  } else if (r.settings.apply) {
+    // The evaluation's baseline is the limit it finds: with --apply that would be the chosen cap.
+    c.skipped =
+        "--apply leaves the chosen cap set, and the evaluation compares against the "
+        "original limit. To evaluate, run `regime restore`, then: " +
+        c.command;
   } else if (policy.read_only) {
     c.skipped =
         "REGIME_READ_ONLY is set: the evaluation changes the limit. To evaluate, unset it "
