@@ -151,6 +151,64 @@ void judge_windows(Evaluation& ev) {
   ev.verdict = judge(ev.energy_change_ci_pct, ev.time_change_ci_pct, ev.rule);
 }
 
+// A lead-in window of control, not measured, lets the controller find its limit; then
+// A B A B ... A until end_s: baseline windows at the original limit, controlled ones with the
+// controller resumed at the limit it last set. Returns [start, end] of each window, run clock;
+// `end` is how the last one ended.
+std::vector<std::pair<double, double>> run_windows(RunLoop& loop, control::ControlLoop& cl,
+                                                   Workload& work, double window_s, int windows,
+                                                   double end_s, double original_W, RunEnd& end) {
+  if (cl.run_until(loop.now_s() + window_s) != RunEnd::StopRequested)
+    throw WorkloadFailed(
+        "the workload ended in the lead-in of the evaluation; --evaluate needs a workload that "
+        "runs for --seconds",
+        work.exit_status());
+  std::vector<std::pair<double, double>> spans;
+  const double start = loop.now_s();
+  for (int i = 0; i < windows; ++i) {
+    const double w0 = loop.now_s();
+    const double w1 = i + 1 == windows ? end_s : start + (i + 1) * window_s;
+    if (i % 2 == 0) {
+      cl.step_aside(original_W);
+      end = loop.run_until([&](const Trace&, double now) { return now >= w1; });
+    } else {
+      cl.resume();
+      end = cl.run_until(w1);
+    }
+    spans.emplace_back(w0, loop.now_s());
+    if (end != RunEnd::StopRequested && i + 1 < windows)
+      throw WorkloadFailed(fmt::format("the workload ended in window {} of {} of the evaluation; "
+                                       "--evaluate needs a workload that runs for --seconds",
+                                       i + 1, windows),
+                           work.exit_status());
+  }
+  return spans;
+}
+
+// Each window's figures over its measured part (after settle_s), times from the trace's start.
+std::vector<EvaluationWindow> measure_windows(const Trace& trace,
+                                              const std::vector<std::pair<double, double>>& spans,
+                                              double settle_s) {
+  const double origin = trace.samples.empty() ? 0 : trace.samples.front().t_s;
+  MeasureOptions mo;
+  mo.detect_steady_state = false;  // the settling time is dropped instead
+  std::vector<EvaluationWindow> out;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    EvaluationWindow w;
+    w.controlled = i % 2 == 1;
+    w.t0_s = spans[i].first + settle_s - origin;
+    w.t1_s = spans[i].second - origin;
+    w.measurement = measure_window(trace, spans[i].first + settle_s, spans[i].second, mo);
+    if (w.measurement.steps == 0 && !w.measurement.per_second)
+      throw WorkloadFailed(fmt::format("window {} ({:.0f}-{:.0f} s) of the evaluation holds no "
+                                       "whole step: give longer windows (--seconds)",
+                                       i + 1, w.t0_s, w.t1_s),
+                           std::nullopt);
+    out.push_back(w);
+  }
+  return out;
+}
+
 }  // namespace
 
 ControlReport run_control(const ControlRequest& r) {
@@ -251,35 +309,9 @@ ControlReport run_control(const ControlRequest& r) {
       if (!r.evaluate) {
         end = cl.run();
       } else {
-        // A lead-in window of control, not measured, lets the controller find its limit; then
-        // A B A B ... A: baseline windows at the original limit, controlled ones with the
-        // controller resumed at the limit it last set.
         const double window_s = (t0 + r.seconds - loop.now_s()) / (r.windows + 1);
-        end = cl.run_until(loop.now_s() + window_s);
-        if (end != RunEnd::StopRequested)
-          throw WorkloadFailed(
-              "the workload ended in the lead-in of the evaluation; --evaluate "
-              "needs a workload that runs for --seconds",
-              work->exit_status());
-        const double start = loop.now_s();
-        for (int i = 0; i < r.windows; ++i) {
-          const double w0 = loop.now_s();
-          const double w1 = i + 1 == r.windows ? t0 + r.seconds : start + (i + 1) * window_s;
-          if (i % 2 == 0) {
-            cl.step_aside(rep.limit_before_W);
-            end = loop.run_until([&](const Trace&, double now) { return now >= w1; });
-          } else {
-            cl.resume();
-            end = cl.run_until(w1);
-          }
-          windows.emplace_back(w0, loop.now_s());
-          if (end != RunEnd::StopRequested && i + 1 < r.windows)
-            throw WorkloadFailed(
-                fmt::format("the workload ended in window {} of {} of the evaluation; --evaluate "
-                            "needs a workload that runs for --seconds",
-                            i + 1, r.windows),
-                work->exit_status());
-        }
+        windows = run_windows(loop, cl, *work, window_s, r.windows, t0 + r.seconds,
+                              rep.limit_before_W, end);
         rep.evaluation.emplace();
         rep.evaluation->window_s = window_s;
         rep.evaluation->lead_in_s = window_s;
@@ -308,22 +340,7 @@ ControlReport run_control(const ControlRequest& r) {
   rep.measurement = measure(trace, measure_options(r));
   if (rep.evaluation) {
     Evaluation& ev = *rep.evaluation;
-    const double origin = trace.samples.empty() ? 0 : trace.samples.front().t_s;
-    MeasureOptions mo;
-    mo.detect_steady_state = false;  // the settling time is dropped instead
-    for (size_t i = 0; i < windows.size(); ++i) {
-      EvaluationWindow w;
-      w.controlled = i % 2 == 1;
-      w.t0_s = windows[i].first + settle_s - origin;
-      w.t1_s = windows[i].second - origin;
-      w.measurement = measure_window(trace, windows[i].first + settle_s, windows[i].second, mo);
-      if (w.measurement.steps == 0 && !w.measurement.per_second)
-        throw WorkloadFailed(fmt::format("window {} ({:.0f}-{:.0f} s) of the evaluation holds no "
-                                         "whole step: give longer windows (--seconds)",
-                                         i + 1, w.t0_s, w.t1_s),
-                             std::nullopt);
-      ev.windows.push_back(w);
-    }
+    ev.windows = measure_windows(trace, windows, settle_s);
     judge_windows(ev);
   }
   return rep;
