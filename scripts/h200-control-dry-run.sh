@@ -6,18 +6,20 @@
 # REGIME_READ_ONLY=1 is exported (bench/h200_common.sh), and --dry-run is given as well.
 # For docs/control.md ("On the H200, read-only").
 #
-#   scripts/h200-control-dry-run.sh [--seconds 120] [--amp bf16] [MODEL ...]
+#   scripts/h200-control-dry-run.sh [--seconds 180] [--probe-s 90] [--amp bf16] [MODEL ...]
 #
 # Environment: REGIME (the binary; default build/release/regime, then build/ci/regime), DEVICE
 # (default nvml:0), BENCH_DIR (folder for the outputs; default a temp dir). MODEL: models of
 # workloads/train.py (default: resnet50 transformer, a headroom and a cap-bound pair on the H200,
-# docs/h200.md). --seconds must exceed the gate's 60 s probe.
+# docs/h200.md). The gate probes for --probe-s (longer than its 60 s default: a cold PyTorch start
+# can take half a minute before the first step); --seconds must exceed it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=120 amp=bf16 models=()
+seconds=180 probe_s=90 amp=bf16 models=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
+    --probe-s) probe_s=$2; shift 2 ;;
     --amp) amp=$2; shift 2 ;;
     -*) echo "h200-control-dry-run.sh: unknown option '$1'" >&2; exit 2 ;;
     *) models+=("$1"); shift ;;
@@ -37,7 +39,7 @@ run() {  # NAME POLICY MODEL
     echo "  $name: regime control failed (exit $?), see $out/$name.log"
   fi
 }
-for m in "${models[@]}"; do run "gated-$m" regime-gated "$m"; done
+for m in "${models[@]}"; do run "gated-$m" "regime-gated:probe_s=$probe_s" "$m"; done
 run "thermal-${models[0]}" thermal "${models[0]}"
 nvidia-smi --query-gpu=name,power.limit,temperature.gpu --format=csv >"$out/nvidia-smi-after.csv" 2>&1 || true
 
@@ -66,12 +68,12 @@ for name in names:
     if j["engaged"]:
         print("  thermal: target %.1f C, band %.1f C, step %.0f W, period %.0f s, dwell %.0f s"
               % (t["target_C"], t["band_C"], t["step_W"], t["period_s"], t["dwell_s"]))
-        for a in j["actions"]:
-            print("    t=%7.1f s  %5.1f C  %6.1f W  would set %.0f -> %.0f W  (%s)"
+        for a in j["decisions"]:
+            print("    t=%7.1f s  %5.1f C  %6.1f W  at %.0f W: %s  (%s)"
                   % (a["t_s"], a["temp_C"] or float("nan"), a["power_W"] or float("nan"),
-                     a["old_limit_W"], a["limit_W"], a["why"]))
-        if not j["actions"]:
-            print("    no change was needed")
+                     a["limit_W"], "hold" if a["would_set_W"] is None
+                     else "would set %.0f W" % a["would_set_W"], a["why"]))
+        print("    %d change(s) it would make" % len(j["actions"]))
     print("  energy per step %.3f J [%.3f, %.3f], time per step %.4f s [%.4f, %.4f], %d steps, "
           "%.1f C mean" % (m["energy_per_step_J"], *m["energy_per_step_ci_J"],
                            m["time_per_step_s"], *m["time_per_step_ci_s"], m["steps"],

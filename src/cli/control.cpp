@@ -85,11 +85,23 @@ void print_text(const session::ControlReport& r) {
         "thermal: target {:.1f} C, band {:.1f} C, step {:.0f} W, period {:.0f} s, dwell {:.0f} s, "
         "limits [{:.0f}, {:.0f}] W\n",
         p.target_C, p.band_C, p.step_W, p.period_s, p.dwell_s, p.min_W, p.max_W);
-  for (const auto& a : r.actions)
-    std::cout << fmt::format("  t={:7.1f} s  {:>8}  {:6.1f} W  {} {:.0f} -> {:.0f} W  ({})\n",
-                             a.t_s, temp_text(a.temp_C), a.power_W.value_or(0),
-                             a.applied ? "limit" : "would set", a.old_limit_W, a.new_limit_W,
-                             a.why);
+  if (r.dry_run && !r.decisions.empty()) {
+    // Every decision, holds included: what the controller saw each period.
+    std::cout << "  each decision (at: the limit the controller would have in force by then):\n";
+    for (const auto& a : r.decisions)
+      std::cout << fmt::format("  t={:7.1f} s  {:>8}  {:6.1f} W  at {:.0f} W: {}  ({})\n", a.t_s,
+                               temp_text(a.temp_C), a.power_W.value_or(0), a.old_limit_W,
+                               a.new_limit_W == a.old_limit_W
+                                   ? std::string("hold")
+                                   : fmt::format("would set {:.0f} W", a.new_limit_W),
+                               a.why);
+  } else {
+    for (const auto& a : r.actions)
+      std::cout << fmt::format("  t={:7.1f} s  {:>8}  {:6.1f} W  {} {:.0f} -> {:.0f} W  ({})\n",
+                               a.t_s, temp_text(a.temp_C), a.power_W.value_or(0),
+                               a.applied ? "limit" : "would set", a.old_limit_W, a.new_limit_W,
+                               a.why);
+  }
   if (r.engaged && r.actions.empty()) std::cout << "  no change was needed\n";
   if (r.evaluation) {
     print_evaluation(*r.evaluation);

@@ -82,15 +82,16 @@ RunEnd ControlLoop::run_until(double end_s) {
     last_s = now;
     while (next_s <= now) next_s += period;
     Action a = controller_.decide(in);
-    if (a.limit_W) {
-      std::optional<double> w = constrain(*a.limit_W, limit_W_, now, last_change_s_, bounds_);
-      if (w) {
-        const double old = limit_W_;
-        set(*w);
-        actions_.push_back({now - t0, in.temp_C, in.power_W, old, limit_W_, a.why, !dry_run_});
-        last_change_s_ = now;
-      }
+    const double old = limit_W_;
+    std::optional<double> w;
+    if (a.limit_W) w = constrain(*a.limit_W, limit_W_, now, last_change_s_, bounds_);
+    if (w) {
+      set(*w);
+      actions_.push_back({now - t0, in.temp_C, in.power_W, old, limit_W_, a.why, !dry_run_});
+      last_change_s_ = now;
     }
+    if (dry_run_)
+      decisions_.push_back({now - t0, in.temp_C, in.power_W, old, limit_W_, a.why, false});
     if (now >= end_s) return RunEnd::StopRequested;
   }
 }

@@ -91,6 +91,9 @@ class ControlLoop {
   void step_aside(double limit_W);
   void resume();
   const std::vector<ControlAction>& actions() const { return actions_; }
+  // Dry runs only: every decision, holds included (new_limit_W == old_limit_W), so that the log
+  // shows what the controller saw each period even when it would change nothing.
+  const std::vector<ControlAction>& decisions() const { return decisions_; }
   double limit_W() const { return limit_W_; }  // the controller's limit (set or, dry, would be)
 
  private:
@@ -104,6 +107,7 @@ class ControlLoop {
   bool dry_run_;
   std::optional<double> last_change_s_;
   std::vector<ControlAction> actions_;
+  std::vector<ControlAction> decisions_;
 };
 
 }  // namespace regime::control

@@ -318,6 +318,7 @@ ControlReport run_control(const ControlRequest& r) {
         rep.evaluation->settle_s = settle_s;
       }
       rep.actions = cl.actions();
+      rep.decisions = cl.decisions();
     } else {
       end = loop.run_until([](const Trace&, double) { return false; });
     }
@@ -374,6 +375,16 @@ nlohmann::json to_json(const ControlReport& r) {
                        {"limit_W", a.new_limit_W},
                        {"applied", a.applied},
                        {"why", a.why}});
+  nlohmann::json decisions = nlohmann::json::array();
+  for (const auto& a : r.decisions)
+    decisions.push_back(
+        {{"t_s", a.t_s},
+         {"temp_C", opt(a.temp_C)},
+         {"power_W", opt(a.power_W)},
+         {"limit_W", a.old_limit_W},
+         {"would_set_W",
+          a.new_limit_W == a.old_limit_W ? nlohmann::json(nullptr) : nlohmann::json(a.new_limit_W)},
+         {"why", a.why}});
   const control::ThermalParams& p = r.thermal;
   nlohmann::json j = {
       {"device", r.device},
@@ -396,6 +407,7 @@ nlohmann::json to_json(const ControlReport& r) {
         {"min_W", p.min_W},
         {"max_W", p.max_W}}},
       {"actions", actions},
+      {"decisions", decisions},
       {"limit_before_W", r.limit_before_W},
       {"limit_after_W", r.limit_after_W},
       {"duration_s", r.duration_s},

@@ -80,7 +80,8 @@ struct ControlReport {
   std::optional<RegimeReport> probe;  // regime-gated: the classification that decided
   double probe_s = 0;                 // regime-gated: how long it probed first
   std::vector<control::ControlAction> actions;
-  Measurement measurement;  // the whole run, probe included
+  std::vector<control::ControlAction> decisions;  // dry runs: every decision, holds included
+  Measurement measurement;                        // the whole run, probe included
   double duration_s = 0;
   double limit_before_W = 0;
   double limit_after_W = 0;  // read back after the restore

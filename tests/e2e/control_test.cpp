@@ -175,6 +175,13 @@ TEST_F(ControlCli, ReadOnlyRunsDryAndSaysWhatItWouldSet) {
     EXPECT_GT(a["power_W"].get<double>(), 0);
   }
   EXPECT_LT(c["actions"].back()["limit_W"].get<double>(), 700);  // what it would have reached
+  // One decision a period (5 s), holds included.
+  EXPECT_GE(c["decisions"].size(), 39u);
+  EXPECT_GT(c["decisions"].size(), c["actions"].size());
+  for (const auto& d : c["decisions"]) {
+    EXPECT_TRUE(d["temp_C"].is_number());
+    EXPECT_TRUE(d["power_W"].is_number());
+  }
   EXPECT_NEAR(c["measurement"]["mean_limit_W"].get<double>(), 700, 1e-6);  // what the card had
   EXPECT_EQ(c["limit_after_W"].get<double>(), 700);
 }
@@ -188,7 +195,9 @@ TEST_F(ControlCli, DryRunTextSaysWouldSet) {
                        "set (--dry-run)"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("would set 700 -> 665 W"), std::string::npos) << r.out;
+  // Every period's decision, holds included, with its temperature and power.
+  EXPECT_NE(r.out.find("W  at 700 W: hold  ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("W  at 700 W: would set 665 W  ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("limit 700 W before, 700 W after (never changed)"), std::string::npos)
       << r.out;
 }
@@ -358,6 +367,7 @@ void ControlNvmlCli::expect_dry_run(const std::string& why) {
     EXPECT_TRUE(x["power_W"].is_number());
     EXPECT_GE(x["limit_W"].get<double>(), 100);
   }
+  EXPECT_GE(j["decisions"].size(), j["actions"].size());
   EXPECT_EQ(j["limit_after_W"].get<double>(), kOriginalW);
   // Nothing was journaled: there was nothing to undo.
   for (const char* d : {"state", "system-state"}) {
