@@ -218,14 +218,13 @@ json Agent::set(const Peer& peer, uint64_t conn, const Request& r) {
     key = "conn:" + std::to_string(conn);
     bool owns_job_gpu = false;
     for (const auto& [k, job] : jobs_)
-      owns_job_gpu = owns_job_gpu || (job.declared && job.uid == peer.uid &&
-                                       std::find(job.gpus.begin(), job.gpus.end(), i) !=
-                                           job.gpus.end());
+      owns_job_gpu =
+          owns_job_gpu || (job.declared && job.uid == peer.uid &&
+                           std::find(job.gpus.begin(), job.gpus.end(), i) != job.gpus.end());
     if (is_admin(policy_, peer) || owns_job_gpu) {
       ranges.push_back(narrowed(node.info, model, nullptr, policy_.source));
     } else {
-      for (const AllowRule* rule :
-           matching_rules(policy_, peer, std::to_string(i), node.info.uuid))
+      for (const AllowRule* rule : matching_rules(policy_, peer, std::to_string(i), node.info.uuid))
         ranges.push_back(narrowed(node.info, model, rule, policy_.source));
       if (ranges.empty())
         throw Error(ErrorKind::NoPermission,
@@ -240,8 +239,8 @@ json Agent::set(const Peer& peer, uint64_t conn, const Request& r) {
   if (!inside) {
     std::string allowed;
     for (const CapRange& c : ranges)
-      allowed += fmt::format("{}{:g}-{:g} W ({})", allowed.empty() ? "" : " or ", c.min_W,
-                             c.max_W, c.from);
+      allowed += fmt::format("{}{:g}-{:g} W ({})", allowed.empty() ? "" : " or ", c.min_W, c.max_W,
+                             c.from);
     throw Error(ErrorKind::OutOfRange,
                 fmt::format("{:g} W on {} is outside what uid {} may set: {}", cap_W,
                             gpu_name(i, node.info), peer.uid, allowed));
@@ -280,10 +279,11 @@ json Agent::set(const Peer& peer, uint64_t conn, const Request& r) {
   held->second.cap_W = cap_W;
   node.holder = key;
   const double old_W = held->second.guard->original_limit_W().value_or(0);
-  log_ << fmt::format("regimed: uid {} pid {} {}: {} capped at {:g} W (enforced {:g} W, restores "
-                      "{:g} W)\n",
-                      peer.uid, peer.pid, job.declared ? "job " + job.id : "connection",
-                      gpu_name(i, node.info), cap_W, enforced_W, old_W)
+  log_ << fmt::format(
+              "regimed: uid {} pid {} {}: {} capped at {:g} W (enforced {:g} W, restores "
+              "{:g} W)\n",
+              peer.uid, peer.pid, job.declared ? "job " + job.id : "connection",
+              gpu_name(i, node.info), cap_W, enforced_W, old_W)
        << std::flush;
   json out = {{"gpu", i},
               {"uuid", node.info.uuid},
@@ -307,12 +307,14 @@ json Agent::restore_job(Job& job, std::optional<size_t> only) {
     try {
       it->second.guard->restore();
       restored.push_back({{"gpu", i}, {"uuid", nodes_[i].info.uuid}, {"restored_W", to_W}});
-      log_ << fmt::format("regimed: {} restored to {:g} W ({} ended)\n", gpu_name(i, nodes_[i].info),
-                          to_W, job.declared ? "job " + job.id : "its connection's cap")
+      log_ << fmt::format("regimed: {} restored to {:g} W ({} ended)\n",
+                          gpu_name(i, nodes_[i].info), to_W,
+                          job.declared ? "job " + job.id : "its connection's cap")
            << std::flush;
     } catch (const std::exception& e) {
       // The entry stays journaled; a restart of the agent restores it.
-      if (first_error.empty()) first_error = fmt::format("{}: {}", gpu_name(i, nodes_[i].info), e.what());
+      if (first_error.empty())
+        first_error = fmt::format("{}: {}", gpu_name(i, nodes_[i].info), e.what());
       log_ << "regimed: could not restore " << first_error << "\n" << std::flush;
     }
     if (nodes_[i].holder == job.key) nodes_[i].holder.clear();
@@ -358,17 +360,16 @@ json Agent::begin(const Peer& peer, const Request& r) {
     std::sort(b.begin(), b.end());
     if (it->second.uid == static_cast<uid_t>(*r.uid) && a == b)
       return ok_response({{"job", job_json(it->second)}, {"already", true}});
-    throw Error(ErrorKind::ActuationRefused,
-                fmt::format("job '{}' is already declared with other GPUs or another owner",
-                            *r.job));
+    throw Error(
+        ErrorKind::ActuationRefused,
+        fmt::format("job '{}' is already declared with other GPUs or another owner", *r.job));
   }
   for (size_t i : gpus)
     for (const auto& [k, other] : jobs_)
-      if (other.declared &&
-          std::find(other.gpus.begin(), other.gpus.end(), i) != other.gpus.end())
-        throw Error(ErrorKind::ActuationRefused,
-                    fmt::format("{} already belongs to job '{}'", gpu_name(i, nodes_[i].info),
-                                other.id));
+      if (other.declared && std::find(other.gpus.begin(), other.gpus.end(), i) != other.gpus.end())
+        throw Error(
+            ErrorKind::ActuationRefused,
+            fmt::format("{} already belongs to job '{}'", gpu_name(i, nodes_[i].info), other.id));
   Job job;
   job.key = key;
   job.id = *r.job;

@@ -51,9 +51,9 @@ class Agent {
     uid_t uid = 0;
     pid_t pid = 0;  // a connection's job: the client's pid
     bool declared = false;
-    std::vector<size_t> gpus;                  // declared: its GPUs
-    std::map<size_t, double> energy_start_J;   // per GPU, when the job took it
-    std::map<size_t, Held> held;               // GPUs it caps now
+    std::vector<size_t> gpus;                 // declared: its GPUs
+    std::map<size_t, double> energy_start_J;  // per GPU, when the job took it
+    std::map<size_t, Held> held;              // GPUs it caps now
     double begin_unix_s = 0;
   };
   struct Node {

@@ -123,8 +123,8 @@ class AgentRoutedGpu : public Gpu {
       answer = check(connection_->request(nlohmann::json{{"op", "restore"}, {"gpu", uuid}}));
       return inner_->info().enforced_limit_W;
     }
-    answer = check(
-        connection_->request(nlohmann::json{{"op", "set"}, {"gpu", uuid}, {"cap_W", watts}}));
+    answer =
+        check(connection_->request(nlohmann::json{{"op", "set"}, {"gpu", uuid}, {"cap_W", watts}}));
     if (!original_W_) original_W_ = answer.at("old_limit_W").get<double>();
     return answer.at("enforced_W").get<double>();
   }

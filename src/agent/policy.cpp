@@ -64,8 +64,8 @@ double watts(const std::string& text, const std::string& key, const std::string&
   return v;
 }
 
-Principal principal(const std::vector<std::string>& w, size_t at, const std::string& source,
-                    int n, const NameResolver& names) {
+Principal principal(const std::vector<std::string>& w, size_t at, const std::string& source, int n,
+                    const NameResolver& names) {
   if (w.size() <= at + 1)
     bad(source, n, fmt::format("'{}' needs 'user NAME' or 'group NAME'", w[0]));
   Principal p;
@@ -184,8 +184,7 @@ Policy parse_policy(std::string_view text, const std::string& source, const Name
               fmt::format("bounds for '{}' are already on line {}", b.model, other.line));
       policy.bounds.push_back(std::move(b));
     } else {
-      bad(source, n,
-          fmt::format("unknown rule '{}' (expected admin, allow or bounds)", w[0]));
+      bad(source, n, fmt::format("unknown rule '{}' (expected admin, allow or bounds)", w[0]));
     }
     if (end == text.size()) break;
   }

@@ -98,8 +98,8 @@ TEST(AgentPolicy, WhoMatchesWhat) {
   EXPECT_TRUE(is_admin(p, root));
   EXPECT_TRUE(is_admin(p, slurm));
   EXPECT_FALSE(is_admin(p, alice));
-  EXPECT_EQ(matching_rules(p, alice, "1", "GPU-y").size(), 1u);   // by group
-  EXPECT_EQ(matching_rules(p, alice, "0", "GPU-x").size(), 1u);   // by UUID
+  EXPECT_EQ(matching_rules(p, alice, "1", "GPU-y").size(), 1u);  // by group
+  EXPECT_EQ(matching_rules(p, alice, "0", "GPU-x").size(), 1u);  // by UUID
   EXPECT_EQ(matching_rules(p, alice, "0", "GPU-z").size(), 0u);
   EXPECT_EQ(matching_rules(p, bob, "1", "GPU-x").size(), 0u);
 }

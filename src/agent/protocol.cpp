@@ -20,8 +20,7 @@ std::string text_field(const json& j, const char* key) {
   const json& v = j.at(key);
   if (!v.is_string()) invalid(fmt::format("\"{}\" must be a string", key));
   std::string s = v.get<std::string>();
-  if (s.empty() || s.size() > 128)
-    invalid(fmt::format("\"{}\" must be 1 to 128 characters", key));
+  if (s.empty() || s.size() > 128) invalid(fmt::format("\"{}\" must be 1 to 128 characters", key));
   return s;
 }
 
@@ -66,8 +65,8 @@ bool valid_job_id(std::string_view id) {
 Request parse_request(std::string_view line) {
   if (line.size() > kMaxRequestBytes)
     throw Error(ErrorKind::OutOfRange,
-                fmt::format("request of {} bytes is longer than the limit of {} bytes",
-                            line.size(), kMaxRequestBytes));
+                fmt::format("request of {} bytes is longer than the limit of {} bytes", line.size(),
+                            kMaxRequestBytes));
   json j = json::parse(line, nullptr, false);
   if (j.is_discarded()) invalid("not a JSON object (one object per line)");
   if (!j.is_object()) invalid("not a JSON object (one object per line)");

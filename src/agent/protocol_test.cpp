@@ -56,9 +56,9 @@ TEST(AgentProtocol, RefusesMalformedRequestsSayingWhy) {
 
 TEST(AgentProtocol, RefusesOversizedRequests) {
   std::string big = R"({"op":"report","job":")" + std::string(kMaxRequestBytes, 'x') + "\"}";
-  EXPECT_EQ(error_of(big, ErrorKind::OutOfRange),
-            "request of " + std::to_string(big.size()) + " bytes is longer than the limit of " +
-                std::to_string(kMaxRequestBytes) + " bytes");
+  EXPECT_EQ(error_of(big, ErrorKind::OutOfRange), "request of " + std::to_string(big.size()) +
+                                                      " bytes is longer than the limit of " +
+                                                      std::to_string(kMaxRequestBytes) + " bytes");
 }
 
 TEST(AgentProtocol, ErrorKindsRoundTrip) {

@@ -3,7 +3,9 @@
 //
 //   regimed [--socket PATH] [--policy FILE]
 #include <fmt/core.h>
+#include <signal.h>
 
+#include <atomic>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -30,6 +32,11 @@ constexpr const char* kUsage =
     "\n"
     "Environment: REGIME_NVML_LIBRARY (the NVML library), REGIME_SYSTEM_STATE_DIR (journal and\n"
     "locks instead of /var/lib/regime and /run/regime), REGIME_READ_ONLY (refuse every change).\n";
+
+// SIGTERM or SIGINT while no cap is held: stop serving, close the socket, exit 0. While a cap is
+// held the guards' own handlers take these signals: they restore every cap first (exit 143).
+std::atomic<bool> stop_requested{false};
+extern "C" void request_stop(int) { stop_requested.store(true); }
 
 }  // namespace
 
@@ -59,6 +66,12 @@ int main(int argc, char** argv) {
     regime::agent::Agent agent(std::move(policy), std::move(gpus), actuation, std::cerr);
     regime::agent::ServeOptions options;
     options.socket_path = socket;
+    options.stop = &stop_requested;
+    struct sigaction sa {};
+    sa.sa_handler = request_stop;
+    ::sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGTERM, &sa, nullptr);
+    ::sigaction(SIGINT, &sa, nullptr);
     regime::agent::serve(agent, options, std::cerr);
   } catch (const regime::Error& e) {
     std::cerr << "regimed: " << e.what() << "\n";

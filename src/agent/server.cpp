@@ -33,9 +33,8 @@ sockaddr_un address(const fs::path& path) {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   if (path.string().size() >= sizeof a.sun_path)
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("socket path {} is longer than {} bytes", path.string(),
-                            sizeof a.sun_path - 1));
+    throw Error(ErrorKind::InvalidArgument, fmt::format("socket path {} is longer than {} bytes",
+                                                        path.string(), sizeof a.sun_path - 1));
   std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
   return a;
 }
@@ -46,21 +45,21 @@ int listen_on(const fs::path& path) {
   if (!path.parent_path().empty() && !fs::exists(path.parent_path(), ec)) {
     fs::create_directories(path.parent_path(), ec);
     if (ec)
-      throw Error(ErrorKind::Io, fmt::format("cannot create {}: {}",
-                                             path.parent_path().string(), ec.message()));
+      throw Error(ErrorKind::Io,
+                  fmt::format("cannot create {}: {}", path.parent_path().string(), ec.message()));
     ::chmod(path.parent_path().c_str(), 0755);
   }
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
-      throw Error(ErrorKind::Io, fmt::format("{} exists and is not a socket: not replacing it",
-                                             path.string()));
+      throw Error(ErrorKind::Io,
+                  fmt::format("{} exists and is not a socket: not replacing it", path.string()));
     int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     bool answers = probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
     if (probe >= 0) ::close(probe);
     if (answers)
-      throw Error(ErrorKind::Io,
-                  fmt::format("another regimed answers on {}: one agent per socket", path.string()));
+      throw Error(ErrorKind::Io, fmt::format("another regimed answers on {}: one agent per socket",
+                                             path.string()));
     ::unlink(path.c_str());  // left by an agent that was killed
   }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -147,6 +146,11 @@ void serve(Agent& agent, const ServeOptions& options, std::ostream& log) {
   uint64_t next_id = 1;
   auto drop = [&](uint64_t id) {
     auto it = clients.find(id);
+    // Unread input makes close() reset the connection, which can cost the client the error
+    // it has not read yet: read what is there first.
+    char sink[8192];
+    while (::recv(it->second.fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+    }
     ::close(it->second.fd);
     clients.erase(it);
     agent.connection_closed(id);
