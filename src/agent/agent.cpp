@@ -236,7 +236,14 @@ json Agent::set(const Peer& peer, uint64_t conn, const Request& r) {
   bool inside = std::any_of(ranges.begin(), ranges.end(), [&](const CapRange& c) {
     return cap_W >= c.min_W && cap_W <= c.max_W;
   });
-  if (!inside) {
+  // The limit the GPU had before this caller's job capped it is always allowed: a sweep measures
+  // there, and it draws no more than the card did with no one asking.
+  std::optional<double> before_W;
+  if (auto held = jobs_.find(key); held != jobs_.end() && held->second.held.count(i))
+    before_W = held->second.held.at(i).guard->original_limit_W();
+  else if (node.holder.empty())
+    before_W = node.gpu->info().current_limit_W;
+  if (!inside && !(before_W && cap_W == *before_W)) {
     std::string allowed;
     for (const CapRange& c : ranges)
       allowed += fmt::format("{}{:g}-{:g} W ({})", allowed.empty() ? "" : " or ", c.min_W, c.max_W,

@@ -115,6 +115,11 @@ class AgentRoutedGpu : public Gpu {
 
   double set_power_limit(double watts) override {
     // One connection for the life of this GPU: the agent ties the caps to it.
+    if (!original_W_) {
+      // Nothing set through the agent yet, and the GPU already there: nothing to ask.
+      GpuInfo now = inner_->info();
+      if (watts == now.current_limit_W) return now.enforced_limit_W;
+    }
     if (!connection_) connection_.emplace(socket_);
     const std::string uuid = inner_->info().uuid;
     nlohmann::json answer;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -205,14 +206,35 @@ class AgentE2E : public ::testing::Test {
     return r;
   }
 
+  // Read under the fake's own lock: it truncates and rewrites the file on every set.
   double limit_W(int gpu) const {
-    json s = json::parse(test::read_text(dir_.path / "state.json"));
+    int fd = ::open((dir_.path / "state.json").c_str(), O_RDONLY | O_CLOEXEC);
+    ::flock(fd, LOCK_SH);
+    std::string text = test::read_all(fd);
+    ::close(fd);
+    json s = json::parse(text);
     return s.at("GPU-fake-agent-" + std::to_string(gpu)).at("limit_W").get<double>();
   }
   bool wait_for_limit(int gpu, double watts, double timeout_s = 10) const {
     auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (std::chrono::steady_clock::now() < end) {
       if (limit_W(gpu) == watts) return true;
+      ::usleep(20000);
+    }
+    return false;
+  }
+  // The agent logs a change just after making it: wait for the line.
+  bool log_says(const std::string& text) const {
+    for (int i = 0; i < 250; ++i) {
+      if (test::read_text(log_).find(text) != std::string::npos) return true;
+      ::usleep(20000);
+    }
+    return false;
+  }
+  // The journal entry goes just after the limit is back.
+  bool journal_empties() const {
+    for (int i = 0; i < 250; ++i) {
+      if (journal_files().empty()) return true;
       ::usleep(20000);
     }
     return false;
@@ -285,6 +307,22 @@ TEST_F(AgentE2E, AnUnprivilegedUserIsRefusedBeyondItsPolicy) {
   EXPECT_TRUE(agent_alive());
 }
 
+TEST_F(AgentE2E, AnUnprivilegedSweepActuatesThroughTheAgent) {
+  auto r = as_user(
+      {"sweep", "--device",     "nvml:0",     "--caps",
+       "250",   "--strategy",   "exhaustive", "--settle-s",
+       "0.2",   "--probe-s",    "0.6",        "--warmup-steps",
+       "2",     "--step-regex", "step",       "--actuate",
+       "--",    "sh",           "-c",         "while true; do echo step; sleep 0.05; done"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("250"), std::string::npos) << r.out;
+  const std::string log = test::read_text(log_);
+  EXPECT_NE(log.find("uid " + std::to_string(user_->uid())), std::string::npos) << log;
+  EXPECT_NE(log.find("GPU-fake-agent-0) capped at 250 W"), std::string::npos) << log;
+  EXPECT_EQ(limit_W(0), 300);
+  EXPECT_TRUE(journal_files().empty());
+}
+
 TEST_F(AgentE2E, WithoutTheAgentTheUserCannotSetALimit) {
   fs::remove(socket_);  // the agent still runs, but this client does not find it
   auto r =
@@ -307,10 +345,8 @@ TEST_F(AgentE2E, AClientKilledWithSigkillHasItsCapRestored) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   EXPECT_LT(restore_s, 5);
   std::cout << "[ measured ] cap restored " << restore_s * 1000 << " ms after SIGKILL\n";
-  EXPECT_TRUE(journal_files().empty());
-  EXPECT_NE(test::read_text(log_).find("restored to 300 W (its connection's cap ended)"),
-            std::string::npos)
-      << test::read_text(log_);
+  EXPECT_TRUE(journal_empties());
+  EXPECT_TRUE(log_says("restored to 300 W (its connection's cap ended)")) << test::read_text(log_);
   EXPECT_TRUE(agent_alive());
 }
 
@@ -412,7 +448,7 @@ TEST_F(AgentE2E, ThirtyTwoClientsAtOnceEachGetAnAnswerAndOneHoldsTheGpu) {
   for (auto& t : threads) t.join();
   clients.clear();  // every connection closes: the holder's cap comes back
   EXPECT_TRUE(wait_for_limit(0, 300)) << test::read_text(log_);
-  EXPECT_TRUE(journal_files().empty());
+  EXPECT_TRUE(journal_empties());
   EXPECT_TRUE(agent_alive());
 }
 
