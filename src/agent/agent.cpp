@@ -27,12 +27,15 @@ struct CapRange {
 
 CapRange narrowed(const GpuInfo& info, const ModelBounds* model, const AllowRule* rule,
                   const std::string& source) {
-  CapRange r{info.min_limit_W, info.max_limit_W, "the card's range"};
+  CapRange r{info.min_limit_W, info.max_limit_W,
+             fmt::format("the card's {:g}-{:g} W", info.min_limit_W, info.max_limit_W)};
+  bool narrowed_once = false;
   auto apply = [&](const std::optional<double>& lo, const std::optional<double>& hi, int line) {
     if (!lo && !hi) return;
     if (lo) r.min_W = std::max(r.min_W, *lo);
     if (hi) r.max_W = std::min(r.max_W, *hi);
-    r.from += fmt::format(", {}:{}", source, line);
+    r.from += fmt::format("{}{}:{}", narrowed_once ? ", " : " narrowed by ", source, line);
+    narrowed_once = true;
   };
   if (model) apply(model->min_W, model->max_W, model->line);
   if (rule) apply(rule->min_W, rule->max_W, rule->line);
