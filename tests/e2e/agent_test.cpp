@@ -452,6 +452,36 @@ TEST_F(AgentE2E, ThirtyTwoClientsAtOnceEachGetAnAnswerAndOneHoldsTheGpu) {
   EXPECT_TRUE(agent_alive());
 }
 
+TEST_F(AgentE2E, APolicyOthersCanChangeOrAMalformedOneStopsTheStart) {
+  const fs::path loose = dir_.path / "loose.policy";
+  test::write_text(loose, "bounds * min_W 150\n");
+  fs::permissions(loose, fs::perms::all);  // 0777: anyone could rewrite it
+  const fs::path bad = dir_.path / "bad.policy";
+  test::write_text(bad, "bounds * min_W 150\nallow user root gpus 0 max_W lots\n");
+  for (const auto& [policy, expected] : std::vector<std::pair<fs::path, std::string>>{
+           {loose, "can be changed by someone other than root (owner uid 0, mode 777)"},
+           {bad, "bad.policy:2: max_W must be a number of watts above 0, not 'lots'"}}) {
+    const fs::path err = dir_.path / "start.err";
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(e, 2);
+      for (const auto& [k, v] : fake_) ::setenv(k.c_str(), v.c_str(), 1);
+      ::setenv("REGIME_SYSTEM_STATE_DIR", (dir_.path / "system-state").c_str(), 1);
+      std::string sock = (dir_.path / "other.sock").string();
+      ::execl(REGIMED_BINARY, "regimed", "--socket", sock.c_str(), "--policy", policy.c_str(),
+              nullptr);
+      ::_exit(127);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    EXPECT_NE(test::decode_status(st), 0);
+    EXPECT_NE(test::read_text(err).find(expected), std::string::npos) << test::read_text(err);
+    EXPECT_FALSE(fs::exists(dir_.path / "other.sock"));
+  }
+  EXPECT_TRUE(agent_alive());
+}
+
 TEST_F(AgentE2E, SigtermRestoresHeldCapsAndStopping) {
   RawClient root(socket_);
   ASSERT_EQ(root.ask(R"({"op":"set","gpu":1,"cap_W":222})")["ok"], true);
