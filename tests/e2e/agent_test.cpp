@@ -452,6 +452,43 @@ TEST_F(AgentE2E, ThirtyTwoClientsAtOnceEachGetAnAnswerAndOneHoldsTheGpu) {
   EXPECT_TRUE(agent_alive());
 }
 
+TEST_F(AgentE2E, TheAgentAndARootRegimeNeverChangeTheSameGpuAtOnce) {
+  test::Env root_env = fake_;
+  root_env["REGIME_SYSTEM_STATE_DIR"] = (dir_.path / "system-state").string();
+  // The agent holds GPU 0: a root regime is refused it, naming the agent's process.
+  RawClient c(socket_);
+  ASSERT_EQ(c.ask(R"({"op":"set","gpu":0,"cap_W":210})")["ok"], true);
+  auto r = test::run(
+      {"limit", "set", "--device", "nvml:0", "--watts", "250", "--actuate", "--hold", "0"},
+      root_env, dir_.path);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("is being changed by regime process " + std::to_string(agent_pid_)),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(limit_W(0), 210);
+  c.close();
+  EXPECT_TRUE(wait_for_limit(0, 300));
+  EXPECT_TRUE(journal_empties());
+  // A root regime holds GPU 1: the agent refuses it, naming that process.
+  test::Child hold = test::spawn(
+      {"limit", "set", "--device", "nvml:1", "--watts", "260", "--actuate", "--hold", "30"},
+      root_env, dir_.path);
+  ASSERT_TRUE(hold.wait_for_output("holding for")) << hold.err();
+  RawClient d(socket_);
+  json a = d.ask(R"({"op":"set","gpu":1,"cap_W":220})");
+  EXPECT_EQ(a["kind"], "actuation_refused") << a.dump();
+  EXPECT_NE(a["error"].get<std::string>().find("is being changed by regime process " +
+                                               std::to_string(hold.pid)),
+            std::string::npos)
+      << a.dump();
+  EXPECT_EQ(limit_W(1), 260);
+  ::kill(hold.pid, SIGTERM);
+  hold.wait();
+  EXPECT_EQ(limit_W(1), 300);
+  // Free again: the agent may take it now.
+  EXPECT_EQ(d.ask(R"({"op":"set","gpu":1,"cap_W":220})")["ok"], true);
+}
+
 TEST_F(AgentE2E, APolicyOthersCanChangeOrAMalformedOneStopsTheStart) {
   const fs::path loose = dir_.path / "loose.policy";
   test::write_text(loose, "bounds * min_W 150\n");
