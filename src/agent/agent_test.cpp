@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "support/cli_run.hpp"
 #include "support/test_gpu.hpp"
 
 namespace regime::agent {
@@ -102,6 +103,23 @@ TEST(Agent, TheLimitBeforeTheJobIsAlwaysAllowed) {
   EXPECT_EQ(n.ask(kAlice, 1, R"({"op":"set","gpu":0,"cap_W":450})")["ok"], true);
   EXPECT_EQ(n.ask(kAlice, 1, R"({"op":"set","gpu":0,"cap_W":700})")["ok"], true);  // back
   EXPECT_EQ(n.gpus[0]->limit_W, 700);
+}
+
+TEST(Agent, AMalformedJobsFileIsLoggedAndIgnored) {
+  test::TempDir dir;
+  const auto file = dir.path / "agent-jobs.json";
+  test::write_text(file, "{\"version\": 1, \"jobs\": [{\"job\": \"a b\"}]}");
+  Node n("");
+  n.agent->keep_jobs_in(file);
+  EXPECT_NE(n.log.str().find("regimed: ignoring the saved jobs: " + file.string() +
+                             ": a job without a valid \"job\" id or \"gpus\""),
+            std::string::npos)
+      << n.log.str();
+  // The agent works, and the next change of jobs writes a good file.
+  EXPECT_EQ(n.ask(kRoot, 1, R"({"op":"begin","job":"j","uid":5,"gpus":[0]})")["ok"], true);
+  auto saved = nlohmann::json::parse(test::read_text(file));
+  EXPECT_EQ(saved["jobs"][0]["job"], "j");
+  EXPECT_EQ(saved["jobs"][0]["uid"], 5);
 }
 
 }  // namespace

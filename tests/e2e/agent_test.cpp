@@ -370,11 +370,18 @@ TEST_F(AgentE2E, TheAgentKilledWithSigkillRestoresOnRestart) {
       << log;
   EXPECT_NE(log.find("restored nvml:1 (GPU-fake-agent-1) to its original 300 W"), std::string::npos)
       << log;
-  // The epilog's end after the restart is not an error.
+  // The job itself is taken back from agent-jobs.json: the epilog's end reports its energy
+  // since begin, with nothing left to restore.
+  EXPECT_TRUE(log_says("regimed: job 5 of uid 0 taken back from")) << test::read_text(log_);
   RawClient again(socket_);
   json e = again.ask(R"({"op":"end","job":"5"})");
   EXPECT_EQ(e["ok"], true) << e.dump();
-  EXPECT_EQ(e["known"], false);
+  EXPECT_EQ(e["known"], true) << e.dump();
+  EXPECT_TRUE(e["restored"].empty()) << e.dump();
+  EXPECT_GT(e["energy_J"].get<double>(), 0) << e.dump();
+  EXPECT_EQ(e["gpus"].size(), 2u) << e.dump();
+  // Ended, it is gone from the file: a second end knows nothing of it.
+  EXPECT_EQ(again.ask(R"({"op":"end","job":"5"})")["known"], false);
 }
 
 TEST_F(AgentE2E, MalformedAndOversizedRequestsGetAClearErrorAndTheAgentStaysUp) {
