@@ -372,8 +372,10 @@ json Agent::begin(const Peer& peer, const Request& r) {
     std::vector<size_t> a = it->second.gpus, b = gpus;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
-    if (it->second.uid == static_cast<uid_t>(*r.uid) && a == b)
+    if (it->second.uid == static_cast<uid_t>(*r.uid) && a == b) {
+      if (r.cap_W) cap_job(peer, it->second, *r.cap_W);
       return ok_response({{"job", job_json(it->second)}, {"already", true}});
+    }
     throw Error(
         ErrorKind::ActuationRefused,
         fmt::format("job '{}' is already declared with other GPUs or another owner", *r.job));
@@ -399,7 +401,32 @@ json Agent::begin(const Peer& peer, const Request& r) {
   log_ << fmt::format("regimed: job {} of uid {} begins on {} GPU(s)\n", *r.job, *r.uid,
                       gpus.size())
        << std::flush;
+  if (r.cap_W) {
+    try {
+      cap_job(peer, it->second, *r.cap_W);
+    } catch (const Error& e) {
+      // All or nothing: a job that cannot have its caps is not begun.
+      try {
+        restore_job(it->second, std::nullopt);
+      } catch (...) {
+      }
+      jobs_.erase(it);
+      save_jobs();
+      throw Error(e.kind(), fmt::format("job '{}' not begun: {}", *r.job, e.what()));
+    }
+  }
   return ok_response({{"job", job_json(it->second)}});
+}
+
+void Agent::cap_job(const Peer& peer, const Job& job, double cap_W) {
+  for (size_t i : job.gpus) {
+    Request s;
+    s.op = Op::Set;
+    s.job = job.id;
+    s.gpu = std::to_string(i);
+    s.cap_W = cap_W;
+    set(peer, 0, s);
+  }
 }
 
 json Agent::end(const Peer& peer, const Request& r) {

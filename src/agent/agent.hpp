@@ -83,6 +83,8 @@ class Agent {
   nlohmann::json job_json(const Job& job);
   std::optional<double> energy_J(size_t index);
   void save_jobs();
+  // begin with cap_W: the same cap on every GPU of the job (Error from the first that fails).
+  void cap_job(const Peer& peer, const Job& job, double cap_W);
 
   Policy policy_;
   ActuationPolicy actuation_;

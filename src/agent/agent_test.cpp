@@ -86,6 +86,23 @@ TEST(Agent, ADeclaredJobsCapsOutliveConnectionsUntilEnd) {
   EXPECT_EQ(n.ask(kRoot, 4, R"({"op":"end","job":"j1"})")["known"], false);
 }
 
+TEST(Agent, BeginWithACapCapsEveryGpuOfTheJobOrNone) {
+  Node n("bounds * min_W 200\n");
+  auto b = n.ask(kRoot, 1, R"({"op":"begin","job":"j","uid":1001,"gpus":[0,1],"cap_W":150})");
+  EXPECT_EQ(b["kind"], "out_of_range") << b.dump();
+  EXPECT_EQ(b["error"].get<std::string>().rfind("job 'j' not begun: 150 W on GPU 0", 0), 0u)
+      << b.dump();
+  EXPECT_EQ(n.ask(kRoot, 1, R"({"op":"end","job":"j"})")["known"], false);
+  EXPECT_EQ(n.gpus[0]->limit_W, 700);
+  b = n.ask(kRoot, 1, R"({"op":"begin","job":"j","uid":1001,"gpus":[0,1],"cap_W":250})");
+  ASSERT_EQ(b["ok"], true) << b.dump();
+  EXPECT_EQ(b["job"]["gpus"][1]["cap_W"], 250);
+  EXPECT_EQ(n.gpus[0]->limit_W, 250);
+  EXPECT_EQ(n.gpus[1]->limit_W, 250);
+  n.ask(kRoot, 1, R"({"op":"end","job":"j"})");
+  EXPECT_EQ(n.gpus[1]->limit_W, 700);
+}
+
 TEST(Agent, OnlyAdminsDeclareJobsAndAGpuBelongsToOneJob) {
   Node n("admin user 1002\n");
   EXPECT_EQ(n.ask(kAlice, 1, R"({"op":"begin","job":"a","uid":1001,"gpus":[0]})")["kind"],
