@@ -526,6 +526,49 @@ TEST_F(AgentE2E, APolicyOthersCanChangeOrAMalformedOneStopsTheStart) {
   EXPECT_TRUE(agent_alive());
 }
 
+TEST_F(AgentE2E, TheDocumentedPrologAndEpilogLinesCapAndRestoreAJob) {
+  // The lines of docs/agent.md, run by sh with the variables Slurm gives a prolog and an epilog.
+  const std::string prolog =
+      R"(regime agent request "{\"op\":\"begin\",\"job\":\"$SLURM_JOB_ID\",\"uid\":$SLURM_JOB_UID,\"gpus\":[$SLURM_JOB_GPUS],\"cap_W\":150}")";
+  const std::string epilog = R"(regime agent request "{\"op\":\"end\",\"job\":\"$SLURM_JOB_ID\"}")";
+  auto sh = [&](const std::string& line) {
+    test::Child c;
+    c.out_path = dir_.path / "sh.out";
+    c.err_path = dir_.path / "sh.err";
+    c.pid = ::fork();
+    if (c.pid == 0) {
+      int o = ::open(c.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(o, 1);
+      ::dup2(o, 2);
+      ::setenv("SLURM_JOB_ID", "31337", 1);
+      ::setenv("SLURM_JOB_UID", std::to_string(user_->uid()).c_str(), 1);
+      ::setenv("SLURM_JOB_GPUS", "0,1", 1);
+      ::setenv("REGIME_AGENT_SOCKET", socket_.c_str(), 1);
+      const std::string path = fs::path(REGIME_BINARY).parent_path().string() + ":/usr/bin:/bin";
+      ::setenv("PATH", path.c_str(), 1);
+      ::execl("/bin/sh", "sh", "-c", line.c_str(), nullptr);
+      ::_exit(127);
+    }
+    int status = c.wait();
+    return std::make_pair(status, c.out());
+  };
+  auto [status, out] = sh(prolog);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_EQ(limit_W(0), 150);
+  EXPECT_EQ(limit_W(1), 150);
+  // The job's user sees its job and may move its caps within the bounds.
+  auto r = as_user({"agent", "request", R"({"op":"set","job":"31337","gpu":1,"cap_W":200})"});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(limit_W(1), 200);
+  std::tie(status, out) = sh(epilog);
+  ASSERT_EQ(status, 0) << out;
+  json e = json::parse(out);
+  EXPECT_EQ(e["known"], true);
+  EXPECT_EQ(e["restored"].size(), 2u);
+  EXPECT_EQ(limit_W(0), 300);
+  EXPECT_EQ(limit_W(1), 300);
+}
+
 TEST_F(AgentE2E, SigtermRestoresHeldCapsAndStopping) {
   RawClient root(socket_);
   ASSERT_EQ(root.ask(R"({"op":"set","gpu":1,"cap_W":222})")["ok"], true);
