@@ -14,6 +14,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/a" >/dev/null
 unset REGIME_DATA_DIR
+# The probe below keeps its run: in a state directory of its own, never the machine's.
+export REGIME_STATE_DIR=$work/state REGIME_SYSTEM_STATE_DIR=$work/state
 cd "$work"
 
 for f in bin/regime share/regime/gpus/h200.json share/man/man1/regime.1 \
