@@ -1,0 +1,85 @@
+#pragma once
+// A scheduler job's power policy on one node: what its prolog does (`regime job begin`: read the
+// energy counters of the job's GPUs, choose the cap its policy gives each, apply it) and what its
+// epilog does (`regime job end`: read the counters again, restore the limits, record the energy).
+// The job is kept in the run database between the two, and every cap is in the power-limit
+// journal, so an epilog run by a restarted slurmd, or `regime restore` after a reboot, finds them.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/gpu_info.hpp"
+#include "device/gpu.hpp"
+#include "store/run_store.hpp"
+
+namespace regime::session {
+
+// --gpu-power: default (leave the limit, measure energy), auto (the stored decision for the GPU
+// model and workload, else default), study, a cap in watts ("250", "250W") or a share of the
+// default limit ("80%").
+struct PowerPolicy {
+  enum class Kind { Default, Auto, Study, Watts, Percent };
+  Kind kind = Kind::Default;
+  double value = 0;  // watts or percent
+  std::string text;  // canonical: "default", "250", "80%"
+};
+
+// Error InvalidArgument saying what is accepted (the same rules as the Slurm plugin's check).
+PowerPolicy parse_power_policy(const std::string& text);
+
+// A scheduler's GPU list: "0,1", "0-3", "0,2-3" (Slurm's SLURM_JOB_GPUS), sorted and unique.
+// Error InvalidArgument naming the bad item.
+std::vector<int> parse_gpu_list(const std::string& text);
+
+// What a policy does to one GPU: a cap, or the limit left as it is, and why.
+struct CapChoice {
+  std::optional<double> cap_W;
+  std::string why;
+  std::optional<int64_t> sweep_id;  // auto: the kept sweep that decided
+};
+
+// Pure. `sweeps` newest first (RunStore::list_sweeps); auto takes the newest one for this GPU
+// model and workload. A cap outside the GPU's range is not a choice: Error OutOfRange.
+CapChoice choose_cap(const PowerPolicy& policy, const GpuInfo& gpu,
+                     const std::vector<SweepRecord>& sweeps, const std::string& workload);
+
+// One common cap for a job's GPUs when they are of one model; with several models each keeps its
+// own (the slowest GPU sets a data-parallel step's time, so one model's cap is not another's).
+// Returns the choices in the order of `gpus`.
+std::vector<CapChoice> choose_caps(const PowerPolicy& policy, const std::vector<GpuInfo>& gpus,
+                                   const std::vector<SweepRecord>& sweeps,
+                                   const std::string& workload);
+
+// How a job's caps reach a GPU and leave it: the one place that changes limits for jobs.
+// Through PowerLimitGuard with the cap left set and journaled (the journal names the original,
+// so `regime restore` or the epilog puts it back); restore from the journal.
+double apply_job_cap(Gpu& gpu, double cap_W);
+double restore_job_cap(Gpu& gpu);
+
+struct JobBegin {
+  std::string job_id;
+  std::string node;
+  long uid = -1;
+  std::string gpus;      // the scheduler's list of the job's GPUs on this node
+  std::string policy;    // --gpu-power
+  std::string workload;  // auto: the workload name sweeps were kept under
+  std::filesystem::path db;
+  std::string scheme = "nvml";  // device URI scheme of the GPU indexes
+};
+
+// Records the job, reads its GPUs' energy counters, applies the caps. A cap the policy gives that
+// is outside a GPU's range leaves every GPU of the job as it is, and says so in the result (the
+// job runs; the node is not at fault). Returns the job's record.
+nlohmann::json begin_job(const JobBegin& job);
+
+// Reads the counters, restores the job's caps, records the energy. Nothing recorded for the job on
+// this node: returns null (a job that asked for nothing, or a node it did not use).
+nlohmann::json end_job(const std::string& job_id, const std::string& node,
+                       const std::filesystem::path& db);
+
+// The line written to the job's AdminComment: lower case, because sacctmgr stores it so.
+std::string admin_comment(const nlohmann::json& record);
+
+}  // namespace regime::session
