@@ -7,17 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char kAccepted[] = "expected default, auto, study, a cap in watts (e.g. 250) or a share "
-                                "of the default limit (e.g. 80%)";
+static const char kAccepted[] =
+    "expected default, auto, study, a cap in watts (e.g. 250) or a share "
+    "of the default limit (e.g. 80%)";
 
 /* A plain decimal number: digits with at most one point, nothing else (no sign, exponent, hex,
  * inf or nan, which strtod would take). */
-static int parse_number(const char *begin, const char *end, double *value) {
+static int parse_number(const char* begin, const char* end, double* value) {
   char buf[32];
   size_t n = (size_t)(end - begin);
   int digits = 0, points = 0;
   if (n == 0 || n >= sizeof buf) return -1;
-  for (const char *p = begin; p < end; ++p) {
+  for (const char* p = begin; p < end; ++p) {
     if (isdigit((unsigned char)*p))
       ++digits;
     else if (*p == '.')
@@ -33,9 +34,9 @@ static int parse_number(const char *begin, const char *end, double *value) {
   return errno == 0 && isfinite(*value) ? 0 : -1;
 }
 
-int regime_gpu_power_parse(const char *text, struct regime_gpu_power *out, char *err,
+int regime_gpu_power_parse(const char* text, struct regime_gpu_power* out, char* err,
                            size_t err_len) {
-  const char *end;
+  const char* end;
   size_t n;
   double v = 0;
   if (text == NULL || *text == '\0') {
@@ -87,7 +88,7 @@ int regime_gpu_power_parse(const char *text, struct regime_gpu_power *out, char 
   return 0;
 }
 
-void regime_gpu_power_format(const struct regime_gpu_power *power, char *buf, size_t len) {
+void regime_gpu_power_format(const struct regime_gpu_power* power, char* buf, size_t len) {
   switch (power->kind) {
     case REGIME_GPU_POWER_DEFAULT:
       snprintf(buf, len, "default");

@@ -24,10 +24,10 @@ struct regime_gpu_power {
 
 /* Parses `text` ("default", "auto", "study", "250", "250W", "80%"). Returns 0 on success; else -1
  * with a one-line message in `err` saying what is accepted. */
-int regime_gpu_power_parse(const char *text, struct regime_gpu_power *out, char *err,
+int regime_gpu_power_parse(const char* text, struct regime_gpu_power* out, char* err,
                            size_t err_len);
 
 /* The canonical text of a parsed value ("default", "250", "80%"), for the node's command line. */
-void regime_gpu_power_format(const struct regime_gpu_power *power, char *buf, size_t len);
+void regime_gpu_power_format(const struct regime_gpu_power* power, char* buf, size_t len);
 
 #endif

@@ -1,13 +1,13 @@
 /* The --gpu-power value: every accepted form, and a clear message for each kind of bad value. */
+#include "gpu_power.h"
+
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu_power.h"
-
 static int failures = 0;
 
-static void accepts(const char *text, enum regime_gpu_power_kind kind, double value,
-                    const char *canonical) {
+static void accepts(const char* text, enum regime_gpu_power_kind kind, double value,
+                    const char* canonical) {
   struct regime_gpu_power p;
   char err[256] = "", buf[64];
   if (regime_gpu_power_parse(text, &p, err, sizeof err) != 0) {
@@ -23,7 +23,7 @@ static void accepts(const char *text, enum regime_gpu_power_kind kind, double va
   }
 }
 
-static void refuses(const char *text, const char *message_part) {
+static void refuses(const char* text, const char* message_part) {
   struct regime_gpu_power p;
   char err[256] = "";
   if (regime_gpu_power_parse(text, &p, err, sizeof err) == 0) {

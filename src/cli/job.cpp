@@ -36,6 +36,7 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   job->require_subcommand(1);
   struct Opts {
     session::JobBegin begin;
+    std::string existing_comment;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -75,6 +76,8 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   end->add_option("--job", o->begin.job_id, "The scheduler's job id")->required();
   end->add_option("--node", o->begin.node, "This node's name (default: $SLURMD_NODENAME)");
   end->add_option("--db", o->begin.db, "Run database");
+  end->add_option("--merge-comment", o->existing_comment,
+                  "The job's AdminComment as it is now: other nodes' energy is kept and summed");
   end->add_flag("--json", o->json, "Machine-readable output");
   end->callback([o] {
     nlohmann::json r = session::end_job(o->begin.job_id, o->begin.node, o->begin.db);
@@ -92,7 +95,7 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
                                    : std::string("unknown"),
                                g.contains("restored_W") ? "restored to " + watts(g["restored_W"])
                                                         : std::string("unchanged"));
-    std::cout << "admin_comment: " << session::admin_comment(r) << "\n";
+    std::cout << "admin_comment: " << session::admin_comment(r, o->existing_comment) << "\n";
   });
 
   auto* show = job->add_subcommand("show", "What was recorded for a job (every node's row)");

@@ -235,7 +235,8 @@ nlohmann::json begin_job(const JobBegin& job) {
          {"cap_W", choices[k].cap_W ? nlohmann::json(*choices[k].cap_W) : nullptr},
          {"why", choices[k].why},
          {"sweep_id", choices[k].sweep_id ? nlohmann::json(*choices[k].sweep_id) : nullptr},
-         {"energy_start_J", e0 ? nlohmann::json(*e0) : nullptr}});
+         {"energy_start_J", e0 ? nlohmann::json(*e0) : nullptr},
+         {"energy_start_unix_s", now_unix_s()}});
   }
   // Recorded before any change, so that the epilog finds the job whatever happens next.
   store.put({job.job_id, job.node, "running", record});
@@ -245,6 +246,7 @@ nlohmann::json begin_job(const JobBegin& job) {
       if (!choices[k].cap_W) continue;
       applied.push_back(k);
       record["gpus"][k]["enforced_W"] = apply_job_cap(*gpus[k], *choices[k].cap_W);
+      record["gpus"][k]["capped_at_unix_s"] = now_unix_s();
     }
   } catch (const Error& e) {
     for (size_t k : applied) {
@@ -279,6 +281,7 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
                     fmt::format("{} is now {}, not {}", g.at("device").get<std::string>(),
                                 gpu->info().uuid, g.at("uuid").get<std::string>()));
       std::optional<double> e1 = gpu->read_energy_J();
+      g["energy_end_unix_s"] = now_unix_s();
       if (e1 && g.at("energy_start_J").is_number()) {
         double J = *e1 - g.at("energy_start_J").get<double>();
         g["energy_J"] = J;
@@ -307,18 +310,63 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
   return record;
 }
 
-std::string admin_comment(const nlohmann::json& record) {
+std::string admin_comment(const nlohmann::json& record, const std::string& existing) {
+  struct NodeEntry {
+    int gpus = 0;
+    std::optional<double> energy_J;
+  };
+  std::map<std::string, NodeEntry> nodes;
+  std::string head = "regime ";
+  // Other nodes' entries: "nodes=a:2:123.4,b:2:unknown" in a comment this function wrote.
+  if (existing.rfind(head, 0) == 0) {
+    size_t at = existing.find(" nodes=");
+    std::string list = at == std::string::npos ? "" : existing.substr(at + 7);
+    list = list.substr(0, list.find(' '));
+    size_t pos = 0;
+    while (pos < list.size()) {
+      size_t comma = list.find(',', pos);
+      std::string item =
+          list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      size_t c1 = item.find(':'), c2 = item.rfind(':');
+      if (c1 != std::string::npos && c2 != c1) {
+        NodeEntry e;
+        auto g = plain_index(std::string_view(item).substr(c1 + 1, c2 - c1 - 1));
+        e.gpus = g.value_or(0);
+        e.energy_J = plain_number(std::string_view(item).substr(c2 + 1));
+        nodes[item.substr(0, c1)] = e;
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  std::string node = record.at("node").get<std::string>();
+  std::transform(node.begin(), node.end(), node.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  NodeEntry mine;
+  mine.gpus = static_cast<int>(record.at("gpus").size());
+  if (record.at("energy_J").is_number()) mine.energy_J = record.at("energy_J").get<double>();
+  nodes[node] = mine;
+  int gpus = 0;
+  double total_J = 0;
+  bool known = true;
+  std::string list;
+  for (const auto& [name, e] : nodes) {
+    gpus += e.gpus;
+    if (e.energy_J)
+      total_J += *e.energy_J;
+    else
+      known = false;
+    list += fmt::format("{}{}:{}:{}", list.empty() ? "" : ",", name, e.gpus,
+                        e.energy_J ? fmt::format("{:.1f}", *e.energy_J) : "unknown");
+  }
   std::string caps;
   for (const auto& g : record.at("gpus"))
     if (g.contains("enforced_W"))
       caps = fmt::format(" cap_w={:g}", g.at("enforced_W").get<double>());
-  std::string energy = record.at("energy_J").is_number()
-                           ? fmt::format("{:.1f}", record.at("energy_J").get<double>())
-                           : "unknown";
   if (record.value("refused", nlohmann::json()).is_string()) caps = " cap_refused=out_of_range";
-  return fmt::format("regime gpu_energy_j={} gpus={} power={}{} node={}", energy,
-                     record.at("gpus").size(), record.at("policy").get<std::string>(), caps,
-                     record.at("node").get<std::string>());
+  return fmt::format("regime gpu_energy_j={} gpus={} power={}{} nodes={}",
+                     known ? fmt::format("{:.1f}", total_J) : "unknown", gpus,
+                     record.at("policy").get<std::string>(), caps, list);
 }
 
 }  // namespace regime::session

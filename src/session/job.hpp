@@ -79,7 +79,11 @@ nlohmann::json begin_job(const JobBegin& job);
 nlohmann::json end_job(const std::string& job_id, const std::string& node,
                        const std::filesystem::path& db);
 
-// The line written to the job's AdminComment: lower case, because sacctmgr stores it so.
-std::string admin_comment(const nlohmann::json& record);
+// The line written to the job's AdminComment, in lower case because sacctmgr stores it so:
+//   regime gpu_energy_j=TOTAL gpus=N power=P [cap_w=W] nodes=NODE:GPUS:JOULES,...
+// `existing` is the comment as the job has it now (other nodes' epilogs of the same job write it
+// too): its nodes are kept, this node's entry replaced, and the totals summed over all of them.
+// A total is "unknown" when any node's energy is.
+std::string admin_comment(const nlohmann::json& record, const std::string& existing = "");
 
 }  // namespace regime::session

@@ -176,3 +176,13 @@ CONF
   cluster_wait "[ \$(sinfo -h -o '%t' -N | grep -c idle) -eq ${#CLUSTER_NODES[@]} ]" 60 ||
     { cluster_log "nodes not idle: $(sinfo -N 2>&1)"; return 1; }
 }
+
+# Stops one node's slurmd and starts it again (jobs keep running under their slurmstepd).
+cluster_restart_slurmd() {
+  local node=$1 pid
+  pid=$(cat "$CLUSTER/run/slurmd-$node.pid")
+  kill -TERM "$pid"
+  cluster_wait "! kill -0 $pid" 30 || return 1
+  cluster_spawn "$CLUSTER/log/slurmd-$node.out" env CLUSTER_NODE="$node" slurmd -D -N "$node" -f "$SLURM_CONF"
+  cluster_wait "[ \"\$(sinfo -h -n $node -o %t)\" = alloc ] || [ \"\$(sinfo -h -n $node -o %t)\" = idle ] || [ \"\$(sinfo -h -n $node -o %t)\" = mix ]" 30
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The Slurm plugin on a real Slurm (Debian's slurmctld, slurmd, slurmdbd, munge, MariaDB) started
+# on loopback in a temporary directory: two nodes (two slurmd), each with two GPUs declared as
+# gres and the fake NVML behind them. Checks that
+#   - a job without --gpu-power is untouched (no limit changed, nothing recorded);
+#   - --gpu-power=150 caps the job's GPUs while it runs, and the limits are back after it;
+#   - the job's GPU energy is in sacct's AdminComment and agrees with cap x GPUs x duration;
+#   - scancel of a running job restores its caps, also after slurmd was restarted under it;
+#   - a job on both nodes gets one cap on all its GPUs and its energy summed over the nodes;
+#   - bad values are refused at submission with a clear message.
+# Usage: slurm_test.sh REGIME_BINARY SPANK_PLUGIN FAKE_NVML_LIBRARY. Exit 77 (skipped) only where
+# Slurm cannot run: not root, or the Slurm, munge or MariaDB programs are missing.
+set -euo pipefail
+regime_bin=$(realpath "$1") plugin=$(realpath "$2") fake_nvml=$(realpath "$3")
+here=$(cd "$(dirname "$0")" && pwd)
+
+skip() { echo "SKIPPED: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root: slurmd runs jobs as their users and the plugin changes limits as root"
+for p in munged slurmctld slurmd slurmdbd mariadbd mariadb-install-db sacct sacctmgr srun sbatch; do
+  command -v "$p" >/dev/null || skip "$p is not installed (scripts/deps.sh installs Slurm, munge and MariaDB)"
+done
+[ -f "$plugin" ] || skip "the SPANK plugin $plugin was not built (libslurm-dev missing)"
+
+source "$here/cluster.sh"
+T=$(mktemp -d /tmp/regime-slurm.XXXXXX)
+chmod 755 "$T"
+finish() {
+  local rc=$?
+  cluster_stop
+  if [ "$rc" -ne 0 ]; then
+    echo "--- slurmd logs (regime lines) ---"
+    grep -h "regime" "$T"/c/log/slurmd-*.log 2>/dev/null | tail -40 || true
+  fi
+  [ -n "${KEEP_SLURM_TEST_DIR:-}" ] || rm -rf "$T"
+}
+trap finish EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+pass() { echo "ok: $*"; }
+
+# Each node's GPUs: two busy H200s (demand above every cap, so power follows the cap).
+for node in n1 n2; do
+  cat >"$T/nvml-$node.json" <<JSON
+{"gpus": [
+  {"name": "NVIDIA H200", "uuid": "GPU-$node-0", "min_limit_W": 100, "max_limit_W": 700,
+   "default_limit_W": 700, "idle_W": 80, "demand_W": 690},
+  {"name": "NVIDIA H200", "uuid": "GPU-$node-1", "min_limit_W": 100, "max_limit_W": 700,
+   "default_limit_W": 700, "idle_W": 80, "demand_W": 690}]}
+JSON
+done
+# regime as the node sees it: the node's fake GPUs, journal and run store (the prolog, the
+# epilog and the jobs' own commands all find the node in SLURMD_NODENAME).
+cat >"$T/regime" <<SH
+#!/bin/sh
+node=\${SLURMD_NODENAME:?}
+export REGIME_NVML_LIBRARY=$fake_nvml FAKE_NVML_CONFIG=$T/nvml-\$node.json \\
+  FAKE_NVML_STATE=$T/nvml-state-\$node.json REGIME_SYSTEM_STATE_DIR=$T/system-\$node \\
+  REGIME_STATE_DIR=$T/state-\$node
+exec $regime_bin "\$@"
+SH
+chmod 755 "$T/regime"
+on() { SLURMD_NODENAME=$1 "$T/regime" "${@:2}"; }
+# The limits of a node's GPUs, as "W W".
+limits() { on "$1" limit show --device nvml:all --json | python3 -c '
+import json, sys
+print(" ".join("%g" % g["current_limit_W"] for g in json.load(sys.stdin)))'; }
+
+started=$SECONDS
+cluster_start "$T/c" "required $plugin regime=$T/regime" n1 n2 || fail "the test cluster did not start"
+echo "cluster up in $((SECONDS - started)) s"
+
+# Waits until the job has left the queue: its epilog has finished on every node.
+wait_gone() {
+  cluster_wait "[ -z \"\$(squeue -h -j $1 2>/dev/null)\" ]" 60 || fail "job $1 still in the queue: $(squeue -j "$1")"
+}
+comment() { sacct -n -P -X -j "$1" -o AdminComment; }
+job_in() { sed -n 's/^job=\([0-9]*\)$/\1/p' <<<"$1" | head -1; }
+jobid_of() { sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p'; }
+
+# 1. Bad values: refused before the job is queued.
+if out=$(srun --gpu-power=fast true 2>&1); then fail "--gpu-power=fast was accepted"; fi
+grep -q "expected default, auto, study, a cap in watts" <<<"$out" || fail "unclear message: $out"
+if out=$(srun --gpu-power=study true 2>&1); then fail "--gpu-power=study was accepted"; fi
+grep -q "not available through Slurm yet" <<<"$out" || fail "unclear message: $out"
+pass "bad values refused at submission: $(head -1 <<<"$out")"
+
+# 2. A job without the option: untouched.
+out=$(timeout 60 srun -w n1 --gres=gpu:2 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c '"current_limit_W": 700' <<<"$out")" -eq 2 ] || fail "untouched job saw: $out"
+job=$(job_in "$out")
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after job $job: $(limits n1)"
+[ "$(ls "$T/system-n1/power-limits" 2>/dev/null | wc -l)" -eq 0 ] || fail "a job without --gpu-power left journal entries"
+grep -q '"nodes": \[\]' <<<"$(on n1 job show --job "$job")" || fail "job $job was recorded: $(on n1 job show --job "$job")"
+[ -z "$(comment "$job")" ] || fail "job $job got an AdminComment: $(comment "$job")"
+pass "a job without --gpu-power: limits 700 700 during and after, nothing journaled or recorded"
+
+# 3. A fixed cap: seen by the job, gone after, energy in sacct.
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=150 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json; sleep 3")
+[ "$(grep -c '"current_limit_W": 150' <<<"$out")" -eq 2 ] || fail "job did not see 150 W on both GPUs: $out"
+job=$(job_in "$out")
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after job $job: $(limits n1)"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=150 cap_w=150 nodes=n1:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
+# The fake GPUs draw their demand (690 W) until the cap is set and the cap after (plus a ripple
+# of at most 2.3 W): the counters must agree with that over the times the record gives.
+on n1 job show --job "$job" >"$T/job.json"
+python3 - "$T/job.json" <<'PY' || fail "job $job: energy against cap x time"
+import json, sys
+rec = json.load(open(sys.argv[1]))["nodes"][0]["record"]
+energy = rec["energy_J"]
+expected = sum(690 * (g["capped_at_unix_s"] - g["energy_start_unix_s"]) +
+               150 * (g["energy_end_unix_s"] - g["capped_at_unix_s"]) for g in rec["gpus"])
+print(f"energy {energy:.1f} J over {rec['duration_s']:.2f} s; from the times, {expected:.1f} J "
+      f"({100 * (energy / expected - 1):+.2f}%)")
+sys.exit(0 if abs(energy / expected - 1) < 0.02 else 1)
+PY
+pass "--gpu-power=150: 150 150 during job $job, $(limits n1) after; sacct: $c"
+
+# 4. scancel mid-job, with slurmd restarted under the running job first.
+job=$(sbatch -w n1 --gres=gpu:2 --gpu-power=60% -o /dev/null --wrap "sleep 300" | jobid_of)
+cluster_wait "[ \"\$(squeue -h -j $job -o %T)\" = RUNNING ]" 30 || fail "job $job did not start"
+cluster_wait "[ \"\$(limits n1)\" = '420 420' ]" 30 || fail "job $job: limits $(limits n1), expected 420 420 (60% of 700 W)"
+cluster_restart_slurmd n1 || fail "slurmd n1 did not come back"
+[ "$(squeue -h -j "$job" -o %T)" = RUNNING ] || fail "job $job did not survive the slurmd restart"
+[ "$(limits n1)" = "420 420" ] || fail "caps lost at the slurmd restart: $(limits n1)"
+scancel "$job"
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after scancel of job $job: $(limits n1)"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=60% cap_w=420 nodes=n1:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
+[ "$(ls "$T/system-n1/power-limits" | wc -l)" -eq 0 ] || fail "journal entries left after scancel"
+pass "scancel after a slurmd restart: 420 420 during, $(limits n1) after, journal empty; sacct: $c"
+
+# 5. One job on both nodes: one cap on every GPU, the energy of both nodes summed.
+out=$(timeout 60 srun -N2 -w n1,n2 --gres=gpu:1 --gpu-power=200 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:0 --json; sleep 2")
+[ "$(grep -c '"current_limit_W": 200' <<<"$out")" -eq 2 ] || fail "two-node job did not see 200 W on each node's GPU: $out"
+job=$(job_in "$out" | head -1)
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] && [ "$(limits n2)" = "700 700" ] || fail "limits after the two-node job: $(limits n1) / $(limits n2)"
+c=$(comment "$job")
+python3 - "$c" <<'PY' || fail "two-node AdminComment: '$c'"
+import re, sys
+c = sys.argv[1]
+m = re.match(r"regime gpu_energy_j=([0-9.]+) gpus=2 power=200 cap_w=200 nodes=n1:1:([0-9.]+),n2:1:([0-9.]+)$", c)
+assert m, c
+total, a, b = map(float, m.groups())
+assert a > 0 and b > 0 and abs(total - (a + b)) < 0.15, (total, a, b)
+print(f"per node {a} J + {b} J = {total} J")
+PY
+pass "two nodes: 200 W on n1 and n2 during, restored after; sacct: $c"
+echo "all Slurm checks passed in $((SECONDS - started)) s"
