@@ -1,6 +1,7 @@
 #include "session/job.hpp"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <charconv>
@@ -10,6 +11,7 @@
 #include <memory>
 
 #include "act/power_limit_guard.hpp"
+#include "agent/client.hpp"
 #include "common/error.hpp"
 #include "device/registry.hpp"
 #include "store/job_store.hpp"
@@ -186,14 +188,42 @@ std::vector<CapChoice> choose_caps(const PowerPolicy& policy, const std::vector<
   return out;
 }
 
-double apply_job_cap(Gpu& gpu, double cap_W) {
+JobCaps::JobCaps(const std::string& job_id, long uid, const std::vector<int>& gpus)
+    : job_id_(job_id) {
+  struct stat st {};
+  std::filesystem::path socket = agent::agent_socket_path();
+  if (::stat(socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;
+  agent_ = std::make_unique<agent::AgentConnection>(socket);
+  agent::check(agent_->request(nlohmann::json{
+      {"op", "begin"}, {"job", job_id}, {"uid", uid < 0 ? 0 : uid}, {"gpus", gpus}}));
+}
+
+JobCaps::JobCaps(const std::string& job_id, bool via_agent) : job_id_(job_id) {
+  if (via_agent) agent_ = std::make_unique<agent::AgentConnection>(agent::agent_socket_path());
+}
+
+JobCaps::~JobCaps() = default;
+
+double JobCaps::apply(Gpu& gpu, int index, double cap_W) {
+  if (agent_) {
+    const nlohmann::json& a = agent::check(agent_->request(
+        nlohmann::json{{"op", "set"}, {"job", job_id_}, {"gpu", index}, {"cap_W", cap_W}}));
+    return a.value("enforced_W", gpu.info().enforced_limit_W);
+  }
   PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
   double enforced_W = guard.set(cap_W);
   guard.keep();
   return enforced_W;
 }
 
-double restore_job_cap(Gpu& gpu) {
+void JobCaps::end() {
+  // Restores every cap of the job; a job the agent no longer knows (it restarted, and restored
+  // everything at its start) answers "known": false.
+  if (agent_) agent::check(agent_->request(nlohmann::json{{"op", "end"}, {"job", job_id_}}));
+}
+
+double JobCaps::restore(Gpu& gpu) {
+  if (agent_) return gpu.info().enforced_limit_W;  // end() restored it
   return restore_gpu(gpu, ActuationPolicy::from_flags(true)).enforced_W;
 }
 
@@ -238,6 +268,11 @@ nlohmann::json begin_job(const JobBegin& job) {
          {"energy_start_J", e0 ? nlohmann::json(*e0) : nullptr},
          {"energy_start_unix_s", now_unix_s()}});
   }
+  bool any_cap = std::any_of(choices.begin(), choices.end(),
+                             [](const CapChoice& c) { return c.cap_W.has_value(); });
+  std::unique_ptr<JobCaps> caps;
+  if (any_cap) caps = std::make_unique<JobCaps>(job.job_id, job.uid, indexes);
+  record["via"] = caps && caps->via_agent() ? "regimed" : "journal";
   // Recorded before any change, so that the epilog finds the job whatever happens next.
   store.put({job.job_id, job.node, "running", record});
   std::vector<size_t> applied;
@@ -245,15 +280,14 @@ nlohmann::json begin_job(const JobBegin& job) {
     for (size_t k = 0; k < gpus.size(); ++k) {
       if (!choices[k].cap_W) continue;
       applied.push_back(k);
-      record["gpus"][k]["enforced_W"] = apply_job_cap(*gpus[k], *choices[k].cap_W);
+      record["gpus"][k]["enforced_W"] = caps->apply(*gpus[k], indexes[k], *choices[k].cap_W);
       record["gpus"][k]["capped_at_unix_s"] = now_unix_s();
     }
   } catch (const Error& e) {
-    for (size_t k : applied) {
-      try {
-        restore_job_cap(*gpus[k]);
-      } catch (const Error&) {  // stays in the journal for `regime restore`
-      }
+    try {
+      if (caps) caps->end();
+      for (size_t k : applied) caps->restore(*gpus[k]);
+    } catch (const Error&) {  // stays in the journal for `regime restore`
     }
     record["failed"] = e.what();
     store.put({job.job_id, job.node, "failed", record});
@@ -271,30 +305,51 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
   nlohmann::json record = row->record;
   if (row->status == "done") return record;
   std::string errors;
+  auto fail = [&](const nlohmann::json& g, const std::string& what) {
+    errors += (errors.empty() ? "" : "; ") + g.at("device").get<std::string>() + ": " + what;
+  };
+  // The counters first (the job's energy ends here), then the caps go.
+  std::vector<GpuPtr> gpus(record["gpus"].size());
   double total_J = 0;
   bool total_known = true;
-  for (auto& g : record["gpus"]) {
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    auto& g = record["gpus"][k];
+    g["energy_J"] = nullptr;
     try {
-      GpuPtr gpu = open_device(g.at("device").get<std::string>());
-      if (gpu->info().uuid != g.at("uuid").get<std::string>())
+      gpus[k] = open_device(g.at("device").get<std::string>());
+      if (gpus[k]->info().uuid != g.at("uuid").get<std::string>())
         throw Error(ErrorKind::NotFound,
                     fmt::format("{} is now {}, not {}", g.at("device").get<std::string>(),
-                                gpu->info().uuid, g.at("uuid").get<std::string>()));
-      std::optional<double> e1 = gpu->read_energy_J();
+                                gpus[k]->info().uuid, g.at("uuid").get<std::string>()));
+      std::optional<double> e1 = gpus[k]->read_energy_J();
       g["energy_end_unix_s"] = now_unix_s();
       if (e1 && g.at("energy_start_J").is_number()) {
-        double J = *e1 - g.at("energy_start_J").get<double>();
-        g["energy_J"] = J;
-        total_J += J;
-      } else {
-        g["energy_J"] = nullptr;
-        total_known = false;
+        g["energy_J"] = *e1 - g.at("energy_start_J").get<double>();
+        total_J += g["energy_J"].get<double>();
       }
-      if (g.at("cap_W").is_number() && g.contains("enforced_W"))
-        g["restored_W"] = restore_job_cap(*gpu);
     } catch (const Error& e) {
-      errors += (errors.empty() ? "" : "; ") + g.at("device").get<std::string>() + ": " + e.what();
-      total_known = false;
+      fail(g, e.what());
+      gpus[k].reset();
+    }
+    if (g["energy_J"].is_null()) total_known = false;
+  }
+  bool capped = std::any_of(record["gpus"].begin(), record["gpus"].end(),
+                            [](const nlohmann::json& g) { return g.contains("enforced_W"); });
+  if (capped) {
+    try {
+      JobCaps caps(job_id, record.value("via", "journal") == "regimed");
+      caps.end();
+      for (size_t k = 0; k < gpus.size(); ++k) {
+        auto& g = record["gpus"][k];
+        if (!gpus[k] || !g.contains("enforced_W")) continue;
+        try {
+          g["restored_W"] = caps.restore(*gpus[k]);
+        } catch (const Error& e) {
+          fail(g, e.what());
+        }
+      }
+    } catch (const Error& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string("regimed: ") + e.what();
     }
   }
   record["ended_at_unix_s"] = now_unix_s();

@@ -5,11 +5,13 @@
 // The job is kept in the run database between the two, and every cap is in the power-limit
 // journal, so an epilog run by a restarted slurmd, or `regime restore` after a reboot, finds them.
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/client.hpp"
 #include "common/gpu_info.hpp"
 #include "device/gpu.hpp"
 #include "store/run_store.hpp"
@@ -52,11 +54,33 @@ std::vector<CapChoice> choose_caps(const PowerPolicy& policy, const std::vector<
                                    const std::vector<SweepRecord>& sweeps,
                                    const std::string& workload);
 
-// How a job's caps reach a GPU and leave it: the one place that changes limits for jobs.
-// Through PowerLimitGuard with the cap left set and journaled (the journal names the original,
-// so `regime restore` or the epilog puts it back); restore from the journal.
-double apply_job_cap(Gpu& gpu, double cap_W);
-double restore_job_cap(Gpu& gpu);
+// How a job's caps reach its GPUs and leave them: the one place that changes limits for jobs.
+// Through the node agent (regimed) when its socket exists: the job is declared with `begin`,
+// each cap sent with `set`, all restored by `end` (the agent restores them too if it restarts).
+// Else directly, as root: through PowerLimitGuard with the cap left set and the original in the
+// journal, restored from the journal (or by `regime restore` after a reboot).
+class JobCaps {
+ public:
+  // For a job's start: declares the job to the agent when there is one. Error as the agent's.
+  JobCaps(const std::string& job_id, long uid, const std::vector<int>& gpus);
+  // For a job's end, the way its start went.
+  JobCaps(const std::string& job_id, bool via_agent);
+  ~JobCaps();
+  JobCaps(const JobCaps&) = delete;
+  JobCaps& operator=(const JobCaps&) = delete;
+
+  bool via_agent() const { return agent_ != nullptr; }
+  // Sets the cap on the job's GPU `index`; returns the enforced limit.
+  double apply(Gpu& gpu, int index, double cap_W);
+  // Ends the job at the agent (restoring all its caps); nothing without one.
+  void end();
+  // Restores one GPU (from the journal without an agent); returns the enforced limit after.
+  double restore(Gpu& gpu);
+
+ private:
+  std::string job_id_;
+  std::unique_ptr<agent::AgentConnection> agent_;
+};
 
 struct JobBegin {
   std::string job_id;

@@ -8,10 +8,11 @@
 #   - scancel of a running job restores its caps, also after slurmd was restarted under it;
 #   - a job on both nodes gets one cap on all its GPUs and its energy summed over the nodes;
 #   - bad values are refused at submission with a clear message.
-# Usage: slurm_test.sh REGIME_BINARY SPANK_PLUGIN FAKE_NVML_LIBRARY. Exit 77 (skipped) only where
+# Node n1 changes limits directly (the journal), node n2 through its node agent (regimed).
+# Usage: slurm_test.sh REGIME_BINARY SPANK_PLUGIN FAKE_NVML_LIBRARY REGIMED_BINARY. Exit 77 (skipped) only where
 # Slurm cannot run: not root, or the Slurm, munge or MariaDB programs are missing.
 set -euo pipefail
-regime_bin=$(realpath "$1") plugin=$(realpath "$2") fake_nvml=$(realpath "$3")
+regime_bin=$(realpath "$1") plugin=$(realpath "$2") fake_nvml=$(realpath "$3") regimed_bin=$(realpath "$4")
 here=$(cd "$(dirname "$0")" && pwd)
 
 skip() { echo "SKIPPED: $*"; exit 77; }
@@ -27,6 +28,7 @@ chmod 755 "$T"
 finish() {
   local rc=$?
   cluster_stop
+  stop_agent
   if [ "$rc" -ne 0 ]; then
     echo "--- slurmd logs (regime lines) ---"
     grep -h "regime" "$T"/c/log/slurmd-*.log 2>/dev/null | tail -40 || true
@@ -55,8 +57,8 @@ cat >"$T/regime" <<SH
 node=\${SLURMD_NODENAME:?}
 export REGIME_NVML_LIBRARY=$fake_nvml FAKE_NVML_CONFIG=$T/nvml-\$node.json \\
   FAKE_NVML_STATE=$T/nvml-state-\$node.json REGIME_SYSTEM_STATE_DIR=$T/system-\$node \\
-  REGIME_STATE_DIR=$T/state-\$node
-exec $regime_bin "\$@"
+  REGIME_STATE_DIR=$T/state-\$node REGIME_AGENT_SOCKET=$T/agent-\$node.sock
+exec \${REGIME_EXEC:-$regime_bin} "\$@"
 SH
 chmod 755 "$T/regime"
 on() { SLURMD_NODENAME=$1 "$T/regime" "${@:2}"; }
@@ -65,9 +67,22 @@ limits() { on "$1" limit show --device nvml:all --json | python3 -c '
 import json, sys
 print(" ".join("%g" % g["current_limit_W"] for g in json.load(sys.stdin)))'; }
 
+# n2's node agent, with n2's GPUs, journal and an empty policy (root may do everything).
+: >"$T/regimed.policy"
+agent_pid=""
+start_agent() {
+  SLURMD_NODENAME=n2 REGIME_EXEC=$regimed_bin "$T/regime" --socket "$T/agent-n2.sock" \
+    --policy "$T/regimed.policy" >>"$T/regimed.log" 2>&1 &
+  agent_pid=$!
+  cluster_wait "[ -S '$T/agent-n2.sock' ] && on n2 agent request '{\"op\":\"report\"}'" 20 ||
+    fail "regimed did not start: $(cat "$T/regimed.log")"
+}
+stop_agent() { [ -z "$agent_pid" ] || { kill -TERM "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true; }; }
+
 started=$SECONDS
 cluster_start "$T/c" "required $plugin regime=$T/regime" n1 n2 || fail "the test cluster did not start"
-echo "cluster up in $((SECONDS - started)) s"
+start_agent
+echo "cluster and n2's agent up in $((SECONDS - started)) s"
 
 # Waits until the job has left the queue: its epilog has finished on every node.
 wait_gone() {
@@ -152,5 +167,7 @@ total, a, b = map(float, m.groups())
 assert a > 0 and b > 0 and abs(total - (a + b)) < 0.15, (total, a, b)
 print(f"per node {a} J + {b} J = {total} J")
 PY
-pass "two nodes: 200 W on n1 and n2 during, restored after; sacct: $c"
+vias=$(for n in n1 n2; do on $n job show --job "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["via"])'; done | tr '\n' ' ')
+[ "$vias" = "journal regimed " ] || fail "two-node job: caps went through '$vias', expected n1 journal, n2 regimed"
+pass "two nodes: 200 W on n1 (journal) and n2 (regimed) during, restored after; sacct: $c"
 echo "all Slurm checks passed in $((SECONDS - started)) s"
