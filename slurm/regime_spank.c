@@ -38,6 +38,8 @@ SPANK_PLUGIN(regime, 1);
 /* Where Slurm 22.05 hands a job's SPANK option to the prolog and epilog: spank_option_getopt
  * answers "not used" there, so the job control environment is read directly. */
 #define OPTION_ENV "SPANK__SLURM_SPANK_OPTION_regime_gpu_power"
+#define WORKLOAD_ENV "SPANK__SLURM_SPANK_OPTION_regime_gpu_workload"
+#define WORKLOAD_MAX 200
 
 static char regime_path[PATH_MAX] = "/usr/bin/regime";
 static char sacct_path[PATH_MAX] = "/usr/bin/sacct";
@@ -62,6 +64,16 @@ static int check_option(int val, const char* optarg, int remote) {
   return 0;
 }
 
+static int check_workload(int val, const char* optarg, int remote) {
+  (void)val;
+  (void)remote;
+  if (optarg == NULL || *optarg == '\0' || strlen(optarg) > WORKLOAD_MAX) {
+    slurm_error("--gpu-workload needs a name of 1 to %d characters", WORKLOAD_MAX);
+    return -1;
+  }
+  return 0;
+}
+
 /* Registered in slurm_spank_init: sbatch and salloc know only options registered there. */
 static struct spank_option gpu_power_option[] = {
     {"gpu-power", "POLICY",
@@ -69,6 +81,9 @@ static struct spank_option gpu_power_option[] = {
      "(the stored decision for the GPU model and the job name), study (probe, then decide), a cap "
      "in watts (250) or a share of the default limit (80%)",
      1, 0, check_option},
+    {"gpu-workload", "NAME",
+     "With --gpu-power=auto: the workload name its sweeps were kept under (regime runs)", 1, 0,
+     check_workload},
     SPANK_OPTIONS_TABLE_END};
 
 static int copy_arg(const char* arg, const char* key, char* dest, size_t len) {
@@ -102,7 +117,8 @@ static int configure(int ac, char** av) {
 
 int slurm_spank_init(spank_t sp, int ac, char** av) {
   if (configure(ac, av) != 0) return -1;
-  return spank_option_register(sp, &gpu_power_option[0]) == ESPANK_SUCCESS ? 0 : -1;
+  if (spank_option_register(sp, &gpu_power_option[0]) != ESPANK_SUCCESS) return -1;
+  return spank_option_register(sp, &gpu_power_option[1]) == ESPANK_SUCCESS ? 0 : -1;
 }
 
 /* Runs argv with stdout and stderr into `out` (NUL-terminated, truncated to OUTPUT_MAX); returns
@@ -194,6 +210,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
   char err[256], power_text[64], job_text[32], uid_text[32], out[OUTPUT_MAX];
   const char* gpus;
   char* value = requested(sp);
+  char* workload = NULL;
   uint32_t job = 0;
   uid_t uid = 0;
   int status;
@@ -205,6 +222,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
     return -1;
   }
   regime_gpu_power_format(&power, power_text, sizeof power_text);
+  if (spank_option_getopt(sp, &gpu_power_option[1], &workload) != ESPANK_SUCCESS)
+    workload = getenv(WORKLOAD_ENV);
   /* The GPUs Slurm gave the job on this node (gres indexes), as the prolog environment names
    * them. A job with none here has nothing to cap on this node. */
   gpus = getenv("SLURM_JOB_GPUS");
@@ -230,6 +249,10 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
     argv[n++] = (char*)gpus;
     argv[n++] = "--power";
     argv[n++] = power_text;
+    if (workload != NULL && *workload != '\0' && strlen(workload) <= WORKLOAD_MAX) {
+      argv[n++] = "--workload";
+      argv[n++] = (char*)workload;
+    }
     if (db_path[0]) {
       argv[n++] = "--db";
       argv[n++] = db_path;

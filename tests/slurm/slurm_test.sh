@@ -170,4 +170,35 @@ PY
 vias=$(for n in n1 n2; do on $n job show --job "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["via"])'; done | tr '\n' ' ')
 [ "$vias" = "journal regimed " ] || fail "two-node job: caps went through '$vias', expected n1 journal, n2 regimed"
 pass "two nodes: 200 W on n1 (journal) and n2 (regimed) during, restored after; sacct: $c"
+# 6. auto: the decision kept in the node's run store for this GPU model and workload.
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=auto --gpu-workload=sim:resnet50 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c '"current_limit_W": 700' <<<"$out")" -eq 2 ] || fail "auto without a kept sweep changed a limit: $out"
+wait_gone "$(job_in "$out")"
+on n1 sweep --device sim:h200 --workload sim:resnet50 --strategy exhaustive --caps 700,600,500,400 \
+  --objective energy --json >"$T/sweep.json"
+decided=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["decision"]; print("%g" % d["cap_W"])' "$T/sweep.json")
+[ "$decided" != 700 ] || fail "the simulated sweep kept the default; the auto check needs a cap"
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=auto --gpu-workload=sim:resnet50 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c "\"current_limit_W\": $decided" <<<"$out")" -eq 2 ] || fail "auto: the job did not see the kept decision $decided W: $out"
+job=$(job_in "$out")
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after the auto job: $(limits n1)"
+why=$(on n1 job show --job "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["gpus"][0]["why"])')
+pass "auto: 700 W with no kept sweep; with sweep:1 kept ($decided W) the job ran at $decided W: $why"
+
+# 7. n2's agent killed with SIGKILL under a capped job: restarted, it restores the caps itself,
+# and the job's epilog still records its energy.
+job=$(sbatch -w n2 --gres=gpu:2 --gpu-power=300 -o /dev/null --wrap "sleep 300" | jobid_of)
+cluster_wait "[ \"\$(limits n2)\" = '300 300' ]" 30 || fail "job $job on n2: limits $(limits n2)"
+kill -KILL "$agent_pid"
+wait "$agent_pid" 2>/dev/null || true
+[ "$(limits n2)" = "300 300" ] || fail "caps changed when the agent died: $(limits n2)"
+start_agent
+[ "$(limits n2)" = "700 700" ] || fail "the restarted agent did not restore: $(limits n2)"
+scancel "$job"
+wait_gone "$job"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=300 cap_w=300 nodes=n2:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
+pass "regimed killed with SIGKILL under job $job: 300 300 held, restored by its restart, $(limits n2) after scancel; sacct: $c"
+
 echo "all Slurm checks passed in $((SECONDS - started)) s"
