@@ -6,9 +6,9 @@
  * (scancel, time limit, a failed step),
  *   regime job end --job ID --merge-comment CURRENT
  * whose last line it writes to the job's AdminComment with sacctmgr (the job has finished, so
- * scontrol may no longer change it), where sacct shows it. All
- * the work (the journal, the caps, the energy counters, the run store) is Regime's, so the same
- * code restores caps after a crash of slurmd or a reboot (`regime restore`, docs/cluster.md).
+ * scontrol may no longer change it), where sacct shows it. All the work (the agent or the journal,
+ * the caps, the energy counters, the run store) is Regime's, so the same code restores caps after
+ * a crash of slurmd or a reboot (`regime restore`, docs/cluster.md).
  *
  * plugstack.conf arguments (all optional):
  *   regime=PATH     the regime binary (default /usr/bin/regime)
