@@ -7,6 +7,9 @@
 #include <chrono>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
+#include "common/json_text.hpp"
+#include "common/paths.hpp"
 
 namespace regime::agent {
 
@@ -148,7 +151,8 @@ json Agent::job_json(const Job& job) {
     g["cap_W"] = held != job.held.end() ? json(held->second.cap_W) : json(nullptr);
     auto start = job.energy_start_J.find(i);
     std::optional<double> now = energy_J(i);
-    if (start != job.energy_start_J.end() && now) {
+    // A counter below its start was reset (a reboot or driver reload): no figure.
+    if (start != job.energy_start_J.end() && now && *now >= start->second) {
       g["energy_J"] = *now - start->second;
       total_J += *now - start->second;
     } else {
@@ -368,8 +372,10 @@ json Agent::begin(const Peer& peer, const Request& r) {
     std::vector<size_t> a = it->second.gpus, b = gpus;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
-    if (it->second.uid == static_cast<uid_t>(*r.uid) && a == b)
+    if (it->second.uid == static_cast<uid_t>(*r.uid) && a == b) {
+      if (r.cap_W) cap_job(peer, it->second, *r.cap_W);
       return ok_response({{"job", job_json(it->second)}, {"already", true}});
+    }
     throw Error(
         ErrorKind::ActuationRefused,
         fmt::format("job '{}' is already declared with other GPUs or another owner", *r.job));
@@ -391,10 +397,36 @@ json Agent::begin(const Peer& peer, const Request& r) {
   for (size_t i : gpus)
     if (auto e = energy_J(i)) job.energy_start_J[i] = *e;
   auto [it, ok] = jobs_.emplace(key, std::move(job));
+  save_jobs();
   log_ << fmt::format("regimed: job {} of uid {} begins on {} GPU(s)\n", *r.job, *r.uid,
                       gpus.size())
        << std::flush;
+  if (r.cap_W) {
+    try {
+      cap_job(peer, it->second, *r.cap_W);
+    } catch (const Error& e) {
+      // All or nothing: a job that cannot have its caps is not begun.
+      try {
+        restore_job(it->second, std::nullopt);
+      } catch (...) {
+      }
+      jobs_.erase(it);
+      save_jobs();
+      throw Error(e.kind(), fmt::format("job '{}' not begun: {}", *r.job, e.what()));
+    }
+  }
   return ok_response({{"job", job_json(it->second)}});
+}
+
+void Agent::cap_job(const Peer& peer, const Job& job, double cap_W) {
+  for (size_t i : job.gpus) {
+    Request s;
+    s.op = Op::Set;
+    s.job = job.id;
+    s.gpu = std::to_string(i);
+    s.cap_W = cap_W;
+    set(peer, 0, s);
+  }
 }
 
 json Agent::end(const Peer& peer, const Request& r) {
@@ -408,6 +440,7 @@ json Agent::end(const Peer& peer, const Request& r) {
   json summary = job_json(it->second);
   json restored = restore_job(it->second, std::nullopt);
   jobs_.erase(it);
+  save_jobs();
   log_ << fmt::format("regimed: job {} ended\n", *r.job) << std::flush;
   summary["known"] = true;
   summary["restored"] = restored;
@@ -423,6 +456,76 @@ void Agent::connection_closed(uint64_t conn) {
     log_ << "regimed: " << e.what() << "\n" << std::flush;
   }
   jobs_.erase(it);
+}
+
+void Agent::save_jobs() {
+  if (!jobs_file_) return;
+  json list = json::array();
+  for (const auto& [key, job] : jobs_) {
+    if (!job.declared) continue;
+    json gpus = json::array();
+    for (size_t i : job.gpus) {
+      json g = {{"uuid", nodes_[i].info.uuid}};
+      if (auto e = job.energy_start_J.find(i); e != job.energy_start_J.end())
+        g["energy_start_J"] = e->second;
+      gpus.push_back(g);
+    }
+    list.push_back(
+        {{"job", job.id}, {"uid", job.uid}, {"since_unix_s", job.begin_unix_s}, {"gpus", gpus}});
+  }
+  try {
+    SafeDir::open(jobs_file_->parent_path(), 0755);
+    write_file_atomic(*jobs_file_, json{{"version", 1}, {"jobs", list}}.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    log_ << "regimed: could not save the jobs in " << jobs_file_->string() << ": " << e.what()
+         << "\n"
+         << std::flush;
+  }
+}
+
+void Agent::keep_jobs_in(const std::filesystem::path& file) {
+  jobs_file_ = file;
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return;
+  const std::string source = file.string();
+  try {
+    json all = parse_json(read_regular_file(file, 16 * 1024 * 1024), source);
+    if (!all.is_object() || !all.contains("jobs") || !all.at("jobs").is_array())
+      throw Error(ErrorKind::Parse, source + ": no \"jobs\" list");
+    std::map<std::string, Job> found;
+    for (const json& j : all.at("jobs")) {
+      if (!j.is_object() || !j.contains("job") || !j.at("job").is_string() ||
+          !valid_job_id(j.at("job").get<std::string>()) || !j.contains("gpus") ||
+          !j.at("gpus").is_array())
+        throw Error(ErrorKind::Parse, source + ": a job without a valid \"job\" id or \"gpus\"");
+      Job job;
+      job.id = j.at("job").get<std::string>();
+      job.key = "job:" + job.id;
+      job.declared = true;
+      job.uid = static_cast<uid_t>(json_integer(j, "uid", source, 0, 4294967294LL));
+      job.begin_unix_s = json_number(j, "since_unix_s", source, 0, 1e11);
+      for (const json& g : j.at("gpus")) {
+        if (!g.is_object() || !g.contains("uuid") || !g.at("uuid").is_string()) continue;
+        for (size_t i = 0; i < nodes_.size(); ++i) {
+          if (nodes_[i].info.uuid != g.at("uuid").get<std::string>()) continue;
+          job.gpus.push_back(i);
+          if (g.contains("energy_start_J"))
+            job.energy_start_J[i] = json_number(g, "energy_start_J", source, 0, 1e18);
+        }
+      }
+      if (!job.gpus.empty()) found.emplace(job.key, std::move(job));
+    }
+    for (auto& [key, job] : found) {
+      log_ << fmt::format(
+          "regimed: job {} of uid {} taken back from {} ({} GPU(s); its caps "
+          "were restored)\n",
+          job.id, job.uid, source, job.gpus.size());
+      jobs_.insert_or_assign(key, std::move(job));
+    }
+    log_ << std::flush;
+  } catch (const std::exception& e) {
+    log_ << "regimed: ignoring the saved jobs: " << e.what() << "\n" << std::flush;
+  }
 }
 
 }  // namespace regime::agent

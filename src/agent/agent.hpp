@@ -10,6 +10,7 @@
 //  - a connection's own: caps set without naming a job last as long as the connection, so a
 //    client killed with SIGKILL leaves nothing behind.
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -39,6 +40,12 @@ class Agent {
   void connection_closed(uint64_t conn);
 
   size_t gpu_count() const { return nodes_.size(); }
+
+  // Keeps the declared jobs (owner, GPUs, energy counters at begin; not their caps, which a
+  // restart restores) in `file`, and takes back the ones found there: a restarted agent still
+  // knows whose GPUs they are and reports their energy since begin. A file that cannot be read
+  // is logged and ignored: it only holds accounting.
+  void keep_jobs_in(const std::filesystem::path& file);
 
  private:
   struct Held {
@@ -75,12 +82,16 @@ class Agent {
   nlohmann::json restore_job(Job& job, std::optional<size_t> only);
   nlohmann::json job_json(const Job& job);
   std::optional<double> energy_J(size_t index);
+  void save_jobs();
+  // begin with cap_W: the same cap on every GPU of the job (Error from the first that fails).
+  void cap_job(const Peer& peer, const Job& job, double cap_W);
 
   Policy policy_;
   ActuationPolicy actuation_;
   std::ostream& log_;
   std::vector<Node> nodes_;
   std::map<std::string, Job> jobs_;
+  std::optional<std::filesystem::path> jobs_file_;
 };
 
 }  // namespace regime::agent

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "support/cli_run.hpp"
 #include "support/test_gpu.hpp"
 
 namespace regime::agent {
@@ -85,6 +86,23 @@ TEST(Agent, ADeclaredJobsCapsOutliveConnectionsUntilEnd) {
   EXPECT_EQ(n.ask(kRoot, 4, R"({"op":"end","job":"j1"})")["known"], false);
 }
 
+TEST(Agent, BeginWithACapCapsEveryGpuOfTheJobOrNone) {
+  Node n("bounds * min_W 200\n");
+  auto b = n.ask(kRoot, 1, R"({"op":"begin","job":"j","uid":1001,"gpus":[0,1],"cap_W":150})");
+  EXPECT_EQ(b["kind"], "out_of_range") << b.dump();
+  EXPECT_EQ(b["error"].get<std::string>().rfind("job 'j' not begun: 150 W on GPU 0", 0), 0u)
+      << b.dump();
+  EXPECT_EQ(n.ask(kRoot, 1, R"({"op":"end","job":"j"})")["known"], false);
+  EXPECT_EQ(n.gpus[0]->limit_W, 700);
+  b = n.ask(kRoot, 1, R"({"op":"begin","job":"j","uid":1001,"gpus":[0,1],"cap_W":250})");
+  ASSERT_EQ(b["ok"], true) << b.dump();
+  EXPECT_EQ(b["job"]["gpus"][1]["cap_W"], 250);
+  EXPECT_EQ(n.gpus[0]->limit_W, 250);
+  EXPECT_EQ(n.gpus[1]->limit_W, 250);
+  n.ask(kRoot, 1, R"({"op":"end","job":"j"})");
+  EXPECT_EQ(n.gpus[1]->limit_W, 700);
+}
+
 TEST(Agent, OnlyAdminsDeclareJobsAndAGpuBelongsToOneJob) {
   Node n("admin user 1002\n");
   EXPECT_EQ(n.ask(kAlice, 1, R"({"op":"begin","job":"a","uid":1001,"gpus":[0]})")["kind"],
@@ -102,6 +120,23 @@ TEST(Agent, TheLimitBeforeTheJobIsAlwaysAllowed) {
   EXPECT_EQ(n.ask(kAlice, 1, R"({"op":"set","gpu":0,"cap_W":450})")["ok"], true);
   EXPECT_EQ(n.ask(kAlice, 1, R"({"op":"set","gpu":0,"cap_W":700})")["ok"], true);  // back
   EXPECT_EQ(n.gpus[0]->limit_W, 700);
+}
+
+TEST(Agent, AMalformedJobsFileIsLoggedAndIgnored) {
+  test::TempDir dir;
+  const auto file = dir.path / "agent-jobs.json";
+  test::write_text(file, "{\"version\": 1, \"jobs\": [{\"job\": \"a b\"}]}");
+  Node n("");
+  n.agent->keep_jobs_in(file);
+  EXPECT_NE(n.log.str().find("regimed: ignoring the saved jobs: " + file.string() +
+                             ": a job without a valid \"job\" id or \"gpus\""),
+            std::string::npos)
+      << n.log.str();
+  // The agent works, and the next change of jobs writes a good file.
+  EXPECT_EQ(n.ask(kRoot, 1, R"({"op":"begin","job":"j","uid":5,"gpus":[0]})")["ok"], true);
+  auto saved = nlohmann::json::parse(test::read_text(file));
+  EXPECT_EQ(saved["jobs"][0]["job"], "j");
+  EXPECT_EQ(saved["jobs"][0]["uid"], 5);
 }
 
 }  // namespace

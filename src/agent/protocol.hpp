@@ -20,7 +20,8 @@ enum class Op {
   Report,   // read: the node's GPUs and jobs (any caller)
   Set,      // set a cap on one GPU for a job (the caller's connection when no job is named)
   Restore,  // restore a job's caps (all of them, or one GPU's)
-  Begin,    // declare a job: its owner and its GPUs (administrators: a scheduler's prolog)
+  Begin,    // declare a job: its owner and its GPUs, and with cap_W cap them all (administrators:
+            // a scheduler's prolog)
   End,      // end a job: restore its caps and report its GPUs' energy
 };
 
@@ -29,7 +30,7 @@ struct Request {
   std::optional<std::string> job;  // a declared job's id
   std::optional<std::string> gpu;  // an index ("0") or a UUID
   std::vector<std::string> gpus;   // begin: the job's GPUs
-  std::optional<double> cap_W;     // set
+  std::optional<double> cap_W;     // set; begin: the same cap on every GPU of the job
   std::optional<long> uid;         // begin: the job's owner
 };
 

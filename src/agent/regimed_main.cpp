@@ -15,6 +15,7 @@
 #include "agent/policy.hpp"
 #include "agent/server.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/registry.hpp"
 
@@ -64,6 +65,8 @@ int main(int argc, char** argv) {
     std::vector<regime::GpuPtr> gpus = regime::open_devices("nvml:all");
     regime::ActuationPolicy actuation = regime::ActuationPolicy::from_flags(true);
     regime::agent::Agent agent(std::move(policy), std::move(gpus), actuation, std::cerr);
+    // Beside the journal: /var/lib/regime/agent-jobs.json (REGIME_SYSTEM_STATE_DIR in tests).
+    agent.keep_jobs_in(regime::journal_dirs().journal.parent_path() / "agent-jobs.json");
     regime::agent::ServeOptions options;
     options.socket_path = socket;
     options.stop = &stop_requested;

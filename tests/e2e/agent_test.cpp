@@ -370,11 +370,18 @@ TEST_F(AgentE2E, TheAgentKilledWithSigkillRestoresOnRestart) {
       << log;
   EXPECT_NE(log.find("restored nvml:1 (GPU-fake-agent-1) to its original 300 W"), std::string::npos)
       << log;
-  // The epilog's end after the restart is not an error.
+  // The job itself is taken back from agent-jobs.json: the epilog's end reports its energy
+  // since begin, with nothing left to restore.
+  EXPECT_TRUE(log_says("regimed: job 5 of uid 0 taken back from")) << test::read_text(log_);
   RawClient again(socket_);
   json e = again.ask(R"({"op":"end","job":"5"})");
   EXPECT_EQ(e["ok"], true) << e.dump();
-  EXPECT_EQ(e["known"], false);
+  EXPECT_EQ(e["known"], true) << e.dump();
+  EXPECT_TRUE(e["restored"].empty()) << e.dump();
+  EXPECT_GT(e["energy_J"].get<double>(), 0) << e.dump();
+  EXPECT_EQ(e["gpus"].size(), 2u) << e.dump();
+  // Ended, it is gone from the file: a second end knows nothing of it.
+  EXPECT_EQ(again.ask(R"({"op":"end","job":"5"})")["known"], false);
 }
 
 TEST_F(AgentE2E, MalformedAndOversizedRequestsGetAClearErrorAndTheAgentStaysUp) {
@@ -450,6 +457,116 @@ TEST_F(AgentE2E, ThirtyTwoClientsAtOnceEachGetAnAnswerAndOneHoldsTheGpu) {
   EXPECT_TRUE(wait_for_limit(0, 300)) << test::read_text(log_);
   EXPECT_TRUE(journal_empties());
   EXPECT_TRUE(agent_alive());
+}
+
+TEST_F(AgentE2E, TheAgentAndARootRegimeNeverChangeTheSameGpuAtOnce) {
+  test::Env root_env = fake_;
+  root_env["REGIME_SYSTEM_STATE_DIR"] = (dir_.path / "system-state").string();
+  // The agent holds GPU 0: a root regime is refused it, naming the agent's process.
+  RawClient c(socket_);
+  ASSERT_EQ(c.ask(R"({"op":"set","gpu":0,"cap_W":210})")["ok"], true);
+  auto r = test::run(
+      {"limit", "set", "--device", "nvml:0", "--watts", "250", "--actuate", "--hold", "0"},
+      root_env, dir_.path);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("is being changed by regime process " + std::to_string(agent_pid_)),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(limit_W(0), 210);
+  c.close();
+  EXPECT_TRUE(wait_for_limit(0, 300));
+  EXPECT_TRUE(journal_empties());
+  // A root regime holds GPU 1: the agent refuses it, naming that process.
+  test::Child hold = test::spawn(
+      {"limit", "set", "--device", "nvml:1", "--watts", "260", "--actuate", "--hold", "30"},
+      root_env, dir_.path);
+  ASSERT_TRUE(hold.wait_for_output("holding for")) << hold.err();
+  RawClient d(socket_);
+  json a = d.ask(R"({"op":"set","gpu":1,"cap_W":220})");
+  EXPECT_EQ(a["kind"], "actuation_refused") << a.dump();
+  EXPECT_NE(a["error"].get<std::string>().find("is being changed by regime process " +
+                                               std::to_string(hold.pid)),
+            std::string::npos)
+      << a.dump();
+  EXPECT_EQ(limit_W(1), 260);
+  ::kill(hold.pid, SIGTERM);
+  hold.wait();
+  EXPECT_EQ(limit_W(1), 300);
+  // Free again: the agent may take it now.
+  EXPECT_EQ(d.ask(R"({"op":"set","gpu":1,"cap_W":220})")["ok"], true);
+}
+
+TEST_F(AgentE2E, APolicyOthersCanChangeOrAMalformedOneStopsTheStart) {
+  const fs::path loose = dir_.path / "loose.policy";
+  test::write_text(loose, "bounds * min_W 150\n");
+  fs::permissions(loose, fs::perms::all);  // 0777: anyone could rewrite it
+  const fs::path bad = dir_.path / "bad.policy";
+  test::write_text(bad, "bounds * min_W 150\nallow user root gpus 0 max_W lots\n");
+  for (const auto& [policy, expected] : std::vector<std::pair<fs::path, std::string>>{
+           {loose, "can be changed by someone other than root (owner uid 0, mode 777)"},
+           {bad, "bad.policy:2: max_W must be a number of watts above 0, not 'lots'"}}) {
+    const fs::path err = dir_.path / "start.err";
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(e, 2);
+      for (const auto& [k, v] : fake_) ::setenv(k.c_str(), v.c_str(), 1);
+      ::setenv("REGIME_SYSTEM_STATE_DIR", (dir_.path / "system-state").c_str(), 1);
+      std::string sock = (dir_.path / "other.sock").string();
+      ::execl(REGIMED_BINARY, "regimed", "--socket", sock.c_str(), "--policy", policy.c_str(),
+              nullptr);
+      ::_exit(127);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    EXPECT_NE(test::decode_status(st), 0);
+    EXPECT_NE(test::read_text(err).find(expected), std::string::npos) << test::read_text(err);
+    EXPECT_FALSE(fs::exists(dir_.path / "other.sock"));
+  }
+  EXPECT_TRUE(agent_alive());
+}
+
+TEST_F(AgentE2E, TheDocumentedPrologAndEpilogLinesCapAndRestoreAJob) {
+  // The lines of docs/agent.md, run by sh with the variables Slurm gives a prolog and an epilog.
+  const std::string prolog =
+      R"(regime agent request "{\"op\":\"begin\",\"job\":\"$SLURM_JOB_ID\",\"uid\":$SLURM_JOB_UID,\"gpus\":[$SLURM_JOB_GPUS],\"cap_W\":150}")";
+  const std::string epilog = R"(regime agent request "{\"op\":\"end\",\"job\":\"$SLURM_JOB_ID\"}")";
+  auto sh = [&](const std::string& line) {
+    test::Child c;
+    c.out_path = dir_.path / "sh.out";
+    c.err_path = dir_.path / "sh.err";
+    c.pid = ::fork();
+    if (c.pid == 0) {
+      int o = ::open(c.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(o, 1);
+      ::dup2(o, 2);
+      ::setenv("SLURM_JOB_ID", "31337", 1);
+      ::setenv("SLURM_JOB_UID", std::to_string(user_->uid()).c_str(), 1);
+      ::setenv("SLURM_JOB_GPUS", "0,1", 1);
+      ::setenv("REGIME_AGENT_SOCKET", socket_.c_str(), 1);
+      const std::string path = fs::path(REGIME_BINARY).parent_path().string() + ":/usr/bin:/bin";
+      ::setenv("PATH", path.c_str(), 1);
+      ::execl("/bin/sh", "sh", "-c", line.c_str(), nullptr);
+      ::_exit(127);
+    }
+    int status = c.wait();
+    return std::make_pair(status, c.out());
+  };
+  auto [status, out] = sh(prolog);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_EQ(limit_W(0), 150);
+  EXPECT_EQ(limit_W(1), 150);
+  // The job's user sees its job and may move its caps within the bounds.
+  auto r = as_user({"agent", "request", R"({"op":"set","job":"31337","gpu":1,"cap_W":200})"});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(limit_W(1), 200);
+  std::tie(status, out) = sh(epilog);
+  ASSERT_EQ(status, 0) << out;
+  json e = json::parse(out);
+  EXPECT_EQ(e["known"], true);
+  EXPECT_EQ(e["restored"].size(), 2u);
+  EXPECT_EQ(limit_W(0), 300);
+  EXPECT_EQ(limit_W(1), 300);
 }
 
 TEST_F(AgentE2E, SigtermRestoresHeldCapsAndStopping) {
