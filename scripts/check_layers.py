@@ -22,10 +22,11 @@ ALLOWED = {
     "store": {"common"},
     "control": {"common", "trace", "device", "run", "act"},
     "report": {"common", "trace", "analysis", "store", "plan"},
+    "export": {"common", "trace", "analysis", "device"},
     "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim",
-                "plan", "store", "report"},
+                "plan", "store", "report", "export"},
     "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim", "plan",
-            "store", "report", "session"},
+            "store", "report", "export", "session"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)

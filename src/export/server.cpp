@@ -1,0 +1,119 @@
+#include "export/server.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <charconv>
+#include <chrono>
+
+#include "common/error.hpp"
+
+namespace regime::exporter {
+
+namespace {
+
+// Prometheus's own scrape timeout is 10 s by default: a client that sends nothing for 5 s is gone.
+constexpr time_t kReadTimeout_s = 5;
+
+Error bad_address(const std::string& text, const std::string& why) {
+  return Error(ErrorKind::InvalidArgument,
+               fmt::format("--listen '{}': {} (expected HOST:PORT such as 127.0.0.1:9400, or "
+                           "[::1]:9400)",
+                           text, why));
+}
+
+}  // namespace
+
+std::string ListenAddress::to_string() const {
+  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
+                                             : fmt::format("{}:{}", host, port);
+}
+
+ListenAddress parse_listen_address(const std::string& text) {
+  ListenAddress a;
+  std::string port;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      throw bad_address(text, "an IPv6 address in brackets must be followed by :PORT");
+    a.host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    const auto colon = text.rfind(':');
+    if (colon == std::string::npos) throw bad_address(text, "no port");
+    a.host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (a.host.find(':') != std::string::npos)
+      throw bad_address(text, "write an IPv6 address in brackets");
+  }
+  if (a.host.empty()) throw bad_address(text, "no host (127.0.0.1 serves this machine only)");
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), a.port);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || a.port < 0 ||
+      a.port > 65535)
+    throw bad_address(text, "the port must be a number from 0 to 65535");
+  return a;
+}
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
+
+MetricsServer::MetricsServer(std::function<std::string()> metrics_text)
+    : server_(std::make_unique<httplib::Server>()) {
+  server_->set_read_timeout(kReadTimeout_s);
+  server_->Get("/metrics", [metrics_text](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_text(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server_->Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(
+        "<html><head><title>regime export</title></head><body><h1>regime export</h1>"
+        "<p><a href=\"/metrics\">/metrics</a>: GPU power, energy, temperature, clocks, limits, "
+        "clock-event reasons and regime in the Prometheus text format.</p></body></html>\n",
+        "text/html; charset=utf-8");
+  });
+  // Other methods on a known path (httplib answers 400 or 404 for those by itself).
+  for (const char* path : {"/metrics", "/"}) {
+    const auto refuse = [](const httplib::Request&, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content("method not allowed: the exporter is read-only\n", "text/plain");
+    };
+    server_->Post(path, refuse);
+    server_->Put(path, refuse);
+    server_->Delete(path, refuse);
+  }
+}
+
+MetricsServer::~MetricsServer() { stop(); }
+
+int MetricsServer::start(const ListenAddress& address) {
+  int port = address.port;
+  if (port == 0)
+    port = server_->bind_to_any_port(address.host);
+  else if (!server_->bind_to_port(address.host, port))
+    port = -1;
+  if (port <= 0)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot listen on {}: the address is in use or not this machine's "
+                            "(another exporter running? choose another port with --listen)",
+                            address.to_string()));
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // stop() acts only on a running server: wait until the thread has started serving.
+  for (int i = 0; i < 2000 && !server_->is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return port;
+}
+
+void MetricsServer::stop() {
+  if (!thread_.joinable()) return;
+  server_->stop();
+  thread_.join();
+}
+
+}  // namespace regime::exporter
