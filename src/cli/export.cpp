@@ -48,12 +48,11 @@ void add_export(CLI::App& root, Context&) {
     };
     const auto warn = [](const std::string& w) { print_warnings({w}); };
     const session::ExportSummary done = session::run_export(*r, started, warn);
-    std::cout << fmt::format("regime export: stopped after {} round(s){}{}\n", done.rounds,
-                             done.failed_rounds
-                                 ? fmt::format(", {} failed GPU read(s)", done.failed_rounds)
-                                 : std::string(),
-                             done.signal ? fmt::format(" ({})", ::strsignal(done.signal))
-                                         : std::string());
+    std::cout << fmt::format(
+        "regime export: stopped after {} round(s){}{}\n", done.rounds,
+        done.failed_rounds ? fmt::format(", {} failed GPU read(s)", done.failed_rounds)
+                           : std::string(),
+        done.signal ? fmt::format(" ({})", ::strsignal(done.signal)) : std::string());
   });
 }
 

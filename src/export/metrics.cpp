@@ -27,7 +27,9 @@ constexpr std::array kRegimes = {Regime::CapBound, Regime::ThermalBound, Regime:
                                  Regime::Underutilized, Regime::Idle};
 constexpr std::array kLimitKinds = {"current", "enforced", "default", "min", "max"};
 
-Labels base(const GpuLabels& g) { return {{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}}; }
+Labels base(const GpuLabels& g) {
+  return {{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}};
+}
 
 Labels with(Labels l, const std::string& key, const std::string& value) {
   l.emplace(key, value);
@@ -182,8 +184,8 @@ void ExporterMetrics::publish(const GpuReading& r, const std::optional<Regime>& 
   set_gauge(f_->temperature, l, s.temp_C);
   set_gauge(f_->sm_clock, l, s.sm_MHz ? std::optional(*s.sm_MHz * 1e6) : std::nullopt);
   const std::array<double, kLimitKinds.size()> limits = {
-      r.info.current_limit_W, r.info.enforced_limit_W, r.info.default_limit_W,
-      r.info.min_limit_W, r.info.max_limit_W};
+      r.info.current_limit_W, r.info.enforced_limit_W, r.info.default_limit_W, r.info.min_limit_W,
+      r.info.max_limit_W};
   for (size_t i = 0; i < kLimitKinds.size(); ++i)
     set_gauge(f_->limit, with(l, "limit", kLimitKinds[i]),
               limits[i] > 0 ? std::optional(limits[i]) : std::nullopt);

@@ -23,7 +23,9 @@ namespace regime::exporter {
 // The identity every GPU series carries.
 struct GpuLabels {
   std::string index, uuid, model;
-  bool operator<(const GpuLabels& o) const { return uuid < o.uuid || (uuid == o.uuid && index < o.index); }
+  bool operator<(const GpuLabels& o) const {
+    return uuid < o.uuid || (uuid == o.uuid && index < o.index);
+  }
 };
 GpuLabels labels_of(const GpuInfo& info);
 

@@ -11,7 +11,7 @@
 namespace regime::exporter {
 
 struct GpuReading {
-  GpuInfo info;  // identity and the five limits
+  GpuInfo info;   // identity and the five limits
   Sample sample;  // the cheap fields, energy_J filled from the counter where the device has one
   std::optional<ReasonTimes> reason_times;
   std::vector<PowerPoint> power_points;  // the driver's buffer since the last round

@@ -22,7 +22,8 @@ void RollingRegime::add(const Sample& sample, const std::vector<PowerPoint>& poi
       trace_.power_points.push_back(p);
   const double cut_s = sample.t_s - window_s_;
   auto& s = trace_.samples;
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), [&](const Sample& x) { return x.t_s >= cut_s; }));
+  s.erase(s.begin(),
+          std::find_if(s.begin(), s.end(), [&](const Sample& x) { return x.t_s >= cut_s; }));
   auto& pp = trace_.power_points;
   pp.erase(pp.begin(),
            std::find_if(pp.begin(), pp.end(), [&](const PowerPoint& x) { return x.t_s >= cut_s; }));

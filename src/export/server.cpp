@@ -67,6 +67,12 @@ bool is_loopback(const std::string& host) {
 MetricsServer::MetricsServer(std::function<std::string()> metrics_text)
     : server_(std::make_unique<httplib::Server>()) {
   server_->set_read_timeout(kReadTimeout_s);
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let a second exporter
+  // share the port silently instead of being told it is taken.
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server_->Get("/metrics", [metrics_text](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_text(), "text/plain; version=0.0.4; charset=utf-8");
   });

@@ -16,8 +16,8 @@ namespace regime::exporter {
 inline constexpr const char* kDefaultListen = "127.0.0.1:9400";
 
 struct ListenAddress {
-  std::string host;  // "127.0.0.1", "::1", "0.0.0.0"; no brackets
-  int port = 0;      // 0: any free port (the server says which)
+  std::string host;               // "127.0.0.1", "::1", "0.0.0.0"; no brackets
+  int port = 0;                   // 0: any free port (the server says which)
   std::string to_string() const;  // "127.0.0.1:9400", "[::1]:9400"
 };
 

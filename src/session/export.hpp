@@ -16,7 +16,7 @@ namespace regime::session {
 struct ExportRequest {
   std::vector<std::string> devices;  // URIs; nvml:all opens every GPU
   std::string listen = exporter::kDefaultListen;
-  double period_s = 1;  // one round of reads of every GPU
+  double period_s = 1;                                 // one round of reads of every GPU
   double window_s = exporter::kDefaultRegimeWindow_s;  // of the rolling classification
   std::optional<double> seconds;  // stop after this long; default: at SIGINT, SIGTERM or SIGHUP
   std::string workload;           // sim:NAME run on every sim: device while exporting

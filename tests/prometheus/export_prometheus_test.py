@@ -88,6 +88,9 @@ def stop(p, name):
         p.kill()
         p.wait()
         raise AssertionError(f"{name} did not stop within 20 s of SIGTERM")
+    # Prometheus and the exporter both stop cleanly on SIGTERM.
+    if p.returncode != 0:
+        raise AssertionError(f"{name} exited {p.returncode} on SIGTERM")
 
 
 class ExporterUnderPrometheus(unittest.TestCase):
@@ -172,7 +175,8 @@ class ExporterUnderPrometheus(unittest.TestCase):
                 stop(p, name)
             except AssertionError as e:
                 errors.append(str(e))
-        cls.prom_log.close() if hasattr(cls, "prom_log") else None
+        if hasattr(cls, "prom_log"):
+            cls.prom_log.close()
         shutil.rmtree(cls.tmp, ignore_errors=True)
         if errors:
             raise AssertionError("; ".join(errors))
