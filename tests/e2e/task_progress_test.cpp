@@ -86,20 +86,20 @@ TEST_F(TaskProgressCli, QuietDrawsNothing) {
   const PtyRun r = run_with_terminal_stderr(sweep({"--json", "--quiet"}), env_);
   ASSERT_EQ(r.status, 0) << r.terminal;
   EXPECT_TRUE(counts(r.terminal, "sweep").empty()) << r.terminal;
-  EXPECT_EQ(r.terminal.find('\r'), std::string::npos) << r.terminal;
+  EXPECT_EQ(r.terminal.find("\x1b[K"), std::string::npos) << r.terminal;
 }
 
 TEST_F(TaskProgressCli, AControlRunOnARealGpuIsABarByTime) {
-  env_["REGIME_READ_ONLY"] = "1";  // regime-gated on an unheated card: it never engages
-  const PtyRun r = run_with_terminal_stderr(
-      {"control", "--device", "nvml:0", "--seconds", "4", "--sample-ms", "100", "--json", "--",
-       "sh", "-c", "while true; do echo step; sleep 0.05; done"},
-      env_);
+  const PtyRun r =
+      run_with_terminal_stderr({"control", "--device", "nvml:0", "--policy", "thermal", "--actuate",
+                                "--seconds", "4", "--sample-ms", "100", "--json", "--", "sh", "-c",
+                                "while true; do echo step; sleep 0.05; done"},
+                               env_);
   ASSERT_EQ(r.status, 0) << r.terminal;
   EXPECT_TRUE(std::regex_search(
       r.terminal, std::regex(R"(\rcontrol 0:0[1-4]/0:04 \[.*\] +\d+%  0:0\d elapsed  0:0\d left)")))
       << r.terminal;
-  nlohmann::json::parse(r.out);  // stdout: the JSON alone
+  EXPECT_TRUE(nlohmann::json::parse(r.out).is_object()) << r.out;  // stdout: the JSON alone
 }
 
 }  // namespace
