@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "common/error.hpp"
 #include "device/registry.hpp"
@@ -33,6 +34,7 @@ struct Source {
   ReadHealth health;
   std::unique_ptr<exporter::RollingRegime> rolling;
   bool up = true;
+  std::string classify_error;  // the last one said, so a persistent one is said once
 };
 
 std::vector<Source> open_sources(const ExportRequest& r) {
@@ -137,15 +139,10 @@ ExportSummary run_export(const ExportRequest& request,
       // A simulated GPU lives on its own clock: it is brought up to the wall time elapsed.
       if (s.target) s.target->clock().sleep_until_s(s.sim_start_s + elapsed_s);
       if (s.workload) s.workload->poll_steps();
+      std::optional<exporter::GpuReading> r;
       try {
-        const exporter::GpuReading r = exporter::read_gpu(*s.gpu, s.health);
+        r = exporter::read_gpu(*s.gpu, s.health);
         s.health = s.gpu->read_health();
-        s.labels = exporter::labels_of(r.info);
-        s.rolling->add(r.sample, r.power_points);
-        const auto report = s.rolling->classify(r.info);
-        metrics.publish(r, report ? std::optional(report->regime) : std::nullopt);
-        if (!s.up) on_warning(fmt::format("{} answers again; its series are back", s.uri));
-        s.up = true;
       } catch (const Error& e) {
         ++summary.failed_rounds;
         metrics.gpu_failed(s.labels);
@@ -154,7 +151,21 @@ ExportSummary run_export(const ExportRequest& request,
           on_warning(fmt::format("{}: {}; its series go stale, the other GPUs are still served",
                                  s.uri, e.what()));
         s.up = false;
+        continue;
       }
+      s.labels = exporter::labels_of(r->info);
+      s.rolling->add(r->sample, r->power_points);
+      std::optional<Regime> regime;
+      try {
+        if (const auto report = s.rolling->classify(r->info)) regime = report->regime;
+      } catch (const Error& e) {
+        // A window the analysis cannot classify names no regime; the readings are still served.
+        if (s.classify_error != e.what()) on_warning(fmt::format("{}: {}", s.uri, e.what()));
+        s.classify_error = e.what();
+      }
+      metrics.publish(*r, regime);
+      if (!s.up) on_warning(fmt::format("{} answers again; its series are back", s.uri));
+      s.up = true;
     }
     ++summary.rounds;
     if (summary.rounds == 1) on_started(started);

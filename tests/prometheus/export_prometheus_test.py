@@ -49,10 +49,10 @@ def http_get(url, timeout=5):
         return r.status, r.read().decode()
 
 
-def start_exporter(args, env, log_path):
-    """Starts `regime export ... --listen 127.0.0.1:0` and returns (process, metrics URL)."""
+def start_exporter(args, env, log_path, port=0):
+    """Starts `regime export ... --listen 127.0.0.1:PORT` and returns (process, metrics URL)."""
     log = open(log_path, "w")
-    p = subprocess.Popen([REGIME, "export", "--listen", "127.0.0.1:0"] + args, env=env,
+    p = subprocess.Popen([REGIME, "export", "--listen", f"127.0.0.1:{port}"] + args, env=env,
                          stdout=subprocess.PIPE, stderr=log, text=True)
     p.log = log
     sel = selectors.DefaultSelector()
@@ -125,24 +125,15 @@ class ExporterUnderPrometheus(unittest.TestCase):
                     "REGIME_STATE_DIR": os.path.join(t, "state"),
                     "REGIME_SYSTEM_STATE_DIR": os.path.join(t, "system-state")})
         env.pop("REGIME_READ_ONLY", None)  # the exporter must not need it to stay read-only
-        cls.started = time.time()
-        sim, cls.sim_url = start_exporter(
-            ["--device", "sim:h200", "--workload", "sim:resnet50", "--period", "0.5",
-             "--window", "10"], env, os.path.join(t, "sim-export.log"))
-        cls.procs.append(("sim exporter", sim))
-        nvml, cls.nvml_url = start_exporter(
-            ["--device", "nvml:all", "--period", "0.5", "--window", "10"], env,
-            os.path.join(t, "nvml-export.log"))
-        cls.procs.append(("nvml exporter", nvml))
-        cls.nvml_log = os.path.join(t, "nvml-export.log")
-
+        # Prometheus first, ready before the exporters start, so that what the test waits for
+        # (the fake GPU 1 going, about 12 s after its exporter starts) is timed from the
+        # exporters' start alone, however slowly Prometheus starts.
+        ports = {"sim": free_port(), "nvml": free_port()}
         cls.prom_port = free_port()
-        targets = {"sim": cls.sim_url, "nvml": cls.nvml_url}
         config = "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
-        for job, url in targets.items():
-            host = urllib.parse.urlparse(url).netloc
+        for job, port in ports.items():
             config += (f"  - job_name: regime-{job}\n    static_configs:\n"
-                       f"      - targets: ['{host}']\n")
+                       f"      - targets: ['127.0.0.1:{port}']\n")
         with open(os.path.join(t, "prometheus.yml"), "w") as f:
             f.write(config)
         cls.prom_log = open(os.path.join(t, "prometheus.log"), "w")
@@ -162,6 +153,17 @@ class ExporterUnderPrometheus(unittest.TestCase):
             time.sleep(0.5)
         else:
             raise AssertionError("prometheus did not become ready in 60 s")
+
+        cls.started = time.time()
+        sim, cls.sim_url = start_exporter(
+            ["--device", "sim:h200", "--workload", "sim:resnet50", "--period", "0.5",
+             "--window", "10"], env, os.path.join(t, "sim-export.log"), ports["sim"])
+        cls.procs.append(("sim exporter", sim))
+        cls.nvml_log = os.path.join(t, "nvml-export.log")
+        nvml, cls.nvml_url = start_exporter(
+            ["--device", "nvml:all", "--period", "0.5", "--window", "10"], env, cls.nvml_log,
+            ports["nvml"])
+        cls.procs.append(("nvml exporter", nvml))
         # Long enough for the rolling regime window (10 s), many energy points, and the fake GPU 1
         # to go and its series to go stale.
         while time.time() < cls.started + 30:
