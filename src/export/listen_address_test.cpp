@@ -1,7 +1,8 @@
+#include "export/listen_address.hpp"
+
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
-#include "export/server.hpp"
 
 namespace regime::exporter {
 namespace {
