@@ -293,6 +293,22 @@ class ExporterUnderPrometheus(unittest.TestCase):
                            calls.count("nvmlDeviceGetFieldValues"), 20)
         self.assertEqual(calls.count("nvmlDeviceSetPowerManagementLimit"), 0)
 
+    def test_every_dashboard_query_draws_data(self):
+        with open(os.path.join(SOURCE, "deploy", "grafana", "regime-dashboard.json")) as f:
+            dash = json.load(f)
+        for panel in dash["panels"]:
+            for target in panel.get("targets", []):
+                expr = target["expr"].replace("$gpu", ".*")
+                result = self.query(expr)
+                self.assertTrue(result, f"panel '{panel['title']}': {expr} gave nothing")
+                if panel["type"] == "state-timeline":
+                    # One row per GPU, its regime coded 1-5 as the value mappings name them.
+                    codes = {r["metric"]["uuid"]: float(r["value"][1]) for r in result}
+                    self.assertEqual(codes.get("GPU-fake-0"), 1.0, codes)  # cap-bound
+                    self.assertTrue(all(1 <= c <= 5 for c in codes.values()), codes)
+                    mapped = panel["fieldConfig"]["defaults"]["mappings"][0]["options"]
+                    self.assertEqual(mapped["1"]["text"], "cap-bound")
+
 
 class DashboardMatchesTheExporter(unittest.TestCase):
     """deploy/grafana/regime-dashboard.json loads, and its queries name only metrics a real
