@@ -52,6 +52,9 @@ install(DIRECTORY data/gpus DESTINATION ${CMAKE_INSTALL_DATADIR}/regime
 # The charting library report pages inline (scripts/deps.sh copies it from report/node_modules).
 install(FILES data/report/echarts.min.js DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/report
         OPTIONAL)
+# The exporter's deployment examples (docs/export.md): Grafana dashboard, Prometheus scrape
+# configuration, systemd unit; copied into place by the administrator.
+install(DIRECTORY deploy/ DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/deploy)
 install(DIRECTORY python/regime_step DESTINATION ${_regime_pythondir}
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
 file(GLOB REGIME_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)

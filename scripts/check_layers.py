@@ -23,10 +23,11 @@ ALLOWED = {
     "store": {"common"},
     "control": {"common", "trace", "device", "run", "act"},
     "report": {"common", "trace", "analysis", "store", "plan"},
+    "export": {"common", "trace", "analysis", "device"},
     "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "agent", "control",
-                "sim", "plan", "store", "report"},
+                "sim", "plan", "store", "report", "export"},
     "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "agent", "control", "sim",
-            "plan", "store", "report", "session"},
+            "plan", "store", "report", "export", "session"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)

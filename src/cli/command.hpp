@@ -27,6 +27,7 @@ void add_runs(CLI::App& root, Context& ctx);
 void add_control(CLI::App& root, Context& ctx);
 void add_report(CLI::App& root, Context& ctx);
 void add_job(CLI::App& root, Context& ctx);
+void add_export(CLI::App& root, Context& ctx);
 void add_agent(CLI::App& root, Context& ctx);
 
 // A number option's check: a finite number within [min, max] (`min` itself refused when

@@ -235,9 +235,22 @@ void snapshot(const GpuConfig& g, double t, double& limit, double& energy_J, dou
 
 unsigned to_mW(double W) { return static_cast<unsigned>(std::lround(W * 1000.0)); }
 
+// FAKE_NVML_CALL_LOG: a file every call's name is appended to, one a line, so a test can count
+// the calls another process made (O_APPEND: several processes may share it).
+void log_call(const char* fn) {
+  static const char* path = std::getenv("FAKE_NVML_CALL_LOG");
+  if (path == nullptr || *path == '\0') return;
+  const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const std::string line = std::string(fn) + "\n";
+  [[maybe_unused]] const ssize_t n = ::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
 // Common entry checks: counts the call, NVML initialised, device valid, injected error.
 nvmlReturn_t enter(const char* fn, nvmlDevice_t device, const GpuConfig** gpu) {
   call_counts[fn]++;
+  log_call(fn);
   if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (gpu != nullptr) {
     if (device == nullptr || device->index >= config.gpus.size() ||
