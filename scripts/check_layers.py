@@ -20,12 +20,13 @@ ALLOWED = {
     "sim": {"common", "trace", "device", "run", "twin"},
     "plan": {"common", "trace", "analysis", "twin"},
     "store": {"common"},
+    "predict": {"common", "trace", "analysis", "twin"},
     "control": {"common", "trace", "device", "run", "act"},
     "report": {"common", "trace", "analysis", "store", "plan"},
     "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim",
-                "plan", "store", "report"},
+                "plan", "store", "report", "predict"},
     "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim", "plan",
-            "store", "report", "session"},
+            "store", "report", "predict", "session"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)
