@@ -49,8 +49,7 @@ void print_eval(const session::EvalReport& r, bool by_family) {
                           : "-";
     std::cout << fmt::format("{:<10} {}{:<24} {:>5} {:>10} {:>17} {:>9} {:>10}\n", row.gpu,
                              by_family ? fmt::format("{:<20} ", row.group) : "", row.predictor,
-                             row.n, fmt_opt(row.mape_power_pct, "{:.1f}"), ci, acc,
-                             row.unanswered);
+                             row.n, fmt_opt(row.mape_power_pct, "{:.1f}"), ci, acc, row.unanswered);
   }
   std::cout << "(MAPE: mean absolute percentage error of the mean power at the default limit; "
                "regime: share named right / cases where both are known)\n";
@@ -104,8 +103,9 @@ void add_predict(CLI::App& root, Context&) {
   eval->add_flag("--by-family", e->by_family,
                  "Score per GPU and model family (the workload's model), one-shot examples "
                  "from the same family");
-  eval->add_option("--cache-db", e->cache_db,
-                   "Run database for cached LLM answers (default: --db, else STATE_DIR/runs.sqlite)");
+  eval->add_option(
+      "--cache-db", e->cache_db,
+      "Run database for cached LLM answers (default: --db, else STATE_DIR/runs.sqlite)");
   add_llm_options(eval, e->llm);
   eval->add_flag("--json", *ejson, "Machine-readable output");
 
@@ -121,7 +121,8 @@ void add_predict(CLI::App& root, Context&) {
       return;
     }
     if (r->gpu.empty() || r->workload.empty() || r->predictor.empty())
-      throw CLI::RequiredError("predict needs --gpu, --workload and --predictor (or: predict eval)");
+      throw CLI::RequiredError(
+          "predict needs --gpu, --workload and --predictor (or: predict eval)");
     auto rep = session::run_predict(*r);
     if (*json)
       print_json(to_json(rep));

@@ -31,8 +31,8 @@ std::string quote(const std::string& content) {
 
 double checked(double w, const std::string& content) {
   if (!std::isfinite(w) || w <= 0 || w > kMaxPlausible_W)
-    refuse(content, fmt::format("gives a power of {:g} W, outside (0, {:g}] W", w,
-                                kMaxPlausible_W));
+    refuse(content,
+           fmt::format("gives a power of {:g} W, outside (0, {:g}] W", w, kMaxPlausible_W));
   return w;
 }
 
@@ -75,7 +75,8 @@ std::optional<LlmAnswer> from_json(const std::string& content) {
 std::string normalize_regime(const std::string& word) {
   std::string w;
   for (char c : word)
-    w += c == '_' || c == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    w +=
+        c == '_' || c == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (w == "cap-bound" || w == "power-limited" || w == "power-bound" || w == "cap-limited" ||
       w == "power-cap-bound")
     return "cap-bound";
@@ -117,8 +118,8 @@ LlmAnswer parse_llm_answer(const std::string& content) {
     return a;
   }
   if (powers.empty()) refuse(content, "states no power in watts");
-  refuse(content, fmt::format("states {} powers; which one is the prediction is not clear",
-                              powers.size()));
+  refuse(content,
+         fmt::format("states {} powers; which one is the prediction is not clear", powers.size()));
 }
 
 }  // namespace regime::predict

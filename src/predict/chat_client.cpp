@@ -25,9 +25,10 @@ std::string what_failed(httplib::Error e, const ChatOptions& o, const std::strin
     case httplib::Error::ConnectionTimeout:
       return fmt::format("no connection to {} within {:g} s (--timeout-s)", url, o.timeout_s);
     case httplib::Error::Read:
-      return fmt::format("no answer from {} within {:g} s (--timeout-s), or the connection was "
-                         "closed",
-                         url, o.timeout_s);
+      return fmt::format(
+          "no answer from {} within {:g} s (--timeout-s), or the connection was "
+          "closed",
+          url, o.timeout_s);
     case httplib::Error::Write:
       return fmt::format("sending the request to {} failed", url);
     case httplib::Error::SSLConnection:
@@ -36,9 +37,10 @@ std::string what_failed(httplib::Error e, const ChatOptions& o, const std::strin
       return fmt::format("cannot load the CA certificates ({}) for {}",
                          o.ca_file.empty() ? "the system's" : o.ca_file, url);
     case httplib::Error::SSLServerVerification:
-      return fmt::format("the certificate of {} is not trusted (self-signed, unknown CA or another "
-                         "host's name); give its CA with --ca-file FILE",
-                         url);
+      return fmt::format(
+          "the certificate of {} is not trusted (self-signed, unknown CA or another "
+          "host's name); give its CA with --ca-file FILE",
+          url);
     default:
       return fmt::format("request to {} failed: {}", url, httplib::to_string(e));
   }
@@ -99,9 +101,10 @@ std::string response_content(const std::string& body) {
       return c["message"]["content"].get<std::string>();
   }
   std::string start = body.substr(0, 160);
-  throw Error(ErrorKind::Parse,
-              "the endpoint's response is not a chat completion (no choices[0].message.content): '" +
-                  start + (body.size() > 160 ? "...'" : "'"));
+  throw Error(
+      ErrorKind::Parse,
+      "the endpoint's response is not a chat completion (no choices[0].message.content): '" +
+          start + (body.size() > 160 ? "...'" : "'"));
 }
 
 ChatClient::ChatClient(ChatOptions options, std::string api_key)
@@ -110,7 +113,9 @@ ChatClient::ChatClient(ChatOptions options, std::string api_key)
     throw Error(ErrorKind::InvalidArgument, "an LLM predictor needs --model NAME");
   endpoint_ = parse_endpoint(options_.endpoint);
   if (!options_.sleep)
-    options_.sleep = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
+    options_.sleep = [](double s) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(s));
+    };
   if (!options_.log) options_.log = [](const std::string& line) { std::cerr << line << "\n"; };
 }
 

@@ -14,11 +14,11 @@ namespace regime::predict {
 struct ChatOptions {
   std::string endpoint;  // base URL ("http://127.0.0.1:8000/v1") or the full .../chat/completions
   std::string model;
-  std::string ca_file;      // PEM file of the CAs to trust for HTTPS (empty: the system's)
-  double timeout_s = 60;    // connect, send and read, each
-  int retries = 3;          // further attempts after a 429 or 5xx answer
-  double backoff_s = 1;     // first wait; doubles each attempt
-  double max_wait_s = 60;   // longest single wait, Retry-After included
+  std::string ca_file;     // PEM file of the CAs to trust for HTTPS (empty: the system's)
+  double timeout_s = 60;   // connect, send and read, each
+  int retries = 3;         // further attempts after a 429 or 5xx answer
+  double backoff_s = 1;    // first wait; doubles each attempt
+  double max_wait_s = 60;  // longest single wait, Retry-After included
   // Injected for tests (default: std::this_thread::sleep_for and a line on stderr).
   std::function<void(double seconds)> sleep;
   std::function<void(const std::string& line)> log;

@@ -52,17 +52,15 @@ std::vector<MeasuredCase> cases_from_table(const SweepTable& table, const std::s
     }
   }
   for (size_t i = 0; i < out.size(); ++i)
-    out[i].regime = to_string(out[i].avg_power_W >= kCapPowerRatio * top_cap_W[i]
-                                  ? Regime::CapBound
-                                  : Regime::Headroom);
+    out[i].regime = to_string(
+        out[i].avg_power_W >= kCapPowerRatio * top_cap_W[i] ? Regime::CapBound : Regime::Headroom);
   return out;
 }
 
 ExampleMode parse_example_mode(const std::string& text) {
   if (text == "first") return ExampleMode::First;
   if (text == "all") return ExampleMode::All;
-  throw Error(ErrorKind::InvalidArgument,
-              "--examples '" + text + "': expected first or all");
+  throw Error(ErrorKind::InvalidArgument, "--examples '" + text + "': expected first or all");
 }
 
 std::vector<EvalRow> evaluate(Predictor& predictor, const std::vector<MeasuredCase>& cases,
@@ -71,9 +69,8 @@ std::vector<EvalRow> evaluate(Predictor& predictor, const std::vector<MeasuredCa
   for (const auto& c : cases) {
     const WorkloadDesc w = parse_workload(c.workload);
     const std::string family = o.by_family ? w.model : "";
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-      return g.gpu == c.gpu && g.family == family;
-    });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const Group& g) { return g.gpu == c.gpu && g.family == family; });
     if (it == groups.end()) {
       groups.push_back({c.gpu, family, {}});
       it = std::prev(groups.end());

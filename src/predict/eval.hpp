@@ -15,11 +15,11 @@
 namespace regime::predict {
 
 struct MeasuredCase {
-  std::string gpu;       // as the data names it ("V100", "h200")
-  std::string workload;  // as the data names it
-  double avg_power_W = 0;                  // at the default limit
-  std::optional<std::string> regime;       // measured, when the data can tell
-  std::string source;                      // file or record it came from
+  std::string gpu;                    // as the data names it ("V100", "h200")
+  std::string workload;               // as the data names it
+  double avg_power_W = 0;             // at the default limit
+  std::optional<std::string> regime;  // measured, when the data can tell
+  std::string source;                 // file or record it came from
 };
 
 // One case per workload of a sweep table: the row at its highest cap (the default limit, as
@@ -46,7 +46,7 @@ struct EvalRow {
   size_t n = 0;           // predictions scored
   size_t unanswered = 0;  // cases the predictor gave no power for
   std::optional<double> mape_power_pct;
-  std::optional<Interval> mape_ci_pct;  // 95% percentile bootstrap over the cases
+  std::optional<Interval> mape_ci_pct;    // 95% percentile bootstrap over the cases
   std::optional<double> regime_accuracy;  // 0..1 over the cases where both regimes are known
   size_t regime_n = 0;
 };

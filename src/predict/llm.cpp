@@ -71,8 +71,8 @@ Prediction LlmPredictor::predict(const PredictQuery& q) {
 
 const std::vector<std::string>& predictor_names() {
   static const std::vector<std::string> names = {
-      "spec-baseline", "twin",     "spec-baseline:one-shot", "twin:one-shot",
-      "llm:zero-shot", "llm:spec", "llm:one-shot"};
+      "spec-baseline", "twin",        "spec-baseline:one-shot", "twin:one-shot", "llm:zero-shot",
+      "llm:spec",      "llm:one-shot"};
   return names;
 }
 
@@ -84,9 +84,8 @@ std::unique_ptr<Predictor> make_predictor(const std::string& name, const Predict
   if (name.rfind("llm:", 0) == 0)
     return std::make_unique<LlmPredictor>(parse_prompt_kind(name.substr(4)), c.chat, c.api_key,
                                           c.cache);
-  throw Error(ErrorKind::InvalidArgument,
-              fmt::format("unknown predictor '{}' (expected one of {})", name,
-                          fmt::join(predictor_names(), ", ")));
+  throw Error(ErrorKind::InvalidArgument, fmt::format("unknown predictor '{}' (expected one of {})",
+                                                      name, fmt::join(predictor_names(), ", ")));
 }
 
 }  // namespace regime::predict

@@ -26,9 +26,9 @@ class AnswerCache {
 std::string prompt_key(const std::vector<ChatMessage>& messages);
 
 struct LlmStats {
-  int asked = 0;      // predictions made
+  int asked = 0;  // predictions made
   int cache_hits = 0;
-  int refused = 0;    // answers that were not a power
+  int refused = 0;  // answers that were not a power
 };
 
 // `cache` may be null (nothing kept). The client is made on the first question that the cache

@@ -32,7 +32,7 @@ struct Prediction {
   std::optional<double> avg_power_W;  // at the GPU's default limit
   std::optional<double> time_per_step_s;
   std::optional<double> energy_per_step_J;
-  std::optional<std::string> regime;          // analysis::to_string(Regime) names
+  std::optional<std::string> regime;           // analysis::to_string(Regime) names
   std::optional<double> power_half_width_rel;  // the predictor's own interval, when it has one
   std::string note;                            // where it came from, or why there is no answer
 };

@@ -29,9 +29,12 @@ PromptKind parse_prompt_kind(const std::string& text) {
 
 std::string to_string(PromptKind k) {
   switch (k) {
-    case PromptKind::ZeroShot: return "zero-shot";
-    case PromptKind::Spec: return "spec";
-    case PromptKind::OneShot: return "one-shot";
+    case PromptKind::ZeroShot:
+      return "zero-shot";
+    case PromptKind::Spec:
+      return "spec";
+    case PromptKind::OneShot:
+      return "one-shot";
   }
   return "";
 }
@@ -63,9 +66,10 @@ std::vector<ChatMessage> build_prompt(PromptKind kind, const std::string& gpu_na
       name, workload.text, describe(workload));
   if (kind != PromptKind::ZeroShot) user += spec_sheet(*spec) + "\n";
   if (kind == PromptKind::OneShot) {
-    user += fmt::format("A measured example on the same GPU at the default limit: workload {} ({}) "
-                        "drew {:.1f} W on average",
-                        example->workload.text, describe(example->workload), example->avg_power_W);
+    user += fmt::format(
+        "A measured example on the same GPU at the default limit: workload {} ({}) "
+        "drew {:.1f} W on average",
+        example->workload.text, describe(example->workload), example->avg_power_W);
     if (example->regime) user += fmt::format(", regime {}", *example->regime);
     user += ".\n";
   }

@@ -76,8 +76,7 @@ class OneShot : public Predictor {
   bool needs_example() const override { return true; }
   Prediction predict(const PredictQuery& q) override {
     if (!q.example)
-      throw Error(ErrorKind::InvalidArgument,
-                  name() + " needs a measured example of the same GPU");
+      throw Error(ErrorKind::InvalidArgument, name() + " needs a measured example of the same GPU");
     PredictQuery eq{q.gpu, q.example->workload, std::nullopt};
     const Prediction at_example = base_->predict(eq);
     Prediction p = base_->predict(PredictQuery{q.gpu, q.workload, std::nullopt});
@@ -87,8 +86,8 @@ class OneShot : public Predictor {
       p.time_per_step_s.reset();
       p.energy_per_step_J.reset();
       p.regime.reset();
-      p.note = fmt::format("{} has no answer for the query or for the example '{}'",
-                           base_->name(), q.example->workload.text);
+      p.note = fmt::format("{} has no answer for the query or for the example '{}'", base_->name(),
+                           q.example->workload.text);
       return p;
     }
     const double scale = q.example->avg_power_W / *at_example.avg_power_W;
@@ -99,10 +98,11 @@ class OneShot : public Predictor {
       p.regime = to_string(Regime::CapBound);
     else if (!p.regime || *p.regime == to_string(Regime::CapBound))
       p.regime = to_string(Regime::Headroom);
-    p.note = fmt::format("{} scaled by {:.3f}: the example '{}' measured {:.1f} W against {:.1f} W "
-                         "predicted",
-                         base_->name(), scale, q.example->workload.text, q.example->avg_power_W,
-                         *at_example.avg_power_W);
+    p.note = fmt::format(
+        "{} scaled by {:.3f}: the example '{}' measured {:.1f} W against {:.1f} W "
+        "predicted",
+        base_->name(), scale, q.example->workload.text, q.example->avg_power_W,
+        *at_example.avg_power_W);
     return p;
   }
 
@@ -113,14 +113,19 @@ class OneShot : public Predictor {
 }  // namespace
 
 std::string twin_profile_for(const WorkloadDesc& w) {
-  static const std::map<std::string, std::string> aliases = {
-      {"bert", "transformer"},          {"bert_base_uncased", "transformer"},
-      {"bert-base", "transformer"},     {"bert-base-uncased", "transformer"},
-      {"gpt2", "transformer"},          {"mobilenetv2", "mobilenet_v2"},
-      {"mobilenet-v2", "mobilenet_v2"}, {"resnet-50", "resnet50"},
-      {"vgg-16", "vgg16"},              {"vit-b-16", "vit_b_16"},
-      {"vit_b16", "vit_b_16"},          {"densenet-121", "densenet121"},
-      {"matmul", "gemm"}};
+  static const std::map<std::string, std::string> aliases = {{"bert", "transformer"},
+                                                             {"bert_base_uncased", "transformer"},
+                                                             {"bert-base", "transformer"},
+                                                             {"bert-base-uncased", "transformer"},
+                                                             {"gpt2", "transformer"},
+                                                             {"mobilenetv2", "mobilenet_v2"},
+                                                             {"mobilenet-v2", "mobilenet_v2"},
+                                                             {"resnet-50", "resnet50"},
+                                                             {"vgg-16", "vgg16"},
+                                                             {"vit-b-16", "vit_b_16"},
+                                                             {"vit_b16", "vit_b_16"},
+                                                             {"densenet-121", "densenet121"},
+                                                             {"matmul", "gemm"}};
   std::string m = w.model;
   if (auto it = aliases.find(m); it != aliases.end()) m = it->second;
   // ResNet-18 is profiled on CIFAR's 32x32 images only.

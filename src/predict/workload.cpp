@@ -13,11 +13,11 @@ namespace regime::predict {
 namespace {
 
 constexpr std::array kPrecisions = {"fp32", "fp16", "bf16", "tf32", "fp8", "int8", "amp", "mixed"};
-constexpr std::array kDatasets = {"imagenet",     "cifar10",   "cifar100", "librispeech",
+constexpr std::array kDatasets = {"imagenet",     "cifar10",   "cifar100",     "librispeech",
                                   "movielens-1m", "movielens", "sentiment140", "squad",
-                                  "mnist",        "coco",      "wikitext", "c4"};
-constexpr std::array kOptimizers = {"sgd", "adam", "adamw", "adadelta", "adagrad", "rmsprop",
-                                    "lamb"};
+                                  "mnist",        "coco",      "wikitext",     "c4"};
+constexpr std::array kOptimizers = {"sgd",     "adam",    "adamw", "adadelta",
+                                    "adagrad", "rmsprop", "lamb"};
 
 template <size_t N>
 bool one_of(const std::string& s, const std::array<const char*, N>& words) {
@@ -65,15 +65,19 @@ WorkloadDesc parse_workload(const std::string& text) {
     std::smatch m;
     if (auto eq = t.find('='); eq != std::string::npos) {
       std::string key = t.substr(0, eq), value = t.substr(eq + 1);
-      if (key == "model") w.model = value;
-      else if (key == "batch" || key == "bs" || key == "batch_size") w.batch = parse_batch(value, text);
-      else if (key == "precision" || key == "dtype") w.precision = value;
-      else if (key == "input" || key == "input_size") w.input = value;
-      else if (key == "dataset" || key == "data") w.dataset = value;
+      if (key == "model")
+        w.model = value;
+      else if (key == "batch" || key == "bs" || key == "batch_size")
+        w.batch = parse_batch(value, text);
+      else if (key == "precision" || key == "dtype")
+        w.precision = value;
+      else if (key == "input" || key == "input_size")
+        w.input = value;
+      else if (key == "dataset" || key == "data")
+        w.dataset = value;
       else
-        throw Error(ErrorKind::InvalidArgument,
-                    "workload '" + text + "': unknown key '" + key +
-                        "' (model, batch, precision, input, dataset)");
+        throw Error(ErrorKind::InvalidArgument, "workload '" + text + "': unknown key '" + key +
+                                                    "' (model, batch, precision, input, dataset)");
     } else if (std::regex_match(t, m, bs_re)) {
       w.batch = parse_batch(m[2].str(), text);
     } else if ((t == "batch" || t == "bs") && i + 1 < tokens.size()) {

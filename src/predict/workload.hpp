@@ -8,8 +8,8 @@
 namespace regime::predict {
 
 struct WorkloadDesc {
-  std::string text;       // as given
-  std::string model;      // lower case, e.g. "resnet50"; empty when none was recognised
+  std::string text;   // as given
+  std::string model;  // lower case, e.g. "resnet50"; empty when none was recognised
   std::optional<int> batch;
   std::string precision;  // "bf16", "fp16", "fp32", "tf32", "amp", ... ; empty: not said
   std::string input;      // "224x224", ... ; empty: not said

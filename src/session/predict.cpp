@@ -99,11 +99,13 @@ std::vector<predict::MeasuredCase> cases_from_file(const std::string& path,
     std::string workload = std::filesystem::path(path).filename().string();
     for (const char* ext : {".trace.csv", ".csv"})
       if (workload.size() > std::string(ext).size() &&
-          workload.compare(workload.size() - std::string(ext).size(), std::string::npos, ext) == 0) {
+          workload.compare(workload.size() - std::string(ext).size(), std::string::npos, ext) ==
+              0) {
         workload.erase(workload.size() - std::string(ext).size());
         break;
       }
-    return {{gpu, workload, rep.report.measurement.avg_power_W, to_string(rep.report.regime), path}};
+    return {
+        {gpu, workload, rep.report.measurement.avg_power_W, to_string(rep.report.regime), path}};
   }
   throw Error(ErrorKind::Parse, fmt::format("{}:1: neither a sweep table (workload,gpu,cap_W,...) "
                                             "nor a trace (t_s,gpu,power_W,...)",
@@ -153,8 +155,9 @@ PredictReport run_predict(const PredictRequest& r) {
   if (m.predictor->needs_example()) {
     if (r.example_workload.empty())
       throw Error(ErrorKind::InvalidArgument,
-                  r.predictor + " needs a measured example: --example-workload DESC with "
-                                "--example-power W or --example-from FILE");
+                  r.predictor +
+                      " needs a measured example: --example-workload DESC with "
+                      "--example-power W or --example-from FILE");
     predict::Example e{predict::parse_workload(r.example_workload), 0, std::nullopt, std::nullopt};
     if (r.example_power_W) {
       e.avg_power_W = *r.example_power_W;
@@ -172,9 +175,8 @@ PredictReport run_predict(const PredictRequest& r) {
         return c.workload == r.example_workload && same_gpu(c.gpu);
       });
       if (it == cases.end())
-        throw Error(ErrorKind::NotFound,
-                    fmt::format("{} has no measurement of '{}' on {}", r.example_from,
-                                r.example_workload, r.gpu));
+        throw Error(ErrorKind::NotFound, fmt::format("{} has no measurement of '{}' on {}",
+                                                     r.example_from, r.example_workload, r.gpu));
       e.avg_power_W = it->avg_power_W;
       e.regime = it->regime;
     } else {
@@ -237,21 +239,22 @@ EvalReport run_predict_eval(const EvalRequest& r) {
 nlohmann::json to_json(const EvalReport& r) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : r.rows) {
-    nlohmann::json j = {{"gpu", row.gpu},
-                        {"predictor", row.predictor},
-                        {"n", row.n},
-                        {"mape_power_pct", row.mape_power_pct ? nlohmann::json(*row.mape_power_pct)
-                                                              : nlohmann::json(nullptr)},
-                        {"regime_accuracy", row.regime_accuracy
-                                                ? nlohmann::json(*row.regime_accuracy)
-                                                : nlohmann::json(nullptr)},
-                        {"unanswered", row.unanswered}};
-    if (row.mape_ci_pct)
-      j["mape_power_ci_pct"] = {row.mape_ci_pct->first, row.mape_ci_pct->second};
+    nlohmann::json j = {
+        {"gpu", row.gpu},
+        {"predictor", row.predictor},
+        {"n", row.n},
+        {"mape_power_pct",
+         row.mape_power_pct ? nlohmann::json(*row.mape_power_pct) : nlohmann::json(nullptr)},
+        {"regime_accuracy",
+         row.regime_accuracy ? nlohmann::json(*row.regime_accuracy) : nlohmann::json(nullptr)},
+        {"unanswered", row.unanswered}};
+    if (row.mape_ci_pct) j["mape_power_ci_pct"] = {row.mape_ci_pct->first, row.mape_ci_pct->second};
     if (!row.group.empty()) j["family"] = row.group;
     rows.push_back(j);
   }
-  return {{"rows", rows}, {"cases", r.cases.size()}, {"llm_requests", r.requests_sent},
+  return {{"rows", rows},
+          {"cases", r.cases.size()},
+          {"llm_requests", r.requests_sent},
           {"llm_cache_hits", r.cache_hits}};
 }
 
@@ -261,8 +264,9 @@ std::optional<double> predicted_draw_W(const std::string& predictor, const std::
   Made m = make(predictor, llm, db);
   if (m.predictor->needs_example())
     throw Error(ErrorKind::InvalidArgument,
-                "--prior " + predictor + ": a one-shot predictor needs an example; use one that "
-                                         "predicts from the description alone");
+                "--prior " + predictor +
+                    ": a one-shot predictor needs an example; use one that "
+                    "predicts from the description alone");
   return m.predictor->predict({gpu, predict::parse_workload(workload), std::nullopt}).avg_power_W;
 }
 

@@ -52,11 +52,11 @@ struct SweepReport {
   plan::Strategy strategy = plan::Strategy::Adaptive;
   plan::Objective objective;
   plan::SearchOutcome outcome;
-  std::string after;                 // what was left set or restored; empty for replay
-  std::optional<int64_t> stored_id;  // "sweep:ID" in the run database (not for replay)
-  std::string db;                    // where it was kept
-  std::string prior;                    // the predictor of --prior, if any
-  std::optional<double> prior_draw_W;   // what it predicted (nullopt: it had no answer)
+  std::string after;                   // what was left set or restored; empty for replay
+  std::optional<int64_t> stored_id;    // "sweep:ID" in the run database (not for replay)
+  std::string db;                      // where it was kept
+  std::string prior;                   // the predictor of --prior, if any
+  std::optional<double> prior_draw_W;  // what it predicted (nullopt: it had no answer)
 };
 
 // The sweep's JSON (`regime sweep --json`, and what the run database keeps).

@@ -180,16 +180,17 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
   try {
     if (version < 2) {
       // Version 1 had the runs table only: version 2 adds the sweeps table.
-      exec((std::string("BEGIN;"
-                        "CREATE TABLE IF NOT EXISTS runs ("
-                        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-                        " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
-                        " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
-                        " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
-                        " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
-                        " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);") +
-            kCreateSweeps + "PRAGMA user_version = 2;COMMIT;")
-               .c_str());
+      exec(
+          (std::string("BEGIN;"
+                       "CREATE TABLE IF NOT EXISTS runs ("
+                       " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
+                       " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
+                       " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
+                       " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
+                       " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);") +
+           kCreateSweeps + "PRAGMA user_version = 2;COMMIT;")
+              .c_str());
     }
     if (version < 3) exec(kMigrateLlmAnswers);
   } catch (const Error&) {

@@ -204,8 +204,8 @@ TEST_F(RunStoreTest, AVersionTwoFileGainsTheAnswerCacheAndKeepsItsSweeps) {
   }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE llm_answers; PRAGMA user_version = 2;", nullptr,
-                         nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE llm_answers; PRAGMA user_version = 2;", nullptr, nullptr,
+                         nullptr),
             SQLITE_OK);
   sqlite3_close(raw);
   RunStore store(db);
