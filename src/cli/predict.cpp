@@ -117,7 +117,15 @@ void add_predict(CLI::App& root, Context&) {
         return;
       }
       print_eval(rep, e->by_family);
-      for (const auto& line : rep.skipped) std::cerr << "regime: no prediction: " << line << "\n";
+      // The first few, then how many: with --examples all one profile-less case repeats a lot.
+      constexpr size_t kShown = 10;
+      for (size_t i = 0; i < rep.skipped.size() && i < kShown; ++i)
+        std::cerr << "regime: no prediction: " << rep.skipped[i] << "\n";
+      if (rep.skipped.size() > kShown)
+        std::cerr << fmt::format(
+            "regime: ... and {} more without a prediction (the rows count "
+            "them)\n",
+            rep.skipped.size() - kShown);
       return;
     }
     if (r->gpu.empty() || r->workload.empty() || r->predictor.empty())

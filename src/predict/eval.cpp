@@ -110,20 +110,30 @@ std::vector<EvalRow> evaluate(Predictor& predictor, const std::vector<MeasuredCa
     auto example_of = [](const MeasuredCase& c) {
       return Example{parse_workload(c.workload), c.avg_power_W, std::nullopt, c.regime};
     };
+    // With every case in turn as the example, the predictions of one example are not
+    // independent: the interval resamples the examples (their mean errors), not the predictions.
+    std::vector<double> per_example_mape;
     if (!predictor.needs_example()) {
       for (const auto* c : g.cases) score(*c, std::nullopt);
     } else {
       const size_t n_examples = o.examples == ExampleMode::All ? g.cases.size() : 1;
-      for (size_t e = 0; e < n_examples && g.cases.size() > 1; ++e)
+      for (size_t e = 0; e < n_examples && g.cases.size() > 1; ++e) {
+        const size_t before = ape.size();
         for (size_t i = 0; i < g.cases.size(); ++i)
           if (i != e) score(*g.cases[i], example_of(*g.cases[e]));
+        if (ape.size() > before) {
+          double sum = 0;
+          for (size_t i = before; i < ape.size(); ++i) sum += ape[i];
+          per_example_mape.push_back(sum / static_cast<double>(ape.size() - before));
+        }
+      }
     }
     row.n = ape.size();
     if (!ape.empty()) {
       double sum = 0;
       for (double a : ape) sum += a;
       row.mape_power_pct = sum / static_cast<double>(ape.size());
-      row.mape_ci_pct = bootstrap_mean_ci(ape);
+      row.mape_ci_pct = bootstrap_mean_ci(per_example_mape.size() > 1 ? per_example_mape : ape);
     }
     if (row.regime_n > 0)
       row.regime_accuracy = static_cast<double>(right) / static_cast<double>(row.regime_n);
