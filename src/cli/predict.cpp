@@ -37,7 +37,7 @@ void print_prediction(const session::PredictReport& r) {
 
 void print_eval(const session::EvalReport& r, bool by_family) {
   std::cout << fmt::format("{} measured case(s)\n", r.cases.size());
-  std::cout << fmt::format("{:<10} {}{:<24} {:>5} {:>10} {:>17} {:>9} {:>10}\n", "gpu",
+  std::cout << fmt::format("{:<14} {}{:<24} {:>5} {:>10} {:>17} {:>9} {:>10}\n", "gpu",
                            by_family ? fmt::format("{:<20} ", "family") : "", "predictor", "n",
                            "MAPE %", "95% CI %", "regime", "unanswered");
   for (const auto& row : r.rows) {
@@ -47,7 +47,7 @@ void print_eval(const session::EvalReport& r, bool by_family) {
     std::string acc = row.regime_accuracy
                           ? fmt::format("{:.0f}% /{}", 100 * *row.regime_accuracy, row.regime_n)
                           : "-";
-    std::cout << fmt::format("{:<10} {}{:<24} {:>5} {:>10} {:>17} {:>9} {:>10}\n", row.gpu,
+    std::cout << fmt::format("{:<14} {}{:<24} {:>5} {:>10} {:>17} {:>9} {:>10}\n", row.gpu,
                              by_family ? fmt::format("{:<20} ", row.group) : "", row.predictor,
                              row.n, fmt_opt(row.mape_power_pct, "{:.1f}"), ci, acc, row.unanswered);
   }

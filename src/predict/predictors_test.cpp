@@ -43,6 +43,7 @@ TEST(WorkloadDescription, ReadsZeusNamesFreeTextAndKeys) {
   auto g = parse_workload("gemm_bf16");
   EXPECT_EQ(g.model, "gemm");
   EXPECT_EQ(g.precision, "bf16");
+  EXPECT_EQ(parse_workload("sim:resnet50").model, "resnet50");
   EXPECT_THAT(describe(z), HasSubstr("batch size 128"));
   EXPECT_THAT(error_of([] { parse_workload("  "); }), HasSubstr("empty workload"));
   EXPECT_THAT(error_of([] { parse_workload("resnet50 bs=0"); }), HasSubstr("positive integer"));

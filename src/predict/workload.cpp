@@ -60,6 +60,8 @@ WorkloadDesc parse_workload(const std::string& text) {
 
   static const std::regex size_re("[0-9]+x[0-9]+(x[0-9]+)?");
   static const std::regex bs_re("(bs|batch)([0-9]+)");
+  for (auto& t : tokens)
+    if (t.rfind("sim:", 0) == 0) t.erase(0, 4);  // a built-in simulated workload, sim:NAME
   for (size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
     std::smatch m;

@@ -131,9 +131,7 @@ std::vector<predict::MeasuredCase> cases_from_db(const std::string& path) {
     }
     const auto& lim = r.measurement.value("mean_limit_W", nlohmann::json());
     if (!lim.is_number() || std::abs(lim.get<double>() - default_W) > 1) continue;
-    std::string workload = r.workload;
-    if (workload.rfind("sim:", 0) == 0) workload.erase(0, 4);
-    out.push_back({r.gpu_name, workload, r.measurement["avg_power_W"].get<double>(), r.regime,
+    out.push_back({r.gpu_name, r.workload, r.measurement["avg_power_W"].get<double>(), r.regime,
                    fmt::format("{} run:{}", path, r.id)});
   }
   auto sweeps = store.list_sweeps();

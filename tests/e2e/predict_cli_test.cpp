@@ -238,5 +238,30 @@ TEST(SweepPriorCli, AdaptiveSweepStartsFromThePredictedDraw) {
   EXPECT_NE(std::find(caps.begin(), caps.end(), 225.0), caps.end());
 }
 
+TEST(PredictCli, EvalReadsProbesAndSweepsFromTheRunStore) {
+  test::TempDir dir;
+  const std::string db = (dir.path / "runs.sqlite").string();
+  test::Env env = {{"REGIME_SYSTEM_STATE_DIR", (dir.path / "state").string()}};
+  auto p = test::run({"probe", "--device", "sim:h200", "--workload", "sim:resnet50", "--seconds",
+                      "20", "--db", db},
+                     env, dir.path);
+  ASSERT_EQ(p.status, 0) << p.err;
+  auto s = test::run({"sweep", "--device", "sim:t4", "--workload", "sim:vgg16", "--strategy",
+                      "exhaustive", "--db", db},
+                     env, dir.path);
+  ASSERT_EQ(s.status, 0) << s.err;
+  auto r =
+      test::run({"predict", "eval", "--db", db, "--predictors", "twin", "--json"}, env, dir.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["cases"], 2);  // the probe at the default limit, the sweep's highest cap
+  ASSERT_EQ(j["rows"].size(), 2u);
+  for (const auto& row : j["rows"]) {
+    EXPECT_EQ(row["n"], 1);
+    // The simulator is the twin: its steady state predicts the simulated run closely.
+    EXPECT_LT(row["mape_power_pct"].get<double>(), 5) << row.dump();
+  }
+}
+
 }  // namespace
 }  // namespace regime
