@@ -104,7 +104,9 @@ TEST(PredictCli, LlmAnswerIsCachedInTheRunStoreAndTheKeyIsNowhere) {
   for (const auto& out : {r.out, r.err, again.out, again.err})
     EXPECT_THAT(out, Not(HasSubstr(kKey)));
   for (const auto& f : fs::recursive_directory_iterator(dir.path))
-    if (f.is_regular_file()) EXPECT_THAT(file_bytes(f.path()), Not(HasSubstr(kKey))) << f.path();
+    if (f.is_regular_file()) {
+      EXPECT_THAT(file_bytes(f.path()), Not(HasSubstr(kKey))) << f.path();
+    }
   EXPECT_THAT(file_bytes(db), HasSubstr("test-model"));  // what is kept: model, prompt, answer
 }
 
