@@ -157,11 +157,11 @@ TEST(OneShotCalibration, ScalesTheBaseByTheExample) {
 SweepTable small_table() {
   return parse_sweep_table(
       "workload,gpu,cap_W,time_s,avg_power_W,unit\n"
-      "a/resnet50/bs8,V100,250,10,240,epoch\n"
-      "a/resnet50/bs8,V100,200,11,199,epoch\n"
-      "b/ncf/bs8,V100,250,10,50,epoch\n"
-      "b/ncf/bs8,V100,200,10,50,epoch\n"
-      "c/ncf/bs16,V100,250,10,100,epoch\n",
+      "imagenet/resnet50/bs8,V100,250,10,240,epoch\n"
+      "imagenet/resnet50/bs8,V100,200,11,199,epoch\n"
+      "movielens-1m/ncf/bs8,V100,250,10,50,epoch\n"
+      "movielens-1m/ncf/bs8,V100,200,10,50,epoch\n"
+      "movielens-1m/ncf/bs16,V100,250,10,100,epoch\n",
       "small");
 }
 
@@ -205,8 +205,8 @@ TEST(PredictionEval, OneShotUsesTheFirstCaseOrEachInTurnAndFamiliesGroup) {
 
 TEST(PredictionEval, CountsWhatAPredictorCannotAnswer) {
   auto cases = cases_from_table(parse_sweep_table("workload,gpu,cap_W,time_s,avg_power_W,unit\n"
-                                                  "x/shufflenetv2/bs8,V100,250,1,100,epoch\n"
-                                                  "x/resnet50/bs8,V100,250,1,220,epoch\n",
+                                                  "cifar100/shufflenetv2/bs8,V100,250,1,100,epoch\n"
+                                                  "imagenet/resnet50/bs8,V100,250,1,220,epoch\n",
                                                   "t"),
                                 "t");
   auto twin = twin_predictor();
