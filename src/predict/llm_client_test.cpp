@@ -38,7 +38,7 @@ class MapCache : public AnswerCache {
   std::map<std::string, std::string> kept;
 };
 
-struct Fixture : ::testing::Test {
+struct LlmPredictorTest : ::testing::Test {
   test::ChatServer server;
   std::vector<double> waits;
   std::vector<std::string> logged;
@@ -82,7 +82,7 @@ TEST(ChatRetry, HonoursRetryAfterElseBacksOffAndCaps) {
   EXPECT_DOUBLE_EQ(retry_wait_s(1, "Wed, 21 Oct 2015 07:28:00 GMT", o), 0.0);  // in the past
 }
 
-TEST_F(Fixture, AsksWithTheSpecPromptAndReadsTheJsonAnswerSendingTheKey) {
+TEST_F(LlmPredictorTest, AsksWithTheSpecPromptAndReadsTheJsonAnswerSendingTheKey) {
   server.push(test::answer(R"({"avg_power_W": 68.5, "regime": "cap-bound"})"));
   LlmPredictor p(PromptKind::Spec, options(server.url()), kKey, nullptr);
   auto pred = p.predict(query());
@@ -99,7 +99,7 @@ TEST_F(Fixture, AsksWithTheSpecPromptAndReadsTheJsonAnswerSendingTheKey) {
   EXPECT_THAT(pred.note, Not(HasSubstr(kKey)));
 }
 
-TEST_F(Fixture, ZeroShotCarriesNoSpecAndOneShotCarriesTheExample) {
+TEST_F(LlmPredictorTest, ZeroShotCarriesNoSpecAndOneShotCarriesTheExample) {
   server.push(test::answer("about 60 W"));
   server.push(test::answer("65 watts"));
   LlmPredictor zero(PromptKind::ZeroShot, options(server.url()), "", nullptr);
@@ -115,7 +115,7 @@ TEST_F(Fixture, ZeroShotCarriesNoSpecAndOneShotCarriesTheExample) {
   EXPECT_THAT(server.prompt(1), HasSubstr("drew 69.4 W"));
 }
 
-TEST_F(Fixture, RefusesAnAnswerThatIsNoPowerAndDoesNotCacheIt) {
+TEST_F(LlmPredictorTest, RefusesAnAnswerThatIsNoPowerAndDoesNotCacheIt) {
   server.push(test::answer("I cannot know that without measuring."));
   MapCache cache;
   LlmPredictor p(PromptKind::Spec, options(server.url()), kKey, &cache);
@@ -127,7 +127,7 @@ TEST_F(Fixture, RefusesAnAnswerThatIsNoPowerAndDoesNotCacheIt) {
   EXPECT_EQ(p.stats().refused, 1);
 }
 
-TEST_F(Fixture, TheCacheAnswersARerunWithoutARequest) {
+TEST_F(LlmPredictorTest, TheCacheAnswersARerunWithoutARequest) {
   server.push(test::answer(R"({"avg_power_W": 70})"));
   MapCache cache;
   {
@@ -157,7 +157,7 @@ TEST_F(Fixture, TheCacheAnswersARerunWithoutARequest) {
   EXPECT_EQ(server.requests(), 2u);
 }
 
-TEST_F(Fixture, RetriesA429HonouringRetryAfterThenSucceeds) {
+TEST_F(LlmPredictorTest, RetriesA429HonouringRetryAfterThenSucceeds) {
   test::ScriptedReply busy{429, "", R"({"error": "rate limited"})", {{"Retry-After", "2"}}, 0};
   server.push(busy);
   server.push(test::answer(R"({"avg_power_W": 64})"));
@@ -169,7 +169,7 @@ TEST_F(Fixture, RetriesA429HonouringRetryAfterThenSucceeds) {
   EXPECT_THAT(logged[0], HasSubstr("HTTP 429; retrying in 2.0 s"));
 }
 
-TEST_F(Fixture, ARealRetryAfterIsWaited) {
+TEST_F(LlmPredictorTest, ARealRetryAfterIsWaited) {
   test::ScriptedReply busy{429, "", "{}", {{"Retry-After", "1"}}, 0};
   server.push(busy);
   server.push(test::answer("64 W"));
@@ -182,7 +182,7 @@ TEST_F(Fixture, ARealRetryAfterIsWaited) {
   EXPECT_GE(std::chrono::duration<double>(seen[1].at - seen[0].at).count(), 0.95);
 }
 
-TEST_F(Fixture, Retries500WithBackoffThenFailsSayingSo) {
+TEST_F(LlmPredictorTest, Retries500WithBackoffThenFailsSayingSo) {
   for (int i = 0; i < 3; ++i) server.push({500, "", "upstream exploded", {}, 0});
   ChatOptions o = options(server.url());
   o.retries = 2;
@@ -196,7 +196,7 @@ TEST_F(Fixture, Retries500WithBackoffThenFailsSayingSo) {
   EXPECT_THAT(waits, ElementsAre(0.25, 0.5));
 }
 
-TEST_F(Fixture, AnErrorBodyEchoingTheKeyIsRedacted) {
+TEST_F(LlmPredictorTest, AnErrorBodyEchoingTheKeyIsRedacted) {
   server.push({401, "", std::string("invalid key Bearer ") + kKey, {}, 0});
   LlmPredictor p(PromptKind::Spec, options(server.url()), kKey, nullptr);
   std::string msg = error_of([&] { p.predict(query()); });
@@ -207,7 +207,7 @@ TEST_F(Fixture, AnErrorBodyEchoingTheKeyIsRedacted) {
   EXPECT_EQ(server.requests(), 1u);  // 4xx other than 429: no retry
 }
 
-TEST_F(Fixture, ATimeOutSaysSo) {
+TEST_F(LlmPredictorTest, ATimeOutSaysSo) {
   server.push({200, R"({"avg_power_W": 70})", "", {}, 1.5});
   ChatOptions o = options(server.url());
   o.timeout_s = 0.3;
@@ -219,7 +219,7 @@ TEST_F(Fixture, ATimeOutSaysSo) {
   EXPECT_THAT(msg, HasSubstr("within 0.3 s"));
 }
 
-TEST_F(Fixture, ANonChatResponseIsRefused) {
+TEST_F(LlmPredictorTest, ANonChatResponseIsRefused) {
   server.push({200, "", "<html>gateway</html>", {}, 0});
   LlmPredictor p(PromptKind::Spec, options(server.url()), kKey, nullptr);
   EXPECT_THAT(error_of([&] { p.predict(query()); }), HasSubstr("not a chat completion"));
