@@ -83,6 +83,8 @@ void add_predict(CLI::App& root, Context&) {
   sub->add_option("--db", r->db,
                   "Run database where LLM answers are cached (default: STATE_DIR/runs.sqlite)");
   add_llm_options(sub, r->llm);
+  sub->add_flag("--show-prompt", r->show_prompt,
+                "llm:* predictors: print the chat messages that would be sent, send nothing");
   sub->add_flag("--json", *json, "Machine-readable output");
 
   auto* eval = sub->add_subcommand("eval", "Score predictors against measurements");
@@ -132,6 +134,16 @@ void add_predict(CLI::App& root, Context&) {
       throw CLI::RequiredError(
           "predict needs --gpu, --workload and --predictor (or: predict eval)");
     auto rep = session::run_predict(*r);
+    if (r->show_prompt) {
+      nlohmann::json msgs = nlohmann::json::array();
+      for (const auto& m : rep.prompt) msgs.push_back({{"role", m.role}, {"content", m.content}});
+      if (*json) {
+        print_json({{"messages", msgs}});
+      } else {
+        for (const auto& m : rep.prompt) std::cout << "[" << m.role << "]\n" << m.content << "\n";
+      }
+      return;
+    }
     if (*json)
       print_json(to_json(rep));
     else

@@ -52,7 +52,7 @@ class LlmPredictor : public Predictor {
   LlmStats stats_;
 };
 
-// The prompt a predictor would send for a query (for `regime predict --show-prompt` and tests).
+// The prompt an LLM predictor sends for a query (`regime predict --show-prompt` prints it).
 std::vector<ChatMessage> prompt_for(PromptKind kind, const PredictQuery& query);
 
 struct PredictorConfig {

@@ -18,8 +18,8 @@ struct WorkloadDesc {
 
 // Tokens split at '/', ',', ';' and blanks; `key=value` (model, batch or bs, precision, input,
 // dataset), `bsN`, `batch N`, a precision word, `HxW`, a known data set; the first other token is
-// the model ("sim:NAME" is NAME). A "_bf16"-like suffix of the model is its precision. Error InvalidArgument for an
-// empty text or a batch that is not a positive integer.
+// the model ("sim:NAME" is NAME). A "_bf16"-like suffix of the model is its precision. Error
+// InvalidArgument for an empty text or a batch that is not a positive integer.
 WorkloadDesc parse_workload(const std::string& text);
 
 // "model resnet50, batch size 128, precision bf16, input 224x224, data set imagenet": what is

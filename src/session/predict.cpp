@@ -184,6 +184,12 @@ PredictReport run_predict(const PredictRequest& r) {
     q.example = e;
     rep.example = e;
   }
+  if (r.show_prompt) {
+    if (r.predictor.rfind("llm:", 0) != 0)
+      throw Error(ErrorKind::InvalidArgument, "--show-prompt is for llm:* predictors");
+    rep.prompt = predict::prompt_for(predict::parse_prompt_kind(r.predictor.substr(4)), q);
+    return rep;
+  }
   rep.prediction = m.predictor->predict(q);
   rep.requests_sent = requests_of(*m.predictor);
   return rep;

@@ -31,7 +31,8 @@ struct PredictRequest {
   std::optional<double> example_power_W;
   std::string example_from;
   LlmSettings llm;
-  std::string db;  // run database (LLM cache; default RunStore::default_path())
+  std::string db;            // run database (LLM cache; default RunStore::default_path())
+  bool show_prompt = false;  // llm:* only: build the prompt, send nothing
 };
 
 struct PredictReport {
@@ -39,7 +40,8 @@ struct PredictReport {
   std::string workload;
   predict::Prediction prediction;
   std::optional<predict::Example> example;
-  int requests_sent = 0;  // to the LLM endpoint (0 when answered from the cache)
+  int requests_sent = 0;                     // to the LLM endpoint (0 when answered from the cache)
+  std::vector<predict::ChatMessage> prompt;  // with show_prompt: what would be sent
 };
 
 PredictReport run_predict(const PredictRequest& request);

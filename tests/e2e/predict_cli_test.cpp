@@ -42,6 +42,15 @@ TEST(PredictCli, PredictJsonHasTheContractFields) {
   json jb = json::parse(b.out);
   EXPECT_EQ(jb["avg_power_W"], 70.0);
   EXPECT_TRUE(jb["time_per_step_s"].is_null());
+  auto shown = test::run({"predict", "--gpu", "t4", "--workload", "bert bs32", "--predictor",
+                          "llm:one-shot", "--model", "m", "--example-workload", "vgg16",
+                          "--example-power", "69.5", "--show-prompt", "--json"},
+                         {}, dir.path);
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  const std::string user = json::parse(shown.out)["messages"][1]["content"];
+  EXPECT_THAT(user, HasSubstr("320 GB/s"));
+  EXPECT_THAT(user, HasSubstr("vgg16"));
+  EXPECT_THAT(user, HasSubstr("drew 69.5 W"));
   auto text =
       test::run({"predict", "--gpu", "t4", "--workload", "bert", "--predictor", "spec-baseline"},
                 {}, dir.path);
