@@ -16,6 +16,9 @@ namespace regime::predict {
 namespace {
 
 constexpr double kMaxPlausible_W = 5000;
+// The prompt asks for one short JSON object; a longer answer is not one, and the regex engine
+// (recursive) is kept away from a remote server's megabytes.
+constexpr size_t kMaxAnswerChars = 4096;
 
 std::string quote(const std::string& content) {
   std::string s = content.substr(0, 160);
@@ -88,6 +91,9 @@ std::string normalize_regime(const std::string& word) {
 }
 
 LlmAnswer parse_llm_answer(const std::string& content) {
+  if (content.size() > kMaxAnswerChars)
+    refuse(content, fmt::format("is {} characters long, more than the {} a power needs",
+                                content.size(), kMaxAnswerChars));
   if (auto a = from_json(content)) return *a;
   LlmAnswer a;
   a.form = "prose";

@@ -82,6 +82,8 @@ TEST(LlmAnswer, RefusesAnythingElseWithTheAnswerQuoted) {
               HasSubstr("without \"avg_power_W\""));
   EXPECT_THAT(error_of([] { parse_llm_answer(R"({"avg_power_W": -5})"); }), HasSubstr("outside"));
   EXPECT_THAT(error_of([] { parse_llm_answer("9000 W"); }), HasSubstr("outside"));
+  EXPECT_THAT(error_of([] { parse_llm_answer(std::string(100000, ' ') + "70 W"); }),
+              HasSubstr("100004 characters long"));
 }
 
 TEST(StudyPrompts, SpecCarriesTheSpecFiguresAndOneShotTheExample) {

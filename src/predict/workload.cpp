@@ -41,6 +41,10 @@ int parse_batch(const std::string& v, const std::string& text) {
 }  // namespace
 
 WorkloadDesc parse_workload(const std::string& text) {
+  if (text.size() > 1000)
+    throw Error(ErrorKind::InvalidArgument,
+                "workload description of " + std::to_string(text.size()) +
+                    " characters: say the model, batch size, precision and input size in fewer");
   WorkloadDesc w;
   w.text = text;
   std::vector<std::string> tokens;
