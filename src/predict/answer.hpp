@@ -16,8 +16,8 @@ struct LlmAnswer {
 //    "power_W", "watts", a numeric string too) and optionally "regime";
 //  - a bare number ("230"), the only number stated with a watt unit ("about 230 W", "230 watts"),
 //    or a range of two such ("200-250 W", "between 200 and 250 watts": the middle).
-// Anything else, an answer over 4096 characters and a power that is not in (0, 5000] W, is refused: Error Parse quoting the start
-// of the answer.
+// Anything else, an answer over 4096 characters and a power that is not in (0, 5000] W, is refused:
+// Error Parse quoting the start of the answer.
 LlmAnswer parse_llm_answer(const std::string& content);
 
 // The regime name for a word an LLM may use ("power-limited" -> "cap-bound"); empty if unknown.
