@@ -91,8 +91,9 @@ std::vector<EvalRow> evaluate(Predictor& predictor, const std::vector<MeasuredCa
       try {
         p = predictor.predict({c.gpu, parse_workload(c.workload), example});
       } catch (const Error& e) {
-        // A refused answer is an unanswered case; anything else (no connection) ends the run.
-        if (e.kind() != ErrorKind::Parse) throw;
+        // A refused answer or a GPU without a spec file is an unanswered case; anything else
+        // (no connection, a time-out) ends the run.
+        if (e.kind() != ErrorKind::Parse && e.kind() != ErrorKind::NotFound) throw;
         p.note = e.what();
       }
       if (!p.avg_power_W) {

@@ -41,7 +41,8 @@ class LlmPredictor : public Predictor {
   // Error Parse (after caching nothing) when the answer is not a power.
   Prediction predict(const PredictQuery& query) override;
   const LlmStats& stats() const { return stats_; }
-  int requests_sent() const { return client_ ? client_->requests_sent() : 0; }
+  int requests_sent() const override { return client_ ? client_->requests_sent() : 0; }
+  int cache_hits() const override { return stats_.cache_hits; }
 
  private:
   PromptKind kind_;

@@ -44,6 +44,9 @@ class Predictor {
   // One-shot predictors need PredictQuery::example (Error InvalidArgument without it).
   virtual bool needs_example() const { return false; }
   virtual Prediction predict(const PredictQuery& query) = 0;
+  // Requests sent to a remote service and answers found in its cache (LLM predictors).
+  virtual int requests_sent() const { return 0; }
+  virtual int cache_hits() const { return 0; }
 };
 
 // `spec-baseline`: the nameplate rule, what a person assumes from the spec sheet alone: a

@@ -76,11 +76,6 @@ std::string first_line(const std::string& path) {
   return line;
 }
 
-int requests_of(const predict::Predictor& p) {
-  const auto* llm = dynamic_cast<const predict::LlmPredictor*>(&p);
-  return llm != nullptr ? llm->requests_sent() : 0;
-}
-
 }  // namespace
 
 std::vector<predict::MeasuredCase> cases_from_file(const std::string& path,
@@ -191,7 +186,7 @@ PredictReport run_predict(const PredictRequest& r) {
     return rep;
   }
   rep.prediction = m.predictor->predict(q);
-  rep.requests_sent = requests_of(*m.predictor);
+  rep.requests_sent = m.predictor->requests_sent();
   return rep;
 }
 
@@ -233,9 +228,8 @@ EvalReport run_predict_eval(const EvalRequest& r) {
     Made m = make(name, r.llm, r.cache_db.empty() ? r.db : r.cache_db);
     auto rows = predict::evaluate(*m.predictor, rep.cases, o);
     rep.rows.insert(rep.rows.end(), rows.begin(), rows.end());
-    rep.requests_sent += requests_of(*m.predictor);
-    if (const auto* llm = dynamic_cast<const predict::LlmPredictor*>(m.predictor.get()))
-      rep.cache_hits += llm->stats().cache_hits;
+    rep.requests_sent += m.predictor->requests_sent();
+    rep.cache_hits += m.predictor->cache_hits();
   }
   return rep;
 }
