@@ -61,7 +61,7 @@ std::vector<ChatMessage> build_prompt(PromptKind kind, const std::string& gpu_na
                 "the one-shot prompt needs a measured example of the same GPU");
   const std::string name = spec != nullptr ? spec->name : gpu_name;
   std::string user = fmt::format(
-      "Predict the mean power draw of an {} GPU while it trains this workload at the GPU's "
+      "Predict the mean power draw of one {} GPU while it trains this workload at its "
       "default power limit.\nWorkload: {} ({}).\n",
       name, workload.text, describe(workload));
   if (kind != PromptKind::ZeroShot) user += spec_sheet(*spec) + "\n";
