@@ -10,6 +10,7 @@
 #include "analysis/classify.hpp"
 #include "common/gpu_info.hpp"
 #include "plan/study_plan.hpp"
+#include "session/control.hpp"
 #include "session/sweep.hpp"
 #include "session/target.hpp"
 #include "trace/trace.hpp"
@@ -27,6 +28,19 @@ struct StudyRequest {
   bool actuate = false;
   std::string out_dir;  // probe trace and study.json go here when set
   SweepSettings settings;
+  // The gated controller's evaluation on a thermal-bound pair (`regime control --policy
+  // regime-gated --evaluate`): its length, or 0 for enough windows for this card.
+  double control_seconds = 0;
+  bool control = true;  // false: --no-control
+};
+
+// What the study found for dynamic control.
+struct StudyControl {
+  bool engaged = false;
+  std::string reason;                // why it engaged or stayed out
+  std::string skipped;               // why the evaluation did not run, when it would have
+  std::string command;               // the `regime control ... --evaluate` to run it by hand
+  std::optional<ControlReport> run;  // the evaluation, when it ran
 };
 
 struct StudyReport {
@@ -44,6 +58,7 @@ struct StudyReport {
   bool still_heating = false;  // the temperature was not flat when the probe ended
   double end_temp_slope_C_per_min = 0;
   Trace probe_trace;  // of the probe at the current limit (for the report page)
+  StudyControl control;
 };
 
 // Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done
