@@ -1,7 +1,5 @@
 #include "cli/llm_options.hpp"
 
-#include <memory>
-
 #include "cli/command.hpp"
 
 namespace regime::cli {
