@@ -118,12 +118,10 @@ constexpr const char* kCreateSweeps =
 
 // The answers of LLM predictors (src/predict), keyed by the model and the whole prompt: what was
 // asked and what came back, never the endpoint's key.
-constexpr const char* kMigrateLlmAnswers =
-    "BEGIN;"
+constexpr const char* kCreateLlmAnswers =
     "CREATE TABLE IF NOT EXISTS llm_answers ("
     " model TEXT NOT NULL, prompt TEXT NOT NULL, answer TEXT NOT NULL,"
-    " answered_at_utc TEXT NOT NULL, PRIMARY KEY (model, prompt));"
-    "PRAGMA user_version = 3;COMMIT;";
+    " answered_at_utc TEXT NOT NULL, PRIMARY KEY (model, prompt));";
 
 SweepRecord read_sweep(Statement& s) {
   SweepRecord r;
@@ -192,7 +190,9 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
            kCreateSweeps + "PRAGMA user_version = 2;COMMIT;")
               .c_str());
     }
-    if (version < 3) exec(kMigrateLlmAnswers);
+    // Version 3 adds the LLM predictors' answer cache.
+    if (version < 3)
+      exec((std::string("BEGIN;") + kCreateLlmAnswers + "PRAGMA user_version = 3;COMMIT;").c_str());
   } catch (const Error&) {
     sqlite3_close(db_);
     db_ = nullptr;
