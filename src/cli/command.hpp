@@ -26,6 +26,7 @@ void add_sim(CLI::App& root, Context& ctx);
 void add_runs(CLI::App& root, Context& ctx);
 void add_control(CLI::App& root, Context& ctx);
 void add_report(CLI::App& root, Context& ctx);
+void add_agent(CLI::App& root, Context& ctx);
 void add_predict(CLI::App& root, Context& ctx);
 
 // A number option's check: a finite number within [min, max] (`min` itself refused when

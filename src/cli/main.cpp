@@ -27,7 +27,7 @@ constexpr Command kCommands[] = {
     {"sim", regime::cli::add_sim},           {"limit", regime::cli::add_limit},
     {"restore", regime::cli::add_restore},   {"runs", regime::cli::add_runs},
     {"control", regime::cli::add_control},   {"report", regime::cli::add_report},
-    {"predict", regime::cli::add_predict},
+    {"agent", regime::cli::add_agent},       {"predict", regime::cli::add_predict},
 };
 
 // Every device backend; replay: is not a device but a prober (src/plan/replay.hpp).

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -162,6 +163,9 @@ void with_state(const GpuConfig& g, bool write, Fn fn) {
     return;
   }
   int fd = ::open(config.state_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // A state file this user may only read: reads work, as NVML's do for every user.
+  if (fd < 0 && errno == EACCES && !write)
+    fd = ::open(config.state_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open FAKE_NVML_STATE " + config.state_path);
   ::flock(fd, LOCK_EX);
   std::string text;
@@ -458,6 +462,10 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceSetPowerManagement
   return guarded("nvmlDeviceSetPowerManagementLimit", d, [&](const GpuConfig* g) {
     if (mW < to_mW(g->min_limit_W) || mW > to_mW(g->max_limit_W))
       return NVML_ERROR_INVALID_ARGUMENT;
+    // Whoever may not write the state file may not set a limit, as the driver refuses non-root.
+    if (!config.state_path.empty() && ::access(config.state_path.c_str(), W_OK) != 0 &&
+        errno == EACCES)
+      return NVML_ERROR_NO_PERMISSION;
     with_state(*g, true, [&](json& s) {
       advance(*g, s, now_s());
       s["limit_W"] = static_cast<double>(mW) / 1000.0;
