@@ -21,13 +21,14 @@ ALLOWED = {
     "sim": {"common", "trace", "device", "run", "twin"},
     "plan": {"common", "trace", "analysis", "twin"},
     "store": {"common"},
+    "predict": {"common", "trace", "analysis", "twin"},
     "control": {"common", "trace", "device", "run", "act"},
     "report": {"common", "trace", "analysis", "store", "plan"},
     "export": {"common", "trace", "analysis", "device"},
     "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "agent", "control",
-                "sim", "plan", "store", "report", "export"},
+                "sim", "plan", "store", "report", "export", "predict"},
     "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "agent", "control", "sim",
-            "plan", "store", "report", "export", "session"},
+            "plan", "store", "report", "export", "predict", "session"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)

@@ -28,7 +28,7 @@ constexpr Command kCommands[] = {
     {"restore", regime::cli::add_restore},   {"runs", regime::cli::add_runs},
     {"control", regime::cli::add_control},   {"report", regime::cli::add_report},
     {"job", regime::cli::add_job},           {"agent", regime::cli::add_agent},
-    {"export", regime::cli::add_export},
+    {"export", regime::cli::add_export},     {"predict", regime::cli::add_predict},
 };
 
 // Every device backend; replay: is not a device but a prober (src/plan/replay.hpp).

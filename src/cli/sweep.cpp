@@ -1,6 +1,6 @@
 // regime sweep --device D (--workload sim:NAME | --workload NAME for replay | -- CMD...)
 //   [--caps LIST|auto] [--strategy exhaustive|adaptive] [--objective O] [--mode live|restart]
-//   [--actuate] [--apply] [--force] [--json]
+//   [--actuate] [--apply] [--force] [--prior PREDICTOR] [--json]
 // Measures caps, prints the table and the decision (src/session/sweep.hpp does the work).
 #include "session/sweep.hpp"
 
@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/llm_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "plan/render.hpp"
@@ -24,6 +25,10 @@ void print_report(const session::SweepReport& r) {
                            r.workload, r.device, plan::to_string(r.strategy), r.objective.text(),
                            o.probes.size());
   if (o.regime) std::cout << fmt::format("regime at the default limit: {}\n", to_string(*o.regime));
+  if (!r.prior.empty())
+    std::cout << fmt::format("prior {}: predicted draw {}\n", r.prior,
+                             r.prior_draw_W ? fmt::format("{:.1f} W", *r.prior_draw_W)
+                                            : std::string("none (the search went its own way)"));
   std::cout << plan::results_table(o.probes, r.info.default_limit_W, r.unit);
   std::cout << "search: " << o.stop_reason << "\n";
   std::cout << plan::decision_text(o.decision, r.unit);
@@ -55,6 +60,10 @@ void add_sweep(CLI::App& root, Context&) {
                   "restart (one run per cap)");
   sub->add_flag("--actuate", r->actuate, "Allow changing the limit of a real (NVML) GPU");
   sub->add_flag("--force", s.force, "Search even when the pair is underutilized or idle");
+  sub->add_option("--prior", s.prior,
+                  "Adaptive: a predictor (spec-baseline, twin, llm:zero-shot, llm:spec) whose "
+                  "predicted draw places the first probe below the default (docs/predict.md)");
+  add_llm_options(sub, s.llm);
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; a command's own "
                 "stdout goes to stderr");

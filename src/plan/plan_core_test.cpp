@@ -212,5 +212,29 @@ TEST(PlanSearch, AdaptiveStopsOnUnderutilizedUnlessForced) {
   EXPECT_GT(p2.calls, 1);
 }
 
+TEST(PlanSearch, APredictedDrawPlacesTheSecondProbe) {
+  // Power falls with every cap (all bind); without a prior the second probe is a third of the
+  // way up the candidates, with one it is the candidate nearest the predicted draw.
+  std::vector<ProbeResult> rows;
+  const std::vector<double> caps = {300, 275, 250, 225, 200, 175, 150, 125, 100};
+  for (double cap : caps) rows.push_back(point(cap, 300.0 / cap, cap - 5));
+  SearchOptions opt;
+  opt.caps = caps;
+  opt.decision = inputs();
+  opt.decision.default_limit_W = opt.decision.max_power_W = 300;
+  VectorProber plain(rows);
+  auto a = search(plain, opt);
+  ASSERT_GE(a.probes.size(), 2u);
+  EXPECT_DOUBLE_EQ(a.probes[1].cap_W, 150);  // round(0.34 x 7) = 2 of 100..275
+  opt.start_cap_W = 262;
+  VectorProber prior(rows);
+  auto b = search(prior, opt);
+  ASSERT_GE(b.probes.size(), 2u);
+  EXPECT_DOUBLE_EQ(b.probes[1].cap_W, 250);
+  opt.start_cap_W = 20;  // below every cap: the lowest
+  VectorProber low(rows);
+  EXPECT_DOUBLE_EQ(search(low, opt).probes[1].cap_W, 100);
+}
+
 }  // namespace
 }  // namespace regime::plan

@@ -183,6 +183,10 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
   // 3. A first probe low in the range: on the Zeus data most optima lie in the lower third.
   auto second = static_cast<size_t>(
       std::lround(opt.second_probe_fraction * static_cast<double>(n_candidates - 1)));
+  if (opt.start_cap_W)
+    for (size_t i = 0; i < n_candidates; ++i)
+      if (std::abs(grid[i] - *opt.start_cap_W) < std::abs(grid[second] - *opt.start_cap_W))
+        second = i;
   if (find_probe(out.probes, grid[second]) < 0) measure(grid[second]);
 
   const CurveFitter fitter = opt.fitter ? opt.fitter : CurveFitter(fit_polynomial_curve);

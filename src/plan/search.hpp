@@ -62,6 +62,9 @@ struct SearchOptions {
   // chosen for each curve on the seen half of the Zeus sweeps (docs/twin.md, "Validation").
   double second_probe_fraction = 0.34;
   size_t min_probes_before_model_stop = 4;
+  // A predicted draw at the default limit (`regime sweep --prior`): the second probe goes to the
+  // candidate cap nearest it instead of second_probe_fraction of the way up.
+  std::optional<double> start_cap_W;
   // The pair's regime from the probe at the default limit (empty: not known, e.g. replay).
   std::function<std::optional<Regime>(const Measurement&)> classify;
   CurveFitter fitter;                                // empty: fit_polynomial_curve

@@ -51,6 +51,15 @@ std::string utc_now_iso() {
   return buf;
 }
 
+// --prior: the predicted draw at the default limit places the second probe.
+void apply_prior(SweepReport& rep, plan::SearchOptions& opt, const SweepSettings& s,
+                 const std::string& gpu, const std::string& workload) {
+  if (s.prior.empty()) return;
+  rep.prior = s.prior;
+  rep.prior_draw_W = predicted_draw_W(s.prior, gpu, workload, s.llm, s.db);
+  opt.start_cap_W = rep.prior_draw_W;
+}
+
 SweepReport sweep_replay(const SweepRequest& r) {
   if (r.workload.builtin.empty())
     throw Error(ErrorKind::InvalidArgument,
@@ -73,6 +82,7 @@ SweepReport sweep_replay(const SweepRequest& r) {
   }
   plan::SearchOptions opt = search_options(rep.info, r.settings, caps, false);
   plan::configure_curve(opt, prober.rows().front().gpu);
+  apply_prior(rep, opt, r.settings, prober.rows().front().gpu, rep.workload);
   // Single measurements are judged with the noise of the whole table, as `regime recommend` does.
   opt.decision.priors = plan::table_priors(table, prober.rows().front().gpu);
   rep.strategy = opt.strategy;
@@ -117,6 +127,7 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
   if (s.apply && gpu.is_physical() && !policy.actuate)
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   plan::SearchOptions opt = search_options(rep.info, s, caps, true);
+  apply_prior(rep, opt, s, rep.info.name, rep.workload);
   // Heat drifts under a sweep: the default is measured again at the end (plan/decision.hpp).
   opt.remeasure_default = true;
   if (s.on_plan) s.on_plan(caps.size() + 1);
@@ -177,6 +188,9 @@ nlohmann::json to_json(const SweepReport& r) {
       {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
       {"stop_reason", o.stop_reason},
       {"per", r.unit == "second" ? "second" : "step"}};
+  if (!r.prior.empty())
+    j["prior"] = {{"predictor", r.prior},
+                  {"draw_W", r.prior_draw_W ? nlohmann::json(*r.prior_draw_W) : nlohmann::json()}};
   if (r.stored_id) j["stored_as"] = "sweep:" + std::to_string(*r.stored_id);
   return j;
 }

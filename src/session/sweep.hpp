@@ -14,6 +14,7 @@
 #include "common/gpu_info.hpp"
 #include "plan/objective.hpp"
 #include "plan/search.hpp"
+#include "session/predict.hpp"
 #include "session/probers.hpp"
 #include "session/target.hpp"
 
@@ -30,6 +31,10 @@ struct SweepSettings {
   std::function<void(const plan::ProbeResult&)> on_probe;  // progress, after each probe
   std::function<void(size_t)> on_plan;  // progress, before the first probe: the most probes
   std::string db;  // the run database the sweep is kept in; empty: RunStore::default_path()
+  // A predictor whose draw at the default limit places the adaptive search's second probe
+  // (plan::SearchOptions::start_cap_W); empty: none. LLM predictors use `llm`.
+  std::string prior;
+  LlmSettings llm;
 };
 
 struct SweepRequest {
@@ -48,9 +53,11 @@ struct SweepReport {
   plan::Strategy strategy = plan::Strategy::Adaptive;
   plan::Objective objective;
   plan::SearchOutcome outcome;
-  std::string after;                 // what was left set or restored; empty for replay
-  std::optional<int64_t> stored_id;  // "sweep:ID" in the run database (not for replay)
-  std::string db;                    // where it was kept
+  std::string after;                   // what was left set or restored; empty for replay
+  std::optional<int64_t> stored_id;    // "sweep:ID" in the run database (not for replay)
+  std::string db;                      // where it was kept
+  std::string prior;                   // the predictor of --prior, if any
+  std::optional<double> prior_draw_W;  // what it predicted (nullopt: it had no answer)
 };
 
 // The sweep's JSON (`regime sweep --json`, and what the run database keeps).

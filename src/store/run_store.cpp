@@ -116,6 +116,13 @@ constexpr const char* kCreateSweeps =
     " default_limit_W REAL NOT NULL, max_limit_W REAL NOT NULL, table_csv TEXT NOT NULL,"
     " decision_json TEXT, report_json TEXT);";
 
+// The answers of LLM predictors (src/predict), keyed by the model and the whole prompt: what was
+// asked and what came back, never the endpoint's key.
+constexpr const char* kCreateLlmAnswers =
+    "CREATE TABLE IF NOT EXISTS llm_answers ("
+    " model TEXT NOT NULL, prompt TEXT NOT NULL, answer TEXT NOT NULL,"
+    " answered_at_utc TEXT NOT NULL, PRIMARY KEY (model, prompt));";
+
 SweepRecord read_sweep(Statement& s) {
   SweepRecord r;
   r.id = s.col_int(0);
@@ -166,9 +173,11 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
                                       std::to_string(version) + "; this regime reads up to " +
                                       std::to_string(kRunStoreSchemaVersion));
   }
-  if (version < kRunStoreSchemaVersion) {
-    // Version 1 had the runs table only: an upgrade adds the sweeps table and keeps every run.
-    try {
+  // Each upgrade step in its own transaction, oldest first: a file of any older version is
+  // brought up to date and keeps every row.
+  try {
+    if (version < 2) {
+      // Version 1 had the runs table only: version 2 adds the sweeps table.
       exec(
           (std::string("BEGIN;"
                        "CREATE TABLE IF NOT EXISTS runs ("
@@ -180,11 +189,14 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
                        " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);") +
            kCreateSweeps + "PRAGMA user_version = 2;COMMIT;")
               .c_str());
-    } catch (const Error&) {
-      sqlite3_close(db_);
-      db_ = nullptr;
-      throw;
     }
+    // Version 3 adds the LLM predictors' answer cache.
+    if (version < 3)
+      exec((std::string("BEGIN;") + kCreateLlmAnswers + "PRAGMA user_version = 3;COMMIT;").c_str());
+  } catch (const Error&) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
   }
 }
 
@@ -281,6 +293,33 @@ std::vector<SweepRecord> RunStore::list_sweeps(size_t limit) {
   std::vector<SweepRecord> out;
   while (s.step() == SQLITE_ROW) out.push_back(read_sweep(s));
   return out;
+}
+
+std::optional<std::string> RunStore::find_llm_answer(const std::string& model,
+                                                     const std::string& prompt) {
+  Statement s(db_, "SELECT answer FROM llm_answers WHERE model=?1 AND prompt=?2");
+  s.text(1, model);
+  s.text(2, prompt);
+  if (s.step() != SQLITE_ROW) return std::nullopt;
+  return s.col_text(0);
+}
+
+void RunStore::put_llm_answer(const std::string& model, const std::string& prompt,
+                              const std::string& answer, const std::string& answered_at_utc) {
+  Statement s(db_,
+              "INSERT OR REPLACE INTO llm_answers (model, prompt, answer, answered_at_utc) "
+              "VALUES (?1, ?2, ?3, ?4)");
+  s.text(1, model);
+  s.text(2, prompt);
+  s.text(3, answer);
+  s.text(4, answered_at_utc);
+  s.step();
+}
+
+size_t RunStore::count_llm_answers() {
+  Statement s(db_, "SELECT COUNT(*) FROM llm_answers");
+  s.step();
+  return static_cast<size_t>(s.col_int(0));
 }
 
 }  // namespace regime

@@ -15,7 +15,7 @@ struct sqlite3;  // SQLite stays private to the store: only run_store.cpp includ
 
 namespace regime {
 
-inline constexpr int kRunStoreSchemaVersion = 2;
+inline constexpr int kRunStoreSchemaVersion = 3;
 
 struct RunRecord {
   int64_t id = 0;              // assigned by the store
@@ -77,6 +77,12 @@ class RunStore {
   int64_t insert_sweep(const SweepRecord& record);
   std::optional<SweepRecord> get_sweep(int64_t id);
   std::vector<SweepRecord> list_sweeps(size_t limit = 0);
+
+  // The cache of LLM predictors' answers (src/predict/llm.hpp), keyed by model and whole prompt.
+  std::optional<std::string> find_llm_answer(const std::string& model, const std::string& prompt);
+  void put_llm_answer(const std::string& model, const std::string& prompt,
+                      const std::string& answer, const std::string& answered_at_utc);
+  size_t count_llm_answers();
 
  private:
   void exec(const char* sql);

@@ -182,6 +182,39 @@ TEST_F(RunStoreTest, AVersionOneFileIsUpgradedAndKeepsItsRuns) {
   EXPECT_EQ(store.insert_sweep(r), 1);
 }
 
+TEST_F(RunStoreTest, KeepsLlmAnswersByModelAndWholePrompt) {
+  RunStore store(dir_ / "runs.sqlite");
+  EXPECT_FALSE(store.find_llm_answer("m", "prompt"));
+  store.put_llm_answer("m", "prompt", "{\"avg_power_W\": 230}", "2026-12-01T07:00:00Z");
+  EXPECT_EQ(store.find_llm_answer("m", "prompt").value_or(""), "{\"avg_power_W\": 230}");
+  EXPECT_FALSE(store.find_llm_answer("other-model", "prompt"));
+  EXPECT_FALSE(store.find_llm_answer("m", "prompt "));  // the whole prompt, not a prefix
+  store.put_llm_answer("m", "prompt", "250 W", "2026-12-01T07:01:00Z");
+  EXPECT_EQ(store.find_llm_answer("m", "prompt").value_or(""), "250 W");
+  EXPECT_EQ(store.count_llm_answers(), 1u);
+}
+
+TEST_F(RunStoreTest, AVersionTwoFileGainsTheAnswerCacheAndKeepsItsSweeps) {
+  fs::path db = dir_ / "v2.sqlite";
+  {
+    RunStore store(db);
+    SweepRecord r;
+    r.table_csv = "kept";
+    store.insert_sweep(r);
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE llm_answers; PRAGMA user_version = 2;", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  RunStore store(db);
+  ASSERT_EQ(store.list_sweeps().size(), 1u);
+  EXPECT_EQ(store.list_sweeps()[0].table_csv, "kept");
+  store.put_llm_answer("m", "p", "a", "t");
+  EXPECT_EQ(store.count_llm_answers(), 1u);
+}
+
 TEST_F(RunStoreTest, RefusesANewerSchema) {
   fs::path db = dir_ / "future.sqlite";
   sqlite3* raw = nullptr;

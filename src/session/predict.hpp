@@ -1,0 +1,84 @@
+#pragma once
+// `regime predict` and `regime predict eval`: a predictor made by name (src/predict) with its LLM
+// answers cached in the run store, the measured cases read from sweep tables, traces or the run
+// store, and the scores.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "predict/eval.hpp"
+#include "predict/llm.hpp"
+#include "predict/predictor.hpp"
+
+namespace regime::session {
+
+struct LlmSettings {
+  std::string endpoint;
+  std::string model;
+  std::string ca_file;
+  double timeout_s = 60;
+  int retries = 3;
+  bool cache = true;  // keep and reuse answers in the run store
+};
+
+struct PredictRequest {
+  std::string gpu;
+  std::string workload;
+  std::string predictor;
+  // One-shot: the example's workload and either its measured power or where it was measured
+  // (a sweep table, a trace with --gpu, or a run database).
+  std::string example_workload;
+  std::optional<double> example_power_W;
+  std::string example_from;
+  LlmSettings llm;
+  std::string db;            // run database (LLM cache; default RunStore::default_path())
+  bool show_prompt = false;  // llm:* only: build the prompt, send nothing
+};
+
+struct PredictReport {
+  std::string gpu;
+  std::string workload;
+  predict::Prediction prediction;
+  std::optional<predict::Example> example;
+  int requests_sent = 0;                     // to the LLM endpoint (0 when answered from the cache)
+  std::vector<predict::ChatMessage> prompt;  // with show_prompt: what would be sent
+};
+
+PredictReport run_predict(const PredictRequest& request);
+nlohmann::json to_json(const PredictReport& report);
+
+struct EvalRequest {
+  std::vector<std::string> measured;  // sweep tables and traces
+  std::string gpu;                    // the GPU of the traces (a trace does not name it)
+  std::string db;                     // a run database to read probes and sweeps from
+  std::vector<std::string> predictors;
+  std::string examples = "first";  // first | all
+  bool by_family = false;
+  LlmSettings llm;
+  std::string cache_db;  // where LLM answers are cached (default: db, else the default store)
+};
+
+struct EvalReport {
+  std::vector<predict::MeasuredCase> cases;
+  std::vector<predict::EvalRow> rows;
+  std::vector<std::string> skipped;  // cases a predictor could not answer, one line each
+  int requests_sent = 0;
+  int cache_hits = 0;
+};
+
+// The measured cases of a file: a sweep table (first line "workload,...") or a trace ("t_s,...",
+// its steps file beside it; `gpu` names its GPU). Error Parse naming the file otherwise.
+std::vector<predict::MeasuredCase> cases_from_file(const std::string& path, const std::string& gpu);
+// The done probes measured at their GPU's default limit and the kept sweeps of a run database.
+std::vector<predict::MeasuredCase> cases_from_db(const std::string& path);
+
+EvalReport run_predict_eval(const EvalRequest& request);
+nlohmann::json to_json(const EvalReport& report);
+
+// The predicted draw at the default limit of a GPU + workload (for `regime sweep --prior`);
+// nullopt when the predictor has no answer. One-shot predictors are refused here.
+std::optional<double> predicted_draw_W(const std::string& predictor, const std::string& gpu,
+                                       const std::string& workload, const LlmSettings& llm,
+                                       const std::string& db);
+
+}  // namespace regime::session
