@@ -31,6 +31,29 @@ std::optional<double> pick_of(const std::vector<Measurement>& ms, F field, Pick 
 
 }  // namespace
 
+Regime job_regime(const std::vector<Regime>& per_gpu) {
+  if (per_gpu.empty()) throw Error(ErrorKind::InvalidArgument, "a job needs at least one GPU");
+  auto rank = [](Regime r) {
+    switch (r) {
+      case Regime::ThermalBound:
+        return 0;
+      case Regime::CapBound:
+        return 1;
+      case Regime::Headroom:
+        return 2;
+      case Regime::Underutilized:
+        return 3;
+      case Regime::Idle:
+        return 4;
+    }
+    return 5;
+  };
+  Regime out = per_gpu.front();
+  for (Regime r : per_gpu)
+    if (rank(r) < rank(out)) out = r;
+  return out;
+}
+
 GpuSpread gpu_spread(const std::vector<Measurement>& per_gpu) {
   GpuSpread s;
   if (per_gpu.empty()) return s;

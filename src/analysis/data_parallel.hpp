@@ -27,6 +27,11 @@ struct GpuSpread {
 // makes them correlated), wider than needed when they do not.
 Measurement combine_data_parallel(const std::vector<Measurement>& per_gpu);
 
+// The job's regime from its GPUs': the most constrained one, since the GPU that a limit holds
+// back sets the shared step (thermal-bound, then cap-bound, headroom, underutilized, idle).
+// Error InvalidArgument for an empty list.
+Regime job_regime(const std::vector<Regime>& per_gpu);
+
 GpuSpread gpu_spread(const std::vector<Measurement>& per_gpu);
 nlohmann::json to_json(const GpuSpread& s);
 

@@ -76,6 +76,14 @@ TEST(DataParallel, SpreadSaysHowFarTheGpusDiffer) {
   EXPECT_EQ(to_json(s)["energy_per_step_J"].size(), 3u);
 }
 
+TEST(DataParallel, TheMostConstrainedGpuNamesTheJobsRegime) {
+  EXPECT_EQ(job_regime({Regime::Headroom, Regime::CapBound}), Regime::CapBound);
+  EXPECT_EQ(job_regime({Regime::CapBound, Regime::ThermalBound}), Regime::ThermalBound);
+  EXPECT_EQ(job_regime({Regime::Idle, Regime::Underutilized}), Regime::Underutilized);
+  EXPECT_EQ(job_regime({Regime::Headroom}), Regime::Headroom);
+  EXPECT_THROW(job_regime({}), Error);
+}
+
 TEST(DataParallel, NoGpuIsAnError) { EXPECT_THROW(combine_data_parallel({}), Error); }
 
 }  // namespace

@@ -37,6 +37,7 @@ struct SweepRequest {
   std::string caps = "auto";
   bool actuate = false;
   SweepSettings settings;
+  std::string table_out;  // also write the measured sweep table here (`recommend --sweep` reads it)
 };
 
 struct SweepReport {
@@ -50,10 +51,23 @@ struct SweepReport {
   std::string after;                 // what was left set or restored; empty for replay
   std::optional<int64_t> stored_id;  // "sweep:ID" in the run database (not for replay)
   std::string db;                    // where it was kept
+  // A data-parallel job: every GPU's device, and each probe's per-GPU figures and spread
+  // ({"cap_W", "gpus": [{device, energy_per_step_J, avg_power_W}], "energy_spread_pct", ...}).
+  // `info` is then the first GPU's, and every figure of `outcome` is the job's.
+  std::vector<std::string> job_devices;
+  nlohmann::json per_gpu;
+  // The table's gpu column: the model, prefixed "Nx " for a job of N GPUs.
+  std::string gpu_label() const;
 };
+
+// A job's per-GPU figures, one line per cap: "  250 W: nvml:0 50.1 J 243 W, ... spread 2.1%".
+std::string per_gpu_text(const SweepReport& report);
 
 // The sweep's JSON (`regime sweep --json`, and what the run database keeps).
 nlohmann::json to_json(const SweepReport& report);
+
+// The measured caps as a sweep table (DESIGN.md section 3), highest cap first.
+std::string sweep_table_csv(const SweepReport& report);
 
 // Keeps a device sweep in the run database as a sweep table, so that it can be decided again
 // (`regime recommend --run sweep:ID`). `kind` is "sweep" or "study"; returns the id.
@@ -70,7 +84,13 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
                          const std::vector<double>& caps, const SweepSettings& s,
                          const ActuationPolicy& policy);
 
-// `regime sweep`: opens the device (or the table) and sweeps.
+// One cap for every GPU of one job (GPUs of one model, real ones: Error InvalidArgument
+// otherwise): live only; every GPU is set and restored through a PowerLimitGuardSet.
+SweepReport sweep_job(std::vector<Target>& targets, const WorkloadSpec& workload,
+                      const std::vector<double>& caps, const SweepSettings& s,
+                      const ActuationPolicy& policy);
+
+// `regime sweep`: opens the device (or the table) and sweeps; a device list sweeps one job.
 SweepReport run_sweep(const SweepRequest& request);
 
 }  // namespace regime::session
