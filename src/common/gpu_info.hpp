@@ -14,6 +14,7 @@ struct GpuInfo {
   // PCI bus id ("00000000:19:00.0"), empty where unknown: CUDA and NVML number GPUs differently,
   // and this (or the uuid) is what ties one to the other.
   std::string pci_bus_id;
+  std::string driver_version;  // "580.95.05"; "sim" for a simulated GPU; empty where unknown
   double min_limit_W = 0;
   double max_limit_W = 0;
   double default_limit_W = 0;

@@ -264,14 +264,14 @@ SweepReport sweep_devices(const SweepRequest& r) {
     GpuInfo info = targets.front().gpu().info();
     SweepReport rep = sweep_job(targets, r.workload, plan::parse_caps(r.caps, info), r.settings,
                                 ActuationPolicy::from_flags(r.actuate));
-    keep_sweep(rep, "sweep", to_json(rep), r.settings.db);
+    keep_sweep(rep, "sweep", to_json(rep), r.settings.db, settings_json(r.settings, r.caps));
     return rep;
   }
   Target target = open_target(r.device);
   GpuInfo info = target.gpu().info();
   SweepReport rep = sweep_target(target, r.workload, plan::parse_caps(r.caps, info), r.settings,
                                  ActuationPolicy::from_flags(r.actuate));
-  keep_sweep(rep, "sweep", to_json(rep), r.settings.db);
+  keep_sweep(rep, "sweep", to_json(rep), r.settings.db, settings_json(r.settings, r.caps));
   return rep;
 }
 }  // namespace
@@ -336,9 +336,28 @@ std::string sweep_table_csv(const SweepReport& r) {
   return format_sweep_table(rows);
 }
 
+nlohmann::json settings_json(const SweepSettings& s, const std::string& caps) {
+  return {{"caps", caps},
+          {"strategy", s.strategy},
+          {"objective", s.objective},
+          {"mode", s.mode},
+          {"apply", s.apply},
+          {"force", s.force},
+          {"settle_s", s.budget.settle_s},
+          {"max_settle_s", s.budget.max_settle_s},
+          {"warmup_steps", s.budget.warmup_steps},
+          {"target_rel_ci", s.budget.target_rel_ci},
+          {"min_steps", s.budget.min_steps},
+          {"max_steps", s.budget.max_steps},
+          {"max_probe_s", s.budget.max_probe_s},
+          {"per_second", s.budget.accept_per_second}};
+}
+
 int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json& json,
-                   const std::string& db) {
+                   const std::string& db, const nlohmann::json& options) {
   SweepRecord rec;
+  rec.provenance.driver_version = r.info.driver_version;
+  rec.provenance.options = options;
   rec.started_at_utc = utc_now_iso();
   rec.kind = kind;
   rec.device = r.device;
@@ -354,6 +373,18 @@ int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json
   rec.report = json;
   RunStore store(db.empty() ? RunStore::default_path() : std::filesystem::path(db));
   r.stored_id = store.insert_sweep(rec);
+  DecisionRecord d;
+  d.made_at_utc = rec.started_at_utc;
+  d.source = kind;
+  d.sweep_id = r.stored_id;
+  d.device = rec.device;
+  d.gpu_name = rec.gpu_name;
+  d.workload = rec.workload;
+  d.objective = rec.objective;
+  if (!r.outcome.decision.keep_default) d.cap_W = r.outcome.decision.cap_W;
+  d.decision = rec.decision;
+  d.provenance = rec.provenance;
+  store.insert_decision(d);
   r.db = std::filesystem::absolute(store.path()).string();
   return *r.stored_id;
 }

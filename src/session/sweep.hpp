@@ -71,8 +71,13 @@ std::string sweep_table_csv(const SweepReport& report);
 
 // Keeps a device sweep in the run database as a sweep table, so that it can be decided again
 // (`regime recommend --run sweep:ID`). `kind` is "sweep" or "study"; returns the id.
+// The decision goes in the decisions table beside it; `options` (settings_json) is kept with the
+// GPU's driver and this Regime's version.
 int64_t keep_sweep(SweepReport& report, const std::string& kind, const nlohmann::json& json,
-                   const std::string& db);
+                   const std::string& db, const nlohmann::json& options = nlohmann::json::object());
+
+// How a sweep was asked for, as kept in the run database.
+nlohmann::json settings_json(const SweepSettings& s, const std::string& caps);
 
 // The search options of a sweep over `caps` on a GPU described by `info` (one place for all).
 plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,

@@ -156,6 +156,7 @@ GpuInfo NvmlGpu::info() {
   g.name = name_;
   g.uuid = uuid_;
   g.pci_bus_id = pci_bus_id_;
+  g.driver_version = driver_version_;
   unsigned min_mW = 0, max_mW = 0, v = 0;
   require([&] { return api_.limit_constraints(handle_, &min_mW, &max_mW); },
           "nvmlDeviceGetPowerManagementLimitConstraints");
