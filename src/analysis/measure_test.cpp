@@ -104,6 +104,21 @@ TEST(MeasureH200, NoStepsGivesPerSecondFiguresOfTheBusyPart) {
   EXPECT_GT(m.window_end_s - m.window_start_s, 25);
 }
 
+// A real 40 s --no-steps probe of resnet50 on an H200 (docs/h200.md, section 6): the command spent
+// 28 s starting (the GPU at 78 W, then at about 120 W with start-up kernels of up to 409 W for half
+// a second) and trained for the last 12 s at about 630 W. The busy stretch is the work.
+TEST(MeasureH200, NoStepsProbeOfACommandThatStartedLate) {
+  MeasureOptions o;
+  o.use_steps = false;
+  const Trace t = load_trace(
+      std::filesystem::path(REGIME_TEST_DATA_DIR) / "h200" / "resnet50_nosteps.trace.csv", {});
+  const Measurement m = measure(t, o);
+  EXPECT_NEAR(m.warmup_dropped_s, 28.5, 1.0) << m.steady_state_rule;
+  EXPECT_NEAR(m.avg_power_W, 630, 15) << m.steady_state_rule;
+  ASSERT_TRUE(m.mean_util_pct.has_value());
+  EXPECT_GT(*m.mean_util_pct, 95);
+}
+
 TEST(MeasureSynthetic, EachEnergySourceRecoversTheTruth) {
   // 400 W flat, 10 steps per second for 20 s: 40 J per step whichever readings exist.
   for (auto source :
@@ -192,6 +207,45 @@ TEST(MeasureSynthetic, NoStepsWarmupIsFoundWhenThePowerBufferStartsLate) {
   const Measurement m = measure(t, no_steps);
   EXPECT_NEAR(m.warmup_dropped_s, 3.0, 0.6) << m.steady_state_rule;
   EXPECT_NEAR(m.avg_power_W, 400, 4);
+}
+
+// A time-limited --no-steps probe of a command that spent most of it starting (on an H200 a cold
+// `import torch` and CUDA start-up took over 30 s of a 40 s probe): the second half is quiet, and
+// the work is the busy stretch at the end, not a tail to trim.
+TEST(MeasureSynthetic, NoStepsFindsTheBusyStretchAfterALongStart) {
+  synthetic::Spec spec;
+  spec.steps = false;
+  spec.lead_idle_s = 34;
+  spec.idle_power_W = 140;
+  spec.seconds = 6;
+  spec.power_W = 450;
+  spec.noise_W = 8;
+  spec.energy_source = EnergySource::InstantPower;
+  MeasureOptions no_steps;
+  no_steps.use_steps = false;
+  const Measurement m = measure(synthetic::make(spec), no_steps);
+  EXPECT_NEAR(m.warmup_dropped_s, 34.0, 0.6) << m.steady_state_rule;
+  EXPECT_NEAR(m.avg_power_W, 450, 5) << m.steady_state_rule;
+  EXPECT_NE(m.steady_state_rule.find("busy-phase reference"), std::string::npos);
+}
+
+// Busy and quiet stretches that alternate are the work itself (a job that waits on its input
+// every few seconds): nothing is dropped for being quiet, and the power is their mean.
+TEST(MeasureSynthetic, NoStepsKeepsTheDipsOfABurstyJob) {
+  synthetic::Spec spec;
+  spec.steps = false;
+  spec.seconds = 40;
+  spec.power_W = 450;
+  spec.energy_source = EnergySource::InstantPower;
+  Trace t = synthetic::make(spec);
+  const double t0 = t.samples.front().t_s;
+  for (Sample& s : t.samples)
+    if (static_cast<int>((s.t_s - t0) / 2) % 2 == 1) s.power_W = s.power_avg_W = 140.0;
+  MeasureOptions no_steps;
+  no_steps.use_steps = false;
+  const Measurement m = measure(t, no_steps);
+  EXPECT_LT(m.warmup_dropped_s, 2.1) << m.steady_state_rule;
+  EXPECT_NEAR(m.avg_power_W, 295, 15) << m.steady_state_rule;
 }
 
 TEST(MeasureSynthetic, WindowMeasuresOnlyItsPart) {

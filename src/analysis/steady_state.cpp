@@ -46,6 +46,77 @@ std::optional<Band> power_band(const std::vector<Block>& blocks, size_t first_re
   return band(p, kSettleMinPowerTolerance_W);
 }
 
+// Without steps, the work is where the GPU is busy. A command that spends most of a time-limited
+// probe starting (a cold `import torch` and CUDA start-up took over 30 s on an H200) leaves the
+// second half quiet, and the busy end would be trimmed as a tail. So the block powers are split
+// in two (the split with the largest between-group variance); when the high group stands clear of
+// the low one (its median above the low median by more than its own tolerance) and forms one
+// stretch of at least 4 blocks, with nothing else high but spikes of 1 s at most, that stretch is
+// the work and the high blocks are the reference. Busy and quiet stretches that alternate (a job
+// that waits on its input) keep the second-half rule: their dips are part of the work.
+struct BusyPhase {
+  size_t first = 0, last = 0;  // block indices, inclusive
+  Band band;
+  double quiet_W = 0;  // median power of the other blocks
+};
+
+std::optional<BusyPhase> busy_phase(const std::vector<Block>& blocks) {
+  std::vector<double> p;
+  for (const Block& b : blocks) {
+    if (!b.power_W) return std::nullopt;
+    p.push_back(*b.power_W);
+  }
+  std::vector<double> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  double total = 0;
+  for (double v : sorted) total += v;
+  size_t best_low = 0;  // the low group is sorted[0, best_low)
+  double best_between = -1, low_sum = 0;
+  for (size_t k = 1; k < n; ++k) {
+    low_sum += sorted[k - 1];
+    const double nl = static_cast<double>(k), nh = static_cast<double>(n - k);
+    const double d = low_sum / nl - (total - low_sum) / nh;
+    const double between = nl * nh * d * d;
+    if (between > best_between) {
+      best_between = between;
+      best_low = k;
+    }
+  }
+  if (best_low == 0 || n - best_low < 4) return std::nullopt;
+  const double threshold = sorted[best_low - 1];  // high blocks lie strictly above it
+  std::vector<double> high(sorted.begin() + static_cast<std::ptrdiff_t>(best_low), sorted.end());
+  std::vector<double> low(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(best_low));
+  const Band hb = band(high, kSettleMinPowerTolerance_W);
+  const double quiet_W = median(low);
+  if (hb.ref - quiet_W <= hb.tol) return std::nullopt;  // one level with noise: no phases
+  // Runs of consecutive high blocks: the longest is the work; any other may only be a spike (a
+  // start-up kernel, at most kMaxSpikeBlocks long), never a second busy stretch.
+  constexpr size_t kMaxSpikeBlocks = 2;
+  size_t first = 0, last = 0, longest = 0;
+  bool second_stretch = false;
+  for (size_t k = 0; k < n;) {
+    if (!(p[k] > threshold)) {
+      ++k;
+      continue;
+    }
+    size_t end = k;
+    while (end + 1 < n && p[end + 1] > threshold) ++end;
+    const size_t len = end - k + 1;
+    if (len > longest) {
+      second_stretch = second_stretch || longest > kMaxSpikeBlocks;
+      longest = len;
+      first = k;
+      last = end;
+    } else if (len > kMaxSpikeBlocks) {
+      second_stretch = true;
+    }
+    k = end + 1;
+  }
+  if (longest < 4 || second_stretch) return std::nullopt;
+  return BusyPhase{first, last, hb, quiet_W};
+}
+
 }  // namespace
 
 SteadySteps settle_steps(std::span<const Step> steps, const detail::Cumulative& power) {
@@ -131,6 +202,25 @@ SteadyTime settle_time(double t0_s_in, double t1_s_in, const detail::Cumulative&
     b.end_s = i + 1 == count ? t1_s : b.start_s + block_s;  // last block takes the rest
     b.power_W = mean_power(power, b.start_s, b.end_s);
     blocks.push_back(b);
+  }
+  // A busy stretch that stands clear of quiet ones before or after it: the work is there, however
+  // long the command took to start.
+  if (auto busy = busy_phase(blocks)) {
+    const Band hb = busy->band;
+    const auto busy_ok = [&](size_t k) { return hb.inside(*blocks[k].power_W); };
+    size_t start = busy->first, last = busy->last;
+    while (start < last && !(busy_ok(start) && busy_ok(start + 1))) ++start;
+    while (last > start && !(busy_ok(last) && busy_ok(last - 1))) --last;
+    const SteadyTime out{start == 0 ? t0_s_in : blocks[start].start_s,
+                         last + 1 == blocks.size() ? t1_s_in : blocks[last].end_s, ""};
+    return {out.start_s, out.end_s,
+            fmt::format("the GPU was busy from {:.2f} s to {:.2f} s of the {:.2f} s: dropped "
+                        "{:.2f} s before (the command starting) and {:.2f} s after; kept the {} s "
+                        "blocks whose mean power is within {:.1f} W of {:.1f} W (busy-phase "
+                        "reference, {:.1f} W while not busy)",
+                        out.start_s - t0_s_in, out.end_s - t0_s_in, t1_s_in - t0_s_in,
+                        out.start_s - t0_s_in, t1_s_in - out.end_s, block_s, hb.tol, hb.ref,
+                        busy->quiet_W)};
   }
   const double mid = t0_s + span / 2;
   size_t first_ref = 0;

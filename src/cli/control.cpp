@@ -1,11 +1,12 @@
 // regime control --device D --policy thermal[:k=v,...]|regime-gated[:inner=thermal,probe_s=S,...]
-// [--seconds S] [--actuate] [--json] (--workload sim:NAME | -- CMD ARGS...): runs the workload
-// while a controller moves the power limit through the guard (src/session/control.hpp); the
-// original limit is restored at the end.
+// [--seconds S] [--evaluate [--windows N]] [--dry-run] [--actuate] [--json]
+// (--workload sim:NAME | -- CMD ARGS...): runs the workload while a controller moves the power
+// limit through the guard (src/session/control.hpp); the original limit is restored at the end.
 #include "session/control.hpp"
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -20,10 +21,61 @@ std::string temp_text(const std::optional<double>& t) {
   return t ? fmt::format("{:.1f} C", *t) : std::string("- C");
 }
 
+std::string interval_text(double v, const Interval& ci, int digits) {
+  return fmt::format("{:.{}f} [{:.{}f}, {:.{}f}]", v, digits, ci.first, digits, ci.second, digits);
+}
+
+std::string pct_text(double v, const Interval& ci) {
+  return fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}]", v, ci.first, ci.second);
+}
+
+void print_evaluation(const session::Evaluation& ev) {
+  std::cout << fmt::format(
+      "evaluation: after a {:.0f} s lead-in of control (not measured), {} interleaved windows of "
+      "{:.0f} s (baseline first and last); the first {:.0f} s of each are dropped while the die "
+      "settles\n",
+      ev.lead_in_s, ev.windows.size(), ev.window_s, ev.settle_s);
+  std::cout << "  window  arm          measured s   steps   energy/step J   time/step s   power W"
+               "   temp C   limit W\n";
+  for (size_t i = 0; i < ev.windows.size(); ++i) {
+    const auto& w = ev.windows[i];
+    const Measurement& m = w.measurement;
+    std::cout << fmt::format(
+        "  {:>6}  {:<11} {:>5.0f}-{:<5.0f} {:>7} {:>15.3f} {:>13.4f} {:>9.1f} "
+        "{:>8} {:>9}\n",
+        i + 1, w.controlled ? "controlled" : "baseline", w.t0_s, w.t1_s, m.steps,
+        m.energy_per_step_J, m.time_per_step_s, m.avg_power_W,
+        m.mean_temp_C ? fmt::format("{:.1f}", *m.mean_temp_C) : "-",
+        m.mean_limit_W ? fmt::format("{:.0f}", *m.mean_limit_W) : "-");
+  }
+  auto arm = [](const char* name, const session::ArmFigures& a) {
+    std::cout << fmt::format(
+        "{:<11} energy per step {} J, time per step {} s ({} windows, {} "
+        "steps)\n",
+        name, interval_text(a.energy_per_step_J, a.energy_per_step_ci_J, 3),
+        interval_text(a.time_per_step_s, a.time_per_step_ci_s, 4), a.windows, a.steps);
+  };
+  arm("baseline:", ev.baseline);
+  arm("controlled:", ev.controlled);
+  std::cout << fmt::format(
+      "change: energy per step {}, time per step {} (95% intervals, drift removed)\n",
+      pct_text(ev.energy_change_pct, ev.energy_change_ci_pct),
+      pct_text(ev.time_change_pct, ev.time_change_ci_pct));
+  std::cout << fmt::format(
+      "verdict: {} (helps: the energy interval lies below -{:g}%; hurts: above +{:g}%, or the "
+      "time interval above +{:g}% without an energy gain)\n",
+      to_string(ev.verdict), ev.rule.energy_margin_pct, ev.rule.energy_margin_pct,
+      ev.rule.time_margin_pct);
+}
+
 void print_text(const session::ControlReport& r) {
   const control::ThermalParams& p = r.thermal;
-  std::cout << fmt::format("{} on {} ({}), {:.0f} s{}, policy {}\n", r.workload, r.device,
-                           r.info.name, r.duration_s, r.simulated ? " simulated" : "", r.policy);
+  std::cout << fmt::format("{} on {} ({}), {:.0f} s{}, policy {}{}\n", r.workload, r.device,
+                           r.info.name, r.duration_s, r.simulated ? " simulated" : "", r.policy,
+                           r.evaluate ? ", evaluated" : "");
+  if (r.dry_run)
+    std::cout << "dry run: the controller decides and logs what it would set; nothing is set ("
+              << r.dry_run_why << ")\n";
   if (r.probe)
     std::cout << fmt::format("probe ({:.0f} s): {} (confidence {:.2f})\n", r.probe_s,
                              to_string(r.probe->regime), r.probe->confidence);
@@ -33,20 +85,40 @@ void print_text(const session::ControlReport& r) {
         "thermal: target {:.1f} C, band {:.1f} C, step {:.0f} W, period {:.0f} s, dwell {:.0f} s, "
         "limits [{:.0f}, {:.0f}] W\n",
         p.target_C, p.band_C, p.step_W, p.period_s, p.dwell_s, p.min_W, p.max_W);
-  for (const auto& a : r.actions)
-    std::cout << fmt::format("  t={:7.1f} s  {:>8}  {:6.1f} W  limit {:.0f} -> {:.0f} W  ({})\n",
-                             a.t_s, temp_text(a.temp_C), a.power_W.value_or(0), a.old_limit_W,
-                             a.new_limit_W, a.why);
+  if (r.dry_run && !r.decisions.empty()) {
+    // Every decision, holds included: what the controller saw each period.
+    std::cout << "  each decision (at: the limit the controller would have in force by then):\n";
+    for (const auto& a : r.decisions)
+      std::cout << fmt::format("  t={:7.1f} s  {:>8}  {:6.1f} W  at {:.0f} W: {}  ({})\n", a.t_s,
+                               temp_text(a.temp_C), a.power_W.value_or(0), a.old_limit_W,
+                               a.new_limit_W == a.old_limit_W
+                                   ? std::string("hold")
+                                   : fmt::format("would set {:.0f} W", a.new_limit_W),
+                               a.why);
+  } else {
+    for (const auto& a : r.actions)
+      std::cout << fmt::format("  t={:7.1f} s  {:>8}  {:6.1f} W  {} {:.0f} -> {:.0f} W  ({})\n",
+                               a.t_s, temp_text(a.temp_C), a.power_W.value_or(0),
+                               a.applied ? "limit" : "would set", a.old_limit_W, a.new_limit_W,
+                               a.why);
+  }
   if (r.engaged && r.actions.empty()) std::cout << "  no change was needed\n";
-  const Measurement& m = r.measurement;
-  std::cout << fmt::format(
-      "energy per step {:.3f} J [{:.3f}, {:.3f}], time per step {:.4f} s [{:.4f}, {:.4f}] over "
-      "{} steps ({:.0f}-{:.0f} s)\n",
-      m.energy_per_step_J, m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second,
-      m.time_per_step_s, m.time_per_step_ci_s.first, m.time_per_step_ci_s.second, m.steps,
-      m.window_start_s, m.window_end_s);
+  if (r.evaluation) {
+    print_evaluation(*r.evaluation);
+  } else {
+    const Measurement& m = r.measurement;
+    std::cout << fmt::format(
+        "{}energy per step {:.3f} J [{:.3f}, {:.3f}], time per step {:.4f} s [{:.4f}, {:.4f}] "
+        "over {} steps ({:.0f}-{:.0f} s)\n",
+        r.evaluate ? "baseline (no control ran): " : "", m.energy_per_step_J,
+        m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second, m.time_per_step_s,
+        m.time_per_step_ci_s.first, m.time_per_step_ci_s.second, m.steps, m.window_start_s,
+        m.window_end_s);
+  }
+  const bool changed = std::any_of(r.actions.begin(), r.actions.end(),
+                                   [](const control::ControlAction& a) { return a.applied; });
   std::cout << fmt::format("limit {:.0f} W before, {:.0f} W after ({})\n", r.limit_before_W,
-                           r.limit_after_W, r.actions.empty() ? "never changed" : "restored");
+                           r.limit_after_W, changed ? "restored" : "never changed");
 }
 
 }  // namespace
@@ -73,6 +145,16 @@ void add_control(CLI::App& root, Context&) {
                   "Each line of the command's output matching this (ECMAScript) regex ends a "
                   "step");
   sub->add_flag("--actuate", r->actuate, "Allow changing the power limit of a real GPU");
+  sub->add_flag("--dry-run", r->dry_run,
+                "Log what the controller would set, with the temperature and power behind each "
+                "decision, and set nothing (the default under REGIME_READ_ONLY and on a real GPU "
+                "without --actuate)");
+  sub->add_flag("--evaluate", r->evaluate,
+                "Judge the controller: baseline and controlled windows interleaved on the running "
+                "workload, energy and time per step with 95% intervals, and a verdict");
+  sub->add_option("--windows", r->windows,
+                  "--evaluate: number of windows, odd, baseline first and last")
+      ->capture_default_str();
   add_workload_as_root(sub, r->workload);
   sub->add_flag("--json", *json, "Machine-readable output: stdout carries only the JSON object");
   auto* workload =

@@ -22,6 +22,44 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::string ci_text(double v, const Interval& ci, int digits) {
+  return fmt::format("{:.{}f} [{:.{}f}, {:.{}f}]", v, digits, ci.first, digits, ci.second, digits);
+}
+
+// The gated controller: why it stayed out, or its evaluation against no control.
+void print_control(const session::StudyControl& c) {
+  std::cout << "\ncontrol (regime-gated, thermal inside): ";
+  if (!c.run) {
+    std::cout << (c.skipped.empty() ? "not engaged: " + c.reason
+                                    : c.reason + "; not evaluated: " + c.skipped)
+              << "\n";
+    return;
+  }
+  const session::ControlReport& cr = *c.run;
+  std::cout << (cr.engaged ? "engaged: " : "not engaged: ") << cr.reason << "\n";
+  if (!cr.evaluation) {
+    std::cout << "   evaluated by: " << c.command << "\n";
+    return;
+  }
+  const session::Evaluation& ev = *cr.evaluation;
+  std::cout << fmt::format(
+      "   {} interleaved windows of {:.0f} s on one run ({:.0f} s), baseline first and last; "
+      "{} limit change(s)\n",
+      ev.windows.size(), ev.window_s, cr.duration_s, cr.actions.size());
+  for (const auto* arm : {&ev.baseline, &ev.controlled})
+    std::cout << fmt::format("   {:<11} energy per step {} J, time per step {} s\n",
+                             arm == &ev.baseline ? "baseline:" : "controlled:",
+                             ci_text(arm->energy_per_step_J, arm->energy_per_step_ci_J, 3),
+                             ci_text(arm->time_per_step_s, arm->time_per_step_ci_s, 4));
+  std::cout << fmt::format(
+      "   change: energy per step {:+.1f}% [{:+.1f}, {:+.1f}], time per step {:+.1f}% [{:+.1f}, "
+      "{:+.1f}] (95% intervals)\n",
+      ev.energy_change_pct, ev.energy_change_ci_pct.first, ev.energy_change_ci_pct.second,
+      ev.time_change_pct, ev.time_change_ci_pct.first, ev.time_change_ci_pct.second);
+  std::cout << "   verdict: " << to_string(ev.verdict) << "\n";
+  std::cout << "   evaluated by: " << c.command << "\n";
+}
+
 void print_text(const session::StudyReport& r, const session::SweepSettings& s,
                 const std::string& out_dir) {
   std::cout << fmt::format("study of {} on {} ({}), limit {:g} W (default {:g} W)\n\n", r.workload,
@@ -49,6 +87,7 @@ void print_text(const session::StudyReport& r, const session::SweepSettings& s,
       std::cout << "4. " << r.sweep->after << "\n";
     }
   }
+  print_control(r.control);
   if (!out_dir.empty())
     std::cout << fmt::format("\nwrote {}/probe.trace.csv, probe.steps.csv and study.json\n",
                              out_dir);
@@ -83,6 +122,13 @@ void add_study(CLI::App& root, Context&) {
       ->capture_default_str()
       ->check(number_in(0, 86400, true));
   sub->add_flag("--actuate", r->actuate, "Allow changing the limit of a real (NVML) GPU");
+  sub->add_option("--control-seconds", r->control_seconds,
+                  "Length of the gated controller's evaluation on a thermal-bound pair, s "
+                  "(default: enough windows for the card's thermal time constant)")
+      ->check(number_in(0, 86400, true));
+  sub->add_flag(
+      "--no-control", [r](std::int64_t) { r->control = false; },
+      "Do not evaluate the gated controller on a thermal-bound pair");
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; a command's own "
                 "stdout goes to stderr");
@@ -105,7 +151,6 @@ void add_study(CLI::App& root, Context&) {
         rows.push_back(session::study_row(rep));
         nlohmann::json j = session::to_json(rep, r->settings);
         j["basis"] = rows.back().basis;
-        j["controller_effect_pct"] = nullptr;  // not evaluated by the study
         all.push_back(j);
       }
       if (*json)

@@ -29,7 +29,8 @@ struct SimRun {
   double limit_after_W = 0;
 };
 
-SimRun run_on_sim(const std::string& uri, Controller& c, const LimitBounds& b, double seconds) {
+SimRun run_on_sim(const std::string& uri, Controller& c, const LimitBounds& b, double seconds,
+                  bool dry_run = false) {
   session::Target target = session::open_target(uri);
   session::WorkloadSpec spec;
   spec.builtin = "sim:resnet50";
@@ -42,7 +43,7 @@ SimRun run_on_sim(const std::string& uri, Controller& c, const LimitBounds& b, d
     ro.sample_period_s = 0.1;
     RunLoop loop(target.gpu(), *w, ro, target.clock());
     loop.start();
-    ControlLoop cl(loop, guard, c, b, target.gpu().info().current_limit_W);
+    ControlLoop cl(loop, guard, c, b, target.gpu().info().current_limit_W, dry_run);
     EXPECT_EQ(cl.run(), RunEnd::Duration);
     out.actions = cl.actions();
     out.samples = loop.finish().samples;
@@ -88,6 +89,66 @@ TEST(ControlLoop, ThermalKeepsAPoorlyCooledH200UnderItsTarget) {
   EXPECT_LE(max_late_C, p.target_C + 0.5);
   EXPECT_LT(r.actions.back().t_s, 300);
   EXPECT_DOUBLE_EQ(r.limit_after_W, 700);
+}
+
+TEST(ControlLoop, ADryRunDecidesAndRecordsButSetsNothing) {
+  session::Target probe = session::open_target("sim:h200,ambient_C=30,cooling=2");
+  ThermalParams p = thermal_defaults(probe.gpu().info(), 20.0);
+  ThermalController c(p);
+  SimRun r =
+      run_on_sim("sim:h200,ambient_C=30,cooling=2", c, {p.min_W, p.max_W, p.step_W, 5}, 300, true);
+  ASSERT_GE(r.actions.size(), 3u);  // the card stays hot, so it would go on lowering
+  for (size_t i = 0; i < r.actions.size(); ++i) {
+    const ControlAction& a = r.actions[i];
+    EXPECT_FALSE(a.applied);
+    ASSERT_TRUE(a.temp_C && a.power_W);
+    EXPECT_GT(*a.temp_C, p.target_C);  // each decision carries the reading that caused it
+    EXPECT_DOUBLE_EQ(a.new_limit_W, a.old_limit_W - p.step_W);
+    if (i > 0) {
+      EXPECT_DOUBLE_EQ(a.old_limit_W, r.actions[i - 1].new_limit_W);
+    }
+  }
+  for (const Sample& s : r.samples) {
+    if (s.limit_W) {
+      EXPECT_DOUBLE_EQ(*s.limit_W, 700);
+    }
+  }
+}
+
+// An evaluation's arm switches: the original for a baseline window, the controller's own limit
+// back after it, and no decision until a dwell after the resume.
+TEST(ControlLoop, StepAsideAndResumeSwitchArmsThroughTheGuard) {
+  const std::string uri = "sim:h200,ambient_C=30,cooling=2";
+  session::Target target = session::open_target(uri);
+  ThermalParams p = thermal_defaults(target.gpu().info(), 20.0);
+  ThermalController c(p);
+  session::WorkloadSpec spec;
+  spec.builtin = "sim:resnet50";
+  WorkloadPtr w = target.make_workload(spec);
+  PowerLimitGuard guard(target.gpu(), ActuationPolicy{});
+  RunOptions ro;
+  ro.duration_s = 600;
+  ro.sample_period_s = 0.1;
+  RunLoop loop(target.gpu(), *w, ro, target.clock());
+  loop.start();
+  ControlLoop cl(loop, guard, c, {p.min_W, p.max_W, p.step_W, 5}, 700);
+  EXPECT_EQ(cl.run_until(150), RunEnd::StopRequested);
+  EXPECT_NEAR(loop.now_s(), 150, 0.2);
+  const double controlled_W = cl.limit_W();
+  ASSERT_LT(controlled_W, 700);
+  EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, controlled_W);
+  cl.step_aside(700);
+  EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, 700);
+  loop.run_until([](const Trace&, double now) { return now >= 300; });
+  const size_t before = cl.actions().size();
+  cl.resume();
+  EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, controlled_W);
+  cl.run_until(300 + p.dwell_s - 1);
+  EXPECT_EQ(cl.actions().size(), before);  // the hot pause is not acted on within the dwell
+  cl.run_until(600);
+  loop.finish();
+  guard.restore();
+  EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, 700);
 }
 
 }  // namespace

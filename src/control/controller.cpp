@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/error.hpp"
 
@@ -48,12 +49,14 @@ std::optional<double> constrain(double wanted_W, double current_W, double now_s,
 }
 
 ControlLoop::ControlLoop(RunLoop& loop, PowerLimitGuard& guard, Controller& controller,
-                         LimitBounds bounds, double current_limit_W)
+                         LimitBounds bounds, double current_limit_W, bool dry_run)
     : loop_(loop),
       guard_(guard),
       controller_(controller),
       bounds_(bounds),
-      limit_W_(current_limit_W) {
+      limit_W_(current_limit_W),
+      in_force_W_(current_limit_W),
+      dry_run_(dry_run) {
   if (!(controller.period_s() > 0))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("controller period must be > 0 s, got {}", controller.period_s()));
@@ -62,29 +65,56 @@ ControlLoop::ControlLoop(RunLoop& loop, PowerLimitGuard& guard, Controller& cont
                                                         bounds.min_W, bounds.max_W));
 }
 
-RunEnd ControlLoop::run() {
+RunEnd ControlLoop::run() { return run_until(std::numeric_limits<double>::infinity()); }
+
+RunEnd ControlLoop::run_until(double end_s) {
   const double period = controller_.period_s();
   const double t0 = loop_.trace().samples.empty() ? loop_.now_s() : loop_.trace().samples[0].t_s;
   double last_s = loop_.now_s();
   double next_s = last_s + period;
-  RunEnd end = RunEnd::StopRequested;
-  while (end == RunEnd::StopRequested) {
-    end = loop_.run_until([&](const Trace&, double now) { return now >= next_s; });
-    if (end != RunEnd::StopRequested) break;
+  while (true) {
+    const double stop_s = std::min(next_s, end_s);
+    RunEnd end = loop_.run_until([&](const Trace&, double now) { return now >= stop_s; });
+    if (end != RunEnd::StopRequested) return end;
     double now = loop_.now_s();
+    if (now < next_s) return end;  // end_s reached between two decisions
     ControlInput in = summarize(loop_.trace().samples, last_s, now, limit_W_);
     last_s = now;
     while (next_s <= now) next_s += period;
     Action a = controller_.decide(in);
-    if (!a.limit_W) continue;
-    std::optional<double> w = constrain(*a.limit_W, limit_W_, now, last_change_s_, bounds_);
-    if (!w) continue;
-    double enforced = guard_.set(*w);
-    actions_.push_back({now - t0, in.temp_C, in.power_W, limit_W_, enforced, a.why});
-    limit_W_ = enforced;
-    last_change_s_ = now;
+    const double old = limit_W_;
+    std::optional<double> w;
+    if (a.limit_W) w = constrain(*a.limit_W, limit_W_, now, last_change_s_, bounds_);
+    if (w) {
+      set(*w);
+      actions_.push_back({now - t0, in.temp_C, in.power_W, old, limit_W_, a.why, !dry_run_});
+      last_change_s_ = now;
+    }
+    if (dry_run_)
+      decisions_.push_back({now - t0, in.temp_C, in.power_W, old, limit_W_, a.why, false});
+    if (now >= end_s) return RunEnd::StopRequested;
   }
-  return end;
+}
+
+void ControlLoop::set(double watts) {
+  if (dry_run_) {
+    limit_W_ = watts;
+    return;
+  }
+  if (std::abs(watts - in_force_W_) >= 0.5) in_force_W_ = guard_.set(watts);
+  limit_W_ = in_force_W_;
+}
+
+void ControlLoop::step_aside(double limit_W) {
+  if (dry_run_ || std::abs(limit_W - in_force_W_) < 0.5) return;
+  in_force_W_ = guard_.set(limit_W);
+}
+
+void ControlLoop::resume() {
+  const double now = loop_.now_s();
+  if (!dry_run_ && std::abs(limit_W_ - in_force_W_) >= 0.5) in_force_W_ = guard_.set(limit_W_);
+  last_change_s_ = now;
+  controller_.resumed(now);
 }
 
 }  // namespace regime::control

@@ -40,6 +40,10 @@ class Controller {
   virtual std::string name() const = 0;
   virtual double period_s() const = 0;  // seconds between decisions on the run clock
   virtual Action decide(const ControlInput& in) = 0;
+  // Control resumes at `now_s` after a pause (a baseline window of an evaluation), at the limit
+  // it last set: a controller with a dwell counts it from now, so it judges the die only after a
+  // time constant at that limit, not the heat of the pause.
+  virtual void resumed(double /*now_s*/) {}
 };
 
 using ControllerPtr = std::unique_ptr<Controller>;
@@ -65,26 +69,45 @@ struct ControlAction {
   double old_limit_W = 0;
   double new_limit_W = 0;
   std::string why;
+  bool applied = true;  // false in a dry run: what would have been set
 };
 
-// Runs `controller` on a started loop until the loop ends (duration or workload), setting limits
-// through `guard`. Returns every change made. Decisions fall on start + k * period_s.
+// Runs `controller` on a started loop, setting limits through `guard`, and records every change.
+// Decisions fall on the start of each run_until + k * period_s. In a dry run nothing is set: each
+// change is recorded as what would have been set, with the temperature and power that caused it,
+// and the controller goes on from that limit as if it had been set.
 class ControlLoop {
  public:
   ControlLoop(RunLoop& loop, PowerLimitGuard& guard, Controller& controller, LimitBounds bounds,
-              double current_limit_W);
+              double current_limit_W, bool dry_run = false);
+  // Until the loop ends (duration or workload).
   RunEnd run();
+  // Until the run clock reaches end_s (StopRequested), or the loop ends first.
+  RunEnd run_until(double end_s);
+  // An interleaved evaluation's two arm switches, the only changes not made by the controller:
+  // step_aside sets `limit_W` (the original) for a baseline window, resume sets the controller's
+  // own last limit back and tells it (Controller::resumed). Both go through the guard; neither is
+  // a controller action.
+  void step_aside(double limit_W);
+  void resume();
   const std::vector<ControlAction>& actions() const { return actions_; }
-  double limit_W() const { return limit_W_; }
+  // Dry runs only: every decision, holds included (new_limit_W == old_limit_W), so that the log
+  // shows what the controller saw each period even when it would change nothing.
+  const std::vector<ControlAction>& decisions() const { return decisions_; }
+  double limit_W() const { return limit_W_; }  // the controller's limit (set or, dry, would be)
 
  private:
+  void set(double watts);
   RunLoop& loop_;
   PowerLimitGuard& guard_;
   Controller& controller_;
   LimitBounds bounds_;
   double limit_W_;
+  double in_force_W_;  // what is set on the device now
+  bool dry_run_;
   std::optional<double> last_change_s_;
   std::vector<ControlAction> actions_;
+  std::vector<ControlAction> decisions_;
 };
 
 }  // namespace regime::control

@@ -62,6 +62,7 @@ class ThermalController : public Controller {
   std::string name() const override { return "thermal"; }
   double period_s() const override { return p_.period_s; }
   Action decide(const ControlInput& in) override;
+  void resumed(double now_s) override { s_.last_change_s = now_s; }
   const ThermalParams& params() const { return p_; }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <set>
 
 #include "act/power_limit_guard.hpp"
@@ -91,8 +92,132 @@ std::string gate_reason(const RegimeReport& report, const GpuInfo& info) {
   return "unknown regime";
 }
 
+std::string dry_run_reason(const ControlRequest& r, const ActuationPolicy& policy, bool physical) {
+  std::vector<std::string> why;
+  if (r.dry_run) why.push_back("--dry-run");
+  if (policy.read_only) why.push_back("REGIME_READ_ONLY is set: nothing may be changed");
+  if (physical && !r.actuate)
+    why.push_back(
+        "this is a real GPU and --actuate was not given: add --actuate to let the controller "
+        "act");
+  std::string text;
+  for (const auto& w : why) text += (text.empty() ? "" : "; ") + w;
+  return text;
+}
+
+namespace {
+
+// Refuses what a dry run cannot do: an evaluation changes the limit in its controlled windows.
+void refuse_dry_evaluation(const ControlReport& rep, const ActuationPolicy& policy) {
+  const std::string msg = fmt::format(
+      "--evaluate compares windows with and without the controller, so it must change the power "
+      "limit, and this run may not ({}); drop --evaluate for a dry run that logs what the "
+      "controller would set",
+      rep.dry_run_why);
+  throw Error(policy.read_only                             ? ErrorKind::ReadOnly
+              : rep.dry_run_why.rfind("--dry-run", 0) == 0 ? ErrorKind::InvalidArgument
+                                                           : ErrorKind::ActuationRefused,
+              msg);
+}
+
+constexpr double kSettleTimeConstants = 3;  // 95% of a first-order step response
+
+// The level of each arm, and the changes, fitted over the windows (analysis/interleaved.hpp).
+void judge_windows(Evaluation& ev) {
+  std::vector<ArmWindow> energy, time;
+  for (const auto& w : ev.windows) {
+    const Measurement& m = w.measurement;
+    const double mid = (w.t0_s + w.t1_s) / 2;
+    energy.push_back({w.controlled, mid, m.energy_per_step_J});
+    time.push_back({w.controlled, mid, m.time_per_step_s});
+    (w.controlled ? ev.controlled : ev.baseline).steps += m.steps;
+  }
+  const InterleavedComparison e = compare_interleaved(energy);
+  const InterleavedComparison t = compare_interleaved(time);
+  auto arm = [](ArmFigures& a, const ArmLevel& el, const ArmLevel& tl) {
+    a.energy_per_step_J = el.value;
+    a.energy_per_step_ci_J = el.ci;
+    a.time_per_step_s = tl.value;
+    a.time_per_step_ci_s = tl.ci;
+    a.windows = el.windows;
+  };
+  arm(ev.baseline, e.baseline, t.baseline);
+  arm(ev.controlled, e.treated, t.treated);
+  ev.energy_change_pct = e.change_pct;
+  ev.energy_change_ci_pct = e.change_ci_pct;
+  ev.time_change_pct = t.change_pct;
+  ev.time_change_ci_pct = t.change_ci_pct;
+  ev.dof = e.dof;
+  ev.verdict = judge(ev.energy_change_ci_pct, ev.time_change_ci_pct, ev.rule);
+}
+
+// A lead-in window of control, not measured, lets the controller find its limit; then
+// A B A B ... A until end_s: baseline windows at the original limit, controlled ones with the
+// controller resumed at the limit it last set. Returns [start, end] of each window, run clock;
+// `end` is how the last one ended.
+std::vector<std::pair<double, double>> run_windows(RunLoop& loop, control::ControlLoop& cl,
+                                                   Workload& work, double window_s, int windows,
+                                                   double end_s, double original_W, RunEnd& end) {
+  if (cl.run_until(loop.now_s() + window_s) != RunEnd::StopRequested)
+    throw WorkloadFailed(
+        "the workload ended in the lead-in of the evaluation; --evaluate needs a workload that "
+        "runs for --seconds",
+        work.exit_status());
+  std::vector<std::pair<double, double>> spans;
+  const double start = loop.now_s();
+  for (int i = 0; i < windows; ++i) {
+    const double w0 = loop.now_s();
+    const double w1 = i + 1 == windows ? end_s : start + (i + 1) * window_s;
+    if (i % 2 == 0) {
+      cl.step_aside(original_W);
+      end = loop.run_until([&](const Trace&, double now) { return now >= w1; });
+    } else {
+      cl.resume();
+      end = cl.run_until(w1);
+    }
+    spans.emplace_back(w0, loop.now_s());
+    if (end != RunEnd::StopRequested && i + 1 < windows)
+      throw WorkloadFailed(fmt::format("the workload ended in window {} of {} of the evaluation; "
+                                       "--evaluate needs a workload that runs for --seconds",
+                                       i + 1, windows),
+                           work.exit_status());
+  }
+  return spans;
+}
+
+// Each window's figures over its measured part (after settle_s), times from the trace's start.
+std::vector<EvaluationWindow> measure_windows(const Trace& trace,
+                                              const std::vector<std::pair<double, double>>& spans,
+                                              double settle_s) {
+  const double origin = trace.samples.empty() ? 0 : trace.samples.front().t_s;
+  MeasureOptions mo;
+  mo.detect_steady_state = false;  // the settling time is dropped instead
+  std::vector<EvaluationWindow> out;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    EvaluationWindow w;
+    w.controlled = i % 2 == 1;
+    w.t0_s = spans[i].first + settle_s - origin;
+    w.t1_s = spans[i].second - origin;
+    w.measurement = measure_window(trace, spans[i].first + settle_s, spans[i].second, mo);
+    if (w.measurement.steps == 0 && !w.measurement.per_second)
+      throw WorkloadFailed(fmt::format("window {} ({:.0f}-{:.0f} s) of the evaluation holds no "
+                                       "whole step: give longer windows (--seconds)",
+                                       i + 1, w.t0_s, w.t1_s),
+                           std::nullopt);
+    out.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace
+
 ControlReport run_control(const ControlRequest& r) {
   validate(r);
+  if (r.evaluate && !(r.windows >= 5 && r.windows % 2 == 1 && r.windows <= 101))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--windows must be odd and in [5, 101] (A B A B A: the baseline first "
+                            "and last), got {}",
+                            r.windows));
   control::PolicySpec spec = control::parse_policy(r.policy);
   if (spec.name != "thermal" && spec.name != "regime-gated")
     throw Error(ErrorKind::InvalidArgument,
@@ -107,9 +232,11 @@ ControlReport run_control(const ControlRequest& r) {
   rep.workload = r.workload.display_name();
   rep.policy = r.policy;
   rep.simulated = target.simulated();
+  rep.evaluate = r.evaluate;
   rep.info = gpu.info();
   rep.limit_before_W = rep.info.current_limit_W;
-  control::ThermalParams defaults = control::thermal_defaults(rep.info, time_constant_s(rep.info));
+  const std::optional<double> tau_s = time_constant_s(rep.info);
+  control::ThermalParams defaults = control::thermal_defaults(rep.info, tau_s);
   rep.thermal = control::thermal_params(gated ? inner_spec(spec, rep.probe_s) : spec, defaults);
   if (gated && !(rep.probe_s >= 10 && rep.probe_s < r.seconds))
     throw Error(ErrorKind::InvalidArgument,
@@ -117,13 +244,30 @@ ControlReport run_control(const ControlRequest& r) {
                             "{}) s, got {}",
                             r.seconds, rep.probe_s));
   ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
-  // thermal changes the limit from the start: refuse before any work runs.
-  if (!gated) check_actuation(policy, rep.info, gpu.is_physical(), rep.info.current_limit_W);
+  rep.dry_run_why = dry_run_reason(r, policy, gpu.is_physical());
+  rep.dry_run = !rep.dry_run_why.empty();
+  // An evaluation's windows: each long enough for the die to settle at the new limit and then be
+  // measured for as long again.
+  const double settle_s = kSettleTimeConstants * tau_s.value_or(rep.thermal.dwell_s);
+  const double control_s = r.seconds - (gated ? rep.probe_s : 0);
+  if (r.evaluate && control_s / (r.windows + 1) < 2 * settle_s)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--evaluate: a lead-in and {} windows of {:.0f} s are too short for "
+                            "this card: each needs {:.0f} s to settle ({:g} thermal time "
+                            "constants) and as long again to measure; give --seconds {:.0f} or "
+                            "more",
+                            r.windows, control_s / (r.windows + 1), settle_s, kSettleTimeConstants,
+                            std::ceil(r.seconds - control_s + (r.windows + 1) * 2 * settle_s)));
+  // thermal acts from the start: refuse what it may not do before any work runs.
+  if (!gated && r.evaluate && rep.dry_run) refuse_dry_evaluation(rep, policy);
+  if (!gated && !rep.dry_run)
+    check_actuation(policy, rep.info, gpu.is_physical(), rep.info.current_limit_W);
 
   WorkloadPtr work = target.make_workload(r.workload);
   PowerLimitGuard guard(gpu, policy);
   Trace trace;
   RunStats stats;
+  std::vector<std::pair<double, double>> windows;  // [start, end] of each, run clock
   try {
     RunOptions ro;
     ro.duration_s = r.seconds;
@@ -150,7 +294,9 @@ ControlReport run_control(const ControlRequest& r) {
         rep.reason = fmt::format(
             "thermal-bound (confidence {:.2f}): heat limits the clocks; engaging thermal control",
             rep.probe->confidence);
-        check_actuation(policy, rep.info, gpu.is_physical(), rep.info.current_limit_W);
+        if (r.evaluate && rep.dry_run) refuse_dry_evaluation(rep, policy);
+        if (!rep.dry_run)
+          check_actuation(policy, rep.info, gpu.is_physical(), rep.info.current_limit_W);
       }
     }
     RunEnd end = RunEnd::Duration;
@@ -158,9 +304,21 @@ ControlReport run_control(const ControlRequest& r) {
       control::ThermalController controller(rep.thermal);
       control::LimitBounds bounds{rep.thermal.min_W, rep.thermal.max_W, rep.thermal.step_W,
                                   rep.thermal.period_s};
-      control::ControlLoop cl(loop, guard, controller, bounds, rep.info.current_limit_W);
-      end = cl.run();
+      control::ControlLoop cl(loop, guard, controller, bounds, rep.info.current_limit_W,
+                              rep.dry_run);
+      if (!r.evaluate) {
+        end = cl.run();
+      } else {
+        const double window_s = (t0 + r.seconds - loop.now_s()) / (r.windows + 1);
+        windows = run_windows(loop, cl, *work, window_s, r.windows, t0 + r.seconds,
+                              rep.limit_before_W, end);
+        rep.evaluation.emplace();
+        rep.evaluation->window_s = window_s;
+        rep.evaluation->lead_in_s = window_s;
+        rep.evaluation->settle_s = settle_s;
+      }
       rep.actions = cl.actions();
+      rep.decisions = cl.decisions();
     } else {
       end = loop.run_until([](const Trace&, double) { return false; });
     }
@@ -181,50 +339,127 @@ ControlReport run_control(const ControlRequest& r) {
   rep.limit_after_W = gpu.info().current_limit_W;
   rep.duration_s = stats.t_end_s - stats.t_start_s;
   rep.measurement = measure(trace, measure_options(r));
+  if (rep.evaluation) {
+    Evaluation& ev = *rep.evaluation;
+    ev.windows = measure_windows(trace, windows, settle_s);
+    judge_windows(ev);
+  }
   return rep;
 }
+
+namespace {
+
+nlohmann::json opt(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json pair(const Interval& i) { return {i.first, i.second}; }
+
+nlohmann::json arm_json(double e, const Interval& e_ci, double t, const Interval& t_ci) {
+  return {{"energy_per_step_J", e},
+          {"energy_per_step_ci_J", pair(e_ci)},
+          {"time_per_step_s", t},
+          {"time_per_step_ci_s", pair(t_ci)}};
+}
+
+}  // namespace
 
 nlohmann::json to_json(const ControlReport& r) {
   const Measurement& m = r.measurement;
   nlohmann::json actions = nlohmann::json::array();
-  auto opt = [](const std::optional<double>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-  };
   for (const auto& a : r.actions)
     actions.push_back({{"t_s", a.t_s},
                        {"temp_C", opt(a.temp_C)},
                        {"power_W", opt(a.power_W)},
                        {"old_limit_W", a.old_limit_W},
                        {"limit_W", a.new_limit_W},
+                       {"applied", a.applied},
                        {"why", a.why}});
+  nlohmann::json decisions = nlohmann::json::array();
+  for (const auto& a : r.decisions)
+    decisions.push_back(
+        {{"t_s", a.t_s},
+         {"temp_C", opt(a.temp_C)},
+         {"power_W", opt(a.power_W)},
+         {"limit_W", a.old_limit_W},
+         {"would_set_W",
+          a.new_limit_W == a.old_limit_W ? nlohmann::json(nullptr) : nlohmann::json(a.new_limit_W)},
+         {"why", a.why}});
   const control::ThermalParams& p = r.thermal;
-  return {{"device", r.device},
-          {"gpu", r.info.name},
-          {"workload", r.workload},
-          {"policy", r.policy},
-          {"engaged", r.engaged},
-          {"reason", r.reason},
-          {"probe_s", r.probe_s},
-          {"regime", r.probe ? nlohmann::json(to_string(r.probe->regime)) : nullptr},
-          {"probe", r.probe ? regime::to_json(*r.probe) : nlohmann::json(nullptr)},
-          {"thermal",
-           {{"target_C", p.target_C},
-            {"band_C", p.band_C},
-            {"step_W", p.step_W},
-            {"period_s", p.period_s},
-            {"dwell_s", p.dwell_s},
-            {"min_W", p.min_W},
-            {"max_W", p.max_W}}},
-          {"energy_per_step_J", m.energy_per_step_J},
-          {"energy_per_step_ci_J", {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second}},
-          {"time_per_step_s", m.time_per_step_s},
-          {"time_per_step_ci_s", {m.time_per_step_ci_s.first, m.time_per_step_ci_s.second}},
-          {"actions", actions},
-          {"limit_before_W", r.limit_before_W},
-          {"limit_after_W", r.limit_after_W},
-          {"duration_s", r.duration_s},
-          {"simulated", r.simulated},
-          {"measurement", regime::to_json(m)}};
+  nlohmann::json j = {
+      {"device", r.device},
+      {"gpu", r.info.name},
+      {"workload", r.workload},
+      {"policy", r.policy},
+      {"engaged", r.engaged},
+      {"reason", r.reason},
+      {"dry_run", r.dry_run},
+      {"dry_run_reason", r.dry_run ? nlohmann::json(r.dry_run_why) : nlohmann::json(nullptr)},
+      {"probe_s", r.probe_s},
+      {"regime", r.probe ? nlohmann::json(to_string(r.probe->regime)) : nullptr},
+      {"probe", r.probe ? regime::to_json(*r.probe) : nlohmann::json(nullptr)},
+      {"thermal",
+       {{"target_C", p.target_C},
+        {"band_C", p.band_C},
+        {"step_W", p.step_W},
+        {"period_s", p.period_s},
+        {"dwell_s", p.dwell_s},
+        {"min_W", p.min_W},
+        {"max_W", p.max_W}}},
+      {"actions", actions},
+      {"decisions", decisions},
+      {"limit_before_W", r.limit_before_W},
+      {"limit_after_W", r.limit_after_W},
+      {"duration_s", r.duration_s},
+      {"simulated", r.simulated},
+      {"measurement", regime::to_json(m)}};
+  if (!r.evaluate) {
+    j.update(arm_json(m.energy_per_step_J, m.energy_per_step_ci_J, m.time_per_step_s,
+                      m.time_per_step_ci_s));
+    return j;
+  }
+  if (!r.evaluation) {
+    // Not engaged: the whole run is the baseline, and there is nothing to compare.
+    j["baseline"] = arm_json(m.energy_per_step_J, m.energy_per_step_ci_J, m.time_per_step_s,
+                             m.time_per_step_ci_s);
+    for (const char* k : {"controlled", "energy_change_pct", "energy_change_ci_pct",
+                          "time_change_pct", "time_change_ci_pct", "verdict", "evaluation"})
+      j[k] = nullptr;
+    return j;
+  }
+  const Evaluation& ev = *r.evaluation;
+  j["baseline"] = arm_json(ev.baseline.energy_per_step_J, ev.baseline.energy_per_step_ci_J,
+                           ev.baseline.time_per_step_s, ev.baseline.time_per_step_ci_s);
+  j["controlled"] = arm_json(ev.controlled.energy_per_step_J, ev.controlled.energy_per_step_ci_J,
+                             ev.controlled.time_per_step_s, ev.controlled.time_per_step_ci_s);
+  j["energy_change_pct"] = ev.energy_change_pct;
+  j["energy_change_ci_pct"] = pair(ev.energy_change_ci_pct);
+  j["time_change_pct"] = ev.time_change_pct;
+  j["time_change_ci_pct"] = pair(ev.time_change_ci_pct);
+  j["verdict"] = to_string(ev.verdict);
+  nlohmann::json ws = nlohmann::json::array();
+  for (const auto& w : ev.windows) {
+    const Measurement& wm = w.measurement;
+    ws.push_back({{"arm", w.controlled ? "controlled" : "baseline"},
+                  {"t0_s", w.t0_s},
+                  {"t1_s", w.t1_s},
+                  {"steps", wm.steps},
+                  {"energy_per_step_J", wm.energy_per_step_J},
+                  {"time_per_step_s", wm.time_per_step_s},
+                  {"avg_power_W", wm.avg_power_W},
+                  {"mean_temp_C", opt(wm.mean_temp_C)},
+                  {"max_temp_C", opt(wm.max_temp_C)},
+                  {"mean_limit_W", opt(wm.mean_limit_W)}});
+  }
+  j["evaluation"] = {{"windows", ws},
+                     {"lead_in_s", ev.lead_in_s},
+                     {"window_s", ev.window_s},
+                     {"settle_s", ev.settle_s},
+                     {"dof", ev.dof},
+                     {"confidence", 0.95},
+                     {"energy_margin_pct", ev.rule.energy_margin_pct},
+                     {"time_margin_pct", ev.rule.time_margin_pct}};
+  return j;
 }
 
 }  // namespace regime::session

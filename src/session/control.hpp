@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/classify.hpp"
+#include "analysis/interleaved.hpp"
 #include "control/controller.hpp"
 #include "control/thermal.hpp"
 #include "session/target.hpp"
@@ -25,6 +26,49 @@ struct ControlRequest {
   double sample_ms = 100;          // the controller decides every few seconds
   std::optional<double> warmup_s;  // drop this much instead of detecting the steady state
   bool actuate = false;
+  // Compute and log what the controller would set, and set nothing. Also the default where the
+  // device may not be changed: REGIME_READ_ONLY, or a real GPU without --actuate.
+  bool dry_run = false;
+  // The workload with and without the controller in interleaved windows A B A B ... A.
+  bool evaluate = false;
+  int windows = 7;  // odd, >= 5: A first and last, so a linear drift cancels
+};
+
+// The verdict's margins (analysis/interleaved.hpp): chosen on simulated pairs and checked on
+// others (docs/control.md, "How the verdict is decided").
+inline constexpr VerdictRule kControlVerdictRule{3.0, 3.0};
+
+// Per arm of an evaluation: the levels fitted over its windows, 95% intervals.
+struct ArmFigures {
+  double energy_per_step_J = 0;
+  Interval energy_per_step_ci_J{0, 0};
+  double time_per_step_s = 0;
+  Interval time_per_step_ci_s{0, 0};
+  int windows = 0;
+  int steps = 0;
+};
+
+// One window of an evaluation, over its measured part (the settling time after the switch is
+// dropped). Times on the run clock, from the start of the run.
+struct EvaluationWindow {
+  bool controlled = false;
+  double t0_s = 0, t1_s = 0;
+  Measurement measurement;
+};
+
+struct Evaluation {
+  double lead_in_s = 0;  // control before the first window, not measured: it finds its limit
+  double window_s = 0;   // each window, settling included
+  double settle_s = 0;   // dropped at the start of each window: the die settles at the new limit
+  std::vector<EvaluationWindow> windows;
+  ArmFigures baseline, controlled;
+  double energy_change_pct = 0;
+  Interval energy_change_ci_pct{0, 0};
+  double time_change_pct = 0;
+  Interval time_change_ci_pct{0, 0};
+  Verdict verdict = Verdict::NoSignificantEffect;
+  VerdictRule rule = kControlVerdictRule;
+  int dof = 0;
 };
 
 struct ControlReport {
@@ -36,22 +80,37 @@ struct ControlReport {
   std::optional<RegimeReport> probe;  // regime-gated: the classification that decided
   double probe_s = 0;                 // regime-gated: how long it probed first
   std::vector<control::ControlAction> actions;
-  Measurement measurement;  // the whole run, probe included
+  std::vector<control::ControlAction> decisions;  // dry runs: every decision, holds included
+  Measurement measurement;                        // the whole run, probe included
   double duration_s = 0;
   double limit_before_W = 0;
   double limit_after_W = 0;  // read back after the restore
   bool simulated = false;
+  bool dry_run = false;
+  std::string dry_run_why;  // what made it a dry run, and how to let it act
+  bool evaluate = false;
+  // --evaluate with the controller engaged; without it (stayed out) the run is all baseline.
+  std::optional<Evaluation> evaluation;
 };
 
 // Why the probe keeps the gated controller out, or empty when it should engage: a thermal-bound
 // pair whose mean power is at or above the lowest limit (below it, no limit could bind).
 std::string gate_reason(const RegimeReport& report, const GpuInfo& info);
 
-// Error InvalidArgument for bad options or policy parameters; ReadOnly or ActuationRefused before
-// any work when the policy would change a GPU it may not (thermal: at once; regime-gated: when it
-// engages).
+// Why this run may not change the device, or empty when it may: --dry-run, REGIME_READ_ONLY, or a
+// real GPU without --actuate.
+std::string dry_run_reason(const ControlRequest& request, const ActuationPolicy& policy,
+                           bool physical);
+
+// Error InvalidArgument for bad options or policy parameters. A run that may not change the
+// device runs dry. --evaluate must change the limit, so a dry one is refused (ReadOnly,
+// ActuationRefused or InvalidArgument, by the reason) before any work for thermal and once the
+// gate would engage for regime-gated.
 ControlReport run_control(const ControlRequest& request);
 
+// Without --evaluate: the run, its actions and its measurement. With it: the evaluation contract
+// (policy, engaged, reason, baseline, controlled, the changes with intervals, verdict, actions)
+// and the same extensions.
 nlohmann::json to_json(const ControlReport& report);
 
 }  // namespace regime::session

@@ -149,6 +149,73 @@ RegimeReport probe_pair(const StudyRequest& r, Target& target, const GpuInfo& in
   return classify(m, info);
 }
 
+// Long enough for the gated controller's probe, a lead-in and the default windows, each of twice
+// the settling time (ControlRequest::windows): 60 + 8 * 6 time constants.
+double auto_control_seconds(const GpuInfo& info) {
+  double tau_s = 30;
+  try {
+    tau_s = twin::load_gpu_spec(info.name).thermal_time_constant_s;
+  } catch (const Error&) {
+  }
+  const int windows = ControlRequest{}.windows;
+  return 60 + (windows + 1) * 6 * tau_s;
+}
+
+std::string control_command(const StudyRequest& r, double seconds) {
+  std::string cmd =
+      fmt::format("regime control --device {} --policy regime-gated --evaluate --seconds {:g}",
+                  r.device, seconds);
+  if (!r.workload.builtin.empty()) return cmd + " --workload " + r.workload.builtin;
+  if (r.workload.step_regex) cmd += " --step-regex '" + *r.workload.step_regex + "'";
+  cmd += " --actuate --";
+  for (const auto& a : r.workload.command) cmd += " " + a;
+  return cmd;
+}
+
+// The gate decides from the study's own probe; only a pair it would let in is evaluated, by the
+// gated controller itself (which probes again, on its own run).
+void study_control(const StudyRequest& r, Target& target, StudyReport& rep,
+                   const ActuationPolicy& policy) {
+  StudyControl& c = rep.control;
+  c.reason = gate_reason(rep.regime, rep.info);
+  const double seconds = r.control_seconds > 0 ? r.control_seconds : auto_control_seconds(rep.info);
+  c.command = control_command(r, seconds);
+  if (!c.reason.empty()) return;
+  if (!r.control) {
+    c.skipped = "--no-control was given. To evaluate the controller, run: " + c.command;
+  } else if (r.settings.apply) {
+    // The evaluation's baseline is the limit it finds: with --apply that would be the chosen cap.
+    c.skipped =
+        "--apply leaves the chosen cap set, and the evaluation compares against the "
+        "original limit. To evaluate, run `regime restore`, then: " +
+        c.command;
+  } else if (policy.read_only) {
+    c.skipped =
+        "REGIME_READ_ONLY is set: the evaluation changes the limit. To evaluate, unset it "
+        "and run: " +
+        c.command;
+  } else if (target.gpu().is_physical() && !r.actuate) {
+    c.skipped =
+        "the evaluation changes the power limit of this real GPU, and --actuate was not "
+        "given. To evaluate, run: " +
+        c.command;
+  }
+  if (!c.skipped.empty()) {
+    c.reason = "thermal-bound: the gated controller would engage";
+    return;
+  }
+  ControlRequest cr;
+  cr.device = r.device;
+  cr.workload = r.workload;
+  cr.policy = "regime-gated";
+  cr.seconds = seconds;
+  cr.evaluate = true;
+  cr.actuate = r.actuate;
+  c.run = run_control(cr);
+  c.engaged = c.run->engaged;
+  c.reason = c.run->reason;
+}
+
 }  // namespace
 
 StudyReport run_study(const StudyRequest& r) {
@@ -192,6 +259,7 @@ StudyReport run_study(const StudyRequest& r) {
     keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db,
                settings_json(r.settings, "plan"));
   }
+  study_control(r, target, rep, policy);
   if (!r.out_dir.empty())
     write_file_atomic(fs::path(r.out_dir) / "study.json", to_json(rep, r.settings).dump(2) + "\n");
   keep_study(rep, r);
@@ -233,6 +301,15 @@ StudyRow study_row(const StudyReport& rep) {
   } else {
     row.decision = "no sweep";
   }
+  if (rep.control.run && rep.control.run->evaluation) {
+    const Evaluation& e = *rep.control.run->evaluation;
+    row.controller_effect_pct = e.energy_change_pct;
+    row.controller_effect_ci_pct = e.energy_change_ci_pct;
+    row.controller_verdict = to_string(e.verdict);
+  } else {
+    // Kept out by the regime gate, or skipped (read-only, no --actuate, --apply).
+    row.controller_verdict = rep.control.skipped.empty() ? "gated out" : "skipped";
+  }
   const DeviceUri uri = parse_device_uri(rep.device);
   if (uri.scheme != "sim") {
     row.basis = "measured";
@@ -262,14 +339,30 @@ std::string format_study_table(const std::vector<StudyRow>& rows) {
       caps += fmt::format("{}{:g}: {:+.1f}", caps.empty() ? "" : ", ", cap, pct);
     if (caps.empty()) caps = "-";
     std::string controller = r.controller_may_help ? "may help" : "cannot help";
-    controller += r.controller_effect_pct ? fmt::format(" ({:+.1f}%)", *r.controller_effect_pct)
-                                          : std::string(" (-)");
+    controller += r.controller_effect_pct
+                      ? fmt::format(": dE {:+.1f}% [{:+.1f}, {:+.1f}], {}",
+                                    *r.controller_effect_pct, r.controller_effect_ci_pct.first,
+                                    r.controller_effect_ci_pct.second, r.controller_verdict)
+                      : fmt::format(" ({})", r.controller_verdict);
     out +=
         fmt::format("{:<10} {:<14} {:<10} {:>9g}  {:<{}} {:<13} {:<11} {}\n", r.device, r.gpu,
                     r.regime, r.default_limit_W, caps, caps_width, r.decision, r.basis, controller);
   }
   return out;
 }
+namespace {
+
+nlohmann::json control_json(const StudyControl& c) {
+  if (c.run) return to_json(*c.run);
+  return {
+      {"policy", "regime-gated"},
+      {"engaged", false},
+      {"reason", c.reason},
+      {"skipped_reason", c.skipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.skipped)},
+      {"command", c.command}};
+}
+
+}  // namespace
 
 nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
   nlohmann::json sweep = nullptr;
@@ -309,6 +402,7 @@ nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
                      : nlohmann::json(nullptr)},
           {"after", or_null(rep.sweep.has_value(), rep.sweep ? rep.sweep->after : "")},
           {"sweep_command", or_null(rep.plan.sweep, rep.sweep_command)},
+          {"control", control_json(rep.control)},
           {"skipped_reason", or_null(!rep.skipped.empty(), rep.skipped)},
           {"stored_as", or_null(rep.sweep && rep.sweep->stored_id,
                                 rep.sweep && rep.sweep->stored_id

@@ -10,6 +10,7 @@
 #include "analysis/classify.hpp"
 #include "common/gpu_info.hpp"
 #include "plan/study_plan.hpp"
+#include "session/control.hpp"
 #include "session/sweep.hpp"
 #include "session/target.hpp"
 #include "trace/trace.hpp"
@@ -27,6 +28,19 @@ struct StudyRequest {
   bool actuate = false;
   std::string out_dir;  // probe trace and study.json go here when set
   SweepSettings settings;
+  // The gated controller's evaluation on a thermal-bound pair (`regime control --policy
+  // regime-gated --evaluate`): its length, or 0 for enough windows for this card.
+  double control_seconds = 0;
+  bool control = true;  // false: --no-control
+};
+
+// What the study found for dynamic control.
+struct StudyControl {
+  bool engaged = false;
+  std::string reason;                // why it engaged or stayed out
+  std::string skipped;               // why the evaluation did not run, when it would have
+  std::string command;               // the `regime control ... --evaluate` to run it by hand
+  std::optional<ControlReport> run;  // the evaluation, when it ran
 };
 
 struct StudyReport {
@@ -43,7 +57,8 @@ struct StudyReport {
   double probe_ran_s = 0;      // how long the probe ran, heating included
   bool still_heating = false;  // the temperature was not flat when the probe ended
   double end_temp_slope_C_per_min = 0;
-  Trace probe_trace;                // of the probe at the current limit (for the report page)
+  Trace probe_trace;  // of the probe at the current limit (for the report page)
+  StudyControl control;
   std::optional<int64_t> study_id;  // "study:ID" in the run database
 };
 
@@ -60,9 +75,11 @@ struct StudyRow {
   // the caps its twin was calibrated at (docs/twin.md), else "predicted".
   std::string basis;
   bool controller_may_help = false;  // what the regime says of a thermal controller
-  // The controller's measured effect on energy per step: not evaluated by the study (the
-  // control evaluation is `regime control`), so always empty here, and printed as "-".
+  // The gated controller's evaluated effect on energy per step (StudyControl), when it ran:
+  // the change in % with its 95% interval and the verdict; empty when it stayed out.
   std::optional<double> controller_effect_pct;
+  Interval controller_effect_ci_pct{0, 0};
+  std::string controller_verdict;  // the verdict, or why it did not run
 };
 StudyRow study_row(const StudyReport& report);
 std::string format_study_table(const std::vector<StudyRow>& rows);

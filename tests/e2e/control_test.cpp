@@ -3,10 +3,11 @@
 // and stays out of a cap-bound pair saying why; against the fake NVML (the real NVML code path),
 // the limit stays in [min, default], changes no faster than the dwell, and the original comes back
 // after success, a failed workload, SIGTERM and SIGINT, and through `regime restore` after
-// kill -9; without --actuate or with REGIME_READ_ONLY nothing
-// changes.
+// kill -9, an evaluation included; without --actuate or with REGIME_READ_ONLY it runs dry: it logs
+// what it would set and nothing changes.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
@@ -159,12 +160,58 @@ TEST_F(ControlCli, BadPoliciesAreUsageErrors) {
   bad("regime-gated:probe_s=200", "probe_s must be in");
 }
 
-TEST_F(ControlCli, ReadOnlyForbidsThermalBeforeAnyWork) {
+// Under REGIME_READ_ONLY the controller runs dry: it decides on the hot H200 and logs what it
+// would set, and nothing is set (the sim's limit stays at its default in every sample).
+TEST_F(ControlCli, ReadOnlyRunsDryAndSaysWhatItWouldSet) {
+  env_["REGIME_READ_ONLY"] = "1";
+  json c = run_json({"control", "--device", "sim:h200,ambient_C=30,cooling=2", "--workload",
+                     "sim:resnet50", "--policy", "thermal", "--seconds", "200", "--json"});
+  EXPECT_TRUE(c["dry_run"].get<bool>());
+  EXPECT_NE(c["dry_run_reason"].get<std::string>().find("REGIME_READ_ONLY"), std::string::npos);
+  ASSERT_GE(c["actions"].size(), 2u) << c.dump(2);
+  for (const auto& a : c["actions"]) {
+    EXPECT_FALSE(a["applied"].get<bool>());
+    EXPECT_GT(a["temp_C"].get<double>(), c["thermal"]["target_C"].get<double>());
+    EXPECT_GT(a["power_W"].get<double>(), 0);
+  }
+  EXPECT_LT(c["actions"].back()["limit_W"].get<double>(), 700);  // what it would have reached
+  // One decision a period (5 s), holds included.
+  EXPECT_GE(c["decisions"].size(), 39u);
+  EXPECT_GT(c["decisions"].size(), c["actions"].size());
+  for (const auto& d : c["decisions"]) {
+    EXPECT_TRUE(d["temp_C"].is_number());
+    EXPECT_TRUE(d["power_W"].is_number());
+  }
+  EXPECT_NEAR(c["measurement"]["mean_limit_W"].get<double>(), 700, 1e-6);  // what the card had
+  EXPECT_EQ(c["limit_after_W"].get<double>(), 700);
+}
+
+TEST_F(ControlCli, DryRunTextSaysWouldSet) {
+  auto r = test::run({"control", "--device", "sim:h200,ambient_C=30,cooling=2", "--workload",
+                      "sim:resnet50", "--policy", "thermal", "--seconds", "120", "--dry-run"},
+                     env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("dry run: the controller decides and logs what it would set; nothing is "
+                       "set (--dry-run)"),
+            std::string::npos)
+      << r.out;
+  // Every period's decision, holds included, with its temperature and power.
+  EXPECT_NE(r.out.find("W  at 700 W: hold  ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("W  at 700 W: would set 665 W  ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("limit 700 W before, 700 W after (never changed)"), std::string::npos)
+      << r.out;
+}
+
+// An evaluation must change the limit: under REGIME_READ_ONLY thermal refuses before any work.
+TEST_F(ControlCli, ReadOnlyRefusesAnEvaluationBeforeAnyWork) {
   env_["REGIME_READ_ONLY"] = "1";
   auto r = test::run({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--policy",
-                      "thermal", "--seconds", "100"},
+                      "thermal", "--seconds", "3000", "--evaluate"},
                      env_, dir_);
   EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--evaluate compares windows with and without the controller"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("REGIME_READ_ONLY"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
@@ -220,6 +267,7 @@ class ControlNvmlCli : public ControlCli {
   }
 
   void interrupt_mid_run(int signo);
+  void expect_dry_run(const std::string& why);
 };
 
 TEST_F(ControlNvmlCli, StaysInBoundsAtTheRateLimitAndRestoresTheOriginal) {
@@ -280,11 +328,144 @@ TEST_F(ControlNvmlCli, AfterKill9RestoreBringsTheOriginalBack) {
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 
-TEST_F(ControlNvmlCli, WithoutActuateNothingChangesAndTheUserIsTold) {
-  auto r = test::run(args("3", false), env_, dir_);
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.err.find("--actuate"), std::string::npos) << r.err;
+// Without --actuate a real GPU is controlled dry: every decision is logged with the temperature
+// and power behind it, and the limit is never touched (polled all through the run), nor is a
+// journal entry written.
+void ControlNvmlCli::expect_dry_run(const std::string& why) {
+  auto a = args("3", false);
+  a.insert(a.begin() + 1, "--json");
+  test::Child child = test::spawn(a, env_, dir_);
+  bool changed = false;
+  int status = -1;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < end) {
+    double l = limit_W();
+    if (l > 0 && l != kOriginalW) changed = true;
+    int st = 0;
+    if (waitpid(child.pid, &st, WNOHANG) == child.pid) {
+      status = test::decode_status(st);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (status == -1) {
+    kill(child.pid, SIGKILL);
+    child.wait();
+  }
+  ASSERT_EQ(status, 0) << child.err();
+  EXPECT_FALSE(changed);
   EXPECT_EQ(limit_W(), kOriginalW);
+  json j = json::parse(child.out(), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << child.out() << child.err();
+  EXPECT_TRUE(j["dry_run"].get<bool>());
+  EXPECT_NE(j["dry_run_reason"].get<std::string>().find(why), std::string::npos)
+      << j["dry_run_reason"];
+  ASSERT_GE(j["actions"].size(), 2u) << j.dump(2);
+  for (const auto& x : j["actions"]) {
+    EXPECT_FALSE(x["applied"].get<bool>());
+    EXPECT_TRUE(x["temp_C"].is_number());
+    EXPECT_TRUE(x["power_W"].is_number());
+    EXPECT_GE(x["limit_W"].get<double>(), 100);
+  }
+  EXPECT_GE(j["decisions"].size(), j["actions"].size());
+  EXPECT_EQ(j["limit_after_W"].get<double>(), kOriginalW);
+  // Nothing was journaled: there was nothing to undo.
+  for (const char* d : {"state", "system-state"}) {
+    const fs::path journals = dir_ / d / "power-limits";
+    EXPECT_TRUE(!fs::exists(journals) || fs::is_empty(journals)) << journals;
+  }
+}
+
+TEST_F(ControlNvmlCli, WithoutActuateItRunsDryAndTheLimitIsUntouched) {
+  expect_dry_run("--actuate");
+}
+
+TEST_F(ControlNvmlCli, ReadOnlyRunsDryAndTheLimitIsUntouched) {
+  env_["REGIME_READ_ONLY"] = "1";
+  expect_dry_run("REGIME_READ_ONLY");
+}
+
+std::vector<std::string> evaluate_args() {
+  return {"control",
+          "--device",
+          "nvml:0",
+          "--policy",
+          "thermal:period_s=0.1,dwell_s=0.3,step_W=40",
+          "--seconds",
+          "12",
+          "--sample-ms",
+          "20",
+          "--step-regex",
+          "step",
+          "--evaluate",
+          "--windows",
+          "5",
+          "--actuate",
+          "--json",
+          "--",
+          "sh",
+          "-c",
+          "while true; do echo step; sleep 0.02; done"};
+}
+
+// SIGTERM in the middle of an evaluation, once the controller has lowered the limit: the
+// original is back and the status says the signal.
+TEST_F(ControlNvmlCli, AnEvaluationInterruptedRestoresTheOriginal) {
+  test::Child child = test::spawn(evaluate_args(), env_, dir_);
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < end) {
+    double l = limit_W();
+    if (l > 0 && l < kOriginalW) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_LT(limit_W(), kOriginalW) << "the controller never lowered the limit: " << child.err();
+  kill(child.pid, SIGTERM);
+  EXPECT_EQ(child.wait(), 128 + SIGTERM) << child.err();
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+// An evaluation through the real NVML path: the arm switches and the controller's changes stay
+// in [min, default] all through, and the original is back at the end and after SIGTERM.
+TEST_F(ControlNvmlCli, AnEvaluationStaysInBoundsAndRestoresTheOriginal) {
+  std::vector<std::string> a = evaluate_args();
+  test::Child child = test::spawn(a, env_, dir_);
+  double lo = 1e9, hi = -1e9;
+  int status = -1;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end) {
+    double l = limit_W();
+    if (l > 0) {
+      lo = std::min(lo, l);
+      hi = std::max(hi, l);
+    }
+    int st = 0;
+    if (waitpid(child.pid, &st, WNOHANG) == child.pid) {
+      status = test::decode_status(st);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (status == -1) {
+    kill(child.pid, SIGKILL);
+    child.wait();
+  }
+  ASSERT_EQ(status, 0) << child.err();
+  EXPECT_GE(lo, 100);
+  EXPECT_LE(hi, 300);
+  EXPECT_LT(lo, kOriginalW);  // the controller did act
+  EXPECT_EQ(limit_W(), kOriginalW);
+  json j = json::parse(child.out(), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << child.out() << child.err();
+  EXPECT_TRUE(j["engaged"].get<bool>());
+  EXPECT_EQ(j["evaluation"]["windows"].size(), 5u);
+  for (const char* k : {"baseline", "controlled"})
+    EXPECT_TRUE(j[k]["energy_per_step_J"].is_number()) << j.dump(2);
+  double prev_t = -1e9;
+  for (const auto& x : j["actions"]) {
+    EXPECT_LE(std::abs(x["limit_W"].get<double>() - x["old_limit_W"].get<double>()), 40 + 1e-6);
+    EXPECT_GE(x["t_s"].get<double>() - prev_t, 0.3 - 1e-6);
+    prev_t = x["t_s"].get<double>();
+  }
 }
 
 }  // namespace
