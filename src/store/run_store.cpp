@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/version.hpp"
@@ -226,12 +228,19 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
     // without shared memory (some network mounts) keeps the rollback journal, which is still
     // safe with the busy timeout, only slower under contention.
     exec("PRAGMA journal_mode=WAL;");
-    if (version < kRunStoreSchemaVersion) migrate();
+    if (version < kRunStoreSchemaVersion || !has_column("sweeps", "driver_version")) migrate();
   } catch (const Error&) {
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
   }
+}
+
+bool RunStore::has_column(const char* table, const char* column) {
+  Statement s(db_, (std::string("PRAGMA table_info(") + table + ")").c_str());
+  while (s.step() == SQLITE_ROW)
+    if (s.col_text(1) == column) return true;
+  return false;
 }
 
 void RunStore::migrate() {
@@ -255,12 +264,13 @@ void RunStore::migrate() {
                " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
                " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);") +
            kCreateSweeps;
-  if (version < 3) sql += kSchema3;
-  sql += "PRAGMA user_version = " + std::to_string(kRunStoreSchemaVersion) + ";COMMIT;";
-  if (version < kRunStoreSchemaVersion)
-    exec(sql.c_str());
-  else
-    exec("COMMIT;");
+  // By the columns, not the number alone: a file another build brought to this version number by
+  // other steps still gets these.
+  if (version < 3 || !has_column("sweeps", "driver_version")) sql += kSchema3;
+  if (!sql.empty() || version < kRunStoreSchemaVersion)
+    sql +=
+        "PRAGMA user_version = " + std::to_string(std::max(version, kRunStoreSchemaVersion)) + ";";
+  exec((sql + "COMMIT;").c_str());
 }
 
 RunStore::~RunStore() { sqlite3_close(db_); }

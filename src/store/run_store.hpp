@@ -140,6 +140,7 @@ class RunStore {
  private:
   void exec(const char* sql);
   void migrate();  // to kRunStoreSchemaVersion, in one write transaction
+  bool has_column(const char* table, const char* column);
   [[noreturn]] void fail(const std::string& what);
 
   std::filesystem::path path_;

@@ -277,6 +277,37 @@ TEST_F(RunStoreTest, AVersionTwoFileIsMigratedWithNothingLost) {
   sqlite3_close(raw);
 }
 
+TEST_F(RunStoreTest, AFileAnotherBuildNumberedThreeStillGetsTheseTables) {
+  // Another build's version 3 (an answer cache) without this one's tables and columns.
+  fs::path db = dir_ / "other3.sqlite";
+  write_version_two(db);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "CREATE TABLE llm_answers (model TEXT NOT NULL, prompt TEXT NOT NULL,"
+                         " answer TEXT NOT NULL, answered_at_utc TEXT NOT NULL,"
+                         " PRIMARY KEY (model, prompt));"
+                         "INSERT INTO llm_answers VALUES ('m', 'p', 'a', 't');"
+                         "PRAGMA user_version = 3;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  {
+    RunStore store(db);
+    SweepRecord s;
+    s.table_csv = "x";
+    s.provenance.driver_version = "580";
+    EXPECT_EQ(store.get_sweep(store.insert_sweep(s))->provenance.driver_version, "580");
+    EXPECT_EQ(store.list().size(), 1u);
+  }
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(raw, "SELECT answer FROM llm_answers", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);  // the other build's rows stay
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+}
+
 TEST_F(RunStoreTest, KeepsDecisionsStudiesAndControllerRunsWithTheirProvenance) {
   RunStore store(dir_ / "runs.sqlite");
   Provenance p;

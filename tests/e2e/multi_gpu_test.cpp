@@ -236,6 +236,27 @@ TEST_F(MultiGpuCli, ASetFailingOnGpu3RestoresGpus0To2) {
   for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
 }
 
+TEST_F(MultiGpuCli, LimitTakesAListAndSetsAllOrNone) {
+  auto shown = test::run({"limit", "show", "--device", "nvml:3,1", "--json"}, env_, dir_);
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  json j = json::parse(shown.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["device"], "nvml:3");
+  auto kept = test::run({"limit", "set", "--device", "nvml:all", "--watts", "250", "--actuate"},
+                        env_, dir_);
+  ASSERT_EQ(kept.status, 0) << kept.err;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 250) << i;
+  auto back = test::run({"limit", "restore", "--device", "nvml:all", "--actuate"}, env_, dir_);
+  ASSERT_EQ(back.status, 0) << back.err;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+  write_config(3, false);
+  auto failed = test::run({"limit", "set", "--device", "nvml:all", "--watts", "250", "--actuate"},
+                          env_, dir_);
+  EXPECT_NE(failed.status, 0);
+  EXPECT_NE(failed.err.find("every GPU of the job was restored"), std::string::npos) << failed.err;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+}
+
 TEST_F(MultiGpuCli, AfterKill9RestoreBringsBackEveryGpu) {
   // The first probe runs at the default; start the sweep at 250 W so that a kill leaves caps set.
   auto args = sweep_args("30");
