@@ -7,6 +7,9 @@
 #   docs            share/doc/regime/
 #   man page        share/man/man1/regime.1       (help2man from --help, every subcommand's too)
 #   completion      share/bash-completion/completions/regime
+#   node agent      bin/regimed, lib/systemd/system/regimed.service (not enabled: it starts once
+#                   /etc/regime/regimed.policy exists and an administrator enables it),
+#                   share/regime/regimed.policy.example  (docs/agent.md)
 #
 # The package: configure with -DCMAKE_INSTALL_PREFIX=/usr, build, then `cpack -G DEB` in the
 # build folder (scripts/test-package.sh does it and checks the installed tool).
@@ -39,12 +42,19 @@ else()
   endif()
 endif()
 
-install(TARGETS regime RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS regime regimed RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The unit names /usr/bin/regimed: other prefixes install it for reference only.
+install(FILES deploy/systemd/regimed.service DESTINATION lib/systemd/system)
+install(FILES deploy/systemd/regimed.policy DESTINATION ${CMAKE_INSTALL_DATADIR}/regime
+        RENAME regimed.policy.example)
 install(DIRECTORY data/gpus DESTINATION ${CMAKE_INSTALL_DATADIR}/regime
         FILES_MATCHING PATTERN "*.json")
 # The charting library report pages inline (scripts/deps.sh copies it from report/node_modules).
 install(FILES data/report/echarts.min.js DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/report
         OPTIONAL)
+# The exporter's deployment examples (docs/export.md): Grafana dashboard, Prometheus scrape
+# configuration, systemd unit; copied into place by the administrator.
+install(DIRECTORY deploy/ DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/deploy)
 install(DIRECTORY python/regime_step DESTINATION ${_regime_pythondir}
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
 file(GLOB REGIME_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)

@@ -17,15 +17,17 @@ ALLOWED = {
     "twin": {"common", "trace"},
     "run": {"common", "trace", "device"},
     "act": {"common", "trace", "device"},
+    "agent": {"common", "trace", "device", "act"},
     "sim": {"common", "trace", "device", "run", "twin"},
     "plan": {"common", "trace", "analysis", "twin"},
     "store": {"common"},
     "control": {"common", "trace", "device", "run", "act"},
     "report": {"common", "trace", "analysis", "store", "plan"},
-    "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim",
-                "plan", "store", "report"},
-    "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "control", "sim", "plan",
-            "store", "report", "session"},
+    "export": {"common", "trace", "analysis", "device"},
+    "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "agent", "control",
+                "sim", "plan", "store", "report", "export"},
+    "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "agent", "control", "sim",
+            "plan", "store", "report", "export", "session"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)

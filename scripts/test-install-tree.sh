@@ -14,10 +14,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/a" >/dev/null
 unset REGIME_DATA_DIR
+# The probe below keeps its run: in a state directory of its own, never the machine's.
+export REGIME_STATE_DIR=$work/state REGIME_SYSTEM_STATE_DIR=$work/state
 cd "$work"
 
 for f in bin/regime share/regime/gpus/h200.json share/man/man1/regime.1 \
-  share/bash-completion/completions/regime share/doc/regime/README.md; do
+  share/bash-completion/completions/regime share/doc/regime/README.md bin/regimed \
+  lib/systemd/system/regimed.service share/regime/regimed.policy.example; do
   [ -e "a/$f" ] || fail "cmake --install did not put $f in the prefix"
 done
 py=$(ls -d a/lib/python3*/dist-packages/regime_step)

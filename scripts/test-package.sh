@@ -107,6 +107,8 @@ expect_completion --caps regime sweep --device sim:t4 --ca
 say "bash completion answers"
 
 [ -f /usr/share/doc/regime/README.md ] && [ -f /usr/share/doc/regime/safety.md ] || fail "docs not in /usr/share/doc/regime"
+[ -x /usr/bin/regimed ] && /usr/bin/regimed --help | grep -q 'node agent' || fail "regimed is not /usr/bin/regimed"
+[ -f /usr/lib/systemd/system/regimed.service ] || [ -f /lib/systemd/system/regimed.service ] || fail "no regimed.service unit"
 
 # Removal leaves nothing of the package behind.
 files=$(dpkg -L regime | grep -v '^/\.$')

@@ -54,7 +54,10 @@ void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool ph
 }
 
 PowerLimitGuard::PowerLimitGuard(Gpu& gpu, ActuationPolicy policy)
-    : gpu_(gpu), policy_(policy), physical_(gpu.is_physical()) {
+    : gpu_(gpu),
+      policy_(policy),
+      physical_(gpu.is_physical()),
+      journaled_(physical_ && !gpu.changes_through_agent()) {
   // Registered (and the signal handlers installed) now rather than at the first set, so that a
   // workload started later can install its own forwarding handlers on top and put ours back.
   register_live_guard(this);
@@ -80,7 +83,7 @@ double PowerLimitGuard::set(double watts) {
     }
     first = !restore_to_W_.has_value();
   }
-  if (first && physical_) {
+  if (first && journaled_) {
     static std::once_flag leftovers_once;
     std::call_once(leftovers_once, [] { restore_dead_leftovers(std::cerr); });
   }
@@ -91,7 +94,7 @@ double PowerLimitGuard::set(double watts) {
   if (restore_to_W_) return gpu_.set_power_limit(watts);  // this guard holds the GPU already
   device_ = info.device;
   uuid_ = info.uuid;
-  if (!physical_) {
+  if (!journaled_) {
     restore_to_W_ = gpu_.info().current_limit_W;
     return gpu_.set_power_limit(watts);
   }
@@ -151,7 +154,7 @@ void PowerLimitGuard::keep() {
   std::lock_guard lock(mu_);
   if (!restore_to_W_ || restored_) return;
   kept_ = true;
-  if (!physical_) return;
+  if (!journaled_) return;
   GpuJournalLock journal(uuid_, device_);
   std::optional<JournalEntry> e = journal.read();
   if (!e) e = JournalEntry{device_, uuid_, *restore_to_W_, 0, 0, now_unix_s(), true, std::nullopt};

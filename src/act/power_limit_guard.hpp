@@ -68,6 +68,7 @@ class PowerLimitGuard {
   Gpu& gpu_;
   ActuationPolicy policy_;
   bool physical_;
+  bool journaled_;  // a physical GPU this process changes itself (not through the agent)
   mutable std::mutex mu_;
   std::optional<double> restore_to_W_;
   std::string device_, uuid_;

@@ -11,11 +11,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "act/journal.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "support/test_user.hpp"
 
 namespace regime {
 namespace {
@@ -66,17 +69,17 @@ class GuardTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("regime-guard-test-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    ::setenv("REGIME_STATE_DIR", dir_.c_str(), 1);
-    ::setenv("REGIME_SYSTEM_STATE_DIR", dir_.c_str(), 1);
+    env_.emplace(std::map<std::string, std::string>{{"REGIME_STATE_DIR", dir_.string()},
+                                                    {"REGIME_SYSTEM_STATE_DIR", dir_.string()}});
     ::unsetenv("REGIME_READ_ONLY");
   }
   void TearDown() override {
-    ::unsetenv("REGIME_STATE_DIR");
-    ::unsetenv("REGIME_SYSTEM_STATE_DIR");
+    env_.reset();  // what the tests' main set, back
     ::unsetenv("REGIME_READ_ONLY");
     fs::remove_all(dir_);
   }
   fs::path dir_;
+  std::optional<testing::ScopedEnv> env_;
 };
 
 TEST_F(GuardTest, PolicyReadsReadOnlyFromTheEnvironment) {

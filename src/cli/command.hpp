@@ -26,6 +26,9 @@ void add_sim(CLI::App& root, Context& ctx);
 void add_runs(CLI::App& root, Context& ctx);
 void add_control(CLI::App& root, Context& ctx);
 void add_report(CLI::App& root, Context& ctx);
+void add_job(CLI::App& root, Context& ctx);
+void add_export(CLI::App& root, Context& ctx);
+void add_agent(CLI::App& root, Context& ctx);
 
 // A number option's check: a finite number within [min, max] (`min` itself refused when
 // min_exclusive). CLI11's own range check lets NaN through and takes inf; a value out of range

@@ -11,7 +11,10 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
+#include "cli/task_progress.hpp"
+#include "device/uri.hpp"
 
 namespace regime::cli {
 
@@ -161,9 +164,16 @@ void add_control(CLI::App& root, Context&) {
       sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
   auto* command = sub->add_option("command", r->workload.command, "The command to run (after --)");
   workload->excludes(command);
-  sub->callback([r, json] {
+  auto quiet = std::make_shared<bool>(false);
+  sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
+  sub->callback([r, json, quiet] {
     r->workload.stdout_to_stderr = *json;
+    TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "control");
+    // A real GPU runs on the wall clock: the bar is the run's length. A simulated run is faster
+    // than its simulated seconds: only the elapsed time is shown.
+    if (parse_device_uri(r->device).scheme != "sim") progress.set_total_time(r->seconds);
     session::ControlReport rep = session::run_control(*r);
+    progress.stop();
     if (*json)
       print_json(session::to_json(rep));
     else

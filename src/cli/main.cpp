@@ -27,6 +27,8 @@ constexpr Command kCommands[] = {
     {"sim", regime::cli::add_sim},           {"limit", regime::cli::add_limit},
     {"restore", regime::cli::add_restore},   {"runs", regime::cli::add_runs},
     {"control", regime::cli::add_control},   {"report", regime::cli::add_report},
+    {"job", regime::cli::add_job},           {"agent", regime::cli::add_agent},
+    {"export", regime::cli::add_export},
 };
 
 // Every device backend; replay: is not a device but a prober (src/plan/replay.hpp).

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "common/error.hpp"
 #include "device/device_list.hpp"
@@ -136,14 +137,18 @@ void add_study(CLI::App& root, Context&) {
   sub->add_option("--report", *report_path,
                   "Also write the study as one HTML page (docs/report.md): the probe's "
                   "timeline, the regime, energy and time per step against the cap");
-  sub->callback([r, json, report_path] {
+  auto quiet = std::make_shared<bool>(false);
+  sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
+  sub->callback([r, json, report_path, quiet] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
-    if (!*json) r->settings.on_probe = print_probe_progress;
+    TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
+    attach_progress(r->settings, progress, !*json);
     if (split_device_list(r->device).size() > 1) {
       // Several GPUs studied in turn, then one table of them all.
       if (!report_path->empty())
         throw Error(ErrorKind::InvalidArgument, "--report takes one device: study them one by one");
       std::vector<session::StudyReport> reps = session::run_studies(*r);
+      progress.stop();
       std::vector<session::StudyRow> rows;
       nlohmann::json all = nlohmann::json::array();
       for (const auto& rep : reps) {
@@ -160,6 +165,7 @@ void add_study(CLI::App& root, Context&) {
       return;
     }
     session::StudyReport rep = session::run_study(*r);
+    progress.stop();
     print_warnings(rep.warnings);
     if (!report_path->empty()) {
       const std::string trace =

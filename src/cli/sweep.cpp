@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "plan/render.hpp"
 
@@ -80,10 +81,14 @@ void add_sweep(CLI::App& root, Context&) {
                   "Also write the measured caps as a sweep table CSV (`regime recommend --sweep "
                   "FILE` decides it again)");
   sub->add_option("command", r->workload.command, "The workload command, after --");
-  sub->callback([r, json] {
+  auto quiet = std::make_shared<bool>(false);
+  sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
+  sub->callback([r, json, quiet] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
-    if (!*json) r->settings.on_probe = print_probe_progress;
+    TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "sweep");
+    attach_progress(r->settings, progress, !*json);
     session::SweepReport rep = session::run_sweep(*r);
+    progress.stop();
     if (*json)
       print_json(session::to_json(rep));
     else

@@ -42,15 +42,25 @@ void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w) {
                 "sudo, with that user's groups and environment; regime keeps root for NVML)");
 }
 
-void print_probe_progress(const plan::ProbeResult& p) {
+std::string probe_result_line(const plan::ProbeResult& p) {
   const Measurement& m = p.measurement;
   if (m.per_second)  // no step markers (--per-second): every figure per second
-    std::cerr << fmt::format("probe {:.1f} W: {:.4g} J per second, {:.1f} W, no steps\n", p.cap_W,
-                             m.energy_per_step_J, m.avg_power_W);
-  else
-    std::cerr << fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n",
-                             p.cap_W, m.energy_per_step_J, m.time_per_step_s, m.avg_power_W,
-                             m.steps);
+    return fmt::format("probe {:.1f} W: {:.4g} J per second, {:.1f} W, no steps\n", p.cap_W,
+                       m.energy_per_step_J, m.avg_power_W);
+  return fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n", p.cap_W,
+                     m.energy_per_step_J, m.time_per_step_s, m.avg_power_W, m.steps);
+}
+
+void print_probe_progress(const plan::ProbeResult& p) { std::cerr << probe_result_line(p); }
+
+void attach_progress(session::SweepSettings& s, TaskProgressLine& line, bool print_lines) {
+  s.on_plan = [&line](size_t most) { line.set_total_units(most); };
+  s.on_probe = [&line, print_lines](const plan::ProbeResult& p) {
+    const Measurement& m = p.measurement;
+    line.unit_done(fmt::format("last {:.0f} W: {:.4g} J/{}", p.cap_W, m.energy_per_step_J,
+                               m.per_second ? "s" : "step"));
+    if (print_lines) line.print(probe_result_line(p));
+  };
 }
 
 }  // namespace regime::cli

@@ -3,6 +3,7 @@
 // both print after each probe.
 #include <CLI/CLI.hpp>
 
+#include "cli/task_progress.hpp"
 #include "session/sweep.hpp"
 #include "session/target.hpp"
 
@@ -16,7 +17,13 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::Workl
 // unless this is given.
 void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w);
 
-// "probe 250.0 W: 1.234 J/step, 0.01 s/step, 245.1 W, 120 steps" on stderr.
+// "probe 250.0 W: 1.234 J/step, 0.01 s/step, 245.1 W, 120 steps\n".
+std::string probe_result_line(const plan::ProbeResult& p);
+// The same on stderr.
 void print_probe_progress(const plan::ProbeResult& p);
+
+// Wires a sweep's progress into `s`: the bar counts probes against the most there can be, and
+// with `print_lines` each probe's line is printed above it (on stderr, bar or not).
+void attach_progress(session::SweepSettings& s, TaskProgressLine& line, bool print_lines);
 
 }  // namespace regime::cli

@@ -11,12 +11,18 @@
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "support/test_user.hpp"
 
 namespace regime {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+
+std::string env_or(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
 
 class FilesTest : public ::testing::Test {
  protected:
@@ -26,6 +32,9 @@ class FilesTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
+  // The tests' main points the state directories somewhere private; tests here change them.
+  testing::ScopedEnv keep_env_{{{"REGIME_STATE_DIR", env_or("REGIME_STATE_DIR")},
+                                {"REGIME_SYSTEM_STATE_DIR", env_or("REGIME_SYSTEM_STATE_DIR")}}};
 };
 
 std::string error_of(const std::function<void()>& f) {

@@ -56,6 +56,10 @@ class Gpu {
   // True for a physical GPU (nvml): changing it needs --actuate and is blocked by REGIME_READ_ONLY.
   virtual bool is_physical() const = 0;
 
+  // True when limit changes go to the node agent (regimed), which journals and restores them
+  // itself: PowerLimitGuard then keeps no journal of its own for this GPU.
+  virtual bool changes_through_agent() const { return false; }
+
   // Transient read errors so far (zero for devices that have none).
   virtual ReadHealth read_health() const { return {}; }
 };

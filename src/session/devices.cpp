@@ -9,6 +9,7 @@
 #include "act/guard_set.hpp"
 #include "act/journal.hpp"
 #include "act/power_limit_guard.hpp"
+#include "agent/client.hpp"
 #include "common/error.hpp"
 #include "device/device_list.hpp"
 #include "plan/replay.hpp"
@@ -188,7 +189,13 @@ std::vector<LimitRestore> restore_limits(const std::string& uri, bool actuate) {
 
 LimitChange set_limit(const std::string& uri, double watts, bool actuate, double hold_s,
                       const std::function<void(const LimitChange&)>& on_hold) {
-  GpuPtr gpu = open_device(uri);
+  GpuPtr gpu = agent::route_limit_changes(open_device(uri));
+  if (hold_s < 0 && gpu->changes_through_agent())
+    throw Error(ErrorKind::ActuationRefused,
+                fmt::format("{} is changed through regimed, which restores a cap when the command "
+                            "that set it ends: add --hold SECONDS, or run as root to leave a cap "
+                            "set",
+                            uri));
   LimitChange c;
   c.before = gpu->info();
   c.requested_W = watts;

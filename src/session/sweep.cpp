@@ -124,6 +124,7 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
   plan::SearchOptions opt = search_options(rep.info, s, caps, true);
   // Heat drifts under a sweep: the default is measured again at the end (plan/decision.hpp).
   opt.remeasure_default = true;
+  if (s.on_plan) s.on_plan(caps.size() + 1);
   rep.strategy = opt.strategy;
   rep.objective = opt.decision.objective;
 

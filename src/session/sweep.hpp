@@ -28,6 +28,7 @@ struct SweepSettings {
   bool force = false;                               // search an underutilized or idle pair too
   ProbeBudget budget;
   std::function<void(const plan::ProbeResult&)> on_probe;  // progress, after each probe
+  std::function<void(size_t)> on_plan;  // progress, before the first probe: the most probes
   std::string db;  // the run database the sweep is kept in; empty: RunStore::default_path()
 };
 

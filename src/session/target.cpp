@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "agent/client.hpp"
 #include "common/error.hpp"
 #include "common/shell.hpp"
 #include "device/device_list.hpp"
@@ -69,7 +70,7 @@ Target open_target(const std::string& uri) {
     t.gpu_ = std::move(sim);
     return t;
   }
-  t.gpu_ = open_device(uri);
+  t.gpu_ = agent::route_limit_changes(open_device(uri));
   return t;
 }
 

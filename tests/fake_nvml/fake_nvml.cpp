@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -166,6 +167,9 @@ void with_state(const GpuConfig& g, bool write, Fn fn) {
     return;
   }
   int fd = ::open(config.state_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // A state file this user may only read: reads work, as NVML's do for every user.
+  if (fd < 0 && errno == EACCES && !write)
+    fd = ::open(config.state_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open FAKE_NVML_STATE " + config.state_path);
   ::flock(fd, LOCK_EX);
   std::string text;
@@ -235,9 +239,22 @@ void snapshot(const GpuConfig& g, double t, double& limit, double& energy_J, dou
 
 unsigned to_mW(double W) { return static_cast<unsigned>(std::lround(W * 1000.0)); }
 
+// FAKE_NVML_CALL_LOG: a file every call's name is appended to, one a line, so a test can count
+// the calls another process made (O_APPEND: several processes may share it).
+void log_call(const char* fn) {
+  static const char* path = std::getenv("FAKE_NVML_CALL_LOG");
+  if (path == nullptr || *path == '\0') return;
+  const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const std::string line = std::string(fn) + "\n";
+  [[maybe_unused]] const ssize_t n = ::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
 // Common entry checks: counts the call, NVML initialised, device valid, injected error.
 nvmlReturn_t enter(const char* fn, nvmlDevice_t device, const GpuConfig** gpu) {
   call_counts[fn]++;
+  log_call(fn);
   if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (gpu != nullptr) {
     if (device == nullptr || device->index >= config.gpus.size() ||
@@ -480,6 +497,10 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceSetPowerManagement
   return guarded("nvmlDeviceSetPowerManagementLimit", d, [&](const GpuConfig* g) {
     if (mW < to_mW(g->min_limit_W) || mW > to_mW(g->max_limit_W))
       return NVML_ERROR_INVALID_ARGUMENT;
+    // Whoever may not write the state file may not set a limit, as the driver refuses non-root.
+    if (!config.state_path.empty() && ::access(config.state_path.c_str(), W_OK) != 0 &&
+        errno == EACCES)
+      return NVML_ERROR_NO_PERMISSION;
     with_state(*g, true, [&](json& s) {
       advance(*g, s, now_s());
       s["limit_W"] = static_cast<double>(mW) / 1000.0;

@@ -1,13 +1,42 @@
-// The tests' main: the device backends the program registers in src/cli/main.cpp, then GoogleTest.
+// The tests' main: the device backends the program registers in src/cli/main.cpp, a private state
+// directory, then GoogleTest.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
 
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/registry.hpp"
 #include "sim/sim_backend.hpp"
 
+namespace {
+
+// Runs, journals and locks of the tests (and of the regime processes they start, which inherit
+// the environment) stay in a directory of their own unless a test names one: run as root, the
+// defaults are the machine's /var/lib/regime and /run/regime, which other runs share.
+std::string private_state_dir() {
+  if (getenv("REGIME_STATE_DIR") != nullptr) return "";
+  const char* tmp = getenv("TMPDIR");
+  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/regime-tests-XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr) return "";
+  setenv("REGIME_STATE_DIR", templ.c_str(), 1);
+  if (getenv("REGIME_SYSTEM_STATE_DIR") == nullptr)
+    setenv("REGIME_SYSTEM_STATE_DIR", templ.c_str(), 1);
+  return templ;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   regime::register_backend(regime::nvml::backend());
   regime::register_backend(regime::sim::backend());
+  const std::string state_dir = private_state_dir();
   ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  const int status = RUN_ALL_TESTS();
+  if (!state_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(state_dir, ec);
+  }
+  return status;
 }

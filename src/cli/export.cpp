@@ -1,0 +1,59 @@
+// regime export --device D... [--listen ADDR] [--period S] [--window S] [--seconds S]
+// [--workload sim:NAME]: a Prometheus exporter of the GPUs' power, energy, temperature, clocks,
+// limits, clock-event reasons and rolling regime (docs/export.md). Read-only.
+#include "session/export.hpp"
+
+#include <fmt/core.h>
+
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include "cli/command.hpp"
+
+namespace regime::cli {
+
+void add_export(CLI::App& root, Context&) {
+  auto* sub = root.add_subcommand(
+      "export", "Serve GPU power, energy, clocks, limits and regime to Prometheus (read-only)");
+  auto r = std::make_shared<session::ExportRequest>();
+  sub->add_option("--device", r->devices, "GPUs to watch: nvml:N, nvml:all, sim:MODEL (several)")
+      ->required();
+  sub->add_option("--listen", r->listen,
+                  "HOST:PORT to serve /metrics on; loopback unless you name another address "
+                  "(port 0: any free port)")
+      ->capture_default_str();
+  sub->add_option("--period", r->period_s, "Seconds between rounds of reads")
+      ->capture_default_str()
+      ->check(number_in(0.05, 3600));
+  sub->add_option("--window", r->window_s, "Seconds of samples the rolling regime is named from")
+      ->capture_default_str()
+      ->check(number_in(1, 86400));
+  auto seconds = std::make_shared<double>(0);
+  auto* seconds_opt =
+      sub->add_option("--seconds", *seconds, "Stop after this long (default: at Ctrl-C or SIGTERM)")
+          ->check(number_in(0, 1e9, true));
+  sub->add_option("--workload", r->workload,
+                  "sim:NAME to run on every sim: device while exporting (a demonstration)");
+  sub->callback([=] {
+    if (seconds_opt->count()) r->seconds = *seconds;
+    const auto started = [&](const session::ExportStarted& s) {
+      std::cout << fmt::format("regime export: serving {} GPU(s) at {}\n", s.gpus.size(), s.url);
+      std::cout << fmt::format("  {:<12} {:<8} {:<24} {}\n", "device", "index", "model", "uuid");
+      for (const auto& g : s.gpus)
+        std::cout << fmt::format("  {:<12} {:<8} {:<24} {}\n", g.device, g.index, g.name, g.uuid);
+      if (!s.loopback)
+        std::cout << "  note: not a loopback address: other machines can read these metrics\n";
+      std::cout << std::flush;
+    };
+    const auto warn = [](const std::string& w) { print_warnings({w}); };
+    const session::ExportSummary done = session::run_export(*r, started, warn);
+    std::cout << fmt::format(
+        "regime export: stopped after {} round(s){}{}\n", done.rounds,
+        done.failed_rounds ? fmt::format(", {} failed GPU read(s)", done.failed_rounds)
+                           : std::string(),
+        done.signal ? fmt::format(" ({})", ::strsignal(done.signal)) : std::string());
+  });
+}
+
+}  // namespace regime::cli

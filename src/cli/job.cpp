@@ -1,0 +1,112 @@
+// regime job begin|end|show: a scheduler job's power policy on this node (the Slurm plugin's
+// prolog and epilog run these as root; docs/cluster.md).
+#include "session/job.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "store/job_store.hpp"
+#include "store/run_store.hpp"
+
+namespace regime::cli {
+
+namespace {
+
+// Slurm names the node in the prolog's environment; elsewhere the host name stands in.
+std::string default_node() {
+  if (const char* n = std::getenv("SLURMD_NODENAME"); n != nullptr && *n != '\0') return n;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+std::string watts(const nlohmann::json& v) {
+  return v.is_number() ? fmt::format("{:g} W", v.get<double>()) : std::string("unchanged");
+}
+
+}  // namespace
+
+void add_job(CLI::App& root, Context& /*ctx*/) {
+  auto* job = root.add_subcommand(
+      "job", "A scheduler job's GPU power policy on this node (run by the Slurm plugin as root)");
+  job->require_subcommand(1);
+  struct Opts {
+    session::JobBegin begin;
+    std::string existing_comment;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  o->begin.node = default_node();
+  o->begin.db = RunStore::default_path();
+
+  auto* begin = job->add_subcommand(
+      "begin", "Read the energy counters of the job's GPUs and apply its power policy");
+  begin->add_option("--job", o->begin.job_id, "The scheduler's job id")->required();
+  begin->add_option("--gpus", o->begin.gpus, "The job's GPUs on this node: 0,1 or 0-3")->required();
+  begin
+      ->add_option("--power", o->begin.policy,
+                   "default | auto | study | WATTS | PERCENT% (as --gpu-power)")
+      ->required();
+  begin->add_option("--uid", o->begin.uid, "The job's owner");
+  begin->add_option("--workload", o->begin.workload,
+                    "auto: the workload name its sweeps were kept under");
+  begin->add_option("--node", o->begin.node, "This node's name (default: $SLURMD_NODENAME)");
+  begin->add_option("--db", o->begin.db, "Run database");
+  begin->add_flag("--json", o->json, "Machine-readable output");
+  begin->callback([o] {
+    nlohmann::json r = session::begin_job(o->begin);
+    if (o->json) return print_json(r);
+    std::cout << fmt::format("job {} on {}: --gpu-power={}\n", r["job_id"].get<std::string>(),
+                             r["node"].get<std::string>(), r["policy"].get<std::string>());
+    if (r["refused"].is_string())
+      std::cout << fmt::format("  not applied: {}\n", r["refused"].get<std::string>());
+    for (const auto& g : r["gpus"])
+      std::cout << fmt::format(
+          "  {} {} ({}): {} -> {}; {}\n", g["device"].get<std::string>(),
+          g["name"].get<std::string>(), g["uuid"].get<std::string>(), watts(g["limit_before_W"]),
+          watts(g.contains("enforced_W") ? g["enforced_W"] : nullptr), g["why"].get<std::string>());
+  });
+
+  auto* end = job->add_subcommand(
+      "end", "Read the energy counters again, restore the job's limits, record its energy");
+  end->add_option("--job", o->begin.job_id, "The scheduler's job id")->required();
+  end->add_option("--node", o->begin.node, "This node's name (default: $SLURMD_NODENAME)");
+  end->add_option("--db", o->begin.db, "Run database");
+  end->add_option("--merge-comment", o->existing_comment,
+                  "The job's AdminComment as it is now: other nodes' energy is kept and summed");
+  end->add_flag("--json", o->json, "Machine-readable output");
+  end->callback([o] {
+    nlohmann::json r = session::end_job(o->begin.job_id, o->begin.node, o->begin.db);
+    if (o->json) return print_json(r);
+    if (r.is_null()) {
+      std::cout << fmt::format("nothing recorded for job {} on {} in {}\n", o->begin.job_id,
+                               o->begin.node, o->begin.db.string());
+      return;
+    }
+    for (const auto& g : r["gpus"])
+      std::cout << fmt::format("  {} ({}): energy {}, limit {}\n", g["device"].get<std::string>(),
+                               g["uuid"].get<std::string>(),
+                               g["energy_J"].is_number()
+                                   ? fmt::format("{:.1f} J", g["energy_J"].get<double>())
+                                   : std::string("unknown"),
+                               g.contains("restored_W") ? "restored to " + watts(g["restored_W"])
+                                                        : std::string("unchanged"));
+    std::cout << "admin_comment: " << session::admin_comment(r, o->existing_comment) << "\n";
+  });
+
+  auto* show = job->add_subcommand("show", "What was recorded for a job (every node's row)");
+  show->add_option("--job", o->begin.job_id, "The scheduler's job id")->required();
+  show->add_option("--db", o->begin.db, "Run database");
+  show->callback([o] {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : JobStore(o->begin.db).rows(o->begin.job_id))
+      rows.push_back({{"node", r.node}, {"status", r.status}, {"record", r.record}});
+    print_json({{"db", o->begin.db.string()}, {"job_id", o->begin.job_id}, {"nodes", rows}});
+  });
+}
+
+}  // namespace regime::cli

@@ -1,0 +1,62 @@
+#pragma once
+// The metrics the exporter serves (docs/export.md), kept in a prometheus-cpp registry and written
+// in the Prometheus text format. Every GPU series carries the labels index, uuid and model. A
+// field a round could not read has its series removed, so Prometheus marks it stale instead of
+// repeating an old value; a GPU that stops answering loses all of its GPU series and keeps only
+// the exporter's own (regime_exporter_gpu_up 0, read errors counting).
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/measurement.hpp"
+#include "export/reading.hpp"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace regime::exporter {
+
+// The identity every GPU series carries.
+struct GpuLabels {
+  std::string index, uuid, model;
+  bool operator<(const GpuLabels& o) const {
+    return uuid < o.uuid || (uuid == o.uuid && index < o.index);
+  }
+};
+GpuLabels labels_of(const GpuInfo& info);
+
+// Every metric family name the exporter serves, GPU series first (the dashboard test checks its
+// queries against a real scrape, docs/export.md lists them).
+std::vector<std::string> metric_names();
+
+// Label value of a clock-event counter: "sw_power_cap", ...; NVML's thermal counter, which covers
+// sw_thermal and hw_thermal together, as "thermal".
+std::string reason_label(uint64_t bits);
+
+class ExporterMetrics {
+ public:
+  ExporterMetrics();
+  ~ExporterMetrics();
+  ExporterMetrics(const ExporterMetrics&) = delete;
+  ExporterMetrics& operator=(const ExporterMetrics&) = delete;
+
+  // Publishes a round of reads and the rolling regime (nullopt: not named yet, every regime 0).
+  void publish(const GpuReading& reading, const std::optional<Regime>& regime);
+  // A round that failed: the GPU's series go (stale in Prometheus), gpu_up 0, one more error.
+  void gpu_failed(const GpuLabels& gpu);
+  // The text format of everything, for one answer to /metrics; times itself for the next answer.
+  std::string scrape();
+
+ private:
+  void remove_gpu_series(const GpuLabels& gpu);
+  struct Families;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<Families> f_;
+  std::mutex scrape_mutex_;
+};
+
+}  // namespace regime::exporter

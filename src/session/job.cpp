@@ -1,0 +1,427 @@
+#include "session/job.hpp"
+
+#include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "act/power_limit_guard.hpp"
+#include "agent/client.hpp"
+#include "common/error.hpp"
+#include "device/registry.hpp"
+#include "store/job_store.hpp"
+
+namespace regime::session {
+
+namespace {
+
+constexpr double kMaxCapW = 5000;  // the plugin's own bound; the GPU's range is checked here
+const char* const kAccepted =
+    "expected default, auto, study, a cap in watts (e.g. 250) or a share of the default limit "
+    "(e.g. 80%)";
+
+// Digits with at most one point: no sign, exponent, hex, inf or nan.
+std::optional<double> plain_number(std::string_view s) {
+  if (s.empty() || s.size() > 30) return std::nullopt;
+  int digits = 0, points = 0;
+  for (char c : s) {
+    if (c >= '0' && c <= '9')
+      ++digits;
+    else if (c == '.')
+      ++points;
+    else
+      return std::nullopt;
+  }
+  if (digits == 0 || points > 1) return std::nullopt;
+  return std::stod(std::string(s));
+}
+
+std::optional<int> plain_index(std::string_view s) {
+  int v = 0;
+  if (s.empty() || s.size() > 4) return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+double now_unix_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string policy_text(double v, const char* suffix) { return fmt::format("{:g}{}", v, suffix); }
+
+}  // namespace
+
+PowerPolicy parse_power_policy(const std::string& text) {
+  PowerPolicy p;
+  p.text = text;
+  if (text == "default") return p;
+  if (text == "auto") {
+    p.kind = PowerPolicy::Kind::Auto;
+    return p;
+  }
+  if (text == "study") {
+    p.kind = PowerPolicy::Kind::Study;
+    return p;
+  }
+  if (text.empty())
+    throw Error(ErrorKind::InvalidArgument, std::string("--gpu-power needs a value: ") + kAccepted);
+  std::string_view body = text;
+  if (body.back() == '%') {
+    auto v = plain_number(body.substr(0, body.size() - 1));
+    if (!v)
+      throw Error(ErrorKind::InvalidArgument,
+                  "--gpu-power=" + text + ": not a percentage: " + kAccepted);
+    if (*v < 1 || *v > 100)
+      throw Error(ErrorKind::InvalidArgument,
+                  "--gpu-power=" + text + ": a share of the default limit must lie in [1%, 100%]");
+    p.kind = PowerPolicy::Kind::Percent;
+    p.value = *v;
+    p.text = policy_text(*v, "%");
+    return p;
+  }
+  if (body.back() == 'W' || body.back() == 'w') body.remove_suffix(1);
+  auto v = plain_number(body);
+  if (!v) throw Error(ErrorKind::InvalidArgument, "--gpu-power=" + text + ": " + kAccepted);
+  if (*v <= 0 || *v > kMaxCapW)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--gpu-power={}: a cap must lie in (0, {:g}] W", text, kMaxCapW));
+  p.kind = PowerPolicy::Kind::Watts;
+  p.value = *v;
+  p.text = policy_text(*v, "");
+  return p;
+}
+
+std::vector<int> parse_gpu_list(const std::string& text) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t dash = item.find('-');
+    auto first = plain_index(std::string_view(item).substr(0, dash));
+    auto last =
+        dash == std::string::npos ? first : plain_index(std::string_view(item).substr(dash + 1));
+    if (!first || !last || *last < *first || *last - *first > 1024)
+      throw Error(ErrorKind::InvalidArgument,
+                  "GPU list '" + text + "': '" + item + "' is not an index or a range like 0-3");
+    for (int i = *first; i <= *last; ++i) out.push_back(i);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+CapChoice choose_cap(const PowerPolicy& policy, const GpuInfo& gpu,
+                     const std::vector<SweepRecord>& sweeps, const std::string& workload) {
+  CapChoice c;
+  switch (policy.kind) {
+    case PowerPolicy::Kind::Default:
+      c.why = "default: the limit is left as it is";
+      return c;
+    case PowerPolicy::Kind::Study:
+      throw Error(ErrorKind::NotSupported,
+                  "--gpu-power=study is not available through the scheduler: run `regime study "
+                  "--device nvml:0 -- COMMAND` inside the job (docs/cluster.md)");
+    case PowerPolicy::Kind::Watts:
+      c.cap_W = policy.value;
+      c.why = fmt::format("fixed cap {:g} W", policy.value);
+      break;
+    case PowerPolicy::Kind::Percent:
+      c.cap_W = std::round(gpu.default_limit_W * policy.value / 100.0);
+      c.why = fmt::format("{:g}% of the default limit {:g} W", policy.value, gpu.default_limit_W);
+      break;
+    case PowerPolicy::Kind::Auto: {
+      if (workload.empty()) {
+        c.why = "auto: no workload named (--gpu-workload), so no stored decision applies; default";
+        return c;
+      }
+      auto it = std::find_if(sweeps.begin(), sweeps.end(), [&](const SweepRecord& s) {
+        return s.gpu_name == gpu.name && s.workload == workload;
+      });
+      if (it == sweeps.end()) {
+        c.why = fmt::format("auto: no kept sweep of '{}' on {}; default", workload, gpu.name);
+        return c;
+      }
+      c.sweep_id = it->id;
+      const auto& d = it->decision;
+      if (!d.is_object() || d.value("keep_default", true) || !d.contains("cap_W")) {
+        c.why = fmt::format("auto: sweep:{} decided to keep the default", it->id);
+        return c;
+      }
+      c.cap_W = d.at("cap_W").get<double>();
+      c.why = fmt::format(
+          "auto: sweep:{} decided {:g} W (energy per step {:+.1f}%, time per step "
+          "{:+.1f}%)",
+          it->id, *c.cap_W, d.value("energy_change_pct", 0.0), d.value("time_change_pct", 0.0));
+      break;
+    }
+  }
+  check_cap_in_range(gpu, *c.cap_W);
+  return c;
+}
+
+std::vector<CapChoice> choose_caps(const PowerPolicy& policy, const std::vector<GpuInfo>& gpus,
+                                   const std::vector<SweepRecord>& sweeps,
+                                   const std::string& workload) {
+  std::map<std::string, CapChoice> by_model;
+  std::vector<CapChoice> out;
+  for (const auto& g : gpus) {
+    auto it = by_model.find(g.name);
+    if (it == by_model.end())
+      it = by_model.emplace(g.name, choose_cap(policy, g, sweeps, workload)).first;
+    // A percentage of another card's default differs per card: check each against its range.
+    CapChoice c = policy.kind == PowerPolicy::Kind::Percent
+                      ? choose_cap(policy, g, sweeps, workload)
+                      : it->second;
+    if (c.cap_W) check_cap_in_range(g, *c.cap_W);
+    out.push_back(c);
+  }
+  return out;
+}
+
+JobCaps::JobCaps(const std::string& job_id, long uid, const std::vector<int>& gpus)
+    : job_id_(job_id) {
+  struct stat st {};
+  std::filesystem::path socket = agent::agent_socket_path();
+  if (::stat(socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;
+  agent_ = std::make_unique<agent::AgentConnection>(socket);
+  agent::check(agent_->request(nlohmann::json{
+      {"op", "begin"}, {"job", job_id}, {"uid", uid < 0 ? 0 : uid}, {"gpus", gpus}}));
+}
+
+JobCaps::JobCaps(const std::string& job_id, bool via_agent) : job_id_(job_id) {
+  if (via_agent) agent_ = std::make_unique<agent::AgentConnection>(agent::agent_socket_path());
+}
+
+JobCaps::~JobCaps() = default;
+
+double JobCaps::apply(Gpu& gpu, int index, double cap_W) {
+  if (agent_) {
+    const nlohmann::json& a = agent::check(agent_->request(
+        nlohmann::json{{"op", "set"}, {"job", job_id_}, {"gpu", index}, {"cap_W", cap_W}}));
+    return a.value("enforced_W", gpu.info().enforced_limit_W);
+  }
+  PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+  double enforced_W = guard.set(cap_W);
+  guard.keep();
+  return enforced_W;
+}
+
+void JobCaps::end() {
+  // Restores every cap of the job; a job the agent no longer knows (it restarted, and restored
+  // everything at its start) answers "known": false.
+  if (agent_) agent::check(agent_->request(nlohmann::json{{"op", "end"}, {"job", job_id_}}));
+}
+
+double JobCaps::restore(Gpu& gpu) {
+  if (agent_) return gpu.info().enforced_limit_W;  // end() restored it
+  return restore_gpu(gpu, ActuationPolicy::from_flags(true)).enforced_W;
+}
+
+nlohmann::json begin_job(const JobBegin& job) {
+  PowerPolicy policy = parse_power_policy(job.policy);
+  std::vector<int> indexes = parse_gpu_list(job.gpus);
+  JobStore store(job.db);
+  std::vector<GpuPtr> gpus;
+  std::vector<GpuInfo> infos;
+  for (int i : indexes) {
+    gpus.push_back(open_device(fmt::format("{}:{}", job.scheme, i)));
+    infos.push_back(gpus.back()->info());
+  }
+  std::vector<SweepRecord> sweeps;
+  if (policy.kind == PowerPolicy::Kind::Auto) sweeps = RunStore(job.db).list_sweeps(0);
+  nlohmann::json record{{"job_id", job.job_id},     {"node", job.node},
+                        {"uid", job.uid},           {"policy", policy.text},
+                        {"workload", job.workload}, {"started_at_unix_s", now_unix_s()},
+                        {"refused", nullptr},       {"gpus", nlohmann::json::array()}};
+  std::vector<CapChoice> choices;
+  try {
+    choices = choose_caps(policy, infos, sweeps, job.workload);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::OutOfRange) throw;
+    // The user's cap does not fit this GPU: the job runs with the limits as they are.
+    record["refused"] = e.what();
+    choices.assign(infos.size(), CapChoice{std::nullopt, "refused: limit left as it is", {}});
+  }
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    const auto& g = infos[k];
+    std::optional<double> e0 = gpus[k]->read_energy_J();
+    record["gpus"].push_back(
+        {{"index", indexes[k]},
+         {"device", g.device},
+         {"uuid", g.uuid},
+         {"name", g.name},
+         {"default_limit_W", g.default_limit_W},
+         {"limit_before_W", g.enforced_limit_W},
+         {"cap_W", choices[k].cap_W ? nlohmann::json(*choices[k].cap_W) : nullptr},
+         {"why", choices[k].why},
+         {"sweep_id", choices[k].sweep_id ? nlohmann::json(*choices[k].sweep_id) : nullptr},
+         {"energy_start_J", e0 ? nlohmann::json(*e0) : nullptr},
+         {"energy_start_unix_s", now_unix_s()}});
+  }
+  bool any_cap = std::any_of(choices.begin(), choices.end(),
+                             [](const CapChoice& c) { return c.cap_W.has_value(); });
+  std::unique_ptr<JobCaps> caps;
+  if (any_cap) caps = std::make_unique<JobCaps>(job.job_id, job.uid, indexes);
+  record["via"] = caps && caps->via_agent() ? "regimed" : "journal";
+  // Recorded before any change, so that the epilog finds the job whatever happens next.
+  store.put({job.job_id, job.node, "running", record});
+  std::vector<size_t> applied;
+  try {
+    for (size_t k = 0; k < gpus.size(); ++k) {
+      if (!choices[k].cap_W) continue;
+      applied.push_back(k);
+      record["gpus"][k]["enforced_W"] = caps->apply(*gpus[k], indexes[k], *choices[k].cap_W);
+      record["gpus"][k]["capped_at_unix_s"] = now_unix_s();
+    }
+  } catch (const Error& e) {
+    try {
+      if (caps) caps->end();
+      for (size_t k : applied) caps->restore(*gpus[k]);
+    } catch (const Error&) {  // stays in the journal for `regime restore`
+    }
+    record["failed"] = e.what();
+    store.put({job.job_id, job.node, "failed", record});
+    throw;
+  }
+  store.put({job.job_id, job.node, "running", record});
+  return record;
+}
+
+nlohmann::json end_job(const std::string& job_id, const std::string& node,
+                       const std::filesystem::path& db) {
+  JobStore store(db);
+  auto row = store.get(job_id, node);
+  if (!row) return nullptr;
+  nlohmann::json record = row->record;
+  if (row->status == "done") return record;
+  std::string errors;
+  auto fail = [&](const nlohmann::json& g, const std::string& what) {
+    errors += (errors.empty() ? "" : "; ") + g.at("device").get<std::string>() + ": " + what;
+  };
+  // The counters first (the job's energy ends here), then the caps go.
+  std::vector<GpuPtr> gpus(record["gpus"].size());
+  double total_J = 0;
+  bool total_known = true;
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    auto& g = record["gpus"][k];
+    g["energy_J"] = nullptr;
+    try {
+      gpus[k] = open_device(g.at("device").get<std::string>());
+      if (gpus[k]->info().uuid != g.at("uuid").get<std::string>())
+        throw Error(ErrorKind::NotFound,
+                    fmt::format("{} is now {}, not {}", g.at("device").get<std::string>(),
+                                gpus[k]->info().uuid, g.at("uuid").get<std::string>()));
+      std::optional<double> e1 = gpus[k]->read_energy_J();
+      g["energy_end_unix_s"] = now_unix_s();
+      if (e1 && g.at("energy_start_J").is_number()) {
+        g["energy_J"] = *e1 - g.at("energy_start_J").get<double>();
+        total_J += g["energy_J"].get<double>();
+      }
+    } catch (const Error& e) {
+      fail(g, e.what());
+      gpus[k].reset();
+    }
+    if (g["energy_J"].is_null()) total_known = false;
+  }
+  bool capped = std::any_of(record["gpus"].begin(), record["gpus"].end(),
+                            [](const nlohmann::json& g) { return g.contains("enforced_W"); });
+  if (capped) {
+    try {
+      JobCaps caps(job_id, record.value("via", "journal") == "regimed");
+      caps.end();
+      for (size_t k = 0; k < gpus.size(); ++k) {
+        auto& g = record["gpus"][k];
+        if (!gpus[k] || !g.contains("enforced_W")) continue;
+        try {
+          g["restored_W"] = caps.restore(*gpus[k]);
+        } catch (const Error& e) {
+          fail(g, e.what());
+        }
+      }
+    } catch (const Error& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string("regimed: ") + e.what();
+    }
+  }
+  record["ended_at_unix_s"] = now_unix_s();
+  record["duration_s"] =
+      record["ended_at_unix_s"].get<double>() - record["started_at_unix_s"].get<double>();
+  record["energy_J"] = total_known ? nlohmann::json(total_J) : nullptr;
+  record["errors"] = errors.empty() ? nlohmann::json(nullptr) : nlohmann::json(errors);
+  store.put({job_id, node, errors.empty() ? "done" : "failed", record});
+  if (!errors.empty())
+    throw Error(ErrorKind::Io,
+                "job " + job_id + " on " + node + ": " + errors +
+                    " (what could not be restored stays in the journal for `regime restore`)");
+  return record;
+}
+
+std::string admin_comment(const nlohmann::json& record, const std::string& existing) {
+  struct NodeEntry {
+    int gpus = 0;
+    std::optional<double> energy_J;
+  };
+  std::map<std::string, NodeEntry> nodes;
+  std::string head = "regime ";
+  // Other nodes' entries: "nodes=a:2:123.4,b:2:unknown" in a comment this function wrote.
+  if (existing.rfind(head, 0) == 0) {
+    size_t at = existing.find(" nodes=");
+    std::string list = at == std::string::npos ? "" : existing.substr(at + 7);
+    list = list.substr(0, list.find(' '));
+    size_t pos = 0;
+    while (pos < list.size()) {
+      size_t comma = list.find(',', pos);
+      std::string item =
+          list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      size_t c1 = item.find(':'), c2 = item.rfind(':');
+      if (c1 != std::string::npos && c2 != c1) {
+        NodeEntry e;
+        auto g = plain_index(std::string_view(item).substr(c1 + 1, c2 - c1 - 1));
+        e.gpus = g.value_or(0);
+        e.energy_J = plain_number(std::string_view(item).substr(c2 + 1));
+        nodes[item.substr(0, c1)] = e;
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  std::string node = record.at("node").get<std::string>();
+  std::transform(node.begin(), node.end(), node.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  NodeEntry mine;
+  mine.gpus = static_cast<int>(record.at("gpus").size());
+  if (record.at("energy_J").is_number()) mine.energy_J = record.at("energy_J").get<double>();
+  nodes[node] = mine;
+  int gpus = 0;
+  double total_J = 0;
+  bool known = true;
+  std::string list;
+  for (const auto& [name, e] : nodes) {
+    gpus += e.gpus;
+    if (e.energy_J)
+      total_J += *e.energy_J;
+    else
+      known = false;
+    list += fmt::format("{}{}:{}:{}", list.empty() ? "" : ",", name, e.gpus,
+                        e.energy_J ? fmt::format("{:.1f}", *e.energy_J) : "unknown");
+  }
+  std::string caps;
+  for (const auto& g : record.at("gpus"))
+    if (g.contains("enforced_W"))
+      caps = fmt::format(" cap_w={:g}", g.at("enforced_W").get<double>());
+  if (record.value("refused", nlohmann::json()).is_string()) caps = " cap_refused=out_of_range";
+  return fmt::format("regime gpu_energy_j={} gpus={} power={}{} nodes={}",
+                     known ? fmt::format("{:.1f}", total_J) : "unknown", gpus,
+                     record.at("policy").get<std::string>(), caps, list);
+}
+
+}  // namespace regime::session

@@ -1,0 +1,113 @@
+#pragma once
+// A scheduler job's power policy on one node: what its prolog does (`regime job begin`: read the
+// energy counters of the job's GPUs, choose the cap its policy gives each, apply it) and what its
+// epilog does (`regime job end`: read the counters again, restore the limits, record the energy).
+// The job is kept in the run database between the two, and every cap is in the power-limit
+// journal, so an epilog run by a restarted slurmd, or `regime restore` after a reboot, finds them.
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/client.hpp"
+#include "common/gpu_info.hpp"
+#include "device/gpu.hpp"
+#include "store/run_store.hpp"
+
+namespace regime::session {
+
+// --gpu-power: default (leave the limit, measure energy), auto (the stored decision for the GPU
+// model and workload, else default), study, a cap in watts ("250", "250W") or a share of the
+// default limit ("80%").
+struct PowerPolicy {
+  enum class Kind { Default, Auto, Study, Watts, Percent };
+  Kind kind = Kind::Default;
+  double value = 0;  // watts or percent
+  std::string text;  // canonical: "default", "250", "80%"
+};
+
+// Error InvalidArgument saying what is accepted (the same rules as the Slurm plugin's check).
+PowerPolicy parse_power_policy(const std::string& text);
+
+// A scheduler's GPU list: "0,1", "0-3", "0,2-3" (Slurm's SLURM_JOB_GPUS), sorted and unique.
+// Error InvalidArgument naming the bad item.
+std::vector<int> parse_gpu_list(const std::string& text);
+
+// What a policy does to one GPU: a cap, or the limit left as it is, and why.
+struct CapChoice {
+  std::optional<double> cap_W;
+  std::string why;
+  std::optional<int64_t> sweep_id;  // auto: the kept sweep that decided
+};
+
+// Pure. `sweeps` newest first (RunStore::list_sweeps); auto takes the newest one for this GPU
+// model and workload. A cap outside the GPU's range is not a choice: Error OutOfRange.
+CapChoice choose_cap(const PowerPolicy& policy, const GpuInfo& gpu,
+                     const std::vector<SweepRecord>& sweeps, const std::string& workload);
+
+// One common cap for a job's GPUs when they are of one model; with several models each keeps its
+// own (the slowest GPU sets a data-parallel step's time, so one model's cap is not another's).
+// Returns the choices in the order of `gpus`.
+std::vector<CapChoice> choose_caps(const PowerPolicy& policy, const std::vector<GpuInfo>& gpus,
+                                   const std::vector<SweepRecord>& sweeps,
+                                   const std::string& workload);
+
+// How a job's caps reach its GPUs and leave them: the one place that changes limits for jobs.
+// Through the node agent (regimed) when its socket exists: the job is declared with `begin`,
+// each cap sent with `set`, all restored by `end` (the agent restores them too if it restarts).
+// Else directly, as root: through PowerLimitGuard with the cap left set and the original in the
+// journal, restored from the journal (or by `regime restore` after a reboot).
+class JobCaps {
+ public:
+  // For a job's start: declares the job to the agent when there is one. Error as the agent's.
+  JobCaps(const std::string& job_id, long uid, const std::vector<int>& gpus);
+  // For a job's end, the way its start went.
+  JobCaps(const std::string& job_id, bool via_agent);
+  ~JobCaps();
+  JobCaps(const JobCaps&) = delete;
+  JobCaps& operator=(const JobCaps&) = delete;
+
+  bool via_agent() const { return agent_ != nullptr; }
+  // Sets the cap on the job's GPU `index`; returns the enforced limit.
+  double apply(Gpu& gpu, int index, double cap_W);
+  // Ends the job at the agent (restoring all its caps); nothing without one.
+  void end();
+  // Restores one GPU (from the journal without an agent); returns the enforced limit after.
+  double restore(Gpu& gpu);
+
+ private:
+  std::string job_id_;
+  std::unique_ptr<agent::AgentConnection> agent_;
+};
+
+struct JobBegin {
+  std::string job_id;
+  std::string node;
+  long uid = -1;
+  std::string gpus;      // the scheduler's list of the job's GPUs on this node
+  std::string policy;    // --gpu-power
+  std::string workload;  // auto: the workload name sweeps were kept under
+  std::filesystem::path db;
+  std::string scheme = "nvml";  // device URI scheme of the GPU indexes
+};
+
+// Records the job, reads its GPUs' energy counters, applies the caps. A cap the policy gives that
+// is outside a GPU's range leaves every GPU of the job as it is, and says so in the result (the
+// job runs; the node is not at fault). Returns the job's record.
+nlohmann::json begin_job(const JobBegin& job);
+
+// Reads the counters, restores the job's caps, records the energy. Nothing recorded for the job on
+// this node: returns null (a job that asked for nothing, or a node it did not use).
+nlohmann::json end_job(const std::string& job_id, const std::string& node,
+                       const std::filesystem::path& db);
+
+// The line written to the job's AdminComment, in lower case because sacctmgr stores it so:
+//   regime gpu_energy_j=TOTAL gpus=N power=P [cap_w=W] nodes=NODE:GPUS:JOULES,...
+// `existing` is the comment as the job has it now (other nodes' epilogs of the same job write it
+// too): its nodes are kept, this node's entry replaced, and the totals summed over all of them.
+// A total is "unknown" when any node's energy is.
+std::string admin_comment(const nlohmann::json& record, const std::string& existing = "");
+
+}  // namespace regime::session

@@ -1,0 +1,44 @@
+#pragma once
+// Scheduler jobs in the run database (the same SQLite file as RunStore): one row per job and node,
+// written when the job's prolog applies its power policy and completed by its epilog with the
+// energy its GPUs used. The row's details are a JSON object (session/job.hpp writes it), so the
+// table stays the same when what a job records grows.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace regime {
+
+struct JobRow {
+  std::string job_id;  // the scheduler's id, e.g. Slurm's "1234"
+  std::string node;    // the node it ran on (one row per node of a job)
+  std::string status;  // running | done
+  nlohmann::json record = nlohmann::json::object();
+};
+
+class JobStore {
+ public:
+  // Opens (creating when needed) the run database at `path` as RunStore does, then the jobs table.
+  // Error Io or Parse as RunStore.
+  explicit JobStore(const std::filesystem::path& path);
+  ~JobStore();
+  JobStore(const JobStore&) = delete;
+  JobStore& operator=(const JobStore&) = delete;
+
+  // Inserts or replaces the row of (job_id, node).
+  void put(const JobRow& row);
+  std::optional<JobRow> get(const std::string& job_id, const std::string& node);
+  // Every node's row of a job, by node name.
+  std::vector<JobRow> rows(const std::string& job_id);
+
+ private:
+  [[noreturn]] void fail(const std::string& what);
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace regime

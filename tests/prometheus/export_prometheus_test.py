@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""`regime export` scraped by a real Prometheus server (Debian's package), both on loopback.
+
+The test starts two exporters, one on a simulated H200 running sim:resnet50 and one on the fake
+NVML with two GPUs (the second stops answering after a while), and a Prometheus server with a
+generated configuration that scrapes both every second (its storage in a temporary folder). It
+then asks Prometheus's HTTP API for every series and checks the values: power near what the
+device draws, the energy counter rising, the limits the devices report, one regime named, the
+lost GPU's series stale while the other GPU is still served, and not one call that sets a limit
+(the fake NVML logs every call). Then the Grafana dashboard in deploy/ is checked against a real
+scrape: every metric its queries name is one the exporter serves.
+
+Environment: REGIME_BINARY, REGIME_FAKE_NVML, REGIME_SOURCE_DIR (ctest sets them). Exits 77
+(skipped) only where no prometheus binary is installed.
+"""
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import urllib.request
+
+REGIME = os.environ.get("REGIME_BINARY", "build/ci/regime")
+FAKE_NVML = os.environ.get("REGIME_FAKE_NVML", "build/ci/tests/fake_nvml/libnvidia-ml-fake.so")
+SOURCE = os.environ.get("REGIME_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+PROMETHEUS = shutil.which("prometheus")
+
+# The fake GPU 1 answers this many enforced-limit reads, then says GPU_IS_LOST (15) for good:
+# about two per round at 0.5 s a round, so it goes about 12 s after the exporter starts.
+LOST_AFTER_CALLS = 50
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.read().decode()
+
+
+def start_exporter(args, env, log_path, port=0):
+    """Starts `regime export ... --listen 127.0.0.1:PORT` and returns (process, metrics URL)."""
+    log = open(log_path, "w")
+    p = subprocess.Popen([REGIME, "export", "--listen", f"127.0.0.1:{port}"] + args, env=env,
+                         stdout=subprocess.PIPE, stderr=log, text=True)
+    p.log = log
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    deadline = time.time() + 30
+    first = ""
+    while time.time() < deadline and not first:
+        if sel.select(timeout=1):
+            first = p.stdout.readline()
+        if p.poll() is not None:
+            break
+    m = re.search(r"serving \d+ GPU\(s\) at (http://127\.0\.0\.1:\d+/metrics)", first)
+    if not m:
+        p.kill()
+        p.wait()
+        stop(p, "exporter")
+        raise AssertionError(f"exporter did not start: {first!r}, log: {open(log_path).read()}")
+    return p, m.group(1)
+
+
+def stop(p, name):
+    if p is None:
+        return
+    for f in (getattr(p, "log", None), p.stdout):
+        if f is not None:
+            f.close()
+    if p.poll() is not None:
+        return
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        raise AssertionError(f"{name} did not stop within 20 s of SIGTERM")
+    # Prometheus and the exporter both stop cleanly on SIGTERM.
+    if p.returncode != 0:
+        raise AssertionError(f"{name} exited {p.returncode} on SIGTERM")
+
+
+class ExporterUnderPrometheus(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="regime-export-prom-")
+        cls.procs = []
+        try:
+            cls._start()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def _start(cls):
+        t = cls.tmp
+        fake = {"gpus": [
+            {"name": "NVIDIA H200", "uuid": "GPU-fake-0", "min_limit_W": 200, "max_limit_W": 700,
+             "default_limit_W": 700, "idle_W": 80, "demand_W": 800},
+            {"name": "NVIDIA H200", "uuid": "GPU-fake-1", "min_limit_W": 200, "max_limit_W": 700,
+             "default_limit_W": 700, "idle_W": 80, "demand_W": 300,
+             "faults": {"nvmlDeviceGetEnforcedPowerLimit": {"code": 15,
+                                                            "after": LOST_AFTER_CALLS}}}]}
+        with open(os.path.join(t, "fake.json"), "w") as f:
+            json.dump(fake, f)
+        cls.call_log = os.path.join(t, "nvml-calls.log")
+        env = dict(os.environ)
+        env.update({"REGIME_NVML_LIBRARY": FAKE_NVML,
+                    "FAKE_NVML_CONFIG": os.path.join(t, "fake.json"),
+                    "FAKE_NVML_STATE": os.path.join(t, "fake-state.json"),
+                    "FAKE_NVML_CALL_LOG": cls.call_log,
+                    "REGIME_STATE_DIR": os.path.join(t, "state"),
+                    "REGIME_SYSTEM_STATE_DIR": os.path.join(t, "system-state")})
+        env.pop("REGIME_READ_ONLY", None)  # the exporter must not need it to stay read-only
+        # Prometheus first, ready before the exporters start, so that what the test waits for
+        # (the fake GPU 1 going, about 12 s after its exporter starts) is timed from the
+        # exporters' start alone, however slowly Prometheus starts.
+        ports = {"sim": free_port(), "nvml": free_port()}
+        cls.prom_port = free_port()
+        config = "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
+        for job, port in ports.items():
+            config += (f"  - job_name: regime-{job}\n    static_configs:\n"
+                       f"      - targets: ['127.0.0.1:{port}']\n")
+        with open(os.path.join(t, "prometheus.yml"), "w") as f:
+            f.write(config)
+        cls.prom_log = open(os.path.join(t, "prometheus.log"), "w")
+        prom = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={t}/prometheus.yml", f"--storage.tsdb.path={t}/tsdb",
+             f"--web.listen-address=127.0.0.1:{cls.prom_port}", "--log.level=warn"],
+            stdout=cls.prom_log, stderr=subprocess.STDOUT)
+        cls.procs.append(("prometheus", prom))
+        cls.api = f"http://127.0.0.1:{cls.prom_port}/api/v1"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if http_get(f"http://127.0.0.1:{cls.prom_port}/-/ready")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        else:
+            raise AssertionError("prometheus did not become ready in 60 s")
+
+        cls.started = time.time()
+        sim, cls.sim_url = start_exporter(
+            ["--device", "sim:h200", "--workload", "sim:resnet50", "--period", "0.5",
+             "--window", "10"], env, os.path.join(t, "sim-export.log"), ports["sim"])
+        cls.procs.append(("sim exporter", sim))
+        cls.nvml_log = os.path.join(t, "nvml-export.log")
+        nvml, cls.nvml_url = start_exporter(
+            ["--device", "nvml:all", "--period", "0.5", "--window", "10"], env, cls.nvml_log,
+            ports["nvml"])
+        cls.procs.append(("nvml exporter", nvml))
+        # Long enough for the rolling regime window (10 s), many energy points, and the fake GPU 1
+        # to go and its series to go stale.
+        while time.time() < cls.started + 30:
+            time.sleep(1)
+
+    @classmethod
+    def tearDownClass(cls):
+        errors = []
+        for name, p in reversed(cls.procs):
+            try:
+                stop(p, name)
+            except AssertionError as e:
+                errors.append(str(e))
+        if hasattr(cls, "prom_log"):
+            cls.prom_log.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        if errors:
+            raise AssertionError("; ".join(errors))
+
+    def query(self, q):
+        status, body = http_get(f"{self.api}/query?" + urllib.parse.urlencode({"query": q}))
+        self.assertEqual(status, 200)
+        doc = json.loads(body)
+        self.assertEqual(doc["status"], "success", body)
+        return doc["data"]["result"]
+
+    def values(self, q):
+        """{uuid or label string: float} of an instant vector query."""
+        out = {}
+        for r in self.query(q):
+            m = r["metric"]
+            key = m.get("uuid", "") + "".join(f",{k}={v}" for k, v in sorted(m.items())
+                                              if k in ("limit", "reason", "regime"))
+            out[key] = float(r["value"][1])
+        return out
+
+    def test_both_exporters_are_up(self):
+        up = {r["metric"]["job"]: float(r["value"][1]) for r in self.query("up")}
+        self.assertEqual(up, {"regime-sim": 1.0, "regime-nvml": 1.0})
+
+    def test_every_gpu_series_carries_index_uuid_and_model(self):
+        for r in self.query('{__name__=~"regime_gpu_.*"}'):
+            m = r["metric"]
+            self.assertTrue(m.get("index", "").isdigit(), m)
+            self.assertTrue(m.get("uuid", "").startswith("GPU-"), m)
+            self.assertEqual(m.get("model"), "NVIDIA H200", m)
+
+    def test_power_is_what_the_devices_draw(self):
+        p = self.values("regime_gpu_power_watts")
+        # The fake GPU 0 wants 800 W and is held at its 700 W limit, plus a ripple under 2.3 W.
+        self.assertAlmostEqual(p["GPU-fake-0"], 700, delta=3)
+        sim = [v for k, v in p.items() if k.startswith("GPU-sim")]
+        self.assertEqual(len(sim), 1, p)
+        self.assertTrue(100 < sim[0] <= 700, p)  # loaded by resnet50, within the H200's limit
+
+    def test_energy_counters_rise_at_the_power_drawn(self):
+        for r in self.query("regime_gpu_energy_joules_total[15s]"):
+            uuid = r["metric"]["uuid"]
+            if uuid == "GPU-fake-1":
+                continue
+            points = [(float(t), float(v)) for t, v in r["values"]]
+            self.assertGreaterEqual(len(points), 8, uuid)
+            vs = [v for _, v in points]
+            self.assertEqual(vs, sorted(vs), f"{uuid}: energy went back")
+            rate_W = (vs[-1] - vs[0]) / (points[-1][0] - points[0][0])
+            power = self.values(f'avg_over_time(regime_gpu_power_watts{{uuid="{uuid}"}}[15s])')
+            self.assertAlmostEqual(rate_W, power[uuid], delta=0.1 * power[uuid], msg=uuid)
+
+    def test_temperature_and_clock_are_plausible(self):
+        for uuid, c in self.values("regime_gpu_temperature_celsius").items():
+            self.assertTrue(15 < c < 100, (uuid, c))
+        for uuid, hz in self.values("regime_gpu_sm_clock_hertz").items():
+            self.assertTrue(3e8 < hz <= 1.98e9 + 1, (uuid, hz))
+
+    def test_limits_are_the_five_the_device_reports(self):
+        lim = self.values('regime_gpu_power_limit_watts{uuid="GPU-fake-0"}')
+        self.assertEqual(lim, {"GPU-fake-0,limit=current": 700, "GPU-fake-0,limit=default": 700,
+                               "GPU-fake-0,limit=enforced": 700, "GPU-fake-0,limit=max": 700,
+                               "GPU-fake-0,limit=min": 200})
+
+    def test_clock_event_counters_count_the_capped_time(self):
+        ev = self.values('regime_gpu_clock_event_seconds_total{uuid="GPU-fake-0"}')
+        self.assertIn("GPU-fake-0,reason=sw_power_cap", ev)
+        # Held at the cap the whole time: the counter rises at one second per second.
+        rate = self.values('rate(regime_gpu_clock_event_seconds_total{uuid="GPU-fake-0",'
+                           'reason="sw_power_cap"}[10s])')
+        self.assertAlmostEqual(rate["GPU-fake-0,reason=sw_power_cap"], 1.0, delta=0.1)
+
+    def test_one_regime_is_named_per_gpu(self):
+        named = self.values("regime_gpu_regime == 1")
+        by_gpu = {}
+        for key in named:
+            uuid, regime = key.split(",regime=")
+            by_gpu.setdefault(uuid, []).append(regime)
+        self.assertEqual(by_gpu.get("GPU-fake-0"), ["cap-bound"], named)
+        sim = [v for k, v in by_gpu.items() if k.startswith("GPU-sim")]
+        self.assertEqual(len(sim), 1, named)
+        self.assertEqual(len(sim[0]), 1, named)
+        every = self.values('count by (uuid) (regime_gpu_regime{uuid="GPU-fake-0"})')
+        self.assertEqual(every, {"GPU-fake-0": 5})
+
+    def test_a_lost_gpu_goes_stale_and_the_others_are_still_served(self):
+        # It was scraped while it answered ...
+        seen = self.values('max_over_time(regime_gpu_power_watts{uuid="GPU-fake-1"}[2m])')
+        self.assertAlmostEqual(seen.get("GPU-fake-1", 0), 300, delta=3)
+        # ... and now none of its GPU series is current, while GPU 0 still is.
+        self.assertEqual(self.query('{__name__=~"regime_gpu_.*", uuid="GPU-fake-1"}'), [])
+        self.assertIn("GPU-fake-0", self.values("regime_gpu_power_watts"))
+        self.assertEqual(self.values('regime_exporter_gpu_up{job="regime-nvml"}'),
+                         {"GPU-fake-0": 1.0, "GPU-fake-1": 0.0})
+        self.assertGreaterEqual(self.values("regime_exporter_read_errors_total")["GPU-fake-1"], 1)
+        with open(self.nvml_log) as f:
+            self.assertIn("GPU-fake-1", f.read().replace("nvml:1", "GPU-fake-1"))
+
+    def test_the_exporters_own_metrics(self):
+        scrapes = self.values('regime_exporter_scrapes_total{job="regime-sim"}')
+        self.assertGreaterEqual(list(scrapes.values())[0], 10)
+        for v in self.values("regime_exporter_scrape_duration_seconds").values():
+            self.assertTrue(0 < v < 0.5, v)
+        for v in self.values("regime_exporter_read_duration_seconds").values():
+            self.assertTrue(0 <= v < 1, v)
+
+    def test_no_limit_was_ever_set(self):
+        with open(self.call_log) as f:
+            calls = f.read().split()
+        self.assertGreater(calls.count("nvmlDeviceGetPowerUsage") +
+                           calls.count("nvmlDeviceGetFieldValues"), 20)
+        self.assertEqual(calls.count("nvmlDeviceSetPowerManagementLimit"), 0)
+
+    def test_every_dashboard_query_draws_data(self):
+        with open(os.path.join(SOURCE, "deploy", "grafana", "regime-dashboard.json")) as f:
+            dash = json.load(f)
+        for panel in dash["panels"]:
+            for target in panel.get("targets", []):
+                expr = target["expr"].replace("$gpu", ".*")
+                result = self.query(expr)
+                self.assertTrue(result, f"panel '{panel['title']}': {expr} gave nothing")
+                if panel["type"] == "state-timeline":
+                    # One row per GPU, its regime coded 1-5 as the value mappings name them.
+                    codes = {r["metric"]["uuid"]: float(r["value"][1]) for r in result}
+                    self.assertEqual(codes.get("GPU-fake-0"), 1.0, codes)  # cap-bound
+                    self.assertTrue(all(1 <= c <= 5 for c in codes.values()), codes)
+                    mapped = panel["fieldConfig"]["defaults"]["mappings"][0]["options"]
+                    self.assertEqual(mapped["1"]["text"], "cap-bound")
+
+
+class DashboardMatchesTheExporter(unittest.TestCase):
+    """deploy/grafana/regime-dashboard.json loads, and its queries name only metrics a real
+    scrape of the exporter serves."""
+
+    def test_every_query_names_a_served_metric(self):
+        with open(os.path.join(SOURCE, "deploy", "grafana", "regime-dashboard.json")) as f:
+            dash = json.load(f)
+        exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+        self.assertGreaterEqual(len(exprs), 7)
+        for var in dash.get("templating", {}).get("list", []):
+            if var.get("type") == "query":
+                q = var["query"]
+                exprs.append(q["query"] if isinstance(q, dict) else q)
+        tmp = tempfile.mkdtemp(prefix="regime-dash-")
+        p = None
+        try:
+            p, url = start_exporter(["--device", "sim:h200", "--workload", "sim:resnet50",
+                                     "--period", "0.2"], dict(os.environ),
+                                    os.path.join(tmp, "export.log"))
+            time.sleep(1.5)
+            served = set(re.findall(r"^# TYPE (\w+) ", http_get(url)[1], re.MULTILINE))
+        finally:
+            stop(p, "exporter")
+            shutil.rmtree(tmp, ignore_errors=True)
+        # A counter's samples are named as its family.
+        named = set()
+        for e in exprs:
+            named |= set(re.findall(r"\bregime_\w+", e))
+        self.assertTrue(named, exprs)
+        self.assertEqual(named - served, set(), f"queries name metrics the exporter lacks")
+        titles = " ".join(p["title"].lower() for p in dash["panels"])
+        for word in ("power", "energy", "temperature", "clock", "limit", "reason", "regime"):
+            self.assertIn(word, titles)
+
+
+if __name__ == "__main__":
+    if PROMETHEUS is None:
+        print("prometheus is not installed (scripts/deps.sh installs it): skipped")
+        sys.exit(77)
+    unittest.main(verbosity=2)

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The Slurm plugin on a real Slurm (Debian's slurmctld, slurmd, slurmdbd, munge, MariaDB) started
+# on loopback in a temporary directory: two nodes (two slurmd), each with two GPUs declared as
+# gres and the fake NVML behind them. Checks that
+#   - a job without --gpu-power is untouched (no limit changed, nothing recorded);
+#   - --gpu-power=150 caps the job's GPUs while it runs, and the limits are back after it;
+#   - the job's GPU energy is in sacct's AdminComment and agrees with cap x GPUs x duration;
+#   - scancel of a running job restores its caps, also after slurmd was restarted under it;
+#   - a job on both nodes gets one cap on all its GPUs and its energy summed over the nodes;
+#   - bad values are refused at submission with a clear message.
+# Node n1 changes limits directly (the journal), node n2 through its node agent (regimed).
+# Usage: slurm_test.sh REGIME_BINARY SPANK_PLUGIN FAKE_NVML_LIBRARY REGIMED_BINARY. Exit 77 (skipped) only where
+# Slurm cannot run: not root, or the Slurm, munge or MariaDB programs are missing.
+set -euo pipefail
+regime_bin=$(realpath "$1") plugin=$(realpath "$2") fake_nvml=$(realpath "$3") regimed_bin=$(realpath "$4")
+here=$(cd "$(dirname "$0")" && pwd)
+
+skip() { echo "SKIPPED: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root: slurmd runs jobs as their users and the plugin changes limits as root"
+for p in munged slurmctld slurmd slurmdbd mariadbd mariadb-install-db sacct sacctmgr srun sbatch; do
+  command -v "$p" >/dev/null || skip "$p is not installed (scripts/deps.sh installs Slurm, munge and MariaDB)"
+done
+[ -f "$plugin" ] || skip "the SPANK plugin $plugin was not built (libslurm-dev missing)"
+
+source "$here/cluster.sh"
+T=$(mktemp -d /tmp/regime-slurm.XXXXXX)
+chmod 755 "$T"
+finish() {
+  local rc=$?
+  cluster_stop
+  stop_agent
+  if [ "$rc" -ne 0 ]; then
+    echo "--- slurmd logs (regime lines) ---"
+    grep -h "regime" "$T"/c/log/slurmd-*.log 2>/dev/null | tail -40 || true
+  fi
+  [ -n "${KEEP_SLURM_TEST_DIR:-}" ] || rm -rf "$T"
+}
+trap finish EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+pass() { echo "ok: $*"; }
+
+# Each node's GPUs: two busy H200s (demand above every cap, so power follows the cap).
+for node in n1 n2; do
+  cat >"$T/nvml-$node.json" <<JSON
+{"gpus": [
+  {"name": "NVIDIA H200", "uuid": "GPU-$node-0", "min_limit_W": 100, "max_limit_W": 700,
+   "default_limit_W": 700, "idle_W": 80, "demand_W": 690},
+  {"name": "NVIDIA H200", "uuid": "GPU-$node-1", "min_limit_W": 100, "max_limit_W": 700,
+   "default_limit_W": 700, "idle_W": 80, "demand_W": 690}]}
+JSON
+done
+# regime as the node sees it: the node's fake GPUs, journal and run store (the prolog, the
+# epilog and the jobs' own commands all find the node in SLURMD_NODENAME).
+cat >"$T/regime" <<SH
+#!/bin/sh
+node=\${SLURMD_NODENAME:?}
+export REGIME_NVML_LIBRARY=$fake_nvml FAKE_NVML_CONFIG=$T/nvml-\$node.json \\
+  FAKE_NVML_STATE=$T/nvml-state-\$node.json REGIME_SYSTEM_STATE_DIR=$T/system-\$node \\
+  REGIME_STATE_DIR=$T/state-\$node REGIME_AGENT_SOCKET=$T/agent-\$node.sock
+exec \${REGIME_EXEC:-$regime_bin} "\$@"
+SH
+chmod 755 "$T/regime"
+on() { SLURMD_NODENAME=$1 "$T/regime" "${@:2}"; }
+# The limits of a node's GPUs, as "W W".
+limits() { on "$1" limit show --device nvml:all --json | python3 -c '
+import json, sys
+print(" ".join("%g" % g["current_limit_W"] for g in json.load(sys.stdin)))'; }
+
+# n2's node agent, with n2's GPUs, journal and an empty policy (root may do everything).
+: >"$T/regimed.policy"
+agent_pid=""
+start_agent() {
+  SLURMD_NODENAME=n2 REGIME_EXEC=$regimed_bin "$T/regime" --socket "$T/agent-n2.sock" \
+    --policy "$T/regimed.policy" >>"$T/regimed.log" 2>&1 &
+  agent_pid=$!
+  cluster_wait "[ -S '$T/agent-n2.sock' ] && on n2 agent request '{\"op\":\"report\"}'" 20 ||
+    fail "regimed did not start: $(cat "$T/regimed.log")"
+}
+stop_agent() { [ -z "$agent_pid" ] || { kill -TERM "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true; }; }
+
+started=$SECONDS
+cluster_start "$T/c" "required $plugin regime=$T/regime" n1 n2 || fail "the test cluster did not start"
+start_agent
+echo "cluster and n2's agent up in $((SECONDS - started)) s"
+
+# Waits until the job has left the queue: its epilog has finished on every node.
+wait_gone() {
+  cluster_wait "[ -z \"\$(squeue -h -j $1 2>/dev/null)\" ]" 60 || fail "job $1 still in the queue: $(squeue -j "$1")"
+}
+comment() { sacct -n -P -X -j "$1" -o AdminComment; }
+job_in() { sed -n 's/^job=\([0-9]*\)$/\1/p' <<<"$1" | head -1; }
+jobid_of() { sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p'; }
+
+# 1. Bad values: refused before the job is queued.
+if out=$(srun --gpu-power=fast true 2>&1); then fail "--gpu-power=fast was accepted"; fi
+grep -q "expected default, auto, study, a cap in watts" <<<"$out" || fail "unclear message: $out"
+if out=$(srun --gpu-power=study true 2>&1); then fail "--gpu-power=study was accepted"; fi
+grep -q "not available through Slurm yet" <<<"$out" || fail "unclear message: $out"
+pass "bad values refused at submission: $(head -1 <<<"$out")"
+
+# 2. A job without the option: untouched.
+out=$(timeout 60 srun -w n1 --gres=gpu:2 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c '"current_limit_W": 700' <<<"$out")" -eq 2 ] || fail "untouched job saw: $out"
+job=$(job_in "$out")
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after job $job: $(limits n1)"
+[ "$(ls "$T/system-n1/power-limits" 2>/dev/null | wc -l)" -eq 0 ] || fail "a job without --gpu-power left journal entries"
+grep -q '"nodes": \[\]' <<<"$(on n1 job show --job "$job")" || fail "job $job was recorded: $(on n1 job show --job "$job")"
+[ -z "$(comment "$job")" ] || fail "job $job got an AdminComment: $(comment "$job")"
+pass "a job without --gpu-power: limits 700 700 during and after, nothing journaled or recorded"
+
+# 3. A fixed cap: seen by the job, gone after, energy in sacct.
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=150 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json; sleep 3")
+[ "$(grep -c '"current_limit_W": 150' <<<"$out")" -eq 2 ] || fail "job did not see 150 W on both GPUs: $out"
+job=$(job_in "$out")
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after job $job: $(limits n1)"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=150 cap_w=150 nodes=n1:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
+# The fake GPUs draw their demand (690 W) until the cap is set and the cap after, plus a ripple of
+# at most 2.3 W. The cap was set between the first counter read and `capped_at`, so the counters
+# must lie between "capped all along" and "capped only at capped_at" over the record's times.
+on n1 job show --job "$job" >"$T/job.json"
+python3 - "$T/job.json" <<'PY' || fail "job $job: energy outside what cap x time allows"
+import json, sys
+rec = json.load(open(sys.argv[1]))["nodes"][0]["record"]
+energy = rec["energy_J"]
+lo = hi = 0.0
+for g in rec["gpus"]:
+    t0, t1, t2 = g["energy_start_unix_s"], g["capped_at_unix_s"], g["energy_end_unix_s"]
+    lo += (150 - 2.3) * (t2 - t0)
+    hi += (690 + 2.3) * (t1 - t0) + (150 + 2.3) * (t2 - t1)
+print(f"energy {energy:.1f} J over {rec['duration_s']:.2f} s; cap x time allows [{lo:.1f}, {hi:.1f}] J")
+sys.exit(0 if lo <= energy <= hi else 1)
+PY
+pass "--gpu-power=150: 150 150 during job $job, $(limits n1) after; sacct: $c"
+
+# 4. scancel mid-job, with slurmd restarted under the running job first.
+job=$(sbatch -w n1 --gres=gpu:2 --gpu-power=60% -o /dev/null --wrap "sleep 300" | jobid_of)
+cluster_wait "[ \"\$(squeue -h -j $job -o %T)\" = RUNNING ]" 30 || fail "job $job did not start"
+cluster_wait "[ \"\$(limits n1)\" = '420 420' ]" 30 || fail "job $job: limits $(limits n1), expected 420 420 (60% of 700 W)"
+cluster_restart_slurmd n1 || fail "slurmd n1 did not come back"
+[ "$(squeue -h -j "$job" -o %T)" = RUNNING ] || fail "job $job did not survive the slurmd restart"
+[ "$(limits n1)" = "420 420" ] || fail "caps lost at the slurmd restart: $(limits n1)"
+scancel "$job"
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after scancel of job $job: $(limits n1)"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=60% cap_w=420 nodes=n1:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
+[ "$(ls "$T/system-n1/power-limits" | wc -l)" -eq 0 ] || fail "journal entries left after scancel"
+pass "scancel after a slurmd restart: 420 420 during, $(limits n1) after, journal empty; sacct: $c"
+
+# 5. One job on both nodes: one cap on every GPU, the energy of both nodes summed.
+out=$(timeout 60 srun -N2 -w n1,n2 --gres=gpu:1 --gpu-power=200 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:0 --json; sleep 2")
+[ "$(grep -c '"current_limit_W": 200' <<<"$out")" -eq 2 ] || fail "two-node job did not see 200 W on each node's GPU: $out"
+job=$(job_in "$out" | head -1)
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] && [ "$(limits n2)" = "700 700" ] || fail "limits after the two-node job: $(limits n1) / $(limits n2)"
+c=$(comment "$job")
+python3 - "$c" <<'PY' || fail "two-node AdminComment: '$c'"
+import re, sys
+c = sys.argv[1]
+m = re.match(r"regime gpu_energy_j=([0-9.]+) gpus=2 power=200 cap_w=200 nodes=n1:1:([0-9.]+),n2:1:([0-9.]+)$", c)
+assert m, c
+total, a, b = map(float, m.groups())
+assert a > 0 and b > 0 and abs(total - (a + b)) < 0.15, (total, a, b)
+print(f"per node {a} J + {b} J = {total} J")
+PY
+vias=$(for n in n1 n2; do on $n job show --job "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["via"])'; done | tr '\n' ' ')
+[ "$vias" = "journal regimed " ] || fail "two-node job: caps went through '$vias', expected n1 journal, n2 regimed"
+pass "two nodes: 200 W on n1 (journal) and n2 (regimed) during, restored after; sacct: $c"
+# 6. auto: the decision kept in the node's run store for this GPU model and workload.
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=auto --gpu-workload=sim:resnet50 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c '"current_limit_W": 700' <<<"$out")" -eq 2 ] || fail "auto without a kept sweep changed a limit: $out"
+wait_gone "$(job_in "$out")"
+on n1 sweep --device sim:h200 --workload sim:resnet50 --strategy exhaustive --caps 700,600,500,400 \
+  --objective energy --json >"$T/sweep.json"
+decided=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["decision"]; print("%g" % d["cap_W"])' "$T/sweep.json")
+[ "$decided" != 700 ] || fail "the simulated sweep kept the default; the auto check needs a cap"
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=auto --gpu-workload=sim:resnet50 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c "\"current_limit_W\": $decided" <<<"$out")" -eq 2 ] || fail "auto: the job did not see the kept decision $decided W: $out"
+job=$(job_in "$out")
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after the auto job: $(limits n1)"
+why=$(on n1 job show --job "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["gpus"][0]["why"])')
+pass "auto: 700 W with no kept sweep; with sweep:1 kept ($decided W) the job ran at $decided W: $why"
+
+# 7. n2's agent killed with SIGKILL under a capped job: restarted, it restores the caps itself,
+# and the job's epilog still records its energy.
+job=$(sbatch -w n2 --gres=gpu:2 --gpu-power=300 -o /dev/null --wrap "sleep 300" | jobid_of)
+cluster_wait "[ \"\$(limits n2)\" = '300 300' ]" 30 || fail "job $job on n2: limits $(limits n2)"
+kill -KILL "$agent_pid"
+wait "$agent_pid" 2>/dev/null || true
+[ "$(limits n2)" = "300 300" ] || fail "caps changed when the agent died: $(limits n2)"
+start_agent
+[ "$(limits n2)" = "700 700" ] || fail "the restarted agent did not restore: $(limits n2)"
+scancel "$job"
+wait_gone "$job"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=300 cap_w=300 nodes=n2:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
+pass "regimed killed with SIGKILL under job $job: 300 300 held, restored by its restart, $(limits n2) after scancel; sacct: $c"
+
+echo "all Slurm checks passed in $((SECONDS - started)) s"
