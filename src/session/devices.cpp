@@ -144,7 +144,15 @@ std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool a
                                     const std::function<void(const LimitChange&)>& on_hold) {
   std::vector<GpuPtr> gpus;
   for (const std::string& one : split_device_list(uri))
-    for (auto& g : open_devices(one)) gpus.push_back(std::move(g));
+    for (auto& g : open_devices(one)) {
+      gpus.push_back(agent::route_limit_changes(std::move(g)));
+      if (hold_s < 0 && gpus.back()->changes_through_agent())
+        throw Error(ErrorKind::ActuationRefused,
+                    fmt::format("{} is changed through regimed, which restores a cap when the "
+                                "command that set it ends: add --hold SECONDS, or run as root to "
+                                "leave a cap set",
+                                uri));
+    }
   std::vector<Gpu*> raw;
   std::vector<LimitChange> out;
   for (auto& g : gpus) {
