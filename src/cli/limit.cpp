@@ -5,6 +5,7 @@
 
 #include "act/journal.hpp"
 #include "cli/command.hpp"
+#include "device/device_list.hpp"
 #include "device/uri.hpp"
 #include "session/devices.hpp"
 
@@ -37,6 +38,13 @@ struct Options {
   double hold_s = -1;
 };
 
+// One GPU named alone prints one object; a list or nvml:all prints an array.
+nlohmann::json one_or_list(const std::string& device, const nlohmann::json& all) {
+  const bool single =
+      all.size() == 1 && split_device_list(device).size() == 1 && !parse_device_uri(device).all();
+  return single ? all[0] : all;
+}
+
 void show(const Options& o) {
   auto gpus = session::show_limits(o.device);
   nlohmann::json list = nlohmann::json::array();
@@ -47,7 +55,7 @@ void show(const Options& o) {
       print_info(info);
     }
   }
-  if (o.json) print_json(gpus.size() == 1 && !parse_device_uri(o.device).all() ? list[0] : list);
+  if (o.json) print_json(one_or_list(o.device, list));
 }
 
 void set(const Options& o) {
@@ -59,46 +67,55 @@ void set(const Options& o) {
                                c.before.current_limit_W)
                 << std::flush;
   };
-  session::LimitChange c = session::set_limit(o.device, o.watts, o.actuate, o.hold_s, on_hold);
-  nlohmann::json out = {{"device", c.before.device},
-                        {"uuid", c.before.uuid},
-                        {"old_limit_W", c.before.current_limit_W},
-                        {"requested_limit_W", o.watts},
-                        {"enforced_limit_W", c.enforced_W}};
-  if (c.restored_W) {
-    out["restored_limit_W"] = *c.restored_W;
-    if (!o.json)
-      std::cout << fmt::format("{}: restored, enforced {:g} W\n", c.before.device, *c.restored_W);
-  } else {
-    out["kept"] = true;
-    if (!o.json) {
-      std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
-                               c.before.device, c.before.current_limit_W, o.watts, c.enforced_W);
-      if (c.physical)
-        std::cout << fmt::format(
-            "kept; the original {:g} W is in {}: `regime limit restore --device {} --actuate` "
-            "or `regime restore` brings it back\n",
-            c.before.current_limit_W, journal_path().string(), c.before.device);
-      else
-        std::cout << "kept for this process only: a simulated device's limit ends with it\n";
+  std::vector<session::LimitChange> changes =
+      session::set_limits(o.device, o.watts, o.actuate, o.hold_s, on_hold);
+  nlohmann::json all = nlohmann::json::array();
+  for (const session::LimitChange& c : changes) {
+    nlohmann::json out = {{"device", c.before.device},
+                          {"uuid", c.before.uuid},
+                          {"old_limit_W", c.before.current_limit_W},
+                          {"requested_limit_W", o.watts},
+                          {"enforced_limit_W", c.enforced_W}};
+    if (c.restored_W) {
+      out["restored_limit_W"] = *c.restored_W;
+      if (!o.json)
+        std::cout << fmt::format("{}: restored, enforced {:g} W\n", c.before.device, *c.restored_W);
+    } else {
+      out["kept"] = true;
+      if (!o.json) {
+        std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
+                                 c.before.device, c.before.current_limit_W, o.watts, c.enforced_W);
+        if (c.physical)
+          std::cout << fmt::format(
+              "kept; the original {:g} W is in {}: `regime limit restore --device {} --actuate` "
+              "or `regime restore` brings it back\n",
+              c.before.current_limit_W, journal_path().string(), c.before.device);
+        else
+          std::cout << "kept for this process only: a simulated device's limit ends with it\n";
+      }
     }
+    all.push_back(out);
   }
-  if (o.json) print_json(out);
+  if (o.json) print_json(one_or_list(o.device, all));
 }
 
 void restore_one(const Options& o) {
-  session::LimitRestore r = session::restore_limit(o.device, o.actuate);
-  if (o.json) {
-    print_json({{"device", r.before.device},
-                {"uuid", r.before.uuid},
-                {"old_limit_W", r.before.current_limit_W},
-                {"restored_to", r.from_journal ? "journal" : "default"},
-                {"enforced_limit_W", r.enforced_W}});
-  } else {
-    std::cout << fmt::format("{}: power limit {:g} W -> {:g} W ({}), enforced {:g} W\n",
-                             r.before.device, r.before.current_limit_W, r.target_W,
-                             r.from_journal ? "journaled original" : "default limit", r.enforced_W);
+  nlohmann::json all = nlohmann::json::array();
+  for (const session::LimitRestore& r : session::restore_limits(o.device, o.actuate)) {
+    if (o.json) {
+      all.push_back({{"device", r.before.device},
+                     {"uuid", r.before.uuid},
+                     {"old_limit_W", r.before.current_limit_W},
+                     {"restored_to", r.from_journal ? "journal" : "default"},
+                     {"enforced_limit_W", r.enforced_W}});
+    } else {
+      std::cout << fmt::format("{}: power limit {:g} W -> {:g} W ({}), enforced {:g} W\n",
+                               r.before.device, r.before.current_limit_W, r.target_W,
+                               r.from_journal ? "journaled original" : "default limit",
+                               r.enforced_W);
+    }
   }
+  if (o.json) print_json(one_or_list(o.device, all));
 }
 
 }  // namespace
@@ -116,7 +133,10 @@ void add_limit(CLI::App& root, Context&) {
 
   auto* set_cmd = limit->add_subcommand(
       "set", "Set a power limit and leave it (the original is journaled for `regime restore`)");
-  set_cmd->add_option("--device,-d", o->device, "Device URI, e.g. nvml:0")->required();
+  set_cmd
+      ->add_option("--device,-d", o->device,
+                   "Device URI, e.g. nvml:0, or a list (nvml:0,1, nvml:all): all or none")
+      ->required();
   set_cmd->add_option("--watts,-w", o->watts, "The new limit in watts")
       ->required()
       ->check(number_in(0, 100000, true));
@@ -130,7 +150,8 @@ void add_limit(CLI::App& root, Context&) {
 
   auto* restore_cmd = limit->add_subcommand(
       "restore", "Restore a GPU's journaled original limit (or its default if none)");
-  restore_cmd->add_option("--device,-d", o->device, "Device URI, e.g. nvml:0")->required();
+  restore_cmd->add_option("--device,-d", o->device, "Device URI, e.g. nvml:0, nvml:0,1 or nvml:all")
+      ->required();
   restore_cmd->add_flag("--actuate", o->actuate, "Allow changing a real (NVML) GPU");
   restore_cmd->add_flag("--json", o->json, "Machine-readable output");
   restore_cmd->callback([o] { restore_one(*o); });

@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
+#include "session/job_devices.hpp"
 
 namespace regime::cli {
 
@@ -40,6 +41,43 @@ void print_text(const session::ProbeReport& p) {
                            rec.steps_path, rec.id, run["db"].get<std::string>());
 }
 
+// One line per GPU, then the job's figures and how the GPUs differ.
+void print_job(const session::JobProbeReport& p) {
+  for (const auto& g : p.gpus) {
+    const RunRecord& rec = g.record;
+    if (!g.report) {
+      std::cout << fmt::format("{} ({}): {}\n", rec.device, rec.gpu_name, g.failure);
+      continue;
+    }
+    const Measurement& m = g.report->measurement;
+    std::cout << fmt::format(
+        "{} ({}): {} (confidence {:.2f}), {:.1f} W mean, {:.2f} J/{}, run {}\n  trace {}\n",
+        rec.device, rec.gpu_name, to_string(g.report->regime), g.report->confidence, m.avg_power_W,
+        m.energy_per_step_J, m.per_second ? "s" : "step", rec.id, rec.trace_path);
+  }
+  if (p.job) {
+    const Measurement& j = *p.job;
+    std::cout << fmt::format(
+        "job on {} GPUs: {}; time per {} {:.4f} s [{:.4f}, {:.4f}], energy per {} {:.2f} J "
+        "[{:.2f}, {:.2f}] (summed over GPUs), {} steps\n",
+        p.gpus.size(), to_string(*p.job_regime), j.per_second ? "second" : "step",
+        j.time_per_step_s, j.time_per_step_ci_s.first, j.time_per_step_ci_s.second,
+        j.per_second ? "second" : "step", j.energy_per_step_J, j.energy_per_step_ci_J.first,
+        j.energy_per_step_ci_J.second, j.steps);
+    std::cout << fmt::format(
+        "  spread between GPUs: energy per step {:.1f}%, mean power {:.1f} W (highest: {})\n",
+        100 * p.spread->energy_rel, p.spread->power_W,
+        p.gpus[static_cast<size_t>(p.spread->highest_gpu)].record.device);
+  }
+  if (p.usage.is_object())
+    std::cout << fmt::format("  the job's GPUs (CUDA_VISIBLE_DEVICES {}): {}{}\n",
+                             p.usage["cuda_visible_devices"].is_null()
+                                 ? std::string("unset")
+                                 : p.usage["cuda_visible_devices"].get<std::string>(),
+                             p.usage["job_gpus"].dump(),
+                             p.usage["match"].get<bool>() ? ", as measured" : "");
+}
+
 }  // namespace
 
 void add_probe(CLI::App& root, Context& ctx) {
@@ -50,7 +88,11 @@ void add_probe(CLI::App& root, Context& ctx) {
       "probe",
       "Run a workload briefly while sampling the GPU; measure time and energy per step and name "
       "the regime. Never changes a power limit.");
-  sub->add_option("--device", r->device, "Device URI: nvml:N or sim:MODEL")->required();
+  sub->add_option(
+         "--device", r->device,
+         "Device URI: nvml:N or sim:MODEL; several GPUs of one job: nvml:0,1, nvml:all, or "
+         "nvml:job (the GPUs of the command's CUDA_VISIBLE_DEVICES)")
+      ->required();
   sub->add_option("--seconds", r->seconds,
                   "Run length in seconds (simulated seconds on sim: devices); a command still "
                   "running then is stopped (SIGTERM, SIGKILL after 10 s)")
@@ -93,6 +135,17 @@ void add_probe(CLI::App& root, Context& ctx) {
     session::ProbeRequest request = *r;
     if (progress.enabled())
       request.on_progress = [&progress](const session::ProbeProgress& pr) { progress.update(pr); };
+    if (session::runs_as_job(request.device)) {
+      session::JobProbeReport jp = session::run_job_probe(request);
+      progress.clear();
+      print_warnings(jp.warnings);
+      ctx.exit_status = jp.exit_status;
+      if (*json)
+        print_json(session::to_json(jp));
+      else
+        print_job(jp);
+      return;
+    }
     session::ProbeReport p = session::run_probe(request);
     progress.clear();
     print_warnings(p.warnings);

@@ -12,6 +12,8 @@
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
+#include "common/error.hpp"
+#include "device/device_list.hpp"
 #include "plan/render.hpp"
 #include "session/report.hpp"
 
@@ -102,7 +104,10 @@ void add_study(CLI::App& root, Context&) {
       "study",
       "The main job: probe a GPU + workload pair, name its regime, sweep power caps if the "
       "regime warrants it, decide and report. A real GPU is changed only with --actuate.");
-  sub->add_option("--device", r->device, "nvml:N or sim:MODEL")->required();
+  sub->add_option("--device", r->device,
+                  "nvml:N or sim:MODEL; a list (sim:t4,sim:gv100,sim:l4) studies each in turn and "
+                  "prints one table")
+      ->required();
   auto* workload =
       sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
   auto* command = sub->add_option("command", r->workload.command, "The workload command, after --");
@@ -138,6 +143,27 @@ void add_study(CLI::App& root, Context&) {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
     attach_progress(r->settings, progress, !*json);
+    if (split_device_list(r->device).size() > 1) {
+      // Several GPUs studied in turn, then one table of them all.
+      if (!report_path->empty())
+        throw Error(ErrorKind::InvalidArgument, "--report takes one device: study them one by one");
+      std::vector<session::StudyReport> reps = session::run_studies(*r);
+      progress.stop();
+      std::vector<session::StudyRow> rows;
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& rep : reps) {
+        print_warnings(rep.warnings);
+        rows.push_back(session::study_row(rep));
+        nlohmann::json j = session::to_json(rep, r->settings);
+        j["basis"] = rows.back().basis;
+        all.push_back(j);
+      }
+      if (*json)
+        print_json(all);
+      else
+        std::cout << session::format_study_table(rows);
+      return;
+    }
     session::StudyReport rep = session::run_study(*r);
     progress.stop();
     print_warnings(rep.warnings);

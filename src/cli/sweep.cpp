@@ -30,6 +30,11 @@ void print_report(const session::SweepReport& r) {
                              r.prior_draw_W ? fmt::format("{:.1f} W", *r.prior_draw_W)
                                             : std::string("none (the search went its own way)"));
   std::cout << plan::results_table(o.probes, r.info.default_limit_W, r.unit);
+  if (!r.job_devices.empty())
+    std::cout << fmt::format(
+        "one job on {} GPUs ({}): energy per step summed over them, power W per GPU (mean); "
+        "each GPU at each cap:\n{}",
+        r.job_devices.size(), r.gpu_label(), session::per_gpu_text(r));
   std::cout << "search: " << o.stop_reason << "\n";
   std::cout << plan::decision_text(o.decision, r.unit);
   if (!r.after.empty()) std::cout << r.after << "\n";
@@ -48,7 +53,11 @@ void add_sweep(CLI::App& root, Context&) {
   auto r = std::make_shared<session::SweepRequest>();
   auto json = std::make_shared<bool>(false);
   session::SweepSettings& s = r->settings;
-  sub->add_option("--device", r->device, "nvml:N, sim:MODEL or replay:FILE")->required();
+  sub->add_option(
+         "--device", r->device,
+         "nvml:N, sim:MODEL or replay:FILE; one job on several GPUs: nvml:0,1, nvml:all or "
+         "nvml:job (one cap for all of them)")
+      ->required();
   sub->add_option("--workload", r->workload.builtin,
                   "sim:NAME, or for a replay device the workload name of the sweep table");
   sub->add_option("--caps", r->caps,
@@ -77,6 +86,9 @@ void add_sweep(CLI::App& root, Context&) {
                   "Stop measuring a cap when the energy-per-step 95% interval is this tight, "
                   "relative half-width (default 0.01)")
       ->check(number_in(0, 1, true));
+  sub->add_option("--table-out", r->table_out,
+                  "Also write the measured caps as a sweep table CSV (`regime recommend --sweep "
+                  "FILE` decides it again)");
   sub->add_option("command", r->workload.command, "The workload command, after --");
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");

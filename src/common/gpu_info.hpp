@@ -11,6 +11,10 @@ struct GpuInfo {
   int index = 0;
   std::string name;  // e.g. "NVIDIA H200"
   std::string uuid;
+  // PCI bus id ("00000000:19:00.0"), empty where unknown: CUDA and NVML number GPUs differently,
+  // and this (or the uuid) is what ties one to the other.
+  std::string pci_bus_id;
+  std::string driver_version;  // "580.95.05"; "sim" for a simulated GPU; empty where unknown
   double min_limit_W = 0;
   double max_limit_W = 0;
   double default_limit_W = 0;

@@ -53,8 +53,16 @@ void RunLoop::Grid::pass(double now_s) {
 }
 
 RunLoop::RunLoop(Gpu& gpu, Workload& workload, RunOptions options, Clock& clock)
-    : gpu_(gpu), workload_(workload), o_(std::move(options)), clock_(clock) {
+    : RunLoop(std::vector<Gpu*>{&gpu}, workload, std::move(options), clock) {}
+
+RunLoop::RunLoop(std::vector<Gpu*> gpus, Workload& workload, RunOptions options, Clock& clock)
+    : workload_(workload), o_(std::move(options)), clock_(clock) {
   validate(o_);
+  if (gpus.empty()) throw Error(ErrorKind::InvalidArgument, "run loop: no GPU to sample");
+  for (Gpu* g : gpus) {
+    if (g == nullptr) throw Error(ErrorKind::Internal, "run loop: null GPU");
+    lanes_.push_back(Lane{g, {}, {}});
+  }
 }
 
 RunLoop::~RunLoop() {
@@ -69,11 +77,13 @@ RunLoop::~RunLoop() {
 
 void RunLoop::start() {
   // Reserve the whole run up front so the 100 Hz path never allocates.
-  if (o_.duration_s > 0)
-    trace_.samples.reserve(static_cast<size_t>(o_.duration_s / o_.sample_period_s) + 16);
+  for (Lane& lane : lanes_) {
+    if (o_.duration_s > 0)
+      lane.trace.samples.reserve(static_cast<size_t>(o_.duration_s / o_.sample_period_s) + 16);
+    lane.health0 = lane.gpu->read_health();
+  }
   cpu0_s_ = process_cpu_s();
   wall0_s_ = steady_s();
-  health0_ = gpu_.read_health();
   t0_s_ = clock_.now_s();
   stats_.t_start_s = t0_s_;
   end_s_ = o_.duration_s > 0 ? t0_s_ + o_.duration_s : kNever;
@@ -120,52 +130,69 @@ RunEnd RunLoop::run_until(const UntilFn& until) {
   if (!started_) throw Error(ErrorKind::Internal, "run loop: run_until before start");
   while (!ended_) {
     tick();
-    if (!ended_ && until && until(trace_, now_s_)) return RunEnd::StopRequested;
+    if (!ended_ && until && until(trace(), now_s_)) return RunEnd::StopRequested;
   }
   return *ended_;
 }
 
 Trace RunLoop::finish(RunStats* stats) {
+  std::vector<Trace> all = finish_all(stats);
+  return std::move(all.front());
+}
+
+std::vector<Trace> RunLoop::finish_all(RunStats* stats) {
   if (!started_) throw Error(ErrorKind::Internal, "run loop: finish before start");
   stats_.ended_by = ended_.value_or(RunEnd::StopRequested);
   if (!workload_.finished()) workload_.stop();
   finished_ = true;
   double t_end = clock_.now_s();
   // Close the run with an energy reading so the last window is bracketed by the counter.
-  if (trace_.samples.empty() || !trace_.samples.back().energy_J.has_value()) sample(t_end, true);
+  const Trace& first = trace();
+  if (first.samples.empty() || !first.samples.back().energy_J.has_value()) sample(t_end, true);
   drain();
   collect_steps();
   stats_.t_end_s = t_end;
   stats_.cpu_s = process_cpu_s() - cpu0_s_;
   stats_.wall_s = steady_s() - wall0_s_;
-  stats_.read_retries = gpu_.read_health().retried_reads - health0_.retried_reads;
-  stats_.failed_reads = gpu_.read_health().failed_reads - health0_.failed_reads;
+  stats_.read_retries = 0;
+  stats_.failed_reads = 0;
+  for (const Lane& lane : lanes_) {
+    stats_.read_retries += lane.gpu->read_health().retried_reads - lane.health0.retried_reads;
+    stats_.failed_reads += lane.gpu->read_health().failed_reads - lane.health0.failed_reads;
+  }
   if (stats != nullptr) *stats = stats_;
-  return std::move(trace_);
+  std::vector<Trace> out;
+  for (Lane& lane : lanes_) out.push_back(std::move(lane.trace));
+  return out;
 }
 
 void RunLoop::sample(double now, bool with_energy) {
-  Sample s = gpu_.read();
-  s.t_s = now;
-  if (with_energy) {
-    s.energy_J = gpu_.read_energy_J();
-    ++stats_.energy_reads;
+  // Every GPU is stamped with the tick's instant: the reads take microseconds, and one time
+  // for all lets the job's figures be compared window by window.
+  for (Lane& lane : lanes_) {
+    Sample s = lane.gpu->read();
+    s.t_s = now;
+    if (with_energy) {
+      s.energy_J = lane.gpu->read_energy_J();
+      ++stats_.energy_reads;
+    }
+    lane.trace.samples.push_back(s);
+    if (o_.on_sample) o_.on_sample(lane.trace.samples.back());
   }
   now_s_ = now;
-  trace_.samples.push_back(s);
-  if (o_.on_sample) o_.on_sample(trace_.samples.back());
 }
 
 void RunLoop::drain() {
   // The driver's buffer reaches back ~2.4 s: the first drain holds points from before the run.
-  for (const PowerPoint& p : gpu_.drain_power_points())
-    if (p.t_s >= t0_s_) trace_.power_points.push_back(p);
+  for (Lane& lane : lanes_)
+    for (const PowerPoint& p : lane.gpu->drain_power_points())
+      if (p.t_s >= t0_s_) lane.trace.power_points.push_back(p);
 }
 
 void RunLoop::collect_steps() {
   auto steps = workload_.poll_steps();  // empty vectors do not allocate
   for (const Step& s : steps) {
-    trace_.steps.push_back(s);
+    for (Lane& lane : lanes_) lane.trace.steps.push_back(s);
     if (o_.on_step) o_.on_step(s);
   }
 }
@@ -175,6 +202,14 @@ Trace run(Gpu& gpu, Workload& workload, const RunOptions& options, Clock& clock,
   loop.start();
   loop.run_until(nullptr);
   return loop.finish(stats);
+}
+
+std::vector<Trace> run(const std::vector<Gpu*>& gpus, Workload& workload, const RunOptions& options,
+                       Clock& clock, RunStats* stats) {
+  RunLoop loop(gpus, workload, options, clock);
+  loop.start();
+  loop.run_until(nullptr);
+  return loop.finish_all(stats);
 }
 
 }  // namespace regime

@@ -1,6 +1,8 @@
 #pragma once
 // The one run loop: samples a GPU while a workload runs, on a clock (simulated for sim: devices,
-// else the wall clock), and builds the Trace. It never changes a power limit by itself. It is
+// else the wall clock), and builds the Trace. A job on several GPUs (data parallel) is one
+// workload sampled on each of its GPUs at the same instants: one Trace per GPU, each carrying the
+// job's shared steps. It never changes a power limit by itself. It is
 // resumable: a caller that changes the cap between windows (a live sweep) runs it until a window
 // is done, sets the cap through the guard, and runs it on, all on one thread.
 #include <functional>
@@ -55,6 +57,9 @@ class RunLoop {
  public:
   // Error InvalidArgument for a non-positive period. Nothing starts until start().
   RunLoop(Gpu& gpu, Workload& workload, RunOptions options, Clock& clock);
+  // Several GPUs on one clock (Error InvalidArgument when empty): samples every GPU on each tick;
+  // on_sample is called once per GPU, on_step once per step.
+  RunLoop(std::vector<Gpu*> gpus, Workload& workload, RunOptions options, Clock& clock);
   ~RunLoop();
   RunLoop(const RunLoop&) = delete;
   RunLoop& operator=(const RunLoop&) = delete;
@@ -66,8 +71,12 @@ class RunLoop {
   RunEnd run_until(const UntilFn& until);
   // Stops a workload still running, closes the trace with an energy reading and returns it.
   Trace finish(RunStats* stats = nullptr);
+  // The same for every GPU, in the order given: one Trace each.
+  std::vector<Trace> finish_all(RunStats* stats = nullptr);
 
-  const Trace& trace() const { return trace_; }
+  const Trace& trace() const { return lanes_.front().trace; }  // the first GPU's
+  const Trace& trace(size_t gpu) const { return lanes_.at(gpu).trace; }
+  size_t gpu_count() const { return lanes_.size(); }
   double now_s() const { return now_s_; }  // the time of the latest sample
 
  private:
@@ -86,12 +95,16 @@ class RunLoop {
   void drain();
   void collect_steps();
 
-  Gpu& gpu_;
-  ReadHealth health0_;
+  // One sampled GPU and what it recorded.
+  struct Lane {
+    Gpu* gpu = nullptr;
+    ReadHealth health0;
+    Trace trace;
+  };
+  std::vector<Lane> lanes_;
   Workload& workload_;
   RunOptions o_;
   Clock& clock_;
-  Trace trace_;
   RunStats stats_;
   double t0_s_ = 0;
   double now_s_ = 0;
@@ -110,5 +123,8 @@ class RunLoop {
 // running then is stopped. Steps come from the workload.
 Trace run(Gpu& gpu, Workload& workload, const RunOptions& options, Clock& clock,
           RunStats* stats = nullptr);
+// One workload on several GPUs: one Trace per GPU, in the order given.
+std::vector<Trace> run(const std::vector<Gpu*>& gpus, Workload& workload, const RunOptions& options,
+                       Clock& clock, RunStats* stats = nullptr);
 
 }  // namespace regime

@@ -45,6 +45,44 @@ TEST(RunLoop, SamplesEvery10msOnTheSimulatedClockAndReadsEnergyOnceASecond) {
   EXPECT_TRUE(gpu.limit_changes.empty());  // a run never changes a limit by itself
 }
 
+TEST(RunLoop, SamplesEveryGpuOfOneJobAtTheSameInstantsWithTheSharedSteps) {
+  FakeClock clock;
+  TestGpu a(clock, 600);
+  TestGpu b(clock, 450);
+  TestWorkload work(clock, 0.5, 0);
+  RunOptions o;
+  o.duration_s = 4;
+  o.energy_period_s = 1;
+  int sample_calls = 0;
+  int step_calls = 0;
+  o.on_sample = [&](const Sample&) { ++sample_calls; };
+  o.on_step = [&](const Step&) { ++step_calls; };
+  RunStats stats;
+  std::vector<Trace> t = run({&a, &b}, work, o, clock, &stats);
+  ASSERT_EQ(t.size(), 2u);
+  ASSERT_EQ(t[0].samples.size(), 401u);
+  ASSERT_EQ(t[1].samples.size(), 401u);
+  for (size_t i = 0; i < t[0].samples.size(); ++i)
+    ASSERT_DOUBLE_EQ(t[0].samples[i].t_s, t[1].samples[i].t_s) << i;
+  EXPECT_DOUBLE_EQ(*t[0].samples[7].power_W, 600);
+  EXPECT_DOUBLE_EQ(*t[1].samples[7].power_W, 450);
+  // Each GPU's own counter: 4 s at its own power.
+  EXPECT_NEAR(*t[1].samples.back().energy_J - *t[1].samples.front().energy_J, 1800, 1e-6);
+  EXPECT_EQ(t[0].steps.size(), 8u);
+  EXPECT_EQ(t[1].steps.size(), 8u);
+  EXPECT_EQ(step_calls, 8);
+  EXPECT_EQ(sample_calls, 802);
+  EXPECT_EQ(a.energy_reads, 5);
+  EXPECT_EQ(b.energy_reads, 5);
+  EXPECT_EQ(stats.energy_reads, 10);
+}
+
+TEST(RunLoop, RefusesAnEmptyGpuList) {
+  FakeClock clock;
+  TestWorkload work(clock, 0.5, 0);
+  EXPECT_THROW(RunLoop(std::vector<Gpu*>{}, work, RunOptions{}, clock), Error);
+}
+
 TEST(RunLoop, KeepsOnlyDriverPowerPointsFromTheRunItself) {
   FakeClock clock;
   clock.advance_s(100);

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <thread>
 
+#include "act/guard_set.hpp"
 #include "act/journal.hpp"
 #include "act/power_limit_guard.hpp"
 #include "agent/client.hpp"
 #include "common/error.hpp"
+#include "device/device_list.hpp"
 #include "plan/replay.hpp"
 
 namespace regime::session {
@@ -132,7 +134,64 @@ std::vector<DeviceListing> list_devices() {
 
 std::vector<GpuInfo> show_limits(const std::string& uri) {
   std::vector<GpuInfo> out;
-  for (auto& g : open_devices(uri)) out.push_back(g->info());
+  for (const std::string& one : split_device_list(uri))
+    for (auto& g : open_devices(one)) out.push_back(g->info());
+  return out;
+}
+
+std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool actuate,
+                                    double hold_s,
+                                    const std::function<void(const LimitChange&)>& on_hold) {
+  std::vector<GpuPtr> gpus;
+  for (const std::string& one : split_device_list(uri))
+    for (auto& g : open_devices(one)) {
+      gpus.push_back(agent::route_limit_changes(std::move(g)));
+      if (hold_s < 0 && gpus.back()->changes_through_agent())
+        throw Error(ErrorKind::ActuationRefused,
+                    fmt::format("{} is changed through regimed, which restores a cap when the "
+                                "command that set it ends: add --hold SECONDS, or run as root to "
+                                "leave a cap set",
+                                uri));
+    }
+  std::vector<Gpu*> raw;
+  std::vector<LimitChange> out;
+  for (auto& g : gpus) {
+    raw.push_back(g.get());
+    LimitChange c;
+    c.before = g->info();
+    c.requested_W = watts;
+    c.physical = g->is_physical();
+    out.push_back(c);
+  }
+  // Every GPU or none: a set failing on one restores the others (act/guard_set.hpp).
+  PowerLimitGuardSet guards(raw, ActuationPolicy::from_flags(actuate));
+  std::vector<double> enforced = guards.set_all(watts);
+  for (size_t i = 0; i < out.size(); ++i) out[i].enforced_W = enforced[i];
+  if (hold_s >= 0) {
+    if (on_hold)
+      for (const auto& c : out) on_hold(c);
+    std::this_thread::sleep_for(std::chrono::duration<double>(hold_s));
+    guards.restore();
+    for (size_t i = 0; i < out.size(); ++i) out[i].restored_W = gpus[i]->info().enforced_limit_W;
+  } else {
+    guards.keep();
+    for (auto& c : out) c.kept = true;
+  }
+  return out;
+}
+
+std::vector<LimitRestore> restore_limits(const std::string& uri, bool actuate) {
+  std::vector<LimitRestore> out;
+  for (const std::string& one : split_device_list(uri))
+    for (auto& g : open_devices(one)) {
+      LimitRestore r;
+      r.before = g->info();
+      GpuRestore done = restore_gpu(*g, ActuationPolicy::from_flags(actuate));
+      r.target_W = done.target_W;
+      r.from_journal = done.from_journal;
+      r.enforced_W = done.enforced_W;
+      out.push_back(r);
+    }
   return out;
 }
 

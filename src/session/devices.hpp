@@ -46,4 +46,11 @@ struct LimitRestore {
 // Restores one GPU to its journaled original, or its default when the journal has none.
 LimitRestore restore_limit(const std::string& uri, bool actuate);
 
+// The same for every GPU a device list names (nvml:0,1, nvml:all): one cap set on all of them
+// through a PowerLimitGuardSet, so a set failing on one restores the others.
+std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool actuate,
+                                    double hold_s,
+                                    const std::function<void(const LimitChange&)>& on_hold);
+std::vector<LimitRestore> restore_limits(const std::string& uri, bool actuate);
+
 }  // namespace regime::session

@@ -7,6 +7,7 @@
 #include "analysis/measure.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "session/job_devices.hpp"
 #include "trace/csv.hpp"
 
 namespace regime::session {
@@ -248,6 +249,177 @@ nlohmann::json to_json(const ProbeReport& p) {
   nlohmann::json out = p.report ? regime::to_json(*p.report) : nlohmann::json::object();
   for (auto& [k, v] : p.run.items()) out[k] = v;
   return out;
+}
+
+}  // namespace regime::session
+
+namespace regime::session {
+
+namespace {
+
+// "out.trace.csv" -> "out-gpu1.trace.csv": one trace per GPU beside the name given.
+std::string per_gpu_trace_out(const std::string& given, const GpuInfo& info) {
+  if (given.empty()) return given;
+  const std::string tag = fmt::format("-gpu{}", info.index);
+  const std::string ext = ".trace.csv";
+  if (given.size() > ext.size() && given.compare(given.size() - ext.size(), ext.size(), ext) == 0)
+    return given.substr(0, given.size() - ext.size()) + tag + ext;
+  return given + tag;
+}
+
+}  // namespace
+
+JobProbeReport run_job_probe(const ProbeRequest& r) {
+  validate(r);
+  WorkloadSpec spec = r.workload;
+  spec.step_socket = !r.no_steps;
+  std::vector<Target> targets = open_targets(resolve_job_device(r.device, spec));
+  std::vector<Gpu*> gpus = job_gpus(targets);
+  JobProbeReport out;
+  out.is_command = !spec.command.empty();
+  std::vector<GpuInfo> infos;
+  for (Gpu* g : gpus) infos.push_back(g->info());
+  WorkloadPtr work = targets.front().make_workload(spec);
+  out.usage = job_devices_json(infos, spec);
+  for (const auto& w : out.usage.value("warnings", std::vector<std::string>{}))
+    out.warnings.push_back(w);
+
+  fs::path db_path = r.db.empty() ? RunStore::default_path() : fs::path(r.db);
+  RunStore store(db_path);
+  const size_t n = targets.size();
+  std::vector<TracePaths> paths;
+  out.gpus.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    ProbeRequest ri = r;
+    ri.device = targets[i].uri();
+    ri.trace_out = per_gpu_trace_out(r.trace_out, infos[i]);
+    RunRecord& rec = out.gpus[i].record;
+    rec = new_record(ri, infos[i], targets[i].wall().unix_now_s());
+    rec.options["job_devices"] = r.device;
+    rec.id = store.insert(rec);
+    paths.push_back(trace_paths(ri, rec.id));
+    rec.trace_path = fs::absolute(paths[i].trace).string();
+    rec.steps_path = fs::absolute(paths[i].steps).string();
+    out.gpus[i].is_command = out.is_command;
+  }
+  auto fail_all = [&](const std::string& why) {
+    for (auto& g : out.gpus) {
+      g.record.status = "failed";
+      g.record.exit_status = work->exit_status();
+      g.record.report = {{"error", why}};
+      store.update(g.record);
+    }
+  };
+
+  RunStats stats;
+  std::vector<Trace> traces;
+  try {
+    std::vector<std::unique_ptr<TraceCsvWriter>> writers;
+    std::vector<std::unique_ptr<StepsCsvWriter>> step_writers;
+    for (size_t i = 0; i < n; ++i) {
+      store.update(out.gpus[i].record);
+      if (paths[i].trace.has_parent_path()) fs::create_directories(paths[i].trace.parent_path());
+      writers.push_back(std::make_unique<TraceCsvWriter>(paths[i].trace));
+      step_writers.push_back(std::make_unique<StepsCsvWriter>(paths[i].steps));
+    }
+    RunOptions o;
+    o.duration_s = r.seconds;
+    o.sample_period_s = r.sample_ms / 1000.0;
+    o.energy_period_s = r.energy_period_s;
+    // The loop hands over each tick's samples in the order of the GPUs.
+    size_t next_lane = 0;
+    ProbeProgress progress;
+    progress.total_s = r.seconds;
+    std::optional<double> first_t_s;
+    o.on_sample = [&](const Sample& s) {
+      writers[next_lane]->append(s);
+      next_lane = (next_lane + 1) % n;
+      if (!r.on_progress || next_lane != 0) return;
+      if (!first_t_s) first_t_s = s.t_s;
+      progress.elapsed_s = s.t_s - *first_t_s;
+      progress.power_W = s.power_W ? s.power_W : s.power_avg_W;
+      progress.temp_C = s.temp_C;
+      r.on_progress(progress);
+    };
+    o.on_step = [&](const Step& s) {
+      for (auto& w : step_writers) w->append(s);
+      ++progress.steps;
+    };
+    traces = run(gpus, *work, o, targets.front().clock(), &stats);
+    for (size_t i = 0; i < n; ++i) {
+      writers[i]->close();
+      step_writers[i]->close();
+      if (!traces[i].power_points.empty()) write_power_csv(paths[i].power, traces[i].power_points);
+    }
+  } catch (const std::exception& e) {
+    fail_all(e.what());
+    throw;
+  }
+  const bool stopped_at_limit = stats.ended_by == RunEnd::Duration;
+  const std::optional<int> exit_status = work->exit_status();
+  if (work->malformed_markers() > 0)
+    out.warnings.push_back(fmt::format("ignored {} malformed step marker(s); last: {}",
+                                       work->malformed_markers(), work->last_marker_error()));
+  std::vector<Measurement> measured;
+  std::vector<Regime> regimes;
+  for (size_t i = 0; i < n; ++i) {
+    ProbeReport& g = out.gpus[i];
+    RunRecord& rec = g.record;
+    rec.exit_status = exit_status;
+    g.run = run_json(rec, db_path, traces[i], stats, false, stopped_at_limit);
+    try {
+      const Measurement m = measure(traces[i], measure_options(r));
+      if (const std::string why = too_short_to_classify(m); !why.empty())
+        throw Error(ErrorKind::InvalidArgument, "no regime: " + why);
+      RegimeReport report = classify(m, infos[i]);
+      add_warnings(r, out.is_command, traces[i], report, g.warnings);
+      g.report = report;
+      nlohmann::json j = to_json(g);
+      rec.status = "done";
+      rec.regime = to_string(report.regime);
+      rec.confidence = report.confidence;
+      rec.measurement = j["measurement"];
+      rec.report = j;
+      store.update(rec);
+      measured.push_back(m);
+      regimes.push_back(report.regime);
+    } catch (const Error& e) {
+      g.failure = fmt::format("run {} on {}: cannot measure it: {}", rec.id, rec.device, e.what());
+      rec.status = "failed";
+      rec.report = {{"error", g.failure}, {"run", g.run}};
+      store.update(rec);
+    }
+  }
+  for (const auto& g : out.gpus)
+    for (const auto& w : g.warnings)
+      if (std::find(out.warnings.begin(), out.warnings.end(), w) == out.warnings.end())
+        out.warnings.push_back(w);
+  if (measured.size() == n) {
+    out.job = combine_data_parallel(measured);
+    out.job_regime = job_regime(regimes);
+    out.spread = gpu_spread(measured);
+    out.exit_status = !exit_status || stopped_at_limit ? 0 : *exit_status;
+  } else {
+    out.exit_status = exit_status && *exit_status != 0 && !stopped_at_limit ? *exit_status : 1;
+  }
+  return out;
+}
+
+nlohmann::json to_json(const JobProbeReport& p) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : p.gpus) {
+    nlohmann::json j = to_json(g);
+    if (!g.failure.empty()) j["failure"] = g.failure;
+    gpus.push_back(j);
+  }
+  nlohmann::json job = nullptr;
+  if (p.job) {
+    job = {{"gpus", p.gpus.size()},
+           {"regime", to_string(*p.job_regime)},
+           {"measurement", regime::to_json(*p.job)},
+           {"spread", regime::to_json(*p.spread)}};
+  }
+  return {{"job", job}, {"gpus", gpus}, {"usage", p.usage}, {"warnings", p.warnings}};
 }
 
 }  // namespace regime::session

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/classify.hpp"
+#include "analysis/data_parallel.hpp"
 #include "run/run_loop.hpp"
 #include "session/target.hpp"
 #include "store/run_store.hpp"
@@ -56,5 +57,22 @@ ProbeReport run_probe(const ProbeRequest& request);
 
 // The report's JSON: the RegimeReport's with the run's fields added.
 nlohmann::json to_json(const ProbeReport& report);
+
+// One job on several GPUs (`--device nvml:0,1`, `nvml:all`): one process, one sampler per GPU,
+// a trace and a run record per GPU, and the job's figures (analysis/data_parallel.hpp).
+struct JobProbeReport {
+  std::vector<ProbeReport> gpus;      // in the order of --device; each with its own record
+  std::optional<Measurement> job;     // energy summed over GPUs, the shared step time
+  std::optional<Regime> job_regime;   // the most constrained GPU's
+  std::optional<GpuSpread> spread;    // how far the GPUs differ
+  nlohmann::json usage;               // which GPUs the job uses, against --device (job_devices)
+  std::vector<std::string> warnings;  // the run's, and any mismatch of --device with the job
+  bool is_command = false;
+  int exit_status = 0;
+};
+
+// Error InvalidArgument for bad options or simulated devices (each is a machine of its own).
+JobProbeReport run_job_probe(const ProbeRequest& request);
+nlohmann::json to_json(const JobProbeReport& report);
 
 }  // namespace regime::session

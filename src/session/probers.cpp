@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "analysis/data_parallel.hpp"
 #include "analysis/measure.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
@@ -23,6 +24,13 @@ class ProbeWindow {
 
   // Called on every tick with the trace so far; a result once the window is done.
   std::optional<plan::ProbeResult> update(const Trace& trace, double now_s) {
+    return update(std::vector<const Trace*>{&trace}, now_s);
+  }
+
+  // A job on several GPUs: one trace each, the steps shared. Settled when every GPU is; the
+  // window is measured on each GPU and the job's figures combined (analysis/data_parallel.hpp).
+  std::optional<plan::ProbeResult> update(const std::vector<const Trace*>& traces, double now_s) {
+    const Trace& trace = *traces.front();
     if (!settled_) {
       if (now_s < set_at_s_ + b_.settle_s) return std::nullopt;
       // The slopes are judged once per check period, not on every 10 ms tick.
@@ -30,10 +38,16 @@ class ProbeWindow {
       next_settle_check_s_ = now_s + b_.check_period_s;
       // Temperature and power flat over the last settle_window_s (never reaching back before
       // the change), or the time limit.
-      const int gpu = trace.samples.empty() ? 0 : trace.samples.front().gpu;
       const double from_s = std::max(set_at_s_, now_s - b_.settle_window_s);
-      const TrailingSlopes sl = trailing_slopes(trace, from_s, now_s, gpu);
-      const bool flat = slopes_flat(sl, b_.temp_slope_C_per_min, b_.power_slope_rel_per_min);
+      TrailingSlopes sl;
+      bool flat = true;
+      for (const Trace* t : traces) {
+        const int gpu = t->samples.empty() ? 0 : t->samples.front().gpu;
+        TrailingSlopes one = trailing_slopes(*t, from_s, now_s, gpu);
+        const bool one_flat = slopes_flat(one, b_.temp_slope_C_per_min, b_.power_slope_rel_per_min);
+        if (t == traces.front() || (flat && !one_flat)) sl = one;
+        flat = flat && one_flat;
+      }
       const bool out_of_time = now_s >= set_at_s_ + b_.max_settle_s;
       if (!flat && !out_of_time) return std::nullopt;
       settled_ = true;
@@ -71,7 +85,9 @@ class ProbeWindow {
     opts.use_steps = !trace.steps.empty();
     Measurement m;
     try {
-      m = measure_window(trace, start_s_, now_s, opts);
+      per_gpu_.clear();
+      for (const Trace* t : traces) per_gpu_.push_back(measure_window(*t, start_s_, now_s, opts));
+      m = combine_data_parallel(per_gpu_);
     } catch (const Error&) {
       if (out_of_time) throw;
       return std::nullopt;  // too little in the window yet
@@ -85,7 +101,11 @@ class ProbeWindow {
     return std::nullopt;
   }
 
+  // Each GPU's figures over the window of the last result.
+  const std::vector<Measurement>& per_gpu() const { return per_gpu_; }
+
  private:
+  std::vector<Measurement> per_gpu_;
   double cap_W_;
   double set_at_s_;
   ProbeBudget b_;
@@ -185,6 +205,34 @@ plan::ProbeResult RestartProber::probe(double cap_W) {
         status);
   }
   check_steps(*result, budget_, w->name());
+  return *result;
+}
+
+JobLiveProber::JobLiveProber(RunLoop& loop, Workload& workload, PowerLimitGuardSet& guards,
+                             ProbeBudget budget)
+    : loop_(loop), workload_(workload), guards_(guards), budget_(budget) {}
+
+plan::ProbeResult JobLiveProber::probe(double cap_W) {
+  guards_.set_all(cap_W);
+  ProbeWindow window(cap_W, loop_.now_s(), budget_);
+  std::vector<const Trace*> traces;
+  for (size_t i = 0; i < loop_.gpu_count(); ++i) traces.push_back(&loop_.trace(i));
+  std::optional<plan::ProbeResult> result;
+  loop_.run_until([&](const Trace&, double now_s) {
+    if (workload_.interrupted_by() != 0) return true;
+    result = window.update(traces, now_s);
+    return result.has_value();
+  });
+  if (int sig = workload_.interrupted_by(); sig != 0) throw interrupted(sig, workload_);
+  if (!result) {
+    auto status = workload_.exit_status();
+    throw WorkloadFailed(
+        fmt::format("the workload '{}' ended{} before the sweep finished", workload_.name(),
+                    status ? fmt::format(" with exit status {}", *status) : std::string()),
+        status);
+  }
+  check_steps(*result, budget_, workload_.name());
+  per_gpu_.emplace(cap_W, window.per_gpu());  // the first at a cap: the table's row
   return *result;
 }
 

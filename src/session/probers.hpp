@@ -10,7 +10,10 @@
 // budget ends (`max_steps` steps or `max_probe_s` seconds of measuring). A card that never settles
 // within `max_settle_s` is measured anyway, and the probe says so (ProbeResult::note).
 #include <functional>
+#include <map>
+#include <vector>
 
+#include "act/guard_set.hpp"
 #include "act/power_limit_guard.hpp"
 #include "common/clock.hpp"
 #include "plan/probe.hpp"
@@ -70,6 +73,24 @@ class RestartProber : public plan::Prober {
   std::function<WorkloadPtr()> make_workload_;
   PowerLimitGuard& guard_;
   ProbeBudget budget_;
+};
+
+// live, one job on several GPUs (data parallel): one cap set on every GPU through the guard set,
+// each GPU measured over the same window, and the job's figures (energy summed, the shared step
+// time) given to the search. Each GPU's own figures are kept per cap.
+class JobLiveProber : public plan::Prober {
+ public:
+  JobLiveProber(RunLoop& loop, Workload& workload, PowerLimitGuardSet& guards, ProbeBudget budget);
+  plan::ProbeResult probe(double cap_W) override;
+  // cap -> each GPU's Measurement at that cap (the first probe of the cap, as in the results).
+  const std::map<double, std::vector<Measurement>>& per_gpu() const { return per_gpu_; }
+
+ private:
+  RunLoop& loop_;
+  Workload& workload_;
+  PowerLimitGuardSet& guards_;
+  ProbeBudget budget_;
+  std::map<double, std::vector<Measurement>> per_gpu_;
 };
 
 }  // namespace regime::session

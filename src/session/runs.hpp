@@ -2,6 +2,7 @@
 // `regime runs`: what the run database holds (probes, and sweeps with the studies' sweeps), and
 // a kept sweep decided again under another objective, without running it again.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -31,9 +32,11 @@ RunsListing list_runs(const std::string& db, size_t limit);
 std::variant<RunRecord, SweepRecord> show_run(const std::string& db, const RunRef& ref);
 
 // The kept sweep's measurements decided under `objective` (the rule of `regime recommend`).
+// The decision made again is kept in the decisions table (source "recommend").
 struct Redecision {
   SweepRecord sweep;
   plan::Recommendation recommendation;
+  std::optional<int64_t> decision_id;
 };
 Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Objective& objective);
 

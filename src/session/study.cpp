@@ -2,22 +2,70 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <ctime>
 #include <filesystem>
 
 #include "analysis/measure.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/version.hpp"
+#include "device/device_list.hpp"
+#include "device/uri.hpp"
 #include "plan/render.hpp"
 #include "run/run_loop.hpp"
+#include "store/run_store.hpp"
 #include "trace/csv.hpp"
 #include "twin/spec.hpp"
+#include "twin/uncertainty.hpp"
 
 namespace regime::session {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// "sim:t4,ambient_C=35" -> "sim_t4_ambient_C_35": one output folder per device of a list.
+std::string device_dir_name(const std::string& device) {
+  std::string out;
+  for (char c : device) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+std::string utc_now_iso() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The study in the run database, beside its sweep (if one ran) and the sweep's decision.
+void keep_study(StudyReport& rep, const StudyRequest& r) {
+  StudyRecord rec;
+  rec.started_at_utc = utc_now_iso();
+  rec.device = rep.device;
+  rec.gpu_name = rep.info.name;
+  rec.gpu_uuid = rep.info.uuid;
+  rec.workload = rep.workload;
+  rec.regime = to_string(rep.regime.regime);
+  if (rep.sweep) {
+    rec.sweep_id = rep.sweep->stored_id;
+    rec.decision = plan::to_json(rep.sweep->outcome.decision);
+  }
+  rec.report = to_json(rep, r.settings);
+  rec.provenance.driver_version = rep.info.driver_version;
+  rec.provenance.options = settings_json(r.settings, "plan");
+  rec.provenance.options["probe_seconds"] = r.probe_seconds;
+  rec.provenance.options["max_probe_seconds"] = r.max_probe_seconds;
+  rec.provenance.options["actuate"] = r.actuate;
+  RunStore store(r.settings.db.empty() ? RunStore::default_path() : fs::path(r.settings.db));
+  rep.study_id = store.insert_study(rec);
+}
 
 void validate(const StudyRequest& r) {
   session::validate(r.workload, "regime study --device nvml:0 -- python3 train.py");
@@ -208,14 +256,100 @@ StudyReport run_study(const StudyRequest& r) {
   }
   if (rep.skipped.empty()) {
     rep.sweep = sweep_target(target, r.workload, rep.plan.caps, r.settings, policy);
-    keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db);
+    keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db,
+               settings_json(r.settings, "plan"));
   }
   study_control(r, target, rep, policy);
   if (!r.out_dir.empty())
     write_file_atomic(fs::path(r.out_dir) / "study.json", to_json(rep, r.settings).dump(2) + "\n");
+  keep_study(rep, r);
   return rep;
 }
 
+std::vector<StudyReport> run_studies(const StudyRequest& r) {
+  std::vector<StudyReport> out;
+  for (const std::string& device : split_device_list(r.device)) {
+    StudyRequest one = r;
+    one.device = device;
+    if (!r.out_dir.empty()) one.out_dir = (fs::path(r.out_dir) / device_dir_name(device)).string();
+    out.push_back(run_study(one));
+  }
+  return out;
+}
+
+StudyRow study_row(const StudyReport& rep) {
+  StudyRow row;
+  row.device = rep.device;
+  row.gpu = rep.info.name;
+  row.regime = to_string(rep.regime.regime);
+  row.default_limit_W = rep.info.default_limit_W;
+  row.controller_may_help = rep.plan.controller_may_help;
+  std::optional<double> decided_W;
+  if (rep.sweep) {
+    const auto probes = plan::by_cap_desc(rep.sweep->outcome.probes);
+    double default_J = 0;
+    for (const auto& p : probes)
+      if (std::abs(p.cap_W - rep.info.default_limit_W) < 0.05)
+        default_J = p.measurement.energy_per_step_J;
+    for (const auto& p : probes)
+      if (default_J > 0)
+        row.energy_vs_default_pct.push_back(
+            {p.cap_W, 100 * (p.measurement.energy_per_step_J / default_J - 1)});
+    const plan::Decision& d = rep.sweep->outcome.decision;
+    row.decision = d.keep_default ? "keep default" : fmt::format("{:g} W", d.cap_W);
+    decided_W = d.keep_default ? rep.info.default_limit_W : d.cap_W;
+  } else {
+    row.decision = "no sweep";
+  }
+  if (rep.control.run && rep.control.run->evaluation) {
+    const Evaluation& e = *rep.control.run->evaluation;
+    row.controller_effect_pct = e.energy_change_pct;
+    row.controller_effect_ci_pct = e.energy_change_ci_pct;
+    row.controller_verdict = to_string(e.verdict);
+  } else {
+    // Kept out by the regime gate, or skipped (read-only, no --actuate, --apply).
+    row.controller_verdict = rep.control.skipped.empty() ? "gated out" : "skipped";
+  }
+  const DeviceUri uri = parse_device_uri(rep.device);
+  if (uri.scheme != "sim") {
+    row.basis = "measured";
+  } else {
+    const twin::GpuSpec spec = twin::load_gpu_spec(uri.target);
+    const twin::Uncertainty u =
+        twin::spec_uncertainty(spec, decided_W.value_or(rep.info.default_limit_W));
+    row.basis = u.calibrated && !u.extrapolated ? "calibrated" : "predicted";
+  }
+  return row;
+}
+
+std::string format_study_table(const std::vector<StudyRow>& rows) {
+  size_t caps_width = 36;
+  for (const StudyRow& r : rows) {
+    size_t w = 0;
+    for (const auto& [cap, pct] : r.energy_vs_default_pct)
+      w += fmt::format(", {:g}: {:+.1f}", cap, pct).size();
+    caps_width = std::max(caps_width, w);
+  }
+  std::string out = fmt::format("{:<10} {:<14} {:<10} {:>9}  {:<{}} {:<13} {:<11} {}\n", "device",
+                                "gpu", "regime", "default W", "energy/step vs default (W: dE %)",
+                                caps_width, "decision", "basis", "controller (effect)");
+  for (const StudyRow& r : rows) {
+    std::string caps;
+    for (const auto& [cap, pct] : r.energy_vs_default_pct)
+      caps += fmt::format("{}{:g}: {:+.1f}", caps.empty() ? "" : ", ", cap, pct);
+    if (caps.empty()) caps = "-";
+    std::string controller = r.controller_may_help ? "may help" : "cannot help";
+    controller += r.controller_effect_pct
+                      ? fmt::format(": dE {:+.1f}% [{:+.1f}, {:+.1f}], {}",
+                                    *r.controller_effect_pct, r.controller_effect_ci_pct.first,
+                                    r.controller_effect_ci_pct.second, r.controller_verdict)
+                      : fmt::format(" ({})", r.controller_verdict);
+    out +=
+        fmt::format("{:<10} {:<14} {:<10} {:>9g}  {:<{}} {:<13} {:<11} {}\n", r.device, r.gpu,
+                    r.regime, r.default_limit_W, caps, caps_width, r.decision, r.basis, controller);
+  }
+  return out;
+}
 namespace {
 
 nlohmann::json control_json(const StudyControl& c) {

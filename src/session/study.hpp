@@ -59,7 +59,34 @@ struct StudyReport {
   double end_temp_slope_C_per_min = 0;
   Trace probe_trace;  // of the probe at the current limit (for the report page)
   StudyControl control;
+  std::optional<int64_t> study_id;  // "study:ID" in the run database
 };
+
+// One row of the study of several GPUs (`regime study --device sim:t4,sim:gv100,sim:l4`).
+struct StudyRow {
+  std::string device;
+  std::string gpu;
+  std::string regime;
+  double default_limit_W = 0;
+  // Energy per step at each measured cap against the default, highest cap first: {cap_W, dE %}.
+  std::vector<std::pair<double, double>> energy_vs_default_pct;
+  std::string decision;  // "keep default" or "64 W"
+  // "measured" on a real GPU; on a simulated one "calibrated" when the decided cap lies within
+  // the caps its twin was calibrated at (docs/twin.md), else "predicted".
+  std::string basis;
+  bool controller_may_help = false;  // what the regime says of a thermal controller
+  // The gated controller's evaluated effect on energy per step (StudyControl), when it ran:
+  // the change in % with its 95% interval and the verdict; empty when it stayed out.
+  std::optional<double> controller_effect_pct;
+  Interval controller_effect_ci_pct{0, 0};
+  std::string controller_verdict;  // the verdict, or why it did not run
+};
+StudyRow study_row(const StudyReport& report);
+std::string format_study_table(const std::vector<StudyRow>& rows);
+
+// Every device of the list studied in turn (each simulated GPU is a machine of its own), each
+// kept in the run database.
+std::vector<StudyReport> run_studies(const StudyRequest& request);
 
 // Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done
 // (any limit already restored), and the typed errors of the layers below.

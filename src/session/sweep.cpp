@@ -1,19 +1,24 @@
 #include "session/sweep.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <ctime>
+#include <fstream>
 
 #include "analysis/classify.hpp"
+#include "analysis/data_parallel.hpp"
 #include "analysis/sweep_rows.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "device/device_list.hpp"
 #include "device/uri.hpp"
 #include "plan/cap_grid.hpp"
 #include "plan/recommend.hpp"
 #include "plan/render.hpp"
 #include "plan/replay.hpp"
 #include "plan/twin_curve.hpp"
+#include "session/job_devices.hpp"
 #include "store/run_store.hpp"
 #include "trace/sweep_table.hpp"
 
@@ -162,15 +167,155 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
   return rep;
 }
 
-SweepReport run_sweep(const SweepRequest& r) {
-  if (parse_device_uri(r.device).scheme == "replay") return sweep_replay(r);
+std::string SweepReport::gpu_label() const {
+  return job_devices.size() > 1 ? fmt::format("{}x {}", job_devices.size(), info.name) : info.name;
+}
+
+SweepReport sweep_job(std::vector<Target>& targets, const WorkloadSpec& workload,
+                      const std::vector<double>& caps, const SweepSettings& s,
+                      const ActuationPolicy& policy) {
+  std::vector<Gpu*> gpus = job_gpus(targets);
+  if (s.mode != "live")
+    throw Error(ErrorKind::InvalidArgument,
+                "a job on several GPUs is swept live only (--mode live): a restart per cap would "
+                "start every rank again");
+  std::vector<GpuInfo> infos;
+  for (Gpu* g : gpus) infos.push_back(g->info());
+  for (const GpuInfo& g : infos)
+    if (g.name != infos[0].name || g.default_limit_W != infos[0].default_limit_W ||
+        g.min_limit_W != infos[0].min_limit_W || g.max_limit_W != infos[0].max_limit_W)
+      throw Error(
+          ErrorKind::InvalidArgument,
+          fmt::format("one cap for a job needs GPUs of one model and range: {} is {} "
+                      "({:g}-{:g} W), {} is {} ({:g}-{:g} W); sweep each GPU alone",
+                      infos[0].device, infos[0].name, infos[0].min_limit_W, infos[0].max_limit_W,
+                      g.device, g.name, g.min_limit_W, g.max_limit_W));
+  SweepReport rep;
+  for (const Target& t : targets) rep.job_devices.push_back(t.uri());
+  rep.device = fmt::format("{}", fmt::join(rep.job_devices, ","));
+  rep.workload = workload.display_name();
+  rep.info = infos[0];
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    check_actuation(policy, infos[i], gpus[i]->is_physical(), infos[i].default_limit_W);
+    if (s.apply && gpus[i]->is_physical() && !policy.actuate)
+      throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
+  }
+  plan::SearchOptions opt = search_options(rep.info, s, caps, false);
+  // P_max of the job (zeus): every GPU may draw its highest limit.
+  opt.decision.max_power_W = rep.info.max_limit_W * static_cast<double>(gpus.size());
+  opt.remeasure_default = true;
+  rep.strategy = opt.strategy;
+  rep.objective = opt.decision.objective;
+
+  PowerLimitGuardSet guards(gpus, policy);
+  WorkloadPtr w = targets.front().make_workload(workload);
+  RunOptions ro;
+  ro.duration_s = 0;
+  RunLoop loop(gpus, *w, ro, targets.front().clock());
+  JobLiveProber prober(loop, *w, guards, s.budget);
+  // The default's regime: each GPU classified on its own figures, the most constrained one the
+  // job's (analysis/data_parallel.hpp).
+  opt.classify = [&prober, &infos](const Measurement&) -> std::optional<Regime> {
+    const auto& by_cap = prober.per_gpu();
+    if (by_cap.empty()) return std::nullopt;
+    const auto& at = by_cap.rbegin()->second;  // the default: the highest cap
+    std::vector<Regime> regimes;
+    for (size_t i = 0; i < at.size(); ++i) regimes.push_back(classify(at[i], infos[i]).regime);
+    return job_regime(regimes);
+  };
+  try {
+    loop.start();
+    rep.outcome = plan::search(prober, opt);
+    loop.finish_all();
+  } catch (const WorkloadFailed& e) {
+    guards.restore();
+    throw WorkloadFailed(std::string(e.what()) + "; every GPU's original power limit was restored",
+                         e.exit_status);
+  }
+  const plan::Decision& d = rep.outcome.decision;
+  const double original_W = guards.original_limit_W().value_or(rep.info.enforced_limit_W);
+  if (s.apply && !d.keep_default) {
+    guards.set_all(d.cap_W);
+    guards.keep();
+    rep.after = fmt::format(
+        "applied: {:g} W left set on {} GPUs; the originals ({:g} W) are in the journal under "
+        "{}: `regime restore` brings them back",
+        d.cap_W, gpus.size(), original_W, state_dir().string());
+  } else {
+    guards.restore();
+    rep.after =
+        fmt::format("restored the original limit {:g} W on {} GPUs", original_W, gpus.size());
+    if (!d.keep_default && !s.apply) rep.after += " (--apply would leave the chosen cap set)";
+  }
+  rep.per_gpu = nlohmann::json::array();
+  for (const auto& [cap, ms] : prober.per_gpu()) {
+    GpuSpread sp = gpu_spread(ms);
+    nlohmann::json g = nlohmann::json::array();
+    for (size_t i = 0; i < ms.size(); ++i)
+      g.push_back({{"device", rep.job_devices[i]},
+                   {"energy_per_step_J", ms[i].energy_per_step_J},
+                   {"avg_power_W", ms[i].avg_power_W},
+                   {"time_per_step_s", ms[i].time_per_step_s}});
+    rep.per_gpu.push_back({{"cap_W", cap},
+                           {"gpus", g},
+                           {"energy_spread_pct", 100 * sp.energy_rel},
+                           {"power_spread_W", sp.power_W}});
+  }
+  for (const auto& p : rep.outcome.probes)
+    if (p.measurement.per_second) rep.unit = "second";
+  return rep;
+}
+
+namespace {
+SweepReport sweep_devices(const SweepRequest& r) {
+  if (parse_device_uri(split_device_list(r.device).front()).scheme == "replay")
+    return sweep_replay(r);
   validate(r.workload, "regime sweep --device nvml:0 --actuate -- python3 train.py");
+  if (runs_as_job(r.device)) {
+    std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
+    GpuInfo info = targets.front().gpu().info();
+    SweepReport rep = sweep_job(targets, r.workload, plan::parse_caps(r.caps, info), r.settings,
+                                ActuationPolicy::from_flags(r.actuate));
+    keep_sweep(rep, "sweep", to_json(rep), r.settings.db, settings_json(r.settings, r.caps));
+    return rep;
+  }
   Target target = open_target(r.device);
   GpuInfo info = target.gpu().info();
   SweepReport rep = sweep_target(target, r.workload, plan::parse_caps(r.caps, info), r.settings,
                                  ActuationPolicy::from_flags(r.actuate));
-  keep_sweep(rep, "sweep", to_json(rep), r.settings.db);
+  keep_sweep(rep, "sweep", to_json(rep), r.settings.db, settings_json(r.settings, r.caps));
   return rep;
+}
+}  // namespace
+
+SweepReport run_sweep(const SweepRequest& r) {
+  if (!r.table_out.empty() &&
+      parse_device_uri(split_device_list(r.device).front()).scheme == "replay")
+    throw Error(ErrorKind::InvalidArgument,
+                "--table-out: a replay device reads a sweep table already; there is none to write");
+  SweepReport rep = sweep_devices(r);
+  if (!r.table_out.empty()) {
+    std::ofstream out(r.table_out, std::ios::trunc);
+    out << sweep_table_csv(rep);
+    if (!out.flush())
+      throw Error(ErrorKind::Io, "--table-out " + r.table_out + ": cannot write the sweep table");
+  }
+  return rep;
+}
+
+std::string per_gpu_text(const SweepReport& r) {
+  std::string out;
+  if (!r.per_gpu.is_array()) return out;
+  for (auto it = r.per_gpu.rbegin(); it != r.per_gpu.rend(); ++it) {
+    out += fmt::format("  {:6.1f} W:", (*it)["cap_W"].get<double>());
+    for (const auto& g : (*it)["gpus"])
+      out += fmt::format("  {} {:.2f} J {:.1f} W", g["device"].get<std::string>(),
+                         g["energy_per_step_J"].get<double>(), g["avg_power_W"].get<double>());
+    out += fmt::format("  (spread: energy {:.1f}%, power {:.1f} W)\n",
+                       (*it)["energy_spread_pct"].get<double>(),
+                       (*it)["power_spread_W"].get<double>());
+  }
+  return out;
 }
 
 nlohmann::json to_json(const SweepReport& r) {
@@ -192,30 +337,69 @@ nlohmann::json to_json(const SweepReport& r) {
     j["prior"] = {{"predictor", r.prior},
                   {"draw_W", r.prior_draw_W ? nlohmann::json(*r.prior_draw_W) : nlohmann::json()}};
   if (r.stored_id) j["stored_as"] = "sweep:" + std::to_string(*r.stored_id);
+  if (!r.job_devices.empty()) {
+    j["job_devices"] = r.job_devices;
+    j["per_gpu"] = r.per_gpu;
+  }
   return j;
 }
 
-int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json& json,
-                   const std::string& db) {
+std::string sweep_table_csv(const SweepReport& r) {
   std::vector<SweepRow> rows;
   for (const auto& p : plan::by_cap_desc(r.outcome.probes))
-    rows.push_back(to_sweep_row(r.workload, r.info.name, p.cap_W, p.measurement, r.unit));
+    rows.push_back(to_sweep_row(r.workload, r.gpu_label(), p.cap_W, p.measurement, r.unit));
+  return format_sweep_table(rows);
+}
+
+nlohmann::json settings_json(const SweepSettings& s, const std::string& caps) {
+  return {{"caps", caps},
+          {"strategy", s.strategy},
+          {"objective", s.objective},
+          {"mode", s.mode},
+          {"apply", s.apply},
+          {"force", s.force},
+          {"settle_s", s.budget.settle_s},
+          {"max_settle_s", s.budget.max_settle_s},
+          {"warmup_steps", s.budget.warmup_steps},
+          {"target_rel_ci", s.budget.target_rel_ci},
+          {"min_steps", s.budget.min_steps},
+          {"max_steps", s.budget.max_steps},
+          {"max_probe_s", s.budget.max_probe_s},
+          {"per_second", s.budget.accept_per_second}};
+}
+
+int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json& json,
+                   const std::string& db, const nlohmann::json& options) {
   SweepRecord rec;
+  rec.provenance.driver_version = r.info.driver_version;
+  rec.provenance.options = options;
   rec.started_at_utc = utc_now_iso();
   rec.kind = kind;
   rec.device = r.device;
-  rec.gpu_name = r.info.name;
+  rec.gpu_name = r.gpu_label();
   rec.gpu_uuid = r.info.uuid;
   rec.workload = r.workload;
   rec.strategy = plan::to_string(r.strategy);
   rec.objective = r.objective.text();
   rec.default_limit_W = r.info.default_limit_W;
   rec.max_limit_W = r.info.max_limit_W;
-  rec.table_csv = format_sweep_table(rows);
+  rec.table_csv = sweep_table_csv(r);
   rec.decision = plan::to_json(r.outcome.decision);
   rec.report = json;
   RunStore store(db.empty() ? RunStore::default_path() : std::filesystem::path(db));
   r.stored_id = store.insert_sweep(rec);
+  DecisionRecord d;
+  d.made_at_utc = rec.started_at_utc;
+  d.source = kind;
+  d.sweep_id = r.stored_id;
+  d.device = rec.device;
+  d.gpu_name = rec.gpu_name;
+  d.workload = rec.workload;
+  d.objective = rec.objective;
+  if (!r.outcome.decision.keep_default) d.cap_W = r.outcome.decision.cap_W;
+  d.decision = rec.decision;
+  d.provenance = rec.provenance;
+  store.insert_decision(d);
   r.db = std::filesystem::absolute(store.path()).string();
   return *r.stored_id;
 }

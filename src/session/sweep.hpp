@@ -43,6 +43,7 @@ struct SweepRequest {
   std::string caps = "auto";
   bool actuate = false;
   SweepSettings settings;
+  std::string table_out;  // also write the measured sweep table here (`recommend --sweep` reads it)
 };
 
 struct SweepReport {
@@ -58,15 +59,33 @@ struct SweepReport {
   std::string db;                      // where it was kept
   std::string prior;                   // the predictor of --prior, if any
   std::optional<double> prior_draw_W;  // what it predicted (nullopt: it had no answer)
+  // A data-parallel job: every GPU's device, and each probe's per-GPU figures and spread
+  // ({"cap_W", "gpus": [{device, energy_per_step_J, avg_power_W}], "energy_spread_pct", ...}).
+  // `info` is then the first GPU's, and every figure of `outcome` is the job's.
+  std::vector<std::string> job_devices;
+  nlohmann::json per_gpu;
+  // The table's gpu column: the model, prefixed "Nx " for a job of N GPUs.
+  std::string gpu_label() const;
 };
+
+// A job's per-GPU figures, one line per cap: "  250 W: nvml:0 50.1 J 243 W, ... spread 2.1%".
+std::string per_gpu_text(const SweepReport& report);
 
 // The sweep's JSON (`regime sweep --json`, and what the run database keeps).
 nlohmann::json to_json(const SweepReport& report);
 
+// The measured caps as a sweep table (DESIGN.md section 3), highest cap first.
+std::string sweep_table_csv(const SweepReport& report);
+
 // Keeps a device sweep in the run database as a sweep table, so that it can be decided again
 // (`regime recommend --run sweep:ID`). `kind` is "sweep" or "study"; returns the id.
+// The decision goes in the decisions table beside it; `options` (settings_json) is kept with the
+// GPU's driver and this Regime's version.
 int64_t keep_sweep(SweepReport& report, const std::string& kind, const nlohmann::json& json,
-                   const std::string& db);
+                   const std::string& db, const nlohmann::json& options = nlohmann::json::object());
+
+// How a sweep was asked for, as kept in the run database.
+nlohmann::json settings_json(const SweepSettings& s, const std::string& caps);
 
 // The search options of a sweep over `caps` on a GPU described by `info` (one place for all).
 plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
@@ -78,7 +97,13 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
                          const std::vector<double>& caps, const SweepSettings& s,
                          const ActuationPolicy& policy);
 
-// `regime sweep`: opens the device (or the table) and sweeps.
+// One cap for every GPU of one job (GPUs of one model, real ones: Error InvalidArgument
+// otherwise): live only; every GPU is set and restored through a PowerLimitGuardSet.
+SweepReport sweep_job(std::vector<Target>& targets, const WorkloadSpec& workload,
+                      const std::vector<double>& caps, const SweepSettings& s,
+                      const ActuationPolicy& policy);
+
+// `regime sweep`: opens the device (or the table) and sweeps; a device list sweeps one job.
 SweepReport run_sweep(const SweepRequest& request);
 
 }  // namespace regime::session

@@ -5,6 +5,7 @@
 #include "agent/client.hpp"
 #include "common/error.hpp"
 #include "common/shell.hpp"
+#include "device/device_list.hpp"
 #include "device/registry.hpp"
 #include "device/uri.hpp"
 #include "sim/sim_backend.hpp"
@@ -71,6 +72,51 @@ Target open_target(const std::string& uri) {
   }
   t.gpu_ = agent::route_limit_changes(open_device(uri));
   return t;
+}
+
+std::vector<Target> open_targets(const std::string& device_list) {
+  std::vector<Target> out;
+  for (const std::string& uri : split_device_list(device_list)) {
+    DeviceUri parsed = parse_device_uri(uri);
+    if (parsed.scheme == "sim" || parsed.scheme == "replay") {
+      out.push_back(open_target(uri));
+      continue;
+    }
+    for (GpuPtr& gpu : open_devices(uri)) {
+      Target t;
+      t.uri_ = parsed.all() ? gpu->info().device : uri;
+      t.gpu_ = std::move(gpu);
+      out.push_back(std::move(t));
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i)
+    for (size_t j = i + 1; j < out.size(); ++j)
+      if (!out[i].simulated_ && out[i].uri_ == out[j].uri_)
+        throw Error(ErrorKind::InvalidArgument,
+                    fmt::format("--device {}: {} is named twice", device_list, out[i].uri_));
+  return out;
+}
+
+bool names_several(const std::string& device_list) {
+  std::vector<std::string> uris = split_device_list(device_list);
+  if (uris.size() != 1) return true;
+  DeviceUri parsed = parse_device_uri(uris.front());
+  return parsed.scheme == "nvml" && parsed.all() && open_devices(uris.front()).size() > 1;
+}
+
+std::vector<Gpu*> job_gpus(std::vector<Target>& targets) {
+  std::vector<Gpu*> out;
+  for (Target& t : targets) {
+    if (t.simulated())
+      throw Error(ErrorKind::InvalidArgument,
+                  "device " + t.uri() +
+                      " is simulated: each simulated GPU is a machine of its own, so one job "
+                      "cannot run on several (a job on several GPUs needs real ones, e.g. "
+                      "nvml:0,1 or nvml:all); `regime study --device sim:t4,sim:l4` studies each "
+                      "simulated GPU in turn");
+    out.push_back(&t.gpu());
+  }
+  return out;
 }
 
 }  // namespace regime::session

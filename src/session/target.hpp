@@ -48,6 +48,17 @@ class Target {
 
   friend Target open_target(const std::string& uri);
 
+  // Every GPU a --device list names (device/device_list.hpp), in its order: nvml:all gives one
+  // Target per GPU (nvml:0, nvml:1, ...). A single device gives one Target.
+  std::vector<Target> open_targets(const std::string& device_list);
+  // True when the list names more than one GPU (nvml:all on a one-GPU machine names one).
+  bool names_several(const std::string& device_list);
+
+  // The GPUs of one job: real GPUs on one clock (a simulated device is a machine of its own, with
+  // its own clock, so a job cannot span two). Error InvalidArgument otherwise, saying what to do.
+  std::vector<Gpu*> job_gpus(std::vector<Target>& targets);
+  friend std::vector<Target> open_targets(const std::string& device_list);
+
  private:
   std::string uri_;
   GpuPtr gpu_;
@@ -61,5 +72,15 @@ class Target {
 // Opens exactly one GPU as a target: sim:MODEL[,k=v] or any scheme of the device registry.
 // replay: is refused with a pointer to the commands that take sweep tables.
 Target open_target(const std::string& uri);
+
+// Every GPU a --device list names (device/device_list.hpp), in its order: nvml:all gives one
+// Target per GPU (nvml:0, nvml:1, ...). A single device gives one Target.
+std::vector<Target> open_targets(const std::string& device_list);
+// True when the list names more than one GPU (nvml:all on a one-GPU machine names one).
+bool names_several(const std::string& device_list);
+
+// The GPUs of one job: real GPUs on one clock (a simulated device is a machine of its own, with
+// its own clock, so a job cannot span two). Error InvalidArgument otherwise, saying what to do.
+std::vector<Gpu*> job_gpus(std::vector<Target>& targets);
 
 }  // namespace regime::session

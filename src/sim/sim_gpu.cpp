@@ -72,6 +72,7 @@ GpuInfo SimGpu::info() {
   g.index = index_;
   g.name = spec_.name;
   g.uuid = fmt::format("GPU-sim-{}-{:016x}", spec_.model, options_.seed);
+  g.driver_version = "sim";
   g.min_limit_W = spec_.min_limit_W;
   g.max_limit_W = spec_.max_limit_W;
   g.default_limit_W = spec_.default_limit_W;

@@ -2,8 +2,11 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/version.hpp"
 
 namespace regime {
 
@@ -11,7 +14,8 @@ namespace {
 
 constexpr const char* kColumns =
     "id, started_at_s, started_at_utc, device, gpu_name, gpu_uuid, workload, options_json, status, "
-    "exit_status, trace_path, steps_path, regime, confidence, measurement_json, report_json";
+    "exit_status, trace_path, steps_path, regime, confidence, measurement_json, report_json, "
+    "driver_version, regime_version";
 
 // A prepared statement that finalizes itself.
 class Statement {
@@ -81,6 +85,8 @@ void bind_fields(Statement& s, const RunRecord& r) {
   s.real(14, r.confidence);
   s.json(15, r.measurement);
   s.json(16, r.report);
+  s.text(17, r.driver_version);
+  s.text(18, r.regime_version.empty() ? regime_version() : r.regime_version);
 }
 
 RunRecord read_record(Statement& s) {
@@ -101,12 +107,15 @@ RunRecord read_record(Statement& s) {
   if (!s.is_null(13)) r.confidence = s.col_real(13);
   r.measurement = s.col_json(14);
   r.report = s.col_json(15);
+  r.driver_version = s.col_text(16);
+  r.regime_version = s.col_text(17);
   return r;
 }
 
 constexpr const char* kSweepColumns =
     "id, started_at_utc, kind, device, gpu_name, gpu_uuid, workload, strategy, objective, "
-    "default_limit_W, max_limit_W, table_csv, decision_json, report_json";
+    "default_limit_W, max_limit_W, table_csv, decision_json, report_json, driver_version, "
+    "regime_version, options_json";
 
 constexpr const char* kCreateSweeps =
     "CREATE TABLE IF NOT EXISTS sweeps ("
@@ -139,7 +148,55 @@ SweepRecord read_sweep(Statement& s) {
   r.table_csv = s.col_text(11);
   r.decision = s.col_json(12);
   r.report = s.col_json(13);
+  r.provenance.driver_version = s.col_text(14);
+  r.provenance.regime_version = s.col_text(15);
+  r.provenance.options = s.col_json(16);
   return r;
+}
+
+// Schema 3: what every result was made with, and the decisions, studies and controller runs.
+constexpr const char* kSchema3 =
+    "ALTER TABLE runs ADD COLUMN driver_version TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE runs ADD COLUMN regime_version TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE sweeps ADD COLUMN driver_version TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE sweeps ADD COLUMN regime_version TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE sweeps ADD COLUMN options_json TEXT;"
+    "CREATE TABLE IF NOT EXISTS decisions ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, made_at_utc TEXT NOT NULL, source TEXT NOT NULL,"
+    " sweep_id INTEGER REFERENCES sweeps(id), device TEXT NOT NULL, gpu_name TEXT NOT NULL,"
+    " workload TEXT NOT NULL, objective TEXT NOT NULL, cap_W REAL, decision_json TEXT,"
+    " driver_version TEXT NOT NULL, regime_version TEXT NOT NULL, options_json TEXT);"
+    "CREATE TABLE IF NOT EXISTS studies ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, started_at_utc TEXT NOT NULL, device TEXT NOT NULL,"
+    " gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL, workload TEXT NOT NULL, regime TEXT,"
+    " sweep_id INTEGER REFERENCES sweeps(id), decision_json TEXT, report_json TEXT,"
+    " driver_version TEXT NOT NULL, regime_version TEXT NOT NULL, options_json TEXT);"
+    "CREATE TABLE IF NOT EXISTS control_runs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, started_at_utc TEXT NOT NULL, device TEXT NOT NULL,"
+    " gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL, workload TEXT NOT NULL,"
+    " policy TEXT NOT NULL, report_json TEXT, driver_version TEXT NOT NULL,"
+    " regime_version TEXT NOT NULL, options_json TEXT);";
+
+std::string version_or_this(const Provenance& p) {
+  return p.regime_version.empty() ? regime_version() : p.regime_version;
+}
+
+constexpr const char* kDecisionColumns =
+    "id, made_at_utc, source, sweep_id, device, gpu_name, workload, objective, cap_W, "
+    "decision_json, driver_version, regime_version, options_json";
+constexpr const char* kStudyColumns =
+    "id, started_at_utc, device, gpu_name, gpu_uuid, workload, regime, sweep_id, decision_json, "
+    "report_json, driver_version, regime_version, options_json";
+constexpr const char* kControlColumns =
+    "id, started_at_utc, device, gpu_name, gpu_uuid, workload, policy, report_json, "
+    "driver_version, regime_version, options_json";
+
+Provenance read_provenance(Statement& s, int first) {
+  Provenance p;
+  p.driver_version = s.col_text(first);
+  p.regime_version = s.col_text(first + 1);
+  p.options = s.col_json(first + 2);
+  return p;
 }
 
 }  // namespace
@@ -156,7 +213,7 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
     db_ = nullptr;
     throw Error(ErrorKind::Io, "cannot open run database " + path.string() + ": " + msg);
   }
-  sqlite3_busy_timeout(db_, 5000);  // another regime may be writing its run
+  sqlite3_busy_timeout(db_, kBusyTimeout_ms);  // another regime may be writing its run
   int version = 0;
   try {
     Statement v(db_, "PRAGMA user_version");
@@ -173,31 +230,56 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
                                       std::to_string(version) + "; this regime reads up to " +
                                       std::to_string(kRunStoreSchemaVersion));
   }
-  // Each upgrade step in its own transaction, oldest first: a file of any older version is
-  // brought up to date and keeps every row.
   try {
-    if (version < 2) {
-      // Version 1 had the runs table only: version 2 adds the sweeps table.
-      exec(
-          (std::string("BEGIN;"
-                       "CREATE TABLE IF NOT EXISTS runs ("
-                       " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-                       " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
-                       " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
-                       " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
-                       " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
-                       " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);") +
-           kCreateSweeps + "PRAGMA user_version = 2;COMMIT;")
-              .c_str());
-    }
-    // Version 3 adds the LLM predictors' answer cache.
-    if (version < 3)
-      exec((std::string("BEGIN;") + kCreateLlmAnswers + "PRAGMA user_version = 3;COMMIT;").c_str());
+    // WAL lets readers go on while one process writes; it stays set in the file. A file system
+    // without shared memory (some network mounts) keeps the rollback journal, which is still
+    // safe with the busy timeout, only slower under contention.
+    exec("PRAGMA journal_mode=WAL;");
+    if (version < kRunStoreSchemaVersion || !has_column("sweeps", "driver_version")) migrate();
   } catch (const Error&) {
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
   }
+}
+
+bool RunStore::has_column(const char* table, const char* column) {
+  Statement s(db_, (std::string("PRAGMA table_info(") + table + ")").c_str());
+  while (s.step() == SQLITE_ROW)
+    if (s.col_text(1) == column) return true;
+  return false;
+}
+
+void RunStore::migrate() {
+  // IMMEDIATE takes the write lock at once: of two processes opening an old file together, the
+  // second waits, then finds it upgraded (the version is read again inside the transaction).
+  exec("BEGIN IMMEDIATE;");
+  int version = 0;
+  {
+    Statement v(db_, "PRAGMA user_version");
+    if (v.step() == SQLITE_ROW) version = static_cast<int>(v.col_int(0));
+  }
+  std::string sql;
+  if (version < 2)
+    // Version 1 had the runs table only: the upgrade adds the sweeps table and keeps every run.
+    sql += std::string(
+               "CREATE TABLE IF NOT EXISTS runs ("
+               " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+               " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
+               " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
+               " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
+               " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
+               " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);") +
+           kCreateSweeps;
+  // By the columns, not the number alone: a file another build brought to this version number by
+  // other steps still gets these.
+  if (version < 3 || !has_column("sweeps", "driver_version")) sql += kSchema3;
+  // Version 4 adds the LLM predictors' answer cache.
+  if (version < 4) sql += kCreateLlmAnswers;
+  if (!sql.empty() || version < kRunStoreSchemaVersion)
+    sql +=
+        "PRAGMA user_version = " + std::to_string(std::max(version, kRunStoreSchemaVersion)) + ";";
+  exec((sql + "COMMIT;").c_str());
 }
 
 RunStore::~RunStore() { sqlite3_close(db_); }
@@ -220,8 +302,8 @@ int64_t RunStore::insert(const RunRecord& record) {
   Statement s(db_,
               "INSERT INTO runs (started_at_s, started_at_utc, device, gpu_name, gpu_uuid, "
               "workload, options_json, status, exit_status, trace_path, steps_path, regime, "
-              "confidence, measurement_json, report_json) VALUES "
-              "(?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+              "confidence, measurement_json, report_json, driver_version, regime_version) VALUES "
+              "(?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
   bind_fields(s, record);
   s.step();
   return sqlite3_last_insert_rowid(db_);
@@ -232,7 +314,7 @@ void RunStore::update(const RunRecord& record) {
               "UPDATE runs SET started_at_s=?2, started_at_utc=?3, device=?4, gpu_name=?5, "
               "gpu_uuid=?6, workload=?7, options_json=?8, status=?9, exit_status=?10, "
               "trace_path=?11, steps_path=?12, regime=?13, confidence=?14, measurement_json=?15, "
-              "report_json=?16 WHERE id=?1");
+              "report_json=?16, driver_version=?17, regime_version=?18 WHERE id=?1");
   s.integer(1, record.id);
   bind_fields(s, record);
   s.step();
@@ -261,7 +343,8 @@ int64_t RunStore::insert_sweep(const SweepRecord& r) {
   Statement s(db_,
               "INSERT INTO sweeps (started_at_utc, kind, device, gpu_name, gpu_uuid, workload, "
               "strategy, objective, default_limit_W, max_limit_W, table_csv, decision_json, "
-              "report_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+              "report_json, driver_version, regime_version, options_json) VALUES (?1, ?2, ?3, ?4, "
+              "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   s.text(1, r.started_at_utc);
   s.text(2, r.kind);
   s.text(3, r.device);
@@ -275,6 +358,9 @@ int64_t RunStore::insert_sweep(const SweepRecord& r) {
   s.text(11, r.table_csv);
   s.json(12, r.decision);
   s.json(13, r.report);
+  s.text(14, r.provenance.driver_version);
+  s.text(15, version_or_this(r.provenance));
+  s.json(16, r.provenance.options);
   s.step();
   return sqlite3_last_insert_rowid(db_);
 }
@@ -320,6 +406,155 @@ size_t RunStore::count_llm_answers() {
   Statement s(db_, "SELECT COUNT(*) FROM llm_answers");
   s.step();
   return static_cast<size_t>(s.col_int(0));
+}
+
+namespace {
+
+template <class Record, class Read>
+std::vector<Record> list_rows(sqlite3* db, const char* columns, const char* table, size_t limit,
+                              Read read) {
+  std::string sql = std::string("SELECT ") + columns + " FROM " + table + " ORDER BY id DESC";
+  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
+  Statement s(db, sql.c_str());
+  std::vector<Record> out;
+  while (s.step() == SQLITE_ROW) out.push_back(read(s));
+  return out;
+}
+
+DecisionRecord read_decision(Statement& s) {
+  DecisionRecord r;
+  r.id = s.col_int(0);
+  r.made_at_utc = s.col_text(1);
+  r.source = s.col_text(2);
+  if (!s.is_null(3)) r.sweep_id = s.col_int(3);
+  r.device = s.col_text(4);
+  r.gpu_name = s.col_text(5);
+  r.workload = s.col_text(6);
+  r.objective = s.col_text(7);
+  if (!s.is_null(8)) r.cap_W = s.col_real(8);
+  r.decision = s.col_json(9);
+  r.provenance = read_provenance(s, 10);
+  return r;
+}
+
+StudyRecord read_study(Statement& s) {
+  StudyRecord r;
+  r.id = s.col_int(0);
+  r.started_at_utc = s.col_text(1);
+  r.device = s.col_text(2);
+  r.gpu_name = s.col_text(3);
+  r.gpu_uuid = s.col_text(4);
+  r.workload = s.col_text(5);
+  if (!s.is_null(6)) r.regime = s.col_text(6);
+  if (!s.is_null(7)) r.sweep_id = s.col_int(7);
+  r.decision = s.col_json(8);
+  r.report = s.col_json(9);
+  r.provenance = read_provenance(s, 10);
+  return r;
+}
+
+ControlRunRecord read_control(Statement& s) {
+  ControlRunRecord r;
+  r.id = s.col_int(0);
+  r.started_at_utc = s.col_text(1);
+  r.device = s.col_text(2);
+  r.gpu_name = s.col_text(3);
+  r.gpu_uuid = s.col_text(4);
+  r.workload = s.col_text(5);
+  r.policy = s.col_text(6);
+  r.report = s.col_json(7);
+  r.provenance = read_provenance(s, 8);
+  return r;
+}
+
+}  // namespace
+
+int64_t RunStore::insert_decision(const DecisionRecord& r) {
+  Statement s(db_,
+              "INSERT INTO decisions (made_at_utc, source, sweep_id, device, gpu_name, workload, "
+              "objective, cap_W, decision_json, driver_version, regime_version, options_json) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  s.text(1, r.made_at_utc);
+  s.text(2, r.source);
+  s.integer(3, r.sweep_id);
+  s.text(4, r.device);
+  s.text(5, r.gpu_name);
+  s.text(6, r.workload);
+  s.text(7, r.objective);
+  s.real(8, r.cap_W);
+  s.json(9, r.decision);
+  s.text(10, r.provenance.driver_version);
+  s.text(11, version_or_this(r.provenance));
+  s.json(12, r.provenance.options);
+  s.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::vector<DecisionRecord> RunStore::list_decisions(size_t limit) {
+  return list_rows<DecisionRecord>(db_, kDecisionColumns, "decisions", limit, read_decision);
+}
+
+int64_t RunStore::insert_study(const StudyRecord& r) {
+  Statement s(db_,
+              "INSERT INTO studies (started_at_utc, device, gpu_name, gpu_uuid, workload, regime, "
+              "sweep_id, decision_json, report_json, driver_version, regime_version, "
+              "options_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  s.text(1, r.started_at_utc);
+  s.text(2, r.device);
+  s.text(3, r.gpu_name);
+  s.text(4, r.gpu_uuid);
+  s.text(5, r.workload);
+  r.regime ? s.text(6, *r.regime) : s.integer(6, std::nullopt);
+  s.integer(7, r.sweep_id);
+  s.json(8, r.decision);
+  s.json(9, r.report);
+  s.text(10, r.provenance.driver_version);
+  s.text(11, version_or_this(r.provenance));
+  s.json(12, r.provenance.options);
+  s.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::optional<StudyRecord> RunStore::get_study(int64_t id) {
+  Statement s(db_, (std::string("SELECT ") + kStudyColumns + " FROM studies WHERE id=?1").c_str());
+  s.integer(1, id);
+  if (s.step() != SQLITE_ROW) return std::nullopt;
+  return read_study(s);
+}
+
+std::vector<StudyRecord> RunStore::list_studies(size_t limit) {
+  return list_rows<StudyRecord>(db_, kStudyColumns, "studies", limit, read_study);
+}
+
+int64_t RunStore::insert_control_run(const ControlRunRecord& r) {
+  Statement s(db_,
+              "INSERT INTO control_runs (started_at_utc, device, gpu_name, gpu_uuid, workload, "
+              "policy, report_json, driver_version, regime_version, options_json) VALUES (?1, "
+              "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  s.text(1, r.started_at_utc);
+  s.text(2, r.device);
+  s.text(3, r.gpu_name);
+  s.text(4, r.gpu_uuid);
+  s.text(5, r.workload);
+  s.text(6, r.policy);
+  s.json(7, r.report);
+  s.text(8, r.provenance.driver_version);
+  s.text(9, version_or_this(r.provenance));
+  s.json(10, r.provenance.options);
+  s.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::optional<ControlRunRecord> RunStore::get_control_run(int64_t id) {
+  Statement s(
+      db_, (std::string("SELECT ") + kControlColumns + " FROM control_runs WHERE id=?1").c_str());
+  s.integer(1, id);
+  if (s.step() != SQLITE_ROW) return std::nullopt;
+  return read_control(s);
+}
+
+std::vector<ControlRunRecord> RunStore::list_control_runs(size_t limit) {
+  return list_rows<ControlRunRecord>(db_, kControlColumns, "control_runs", limit, read_control);
 }
 
 }  // namespace regime

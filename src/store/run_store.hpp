@@ -1,9 +1,13 @@
 #pragma once
-// The run database: one SQLite file (default state_dir()/runs.sqlite) with a row per probe and
-// a row per sweep or study. A probe is recorded when it starts (so a crash still leaves its trace
-// findable) and completed when it ends; a sweep is recorded with what it measured, as a sweep
-// table, so that it can be decided again under another objective without running it again.
-// Schema version in PRAGMA user_version; an older file is upgraded in place, a newer one refused.
+// The run database: one SQLite file (default state_dir()/runs.sqlite) with a row per probe, per
+// sweep (or study's sweep), per decision, per study and per controller run, each with what it ran
+// on (GPU, driver), the workload, the Regime version and the options. A probe is recorded when it
+// starts (so a crash still leaves its trace findable) and completed when it ends; a sweep is
+// recorded with what it measured, as a sweep table, so that it can be decided again under another
+// objective without running it again. Schema version in PRAGMA user_version; an older file is
+// upgraded in place, a newer one refused. Several regime processes may write at once: the file is
+// in WAL mode (readers never wait for a writer) and a writer waits up to kBusyTimeout_ms for
+// another's transaction to end.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -15,7 +19,15 @@ struct sqlite3;  // SQLite stays private to the store: only run_store.cpp includ
 
 namespace regime {
 
-inline constexpr int kRunStoreSchemaVersion = 3;
+inline constexpr int kRunStoreSchemaVersion = 4;
+inline constexpr int kBusyTimeout_ms = 30000;
+
+// What a stored result was made with (schema 3). Left empty in rows kept by older versions.
+struct Provenance {
+  std::string driver_version;                         // the GPU driver ("sim" for a simulated GPU)
+  std::string regime_version;                         // regime_version() of the build that made it
+  nlohmann::json options = nlohmann::json::object();  // the command's options
+};
 
 struct RunRecord {
   int64_t id = 0;              // assigned by the store
@@ -34,6 +46,8 @@ struct RunRecord {
   std::optional<double> confidence;
   nlohmann::json measurement;  // the measurement JSON (null until done)
   nlohmann::json report;       // the whole report JSON (null until done)
+  std::string driver_version;  // schema 3 (options and the version: `options`, regime_version)
+  std::string regime_version;
 };
 
 // One sweep (`regime sweep`) or the sweep of a study (`regime study`).
@@ -52,6 +66,42 @@ struct SweepRecord {
   std::string table_csv;  // every measured cap as a sweep table (DESIGN.md section 3)
   nlohmann::json decision;
   nlohmann::json report;  // the command's whole JSON
+  Provenance provenance;  // schema 3
+};
+
+// A decision: made by a sweep or a study, or made again from a kept sweep (`recommend --run`).
+struct DecisionRecord {
+  int64_t id = 0;
+  std::string made_at_utc;
+  std::string source;               // "sweep" | "study" | "recommend"
+  std::optional<int64_t> sweep_id;  // the sweep it decides
+  std::string device, gpu_name, workload;
+  std::string objective;
+  std::optional<double> cap_W;  // empty: keep the default
+  nlohmann::json decision;      // plan::to_json(Decision)
+  Provenance provenance;
+};
+
+// A study (`regime study`): its regime, its decision, the sweep it ran (if any).
+struct StudyRecord {
+  int64_t id = 0;
+  std::string started_at_utc;
+  std::string device, gpu_name, gpu_uuid, workload;
+  std::optional<std::string> regime;
+  std::optional<int64_t> sweep_id;
+  nlohmann::json decision;
+  nlohmann::json report;  // the study's whole JSON
+  Provenance provenance;
+};
+
+// A controller run (`regime control`).
+struct ControlRunRecord {
+  int64_t id = 0;
+  std::string started_at_utc;
+  std::string device, gpu_name, gpu_uuid, workload;
+  std::string policy;
+  nlohmann::json report;  // the command's whole JSON
+  Provenance provenance;
 };
 
 class RunStore {
@@ -83,9 +133,19 @@ class RunStore {
   void put_llm_answer(const std::string& model, const std::string& prompt,
                       const std::string& answer, const std::string& answered_at_utc);
   size_t count_llm_answers();
+  int64_t insert_decision(const DecisionRecord& record);
+  std::vector<DecisionRecord> list_decisions(size_t limit = 0);  // newest first
+  int64_t insert_study(const StudyRecord& record);
+  std::optional<StudyRecord> get_study(int64_t id);
+  std::vector<StudyRecord> list_studies(size_t limit = 0);
+  int64_t insert_control_run(const ControlRunRecord& record);
+  std::optional<ControlRunRecord> get_control_run(int64_t id);
+  std::vector<ControlRunRecord> list_control_runs(size_t limit = 0);
 
  private:
   void exec(const char* sql);
+  void migrate();  // to kRunStoreSchemaVersion, in one write transaction
+  bool has_column(const char* table, const char* column);
   [[noreturn]] void fail(const std::string& what);
 
   std::filesystem::path path_;

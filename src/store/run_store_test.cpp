@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "common/error.hpp"
@@ -194,7 +196,7 @@ TEST_F(RunStoreTest, KeepsLlmAnswersByModelAndWholePrompt) {
   EXPECT_EQ(store.count_llm_answers(), 1u);
 }
 
-TEST_F(RunStoreTest, AVersionTwoFileGainsTheAnswerCacheAndKeepsItsSweeps) {
+TEST_F(RunStoreTest, AVersionThreeFileGainsTheAnswerCacheAndKeepsItsSweeps) {
   fs::path db = dir_ / "v2.sqlite";
   {
     RunStore store(db);
@@ -204,7 +206,7 @@ TEST_F(RunStoreTest, AVersionTwoFileGainsTheAnswerCacheAndKeepsItsSweeps) {
   }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE llm_answers; PRAGMA user_version = 2;", nullptr, nullptr,
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE llm_answers; PRAGMA user_version = 3;", nullptr, nullptr,
                          nullptr),
             SQLITE_OK);
   sqlite3_close(raw);
@@ -213,6 +215,235 @@ TEST_F(RunStoreTest, AVersionTwoFileGainsTheAnswerCacheAndKeepsItsSweeps) {
   EXPECT_EQ(store.list_sweeps()[0].table_csv, "kept");
   store.put_llm_answer("m", "p", "a", "t");
   EXPECT_EQ(store.count_llm_answers(), 1u);
+}
+
+// The version 2 schema exactly as the previous regime wrote it: runs and sweeps.
+void write_version_two(const fs::path& db) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(
+          raw,
+          "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+          " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
+          " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
+          " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
+          " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
+          " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);"
+          "CREATE TABLE sweeps (id INTEGER PRIMARY KEY AUTOINCREMENT, started_at_utc TEXT NOT "
+          "NULL, kind TEXT NOT NULL, device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT "
+          "NOT NULL, workload TEXT NOT NULL, strategy TEXT NOT NULL, objective TEXT NOT NULL,"
+          " default_limit_W REAL NOT NULL, max_limit_W REAL NOT NULL, table_csv TEXT NOT NULL,"
+          " decision_json TEXT, report_json TEXT);"
+          "INSERT INTO runs (started_at_s, started_at_utc, device, gpu_name, gpu_uuid, workload,"
+          " options_json, status, exit_status, trace_path, steps_path, regime, confidence,"
+          " measurement_json, report_json) VALUES (7.5, '2026-11-30T10:00:00Z', 'nvml:0',"
+          " 'NVIDIA H200', 'GPU-1', 'python3 train.py', '{\"seconds\":60}', 'done', 0, 't.csv',"
+          " 's.csv', 'cap-bound', 0.9, '{\"avg_power_W\":688}', '{\"regime\":\"cap-bound\"}');"
+          "INSERT INTO sweeps (started_at_utc, kind, device, gpu_name, gpu_uuid, workload,"
+          " strategy, objective, default_limit_W, max_limit_W, table_csv, decision_json,"
+          " report_json) VALUES ('2026-11-30T11:00:00Z', 'study', 'sim:l4', 'NVIDIA L4', 'u',"
+          " 'sim:resnet50', 'adaptive', 'energy', 72, 72, 'workload,gpu\n', '{\"cap_W\":60}',"
+          " '{\"probes\":4}');"
+          "PRAGMA user_version = 2;",
+          nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(raw);
+}
+
+TEST_F(RunStoreTest, AVersionTwoFileIsMigratedWithNothingLost) {
+  fs::path db = dir_ / "v2.sqlite";
+  write_version_two(db);
+  RunStore store(db);
+  auto runs = store.list();
+  ASSERT_EQ(runs.size(), 1u);
+  const RunRecord& r = runs[0];
+  EXPECT_EQ(r.id, 1);
+  EXPECT_DOUBLE_EQ(r.started_at_s, 7.5);
+  EXPECT_EQ(r.started_at_utc, "2026-11-30T10:00:00Z");
+  EXPECT_EQ(r.device, "nvml:0");
+  EXPECT_EQ(r.gpu_name, "NVIDIA H200");
+  EXPECT_EQ(r.gpu_uuid, "GPU-1");
+  EXPECT_EQ(r.workload, "python3 train.py");
+  EXPECT_EQ(r.options["seconds"], 60);
+  EXPECT_EQ(r.status, "done");
+  EXPECT_EQ(r.exit_status, 0);
+  EXPECT_EQ(r.trace_path, "t.csv");
+  EXPECT_EQ(r.steps_path, "s.csv");
+  EXPECT_EQ(r.regime, "cap-bound");
+  EXPECT_DOUBLE_EQ(*r.confidence, 0.9);
+  EXPECT_EQ(r.measurement["avg_power_W"], 688);
+  EXPECT_EQ(r.report["regime"], "cap-bound");
+  EXPECT_EQ(r.driver_version, "");  // unknown for rows kept before schema 3
+  auto sweeps = store.list_sweeps();
+  ASSERT_EQ(sweeps.size(), 1u);
+  EXPECT_EQ(sweeps[0].kind, "study");
+  EXPECT_EQ(sweeps[0].workload, "sim:resnet50");
+  EXPECT_DOUBLE_EQ(sweeps[0].default_limit_W, 72);
+  EXPECT_EQ(sweeps[0].table_csv, "workload,gpu\n");
+  EXPECT_EQ(sweeps[0].decision["cap_W"], 60);
+  EXPECT_EQ(sweeps[0].report["probes"], 4);
+  // The new tables work, new rows continue the ids.
+  SweepRecord more;
+  more.table_csv = "x";
+  more.provenance.driver_version = "580.95.05";
+  EXPECT_EQ(store.insert_sweep(more), 2);
+  EXPECT_EQ(store.get_sweep(2)->provenance.driver_version, "580.95.05");
+  EXPECT_FALSE(store.get_sweep(2)->provenance.regime_version.empty());
+  DecisionRecord d;
+  d.source = "recommend";
+  d.sweep_id = 1;
+  d.objective = "zeus:0.5";
+  d.cap_W = 64;
+  EXPECT_EQ(store.insert_decision(d), 1);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), kRunStoreSchemaVersion);
+  sqlite3_finalize(st);
+  sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+}
+
+TEST_F(RunStoreTest, AFileAnotherBuildNumberedThreeStillGetsTheseTables) {
+  // Another build's version 3 (an answer cache) without this one's tables and columns.
+  fs::path db = dir_ / "other3.sqlite";
+  write_version_two(db);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "CREATE TABLE llm_answers (model TEXT NOT NULL, prompt TEXT NOT NULL,"
+                         " answer TEXT NOT NULL, answered_at_utc TEXT NOT NULL,"
+                         " PRIMARY KEY (model, prompt));"
+                         "INSERT INTO llm_answers VALUES ('m', 'p', 'a', 't');"
+                         "PRAGMA user_version = 3;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  {
+    RunStore store(db);
+    SweepRecord s;
+    s.table_csv = "x";
+    s.provenance.driver_version = "580";
+    EXPECT_EQ(store.get_sweep(store.insert_sweep(s))->provenance.driver_version, "580");
+    EXPECT_EQ(store.list().size(), 1u);
+  }
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(raw, "SELECT answer FROM llm_answers", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);  // the other build's rows stay
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+}
+
+TEST_F(RunStoreTest, KeepsDecisionsStudiesAndControllerRunsWithTheirProvenance) {
+  RunStore store(dir_ / "runs.sqlite");
+  Provenance p;
+  p.driver_version = "580.95.05";
+  p.options = {{"objective", "energy"}};
+  DecisionRecord d;
+  d.made_at_utc = "2026-12-01T08:00:00Z";
+  d.source = "sweep";
+  d.sweep_id = 3;
+  d.device = "nvml:0,nvml:1";
+  d.gpu_name = "2x NVIDIA H200";
+  d.workload = "torchrun train.py";
+  d.objective = "energy";
+  d.decision = {{"cap_W", 600}};
+  d.provenance = p;
+  store.insert_decision(d);
+  d.cap_W = 550;
+  store.insert_decision(d);
+  auto ds = store.list_decisions();
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(ds[0].cap_W, 550);  // newest first
+  EXPECT_FALSE(ds[1].cap_W);
+  EXPECT_EQ(ds[1].sweep_id, 3);
+  EXPECT_EQ(ds[1].gpu_name, "2x NVIDIA H200");
+  EXPECT_EQ(ds[1].provenance.driver_version, "580.95.05");
+  EXPECT_EQ(ds[1].provenance.options["objective"], "energy");
+  EXPECT_EQ(ds[1].decision["cap_W"], 600);
+
+  StudyRecord st;
+  st.device = "sim:t4";
+  st.workload = "sim:cnn5";
+  st.regime = "cap-bound";
+  st.report = {{"x", 1}};
+  st.provenance = p;
+  int64_t sid = store.insert_study(st);
+  auto got = store.get_study(sid);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->regime, "cap-bound");
+  EXPECT_FALSE(got->sweep_id);
+  EXPECT_EQ(got->report["x"], 1);
+  EXPECT_EQ(store.list_studies().size(), 1u);
+
+  ControlRunRecord c;
+  c.device = "sim:t4";
+  c.policy = "thermal";
+  c.provenance = p;
+  int64_t cid = store.insert_control_run(c);
+  ASSERT_TRUE(store.get_control_run(cid));
+  EXPECT_EQ(store.get_control_run(cid)->policy, "thermal");
+  EXPECT_EQ(store.list_control_runs().size(), 1u);
+}
+
+TEST_F(RunStoreTest, SeveralProcessesWriteAtOnceAndNothingIsLost) {
+  // Eight processes open an old (version 2) file together, so they also race to migrate it, then
+  // each keeps 25 runs, 25 sweeps and 25 decisions.
+  fs::path db = dir_ / "shared.sqlite";
+  write_version_two(db);
+  constexpr int kProcs = 8, kEach = 25;
+  std::vector<pid_t> kids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        RunStore store(db);
+        for (int i = 0; i < kEach; ++i) {
+          RunRecord r;
+          r.workload = "proc" + std::to_string(p);
+          r.id = store.insert(r);
+          r.status = "done";
+          store.update(r);
+          SweepRecord s;
+          s.table_csv = "t";
+          s.workload = r.workload;
+          store.insert_sweep(s);
+          DecisionRecord d;
+          d.workload = r.workload;
+          store.insert_decision(d);
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "writer %d: %s\n", p, e.what());
+        code = 1;
+      }
+      ::_exit(code);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int st = 0;
+    ::waitpid(k, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "a writer failed";
+  }
+  RunStore store(db);
+  auto runs = store.list();
+  EXPECT_EQ(runs.size(), 1u + kProcs * kEach);
+  for (const auto& r : runs) {
+    if (r.id > 1) {
+      EXPECT_EQ(r.status, "done");
+    }
+  }
+  EXPECT_EQ(store.list_sweeps().size(), 1u + kProcs * kEach);
+  EXPECT_EQ(store.list_decisions().size(), static_cast<size_t>(kProcs * kEach));
 }
 
 TEST_F(RunStoreTest, RefusesANewerSchema) {

@@ -392,10 +392,15 @@ TEST_F(DevicesLimitRestoreCli, DeviceCheckReadsEverythingAndChangesNothing) {
   EXPECT_FALSE(journaled());
 }
 
-TEST_F(DevicesLimitRestoreCli, ACommandForOneGpuRefusesNvmlAll) {
+TEST_F(DevicesLimitRestoreCli, LimitSetOnNvmlAllSetsEveryGpuAndRestoreBringsThemBack) {
   RunResult r = regime({"limit", "set", "--device", "nvml:all", "--watts", "300", "--actuate"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("names 2 GPUs; this command takes one"), std::string::npos) << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_DOUBLE_EQ(limit_W(0), 300);
+  EXPECT_DOUBLE_EQ(limit_W(1), 300);
+  RunResult back = regime({"limit", "restore", "--device", "nvml:all", "--actuate"});
+  ASSERT_EQ(back.status, 0) << back.err;
+  EXPECT_DOUBLE_EQ(limit_W(0), 700);
+  EXPECT_FALSE(journaled());
 }
 
 TEST_F(DevicesLimitRestoreCli, HoldIsHiddenFromHelp) {

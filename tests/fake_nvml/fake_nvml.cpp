@@ -45,6 +45,7 @@ struct Fault {
 
 struct GpuConfig {
   std::string name, uuid;
+  std::string pci_bus_id;  // "00000000:BB:00.0"; NVML order need not follow it
   double min_limit_W = 100, max_limit_W = 300, default_limit_W = 300;
   double max_sm_MHz = 1980, max_mem_MHz = 2619, idle_sm_MHz = 345;
   double slowdown_temp_C = 89, shutdown_temp_C = 95, gpu_max_temp_C = 87;
@@ -123,6 +124,9 @@ Config load_config(const char* path) {
     GpuConfig gc;
     gc.name = g.value("name", "NVIDIA Fake GPU");
     gc.uuid = g.value("uuid", "GPU-fake-" + std::to_string(i));
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x10 + i);
+    gc.pci_bus_id = g.value("pci_bus_id", std::string(bus));
     gc.min_limit_W = g.value("min_limit_W", gc.min_limit_W);
     gc.max_limit_W = g.value("max_limit_W", gc.max_limit_W);
     gc.default_limit_W = g.value("default_limit_W", gc.max_limit_W);
@@ -438,6 +442,24 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice
   return guarded("nvmlDeviceGetUUID", d, [&](const GpuConfig* g) {
     if (buf == nullptr || len <= g->uuid.size()) return NVML_ERROR_INSUFFICIENT_SIZE;
     std::snprintf(buf, len, "%s", g->uuid.c_str());
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d,
+                                                                            nvmlPciInfo_t* pci) {
+  return guarded("nvmlDeviceGetPciInfo_v3", d, [&](const GpuConfig* g) {
+    if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *pci = nvmlPciInfo_t{};
+    std::snprintf(pci->busId, sizeof pci->busId, "%s", g->pci_bus_id.c_str());
+    std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s",
+                  g->pci_bus_id.substr(g->pci_bus_id.size() > 12 ? 4 : 0).c_str());
+    unsigned domain = 0, bus = 0, device = 0;
+    if (std::sscanf(g->pci_bus_id.c_str(), "%x:%x:%x", &domain, &bus, &device) == 3) {
+      pci->domain = domain;
+      pci->bus = bus;
+      pci->device = device;
+    }
     return NVML_SUCCESS;
   });
 }

@@ -122,6 +122,18 @@ typedef struct nvmlFieldValue_st {
   nvmlValue_t value;
 } nvmlFieldValue_t;
 
+// nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 fills it (nvml.h, CUDA 11 and later).
+typedef struct nvmlPciInfo_st {
+  char busIdLegacy[16];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[32];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE: "00000000:19:00.0"
+} nvmlPciInfo_t;
+static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout differs from nvml.h");
+
 static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t is an 8-byte union in nvml.h");
 static_assert(sizeof(nvmlSample_t) == 16, "nvmlSample_t layout differs from nvml.h");
 static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout differs from nvml.h");
@@ -152,6 +164,7 @@ typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t, int, nvmlField
 typedef nvmlReturn_t (*nvmlDeviceGetSamples_fn)(nvmlDevice_t, nvmlSamplingType_t,
                                                 unsigned long long, nvmlValueType_t*, unsigned int*,
                                                 nvmlSample_t*);
+typedef nvmlReturn_t (*nvmlDeviceGetPciInfo_fn)(nvmlDevice_t, nvmlPciInfo_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetViolationStatus_fn)(nvmlDevice_t, nvmlPerfPolicyType_t,
                                                         nvmlViolationTime_t*);
 

@@ -64,6 +64,9 @@ NvmlGpu::NvmlGpu(std::shared_ptr<NvmlLibrary> lib, unsigned index)
   lib_->check(api_.uuid(handle_, ubuf, sizeof ubuf), "nvmlDeviceGetUUID", uri_);
   uuid_ = ubuf;
   // Static facts: read once.
+  nvmlPciInfo_t pci{};
+  if (api_.pci_info != nullptr && api_.pci_info(handle_, &pci) == NVML_SUCCESS)
+    pci_bus_id_ = pci.busId;
   auto threshold = [&](nvmlTemperatureThresholds_t t) -> std::optional<double> {
     unsigned v = 0;
     if (api_.temperature_threshold == nullptr ||
@@ -152,6 +155,8 @@ GpuInfo NvmlGpu::info() {
   g.index = static_cast<int>(index_);
   g.name = name_;
   g.uuid = uuid_;
+  g.pci_bus_id = pci_bus_id_;
+  g.driver_version = driver_version_;
   unsigned min_mW = 0, max_mW = 0, v = 0;
   require([&] { return api_.limit_constraints(handle_, &min_mW, &max_mW); },
           "nvmlDeviceGetPowerManagementLimitConstraints");

@@ -78,6 +78,8 @@ class NvmlGpu : public Gpu {
   std::string uri_;
   std::string name_;
   std::string uuid_;
+  std::string pci_bus_id_;
+  std::string driver_version_;
   std::optional<double> slowdown_temp_C_, shutdown_temp_C_, gpu_max_temp_C_;
   std::optional<double> max_sm_MHz_, max_mem_MHz_;
   std::array<Support, kFieldCount> support_{};

@@ -231,6 +231,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::load(const std::string& path) {
   a.samples = resolve<nvmlDeviceGetSamples_fn>(handle, {"nvmlDeviceGetSamples"});
   a.violation_status =
       resolve<nvmlDeviceGetViolationStatus_fn>(handle, {"nvmlDeviceGetViolationStatus"});
+  a.pci_info = resolve<nvmlDeviceGetPciInfo_fn>(handle, {"nvmlDeviceGetPciInfo_v3"});
 
   const std::pair<const void*, const char*> required[] = {
       {reinterpret_cast<const void*>(a.init), "nvmlInit_v2"},

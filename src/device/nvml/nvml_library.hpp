@@ -55,6 +55,7 @@ struct NvmlApi {
   nvmlDeviceGetFieldValues_fn field_values = nullptr;
   nvmlDeviceGetSamples_fn samples = nullptr;
   nvmlDeviceGetViolationStatus_fn violation_status = nullptr;
+  nvmlDeviceGetPciInfo_fn pci_info = nullptr;  // nvmlDeviceGetPciInfo_v3
 };
 
 class NvmlLibrary {

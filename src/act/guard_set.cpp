@@ -1,0 +1,58 @@
+#include "act/guard_set.hpp"
+
+#include <fmt/core.h>
+
+#include "common/error.hpp"
+
+namespace regime {
+
+PowerLimitGuardSet::PowerLimitGuardSet(const std::vector<Gpu*>& gpus, const ActuationPolicy& policy)
+    : gpus_(gpus) {
+  for (Gpu* g : gpus) guards_.push_back(std::make_unique<PowerLimitGuard>(*g, policy));
+}
+
+std::vector<double> PowerLimitGuardSet::set_all(double watts) {
+  std::vector<double> enforced;
+  for (size_t i = 0; i < guards_.size(); ++i) {
+    try {
+      enforced.push_back(guards_[i]->set(watts));
+    } catch (const Error& e) {
+      std::string also;
+      for (size_t j = 0; j < guards_.size(); ++j) {
+        try {
+          guards_[j]->restore();
+        } catch (const std::exception& r) {
+          also +=
+              fmt::format("; restoring GPU {} failed too: {}", gpus_[j]->info().device, r.what());
+        }
+      }
+      throw Error(e.kind(),
+                  fmt::format("setting {:g} W on GPU {} of {} ({}): {}; every GPU of the "
+                              "job was restored to its original limit{}",
+                              watts, i, guards_.size(), gpus_[i]->info().device, e.what(), also));
+    }
+  }
+  return enforced;
+}
+
+void PowerLimitGuardSet::keep() {
+  for (auto& g : guards_) g->keep();
+}
+
+void PowerLimitGuardSet::restore() {
+  std::string failures;
+  for (size_t i = 0; i < guards_.size(); ++i) {
+    try {
+      guards_[i]->restore();
+    } catch (const std::exception& e) {
+      failures += fmt::format("{}GPU {}: {}", failures.empty() ? "" : "; ", i, e.what());
+    }
+  }
+  if (!failures.empty()) throw Error(ErrorKind::Internal, "restoring the job's GPUs: " + failures);
+}
+
+std::optional<double> PowerLimitGuardSet::original_limit_W() const {
+  return guards_.empty() ? std::nullopt : guards_.front()->original_limit_W();
+}
+
+}  // namespace regime

@@ -1,0 +1,106 @@
+// The guards of a data-parallel job's GPUs, on the fake NVML (the real C ABI) with four GPUs.
+#include "act/guard_set.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "act/journal.hpp"
+#include "common/error.hpp"
+#include "device/nvml/nvml_gpu.hpp"
+
+namespace regime {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+class GuardSetFake : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("regime-guard-set-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ::setenv("REGIME_STATE_DIR", dir_.c_str(), 1);
+    ::setenv("REGIME_SYSTEM_STATE_DIR", dir_.c_str(), 1);
+    ::unsetenv("REGIME_READ_ONLY");
+  }
+  void TearDown() override {
+    ::unsetenv("REGIME_STATE_DIR");
+    ::unsetenv("REGIME_SYSTEM_STATE_DIR");
+    fs::remove_all(dir_);
+  }
+  // Four H200-like GPUs; `failing` (if >= 0) refuses every set with NO_PERMISSION.
+  std::vector<std::unique_ptr<nvml::NvmlGpu>> open(int failing) {
+    json gpus = json::array();
+    for (int i = 0; i < 4; ++i) {
+      json g = {{"name", "NVIDIA H200"},  {"uuid", "GPU-set-" + std::to_string(i)},
+                {"min_limit_W", 200},     {"max_limit_W", 700},
+                {"default_limit_W", 700}, {"idle_W", 80},
+                {"demand_W", 690}};
+      if (i == failing) g["errors"] = {{"nvmlDeviceSetPowerManagementLimit", 4}};
+      gpus.push_back(g);
+    }
+    std::ofstream(dir_ / "config.json") << json{{"gpus", gpus}}.dump();
+    ::setenv("FAKE_NVML_CONFIG", (dir_ / "config.json").c_str(), 1);
+    ::setenv("FAKE_NVML_STATE", (dir_ / "state.json").c_str(), 1);
+    lib_ = nvml::NvmlLibrary::load(REGIME_FAKE_NVML);
+    std::vector<std::unique_ptr<nvml::NvmlGpu>> out;
+    for (unsigned i = 0; i < 4; ++i) out.push_back(std::make_unique<nvml::NvmlGpu>(lib_, i));
+    return out;
+  }
+  static std::vector<Gpu*> raw(const std::vector<std::unique_ptr<nvml::NvmlGpu>>& g) {
+    std::vector<Gpu*> out;
+    for (const auto& p : g) out.push_back(p.get());
+    return out;
+  }
+  fs::path dir_;
+  std::shared_ptr<nvml::NvmlLibrary> lib_;
+};
+
+TEST_F(GuardSetFake, SetsEveryGpuAndRestoresEveryOne) {
+  auto gpus = open(-1);
+  {
+    PowerLimitGuardSet set(raw(gpus), ActuationPolicy::from_flags(true));
+    std::vector<double> enforced = set.set_all(500);
+    ASSERT_EQ(enforced.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_DOUBLE_EQ(enforced[i], 500) << i;
+      EXPECT_DOUBLE_EQ(gpus[i]->info().enforced_limit_W, 500) << i;
+    }
+    EXPECT_EQ(journal_keys().size(), 4u);  // each GPU journaled: `regime restore` finds all
+    set.restore();
+  }
+  for (size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(gpus[i]->info().enforced_limit_W, 700) << i;
+  EXPECT_TRUE(journal_keys().empty());
+}
+
+class GuardSetFailing : public GuardSetFake, public ::testing::WithParamInterface<int> {};
+
+TEST_P(GuardSetFailing, AFailedSetOnOneGpuRestoresTheOthers) {
+  const int failing = GetParam();
+  auto gpus = open(failing);
+  PowerLimitGuardSet set(raw(gpus), ActuationPolicy::from_flags(true));
+  try {
+    set.set_all(450);
+    FAIL() << "a set on GPU " << failing << " should have failed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NoPermission);
+    EXPECT_THAT(e.what(), HasSubstr("on GPU " + std::to_string(failing) + " of 4"));
+    EXPECT_THAT(e.what(), HasSubstr("every GPU of the job was restored"));
+  }
+  // The GPUs set before the failure are back at their original limit, the others untouched.
+  for (size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(gpus[i]->info().enforced_limit_W, 700) << i;
+  EXPECT_TRUE(journal_keys().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu1And3, GuardSetFailing, ::testing::Values(1, 3));
+
+}  // namespace
+}  // namespace regime

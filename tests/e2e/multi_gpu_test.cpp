@@ -1,0 +1,282 @@
+// Several GPUs of one job against the fake NVML with four GPUs (the real NVML code path): one
+// process and one sampler per GPU, the job's GPUs found from its CUDA_VISIBLE_DEVICES, one cap
+// for all in a sweep, every GPU restored after the sweep, after a failed set on one of them, and
+// by `regime restore` after kill -9.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support/cli_run.hpp"
+
+namespace regime {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kGpus = 4;
+
+class MultiGpuCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("regime-multi-gpu-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    write_config(-1, false);
+    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
+            {"FAKE_NVML_CONFIG", (dir_ / "config.json").string()},
+            {"FAKE_NVML_STATE", (dir_ / "state.json").string()},
+            {"REGIME_STATE_DIR", (dir_ / "state").string()},
+            {"REGIME_SYSTEM_STATE_DIR", (dir_ / "state").string()}};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Four GPUs of one model drawing 230-260 W uncapped; `failing` refuses sets; `shuffled` gives
+  // PCI bus ids out of NVML order (PCI order: NVML 3, 1, 2, 0).
+  void write_config(int failing, bool shuffled) {
+    const char* buses[] = {"00000000:DB:00.0", "00000000:19:00.0", "00000000:9A:00.0",
+                           "00000000:04:00.0"};
+    json gpus = json::array();
+    for (int i = 0; i < kGpus; ++i) {
+      json g = {{"name", "NVIDIA Fake GPU"}, {"uuid", "GPU-multi-" + std::to_string(i)},
+                {"min_limit_W", 100},        {"max_limit_W", 300},
+                {"default_limit_W", 300},    {"idle_W", 60},
+                {"demand_W", 230 + 10 * i}};
+      if (shuffled) g["pci_bus_id"] = buses[i];
+      if (i == failing) g["errors"] = {{"nvmlDeviceSetPowerManagementLimit", 4}};
+      gpus.push_back(g);
+    }
+    std::ofstream(dir_ / "config.json") << json{{"gpus", gpus}}.dump();
+  }
+
+  double limit_W(int gpu) const {
+    std::ifstream in(dir_ / "state.json");
+    json j;
+    try {
+      in >> j;
+      return j.at("GPU-multi-" + std::to_string(gpu)).at("limit_W").get<double>();
+    } catch (const std::exception&) {
+      return 300;  // never touched: the default
+    }
+  }
+
+  static std::vector<std::string> steps_cmd(const std::string& prefix = "") {
+    std::string sh = prefix + "while true; do echo step; sleep 0.05; done";
+    return {"--", "env", "-u", "CUDA_VISIBLE_DEVICES", "sh", "-c", sh};
+  }
+
+  std::vector<std::string> sweep_args(const std::string& probe_s) const {
+    std::vector<std::string> a = {"sweep",       "--device",
+                                  "nvml:all",    "--caps",
+                                  "300,250,200", "--strategy",
+                                  "exhaustive",  "--settle-s",
+                                  "0.2",         "--warmup-steps",
+                                  "2",           "--probe-s",
+                                  probe_s,       "--step-regex",
+                                  "step",        "--actuate",
+                                  "--db",        (dir_ / "runs.sqlite").string()};
+    for (const auto& s : steps_cmd()) a.push_back(s);
+    return a;
+  }
+
+  fs::path dir_;
+  std::map<std::string, std::string> env_;
+};
+
+TEST_F(MultiGpuCli, ProbeOfAllGpusGivesATraceEachAndTheJobsFigures) {
+  std::vector<std::string> a = {
+      "probe",        "--device", "nvml:all", "--seconds", "3",
+      "--step-regex", "step",     "--json",   "--db",      (dir_ / "runs.sqlite").string()};
+  for (const auto& s : steps_cmd()) a.push_back(s);
+  auto r = test::run(a, env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 4u) << r.out;
+  double sum_J = 0;
+  for (int i = 0; i < kGpus; ++i) {
+    const json& g = j["gpus"][static_cast<size_t>(i)];
+    EXPECT_EQ(g["device"], "nvml:" + std::to_string(i));
+    EXPECT_TRUE(fs::exists(g["trace"].get<std::string>()));
+    sum_J += g["measurement"]["energy_per_step_J"].get<double>();
+    // Uncapped, each GPU draws its own demand (230, 240, 250, 260 W) within the fake's ripple.
+    EXPECT_NEAR(g["measurement"]["avg_power_W"].get<double>(), 230 + 10 * i, 3) << i;
+  }
+  ASSERT_FALSE(j["job"].is_null()) << r.out;
+  EXPECT_NEAR(j["job"]["measurement"]["energy_per_step_J"].get<double>(), sum_J, 1e-6 * sum_J);
+  EXPECT_GT(j["job"]["spread"]["power_spread_W"].get<double>(), 25);
+  EXPECT_EQ(j["job"]["spread"]["highest_power_gpu"], 3);
+  EXPECT_TRUE(j["usage"]["match"].get<bool>()) << j["usage"].dump();
+}
+
+TEST_F(MultiGpuCli, AJobWithCudaVisibleDevices20IsMeasuredOnNvmlGpus2And0) {
+  // The fake job reports the devices it was given; regime finds the same ones in NVML.
+  std::vector<std::string> a = {"probe",
+                                "--device",
+                                "nvml:job",
+                                "--seconds",
+                                "2",
+                                "--step-regex",
+                                "step",
+                                "--json",
+                                "--db",
+                                (dir_ / "runs.sqlite").string(),
+                                "--",
+                                "env",
+                                "CUDA_VISIBLE_DEVICES=2,0",
+                                "sh",
+                                "-c",
+                                "echo \"devices $CUDA_VISIBLE_DEVICES\" >&2; "
+                                "while true; do echo step; sleep 0.05; done"};
+  auto r = test::run(a, env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("devices 2,0"), std::string::npos) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 2u) << r.out;
+  EXPECT_EQ(j["gpus"][0]["device"], "nvml:2");
+  EXPECT_EQ(j["gpus"][1]["device"], "nvml:0");
+  EXPECT_TRUE(j["usage"]["match"].get<bool>());
+}
+
+TEST_F(MultiGpuCli, CudaNumbersByPciBusSoTheSameListNamesOtherNvmlGpus) {
+  write_config(-1, true);  // PCI order: NVML 3, 1, 2, 0
+  std::vector<std::string> a = {"probe",
+                                "--device",
+                                "nvml:job",
+                                "--seconds",
+                                "2",
+                                "--step-regex",
+                                "step",
+                                "--json",
+                                "--db",
+                                (dir_ / "runs.sqlite").string(),
+                                "--",
+                                "env",
+                                "CUDA_VISIBLE_DEVICES=2,0",
+                                "sh",
+                                "-c",
+                                "while true; do echo step; sleep 0.05; done"};
+  auto r = test::run(a, env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 2u) << r.out;
+  EXPECT_EQ(j["gpus"][0]["device"], "nvml:2");  // cuda:2 is the third on the bus
+  EXPECT_EQ(j["gpus"][1]["device"], "nvml:3");  // cuda:0 the first
+}
+
+TEST_F(MultiGpuCli, ADeviceListTheJobDoesNotUseIsReported) {
+  std::vector<std::string> a = {
+      "probe",     "--device", "nvml:0,1",
+      "--seconds", "2",        "--step-regex",
+      "step",      "--db",     (dir_ / "runs.sqlite").string(),
+      "--",        "env",      "CUDA_VISIBLE_DEVICES=2,0",
+      "sh",        "-c",       "while true; do echo step; sleep 0.05; done"};
+  auto r = test::run(a, env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("nvml:1 measured but not used by the job"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nvml:2 used but not measured"), std::string::npos) << r.err;
+}
+
+TEST_F(MultiGpuCli, SimulatedDevicesCannotShareAJob) {
+  auto r =
+      test::run({"probe", "--device", "sim:t4,sim:l4", "--workload", "sim:resnet50"}, env_, dir_);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("machine of its own"), std::string::npos) << r.err;
+}
+
+TEST_F(MultiGpuCli, OneCapForTheJobAndEveryGpuRestoredAfterTheSweep) {
+  auto r = test::run(sweep_args("0.6"), env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("restored the original limit 300 W on 4 GPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("one job on 4 GPUs (4x NVIDIA Fake GPU)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nvml:3"), std::string::npos) << r.out;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+  // The JSON keeps every GPU's figures at each cap, and the kept table names the job.
+  auto args = sweep_args("0.6");
+  args.insert(args.begin() + 1, {"--json", "--table-out", (dir_ / "job.csv").string()});
+  auto rj = test::run(args, env_, dir_);
+  ASSERT_EQ(rj.status, 0) << rj.err;
+  json j = json::parse(rj.out);
+  EXPECT_EQ(j["job_devices"].size(), 4u);
+  ASSERT_EQ(j["per_gpu"].size(), 3u) << rj.out;
+  for (const auto& at : j["per_gpu"]) {
+    double sum_J = 0;
+    for (const auto& g : at["gpus"]) sum_J += g["energy_per_step_J"].get<double>();
+    bool found = false;
+    for (const auto& row : j["results"])
+      if (row["cap_W"] == at["cap_W"]) {
+        found = true;
+        EXPECT_NEAR(row["energy_per_step_J"].get<double>(), sum_J, 1e-6 * sum_J);
+      }
+    EXPECT_TRUE(found) << at.dump();
+  }
+  auto shown =
+      test::run({"runs", "--db", (dir_ / "runs.sqlite").string(), "show", "sweep:2"}, env_, dir_);
+  EXPECT_NE(shown.out.find("4x NVIDIA Fake GPU"), std::string::npos) << shown.out << shown.err;
+  // The written table is decided by `recommend --sweep` as the sweep decided.
+  auto rec = test::run({"recommend", "--sweep", (dir_ / "job.csv").string(), "--objective",
+                        j["objective"].get<std::string>(), "--json"},
+                       env_, dir_);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  EXPECT_NE(rec.out.find("4x NVIDIA Fake GPU"), std::string::npos) << rec.out;
+}
+
+TEST_F(MultiGpuCli, ASetFailingOnGpu3RestoresGpus0To2) {
+  write_config(3, false);
+  auto r = test::run(sweep_args("0.6"), env_, dir_);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("on GPU 3 of 4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("every GPU of the job was restored"), std::string::npos) << r.err;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+}
+
+TEST_F(MultiGpuCli, LimitTakesAListAndSetsAllOrNone) {
+  auto shown = test::run({"limit", "show", "--device", "nvml:3,1", "--json"}, env_, dir_);
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  json j = json::parse(shown.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["device"], "nvml:3");
+  auto kept = test::run({"limit", "set", "--device", "nvml:all", "--watts", "250", "--actuate"},
+                        env_, dir_);
+  ASSERT_EQ(kept.status, 0) << kept.err;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 250) << i;
+  auto back = test::run({"limit", "restore", "--device", "nvml:all", "--actuate"}, env_, dir_);
+  ASSERT_EQ(back.status, 0) << back.err;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+  write_config(3, false);
+  auto failed = test::run({"limit", "set", "--device", "nvml:all", "--watts", "250", "--actuate"},
+                          env_, dir_);
+  EXPECT_NE(failed.status, 0);
+  EXPECT_NE(failed.err.find("every GPU of the job was restored"), std::string::npos) << failed.err;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+}
+
+TEST_F(MultiGpuCli, AfterKill9RestoreBringsBackEveryGpu) {
+  // The first probe runs at the default; start the sweep at 250 W so that a kill leaves caps set.
+  auto args = sweep_args("30");
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i] == "300,250,200") args[i] = "250,200";
+  test::Child child = test::spawn(args, env_, dir_);
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool all_capped = false;
+  while (!all_capped && std::chrono::steady_clock::now() < end) {
+    all_capped = true;
+    for (int i = 0; i < kGpus; ++i) all_capped = all_capped && limit_W(i) < 300;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(child.pid, SIGKILL);
+  child.wait();
+  ASSERT_TRUE(all_capped) << "the sweep never capped every GPU: " << child.err();
+  auto r = test::run({"restore"}, env_, dir_);
+  EXPECT_EQ(r.status, 0) << r.err << r.out;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+}
+
+}  // namespace
+}  // namespace regime
