@@ -134,6 +134,21 @@ WorkloadFailed interrupted(int sig, const Workload& w) {
                         128 + sig);
 }
 
+// After a live probe's window: the signal that interrupted the workload, or the workload's end
+// before the window was done, as errors; else the window's steps checked against the budget.
+void finished_window(const std::optional<plan::ProbeResult>& result, Workload& workload,
+                     const ProbeBudget& budget) {
+  if (int sig = workload.interrupted_by(); sig != 0) throw interrupted(sig, workload);
+  if (!result) {
+    auto status = workload.exit_status();
+    throw WorkloadFailed(
+        fmt::format("the workload '{}' ended{} before the sweep finished", workload.name(),
+                    status ? fmt::format(" with exit status {}", *status) : std::string()),
+        status);
+  }
+  check_steps(*result, budget, workload.name());
+}
+
 }  // namespace
 
 std::string no_step_markers_message(const std::string& workload, double window_s) {
@@ -161,15 +176,7 @@ plan::ProbeResult LiveProber::probe(double cap_W) {
     result = window.update(trace, now_s);
     return result.has_value();
   });
-  if (int sig = workload_.interrupted_by(); sig != 0) throw interrupted(sig, workload_);
-  if (!result) {
-    auto status = workload_.exit_status();
-    throw WorkloadFailed(
-        fmt::format("the workload '{}' ended{} before the sweep finished", workload_.name(),
-                    status ? fmt::format(" with exit status {}", *status) : std::string()),
-        status);
-  }
-  check_steps(*result, budget_, workload_.name());
+  finished_window(result, workload_, budget_);
   return *result;
 }
 
@@ -223,15 +230,7 @@ plan::ProbeResult JobLiveProber::probe(double cap_W) {
     result = window.update(traces, now_s);
     return result.has_value();
   });
-  if (int sig = workload_.interrupted_by(); sig != 0) throw interrupted(sig, workload_);
-  if (!result) {
-    auto status = workload_.exit_status();
-    throw WorkloadFailed(
-        fmt::format("the workload '{}' ended{} before the sweep finished", workload_.name(),
-                    status ? fmt::format(" with exit status {}", *status) : std::string()),
-        status);
-  }
-  check_steps(*result, budget_, workload_.name());
+  finished_window(result, workload_, budget_);
   per_gpu_.emplace(cap_W, window.per_gpu());  // the first at a cap: the table's row
   return *result;
 }
