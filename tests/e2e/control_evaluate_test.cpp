@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime {
 namespace {
@@ -18,30 +18,12 @@ using nlohmann::json;
 
 class ControlEvaluate : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("regime-control-eval-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    env_ = {{"REGIME_STATE_DIR", (dir_ / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_ / "system-state").string()}};
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   json evaluate(const std::string& device, const std::string& workload, const std::string& policy,
                 const std::string& seconds) {
-    auto r = test::run({"control", "--device", device, "--workload", workload, "--policy", policy,
-                        "--seconds", seconds, "--evaluate", "--json"},
-                       env_, dir_);
-    EXPECT_EQ(r.status, 0) << r.err;
-    json j = json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
-    return j.is_discarded() ? json::object() : j;
+    return sb_.regime_json({"control", "--device", device, "--workload", workload, "--policy",
+                            policy, "--seconds", seconds, "--evaluate", "--json"});
   }
-
-  fs::path dir_;
-  test::Env env_;
+  test::Sandbox sb_;
 };
 
 void expect_arm(const json& a) {
@@ -168,7 +150,7 @@ TEST_F(ControlEvaluate, BadEvaluationsAreUsageErrors) {
     std::vector<std::string> a = {"control",   "--device", "sim:t4",  "--workload",
                                   "sim:vgg16", "--policy", "thermal", "--evaluate"};
     a.insert(a.end(), extra.begin(), extra.end());
-    auto r = test::run(a, env_, dir_);
+    auto r = sb_.regime(a);
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime {
 namespace {
@@ -25,31 +25,8 @@ using nlohmann::json;
 
 class ControlCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("regime-control-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    // As root the journal and locks would go to the system-wide place that parallel tests share.
-    env_ = {{"REGIME_STATE_DIR", (dir_ / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_ / "system-state").string()}};
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  json run_json(const std::vector<std::string>& args) {
-    auto r = test::run(args, env_, dir_);
-    EXPECT_EQ(r.status, 0) << r.err;
-    try {
-      return json::parse(r.out);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "not JSON: " << r.out << "\n" << r.err;
-      return json::object();
-    }
-  }
-
-  fs::path dir_;
-  test::Env env_;
+  json run_json(const std::vector<std::string>& args) { return sb_.regime_json(args); }
+  test::Sandbox sb_;
 };
 
 bool disjoint(const json& a, const json& b) {
@@ -108,9 +85,8 @@ TEST_F(ControlCli, GatedEngagesOnAThermalBoundPairAndIsJudgedAgainstNoControl) {
 }
 
 TEST_F(ControlCli, GatedStaysOutOfACapBoundPairAndSaysWhy) {
-  auto r = test::run({"control", "--device", "sim:t4", "--workload", "sim:vgg16", "--policy",
-                      "regime-gated", "--seconds", "200"},
-                     env_, dir_);
+  auto r = sb_.regime({"control", "--device", "sim:t4", "--workload", "sim:vgg16", "--policy",
+                       "regime-gated", "--seconds", "200"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("probe (60 s): cap-bound"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("stayed out: cap-bound: the firmware already holds power at the limit; "
@@ -148,9 +124,8 @@ TEST_F(ControlCli, ThermalOnTheCapBoundT4ChangesNothingMeasurable) {
 
 TEST_F(ControlCli, BadPoliciesAreUsageErrors) {
   auto bad = [&](const std::string& policy, const std::string& needle) {
-    auto r = test::run({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--policy",
-                        policy, "--seconds", "100"},
-                       env_, dir_);
+    auto r = sb_.regime({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--policy",
+                         policy, "--seconds", "100"});
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   };
@@ -163,7 +138,7 @@ TEST_F(ControlCli, BadPoliciesAreUsageErrors) {
 // Under REGIME_READ_ONLY the controller runs dry: it decides on the hot H200 and logs what it
 // would set, and nothing is set (the sim's limit stays at its default in every sample).
 TEST_F(ControlCli, ReadOnlyRunsDryAndSaysWhatItWouldSet) {
-  env_["REGIME_READ_ONLY"] = "1";
+  sb_.env["REGIME_READ_ONLY"] = "1";
   json c = run_json({"control", "--device", "sim:h200,ambient_C=30,cooling=2", "--workload",
                      "sim:resnet50", "--policy", "thermal", "--seconds", "200", "--json"});
   EXPECT_TRUE(c["dry_run"].get<bool>());
@@ -187,9 +162,8 @@ TEST_F(ControlCli, ReadOnlyRunsDryAndSaysWhatItWouldSet) {
 }
 
 TEST_F(ControlCli, DryRunTextSaysWouldSet) {
-  auto r = test::run({"control", "--device", "sim:h200,ambient_C=30,cooling=2", "--workload",
-                      "sim:resnet50", "--policy", "thermal", "--seconds", "120", "--dry-run"},
-                     env_, dir_);
+  auto r = sb_.regime({"control", "--device", "sim:h200,ambient_C=30,cooling=2", "--workload",
+                       "sim:resnet50", "--policy", "thermal", "--seconds", "120", "--dry-run"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("dry run: the controller decides and logs what it would set; nothing is "
                        "set (--dry-run)"),
@@ -204,10 +178,9 @@ TEST_F(ControlCli, DryRunTextSaysWouldSet) {
 
 // An evaluation must change the limit: under REGIME_READ_ONLY thermal refuses before any work.
 TEST_F(ControlCli, ReadOnlyRefusesAnEvaluationBeforeAnyWork) {
-  env_["REGIME_READ_ONLY"] = "1";
-  auto r = test::run({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--policy",
-                      "thermal", "--seconds", "3000", "--evaluate"},
-                     env_, dir_);
+  sb_.env["REGIME_READ_ONLY"] = "1";
+  auto r = sb_.regime({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--policy",
+                       "thermal", "--seconds", "3000", "--evaluate"});
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--evaluate compares windows with and without the controller"),
             std::string::npos)
@@ -222,30 +195,14 @@ constexpr double kOriginalW = 280;  // deliberately not the default (300 W)
 class ControlNvmlCli : public ControlCli {
  protected:
   void SetUp() override {
-    ControlCli::SetUp();
-    std::ofstream(dir_ / "config.json")
-        << R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-ctl","min_limit_W":100,)"
-           R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250,)"
-           R"("ambient_C":30,"temp_per_W":0.25}]})";
-    std::ofstream(dir_ / "state.json")
-        << json{{"GPU-fake-ctl",
-                 {{"limit_W", kOriginalW}, {"energy_J", 0.0}, {"capped_s", 0.0}, {"t_s", 0.0}}}}
-               .dump();
-    env_["REGIME_NVML_LIBRARY"] = REGIME_FAKE_NVML;
-    env_["FAKE_NVML_CONFIG"] = (dir_ / "config.json").string();
-    env_["FAKE_NVML_STATE"] = (dir_ / "state.json").string();
+    sb_.use_fake_nvml(
+        json::parse(R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-ctl","min_limit_W":100,)"
+                    R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250,)"
+                    R"("ambient_C":30,"temp_per_W":0.25}]})"),
+        test::Sandbox::holding("GPU-fake-ctl", kOriginalW));
   }
 
-  double limit_W() const {
-    std::ifstream in(dir_ / "state.json");
-    json j;
-    try {
-      in >> j;
-      return j.at("GPU-fake-ctl").at("limit_W").get<double>();
-    } catch (const std::exception&) {
-      return -1;  // being rewritten
-    }
-  }
+  double limit_W() const { return sb_.fake_limit_W("GPU-fake-ctl"); }
 
   std::vector<std::string> args(const std::string& seconds, bool actuate = true,
                                 const std::string& workload = "") const {
@@ -290,15 +247,15 @@ TEST_F(ControlNvmlCli, StaysInBoundsAtTheRateLimitAndRestoresTheOriginal) {
 }
 
 TEST_F(ControlNvmlCli, AfterAFailedWorkloadTheOriginalLimitIsBack) {
-  auto r = test::run(args("30", true, "for i in $(seq 40); do echo step; sleep 0.05; done; exit 3"),
-                     env_, dir_);
+  auto r =
+      sb_.regime(args("30", true, "for i in $(seq 40); do echo step; sleep 0.05; done; exit 3"));
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 
 // Starts a long run, waits until the controller has lowered the limit, then sends `signo`.
 void ControlNvmlCli::interrupt_mid_run(int signo) {
-  test::Child child = test::spawn(args("60"), env_, dir_);
+  test::Child child = sb_.start(args("60"));
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < end) {
     double l = limit_W();
@@ -323,7 +280,7 @@ TEST_F(ControlNvmlCli, AfterSigintTheOriginalLimitIsBack) {
 TEST_F(ControlNvmlCli, AfterKill9RestoreBringsTheOriginalBack) {
   interrupt_mid_run(SIGKILL);
   EXPECT_LT(limit_W(), kOriginalW);  // left as the controller set it
-  auto r = test::run({"restore"}, env_, dir_);
+  auto r = sb_.regime({"restore"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
@@ -334,7 +291,7 @@ TEST_F(ControlNvmlCli, AfterKill9RestoreBringsTheOriginalBack) {
 void ControlNvmlCli::expect_dry_run(const std::string& why) {
   auto a = args("3", false);
   a.insert(a.begin() + 1, "--json");
-  test::Child child = test::spawn(a, env_, dir_);
+  test::Child child = sb_.start(a);
   bool changed = false;
   int status = -1;
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -370,10 +327,8 @@ void ControlNvmlCli::expect_dry_run(const std::string& why) {
   EXPECT_GE(j["decisions"].size(), j["actions"].size());
   EXPECT_EQ(j["limit_after_W"].get<double>(), kOriginalW);
   // Nothing was journaled: there was nothing to undo.
-  for (const char* d : {"state", "system-state"}) {
-    const fs::path journals = dir_ / d / "power-limits";
-    EXPECT_TRUE(!fs::exists(journals) || fs::is_empty(journals)) << journals;
-  }
+  const fs::path journals = sb_.state_dir() / "power-limits";
+  EXPECT_TRUE(!fs::exists(journals) || fs::is_empty(journals)) << journals;
 }
 
 TEST_F(ControlNvmlCli, WithoutActuateItRunsDryAndTheLimitIsUntouched) {
@@ -381,7 +336,7 @@ TEST_F(ControlNvmlCli, WithoutActuateItRunsDryAndTheLimitIsUntouched) {
 }
 
 TEST_F(ControlNvmlCli, ReadOnlyRunsDryAndTheLimitIsUntouched) {
-  env_["REGIME_READ_ONLY"] = "1";
+  sb_.env["REGIME_READ_ONLY"] = "1";
   expect_dry_run("REGIME_READ_ONLY");
 }
 
@@ -411,7 +366,7 @@ std::vector<std::string> evaluate_args() {
 // SIGTERM in the middle of an evaluation, once the controller has lowered the limit: the
 // original is back and the status says the signal.
 TEST_F(ControlNvmlCli, AnEvaluationInterruptedRestoresTheOriginal) {
-  test::Child child = test::spawn(evaluate_args(), env_, dir_);
+  test::Child child = sb_.start(evaluate_args());
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < end) {
     double l = limit_W();
@@ -428,7 +383,7 @@ TEST_F(ControlNvmlCli, AnEvaluationInterruptedRestoresTheOriginal) {
 // in [min, default] all through, and the original is back at the end and after SIGTERM.
 TEST_F(ControlNvmlCli, AnEvaluationStaysInBoundsAndRestoresTheOriginal) {
   std::vector<std::string> a = evaluate_args();
-  test::Child child = test::spawn(a, env_, dir_);
+  test::Child child = sb_.start(a);
   double lo = 1e9, hi = -1e9;
   int status = -1;
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);

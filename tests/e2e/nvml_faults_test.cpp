@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime::test {
 namespace {
@@ -37,39 +37,23 @@ class NvmlFaults : public ::testing::Test {
     json gpu = {{"name", "NVIDIA Fake GPU"}, {"uuid", "GPU-fake-faults"}, {"min_limit_W", 100},
                 {"max_limit_W", 300},        {"default_limit_W", 300},    {"idle_W", 60},
                 {"demand_W", 250},           {"faults", faults}};
-    write_text(dir.path / "config.json", json{{"gpus", {gpu}}}.dump());
-    write_text(dir.path / "state.json",
-               json{{"GPU-fake-faults",
-                     {{"limit_W", kOriginalW}, {"energy_J", 0.0}, {"capped_s", 0.0}, {"t_s", 0.0}}}}
-                   .dump());
-    env = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-           {"FAKE_NVML_CONFIG", (dir.path / "config.json").string()},
-           {"FAKE_NVML_STATE", (dir.path / "state.json").string()},
-           {"REGIME_STATE_DIR", (dir.path / "state").string()},
-           {"REGIME_SYSTEM_STATE_DIR", (dir.path / "state").string()}};
+    sb_.use_fake_nvml(json{{"gpus", {gpu}}}, Sandbox::holding("GPU-fake-faults", kOriginalW));
   }
-  double limit_W() const {
-    return json::parse(read_text(dir.path / "state.json"))["GPU-fake-faults"]["limit_W"];
-  }
-  bool journaled() const {
-    fs::path j = dir.path / "state" / "power-limits";
-    return fs::exists(j) && !fs::is_empty(j);
-  }
+  double limit_W() const { return sb_.fake_limit_W("GPU-fake-faults"); }
+  bool journaled() const { return sb_.journaled(); }
   RunResult sweep() {
-    return run({"sweep",      "--device",
-                "nvml:0",     "--caps",
-                "250,200",    "--strategy",
-                "exhaustive", "--settle-s",
-                "0.05",       "--warmup-steps",
-                "1",          "--probe-s",
-                "0.4",        "--step-regex",
-                "step",       "--actuate",
-                "--",         "sh",
-                "-c",         "while true; do echo step; sleep 0.02; done"},
-               env, dir.path);
+    return sb_.regime({"sweep",      "--device",
+                       "nvml:0",     "--caps",
+                       "250,200",    "--strategy",
+                       "exhaustive", "--settle-s",
+                       "0.05",       "--warmup-steps",
+                       "1",          "--probe-s",
+                       "0.4",        "--step-regex",
+                       "step",       "--actuate",
+                       "--",         "sh",
+                       "-c",         "while true; do echo step; sleep 0.02; done"});
   }
-  TempDir dir;
-  Env env;
+  Sandbox sb_;
 };
 
 TEST_F(NvmlFaults, TransientErrorsOnAnyReadAreRetriedAndTheSweepRestores) {
@@ -105,7 +89,7 @@ TEST_F(NvmlFaults, AReadThatNeverComesBackEndsTheRunPlainlyAndTheSweepRestores) 
     if (journaled()) {
       // The restore was set but its read-back failed: the entry stays until a later process
       // confirms it.
-      RunResult again = run({"restore"}, env, dir.path);
+      RunResult again = sb_.regime({"restore"});
       EXPECT_EQ(again.status, 0) << fn << ": " << again.out << again.err;
       EXPECT_FALSE(journaled()) << fn;
     }
@@ -119,7 +103,7 @@ TEST_F(NvmlFaults, AReadThatNeverComesBackEndsTheRunPlainlyAndTheSweepRestores) 
   EXPECT_EQ(r.status, 6) << r.err;
   EXPECT_THAT(r.err, HasSubstr("GPU is lost"));
   EXPECT_TRUE(journaled()) << "a cap that could not be undone must stay journaled";
-  RunResult restored = run({"restore"}, env, dir.path);  // a new process: the GPU is back
+  RunResult restored = sb_.regime({"restore"});  // a new process: the GPU is back
   EXPECT_EQ(restored.status, 0) << restored.out << restored.err;
   EXPECT_DOUBLE_EQ(limit_W(), kOriginalW);
   std::printf("[ figures  ] %d persistent-fault sweeps + 1 lost GPU: 0 left capped\n", cases);
@@ -127,17 +111,15 @@ TEST_F(NvmlFaults, AReadThatNeverComesBackEndsTheRunPlainlyAndTheSweepRestores) 
 
 TEST_F(NvmlFaults, AProbeCountsItsRetriesInItsRecord) {
   use_faults({{"nvmlDeviceGetTemperature", {{"code", 10}, {"every", 4}}}});
-  RunResult r = run(
-      {"probe", "--device", "nvml:0", "--seconds", "1", "--no-steps", "--json", "--", "sleep", "3"},
-      env, dir.path);
+  RunResult r = sb_.regime({"probe", "--device", "nvml:0", "--seconds", "1", "--no-steps", "--json",
+                            "--", "sleep", "3"});
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_GT(j.at("read_retries").get<long>(), 10);
   EXPECT_EQ(j.at("failed_reads").get<long>(), 0);
   // In the run database too: the report is stored with the run.
-  RunResult shown =
-      run({"probe", "--device", "nvml:0", "--seconds", "0.5", "--no-steps", "--", "sleep", "2"},
-          env, dir.path);
+  RunResult shown = sb_.regime(
+      {"probe", "--device", "nvml:0", "--seconds", "0.5", "--no-steps", "--", "sleep", "2"});
   ASSERT_EQ(shown.status, 0) << shown.err;
   EXPECT_THAT(shown.out, HasSubstr("retried after a transient error, 0 given up"));
 }

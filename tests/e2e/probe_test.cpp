@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/run_store.hpp"
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 #include "trace/csv.hpp"
 
 namespace regime {
@@ -15,30 +15,24 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::Env;
-using test::TempDir;
 
 class ProbeCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::write_text(dir_.path / "fake.json",
-                     R"({"gpus": [{"name": "NVIDIA H200", "min_limit_W": 200, "max_limit_W": 700,
-                        "default_limit_W": 700, "idle_W": 80, "demand_W": 600}]})");
-    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-            {"FAKE_NVML_CONFIG", (dir_.path / "fake.json").string()},
-            {"FAKE_NVML_STATE", (dir_.path / "fake_state.json").string()},
-            {"REGIME_STATE_DIR", (dir_.path / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "state").string()},
-            {"REGIME_READ_ONLY", "1"},  // any attempt to set a limit would fail the run
-            {"PYTHONPATH", std::string(REGIME_SOURCE_DIR) + "/python"}};
+    sb_.use_fake_nvml(nlohmann::json::parse(
+        R"({"gpus": [{"name": "NVIDIA H200", "min_limit_W": 200, "max_limit_W": 700,
+                                    "default_limit_W": 700, "idle_W": 80, "demand_W": 600}]})"));
+    sb_.env["REGIME_READ_ONLY"] = "1";  // any attempt to set a limit would fail the run
+    sb_.env["PYTHONPATH"] = std::string(REGIME_SOURCE_DIR) + "/python";
   }
   fs::path script(const std::string& name, const std::string& code) {
-    fs::path p = dir_.path / name;
+    fs::path p = sb_.path() / name;
     test::write_text(p, code);
     return p;
   }
   test::RunResult probe(std::vector<std::string> args) {
     args.insert(args.begin(), {"probe", "--device", "nvml:0"});
-    return test::run(args, env_, dir_.path);
+    return sb_.regime(args);
   }
   // The report on stdout (with --json the command's own stdout goes to stderr).
   static nlohmann::json parse(const test::RunResult& r) {
@@ -49,8 +43,7 @@ class ProbeCli : public ::testing::Test {
       return nlohmann::json::object();
     }
   }
-  TempDir dir_;
-  Env env_;
+  test::Sandbox sb_;
 };
 
 TEST_F(ProbeCli, CommandMarkingStepsWithTheHelperIsMeasuredSavedAndItsStatusReturned) {
@@ -94,14 +87,14 @@ TEST_F(ProbeCli, CommandMarkingStepsWithTheHelperIsMeasuredSavedAndItsStatusRetu
       << "2 s of steps is under classify's 5 s";
 
   fs::path trace = j["trace"].get<std::string>();
-  EXPECT_EQ(trace, dir_.path / "state" / "runs" / "run-1.trace.csv");
+  EXPECT_EQ(trace, sb_.path() / "state" / "runs" / "run-1.trace.csv");
   auto samples = read_trace_csv(trace);  // the streamed CSV parses back
   EXPECT_EQ(samples.size(), j["samples"].get<size_t>());
   auto steps = read_steps_csv(j["steps_file"].get<std::string>());
   EXPECT_EQ(steps.size(), 40u);
   for (const auto& s : samples) EXPECT_EQ(s.limit_W, 700);  // never changed
 
-  RunStore store(dir_.path / "state" / "runs.sqlite");
+  RunStore store(sb_.path() / "state" / "runs.sqlite");
   auto rec = store.get(j["run_id"].get<int64_t>());
   ASSERT_TRUE(rec);
   EXPECT_EQ(rec->status, "done");
@@ -123,8 +116,7 @@ TEST_F(ProbeCli, SimulatedProbesNameTheRegimeTheTwinPutsEachWorkloadIn) {
   for (Case c : {Case{"sim:resnet50", "headroom"}, Case{"sim:vgg16", "cap-bound"},
                  Case{"sim:resnet18_cifar", "underutilized"}}) {
     auto t0 = std::chrono::steady_clock::now();
-    auto r = test::run({"probe", "--device", "sim:h200", "--workload", c.workload, "--json"}, env_,
-                       dir_.path);
+    auto r = sb_.regime({"probe", "--device", "sim:h200", "--workload", c.workload, "--json"});
     double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_EQ(r.status, 0) << c.workload << ": " << r.err;
     auto j = parse(r);
@@ -136,7 +128,7 @@ TEST_F(ProbeCli, SimulatedProbesNameTheRegimeTheTwinPutsEachWorkloadIn) {
     EXPECT_GT(j["measurement"]["steps"].get<int>(), 100);
     EXPECT_EQ(j["measurement"]["energy_source"], "counter");
   }
-  RunStore store(dir_.path / "state" / "runs.sqlite");
+  RunStore store(sb_.path() / "state" / "runs.sqlite");
   auto runs = store.list();
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(runs[0].workload, "sim:resnet18_cifar");
@@ -145,14 +137,14 @@ TEST_F(ProbeCli, SimulatedProbesNameTheRegimeTheTwinPutsEachWorkloadIn) {
 }
 
 TEST_F(ProbeCli, ACommandNeedsARealDevice) {
-  auto r = test::run({"probe", "--device", "sim:h200", "--", "true"}, env_, dir_.path);
+  auto r = sb_.regime({"probe", "--device", "sim:h200", "--", "true"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("is simulated"), std::string::npos) << r.err;
 }
 
 TEST_F(ProbeCli, StepRegexCountsMatchingLinesAndStillShowsTheOutput) {
-  fs::path trace = dir_.path / "out" / "regex.trace.csv";
-  fs::path db = dir_.path / "mine.sqlite";
+  fs::path trace = sb_.path() / "out" / "regex.trace.csv";
+  fs::path db = sb_.path() / "mine.sqlite";
   auto r = probe({"--seconds", "30", "--json", "--trace-out", trace.string(), "--db", db.string(),
                   "--step-regex", "^iter [0-9]+ loss", "--", "sh", "-c",
                   "for i in $(seq 1 30); do echo \"iter $i loss=0.5\" >&2; sleep 0.04; done; "
@@ -165,9 +157,9 @@ TEST_F(ProbeCli, StepRegexCountsMatchingLinesAndStillShowsTheOutput) {
   EXPECT_NEAR(j["measurement"]["time_per_step_s"].get<double>(), 0.04, 0.02);
   // --trace-out and --db put the files where asked; the steps go beside the trace.
   EXPECT_EQ(j["trace"], trace.string());
-  EXPECT_EQ(read_steps_csv(dir_.path / "out" / "regex.steps.csv").size(), 30u);
+  EXPECT_EQ(read_steps_csv(sb_.path() / "out" / "regex.steps.csv").size(), 30u);
   EXPECT_EQ(RunStore(db).list().size(), 1u);
-  EXPECT_FALSE(fs::exists(dir_.path / "state" / "runs.sqlite"));
+  EXPECT_FALSE(fs::exists(sb_.path() / "state" / "runs.sqlite"));
 }
 
 // `regime probe --json -- CMD | jq` must work: stdout is exactly one JSON document, with or
@@ -235,9 +227,8 @@ TEST_F(ProbeCli, SigtermToRegimeIsForwardedToTheCommandWhoseStatusIsReturned) {
                        "signal.signal(signal.SIGTERM, on_term)\n"
                        "print('ready', flush=True)\n"
                        "time.sleep(60)\n");
-  test::Child c = test::spawn({"probe", "--device", "nvml:0", "--seconds", "60", "--no-steps", "--",
-                               "python3", py.string()},
-                              env_, dir_.path);
+  test::Child c = sb_.start({"probe", "--device", "nvml:0", "--seconds", "60", "--no-steps", "--",
+                             "python3", py.string()});
   ASSERT_TRUE(c.wait_for_output("ready", 20)) << c.err();
   ::kill(c.pid, SIGTERM);
   int status = c.wait();

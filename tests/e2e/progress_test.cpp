@@ -6,15 +6,14 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "support/cli_run.hpp"
 #include "support/pty_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime {
 namespace {
 
 namespace fs = std::filesystem;
 using test::Env;
-using test::TempDir;
 
 using test::PtyRun;
 using test::run_with_terminal_stderr;
@@ -22,16 +21,11 @@ using test::run_with_terminal_stderr;
 class ProbeProgressCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::write_text(dir_.path / "fake.json",
-                     R"({"gpus": [{"name": "NVIDIA H200", "min_limit_W": 200, "max_limit_W": 700,
-                        "default_limit_W": 700, "idle_W": 80, "demand_W": 600}]})");
-    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-            {"FAKE_NVML_CONFIG", (dir_.path / "fake.json").string()},
-            {"FAKE_NVML_STATE", (dir_.path / "fake_state.json").string()},
-            {"REGIME_STATE_DIR", (dir_.path / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "system-state").string()},
-            {"REGIME_READ_ONLY", "1"},
-            {"TERM", "xterm"}};
+    sb_.use_fake_nvml(nlohmann::json::parse(
+        R"({"gpus": [{"name": "NVIDIA H200", "min_limit_W": 200, "max_limit_W": 700,
+                                    "default_limit_W": 700, "idle_W": 80, "demand_W": 600}]})"));
+    sb_.env["REGIME_READ_ONLY"] = "1";
+    sb_.env["TERM"] = "xterm";
   }
   // A 4 s probe of `sleep 10` (stopped at the limit), figures per second.
   std::vector<std::string> probe(std::vector<std::string> extra) {
@@ -40,12 +34,11 @@ class ProbeProgressCli : public ::testing::Test {
     args.insert(args.end(), {"--", "sleep", "10"});
     return args;
   }
-  TempDir dir_;
-  Env env_;
+  test::Sandbox sb_;
 };
 
 TEST_F(ProbeProgressCli, DrawsOnATerminalOnceASecondAndClearsTheLine) {
-  const PtyRun r = run_with_terminal_stderr(probe({"--json"}), env_);
+  const PtyRun r = run_with_terminal_stderr(probe({"--json"}), sb_.env);
   ASSERT_EQ(r.status, 0) << r.terminal;
   const std::regex line(
       R"(\rprobe (\d)/4 s \[[#.]+\] +\d+%  \d s left  0 steps  (?:\d+|-) W  (?:\d+|-) C\x1b\[K)");
@@ -65,13 +58,13 @@ TEST_F(ProbeProgressCli, DrawsOnATerminalOnceASecondAndClearsTheLine) {
 }
 
 TEST_F(ProbeProgressCli, QuietDrawsNothing) {
-  const PtyRun r = run_with_terminal_stderr(probe({"--json", "--quiet"}), env_);
+  const PtyRun r = run_with_terminal_stderr(probe({"--json", "--quiet"}), sb_.env);
   ASSERT_EQ(r.status, 0) << r.terminal;
   EXPECT_EQ(r.terminal.find("/4 s"), std::string::npos) << r.terminal;
 }
 
 TEST_F(ProbeProgressCli, APipeGetsNoProgress) {
-  const test::RunResult r = test::run(probe({}), env_, dir_.path);
+  const test::RunResult r = sb_.regime(probe({}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err.find("/4 s"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;

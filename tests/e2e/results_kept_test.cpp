@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime::test {
 namespace {
@@ -15,18 +15,13 @@ using nlohmann::json;
 
 class ResultsKeptCli : public ::testing::Test {
  protected:
-  void SetUp() override { env_ = {{"REGIME_STATE_DIR", (dir_.path / "state").string()}}; }
-  RunResult regime(const std::vector<std::string>& args) { return run(args, env_, dir_.path); }
-  json regime_json(const std::vector<std::string>& args) {
-    RunResult r = regime(args);
-    EXPECT_EQ(r.status, 0) << r.err;
-    return json::parse(r.out);
-  }
+  RunResult regime(const std::vector<std::string>& args) { return sb_.regime(args); }
+  json regime_json(const std::vector<std::string>& args) { return sb_.regime_json(args); }
   // Rows of one column of a table in the run database.
   std::vector<std::string> column(const std::string& sql) {
     std::vector<std::string> out;
     sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open((dir_.path / "state" / "runs.sqlite").c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_open((sb_.state_dir() / "runs.sqlite").c_str(), &db), SQLITE_OK);
     sqlite3_stmt* st = nullptr;
     EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -37,12 +32,11 @@ class ResultsKeptCli : public ::testing::Test {
     sqlite3_close(db);
     return out;
   }
-  TempDir dir_;
-  Env env_;
+  Sandbox sb_;
 };
 
 TEST_F(ResultsKeptCli, AKeptSweepAndItsWrittenTableDecideAlikeUnderOtherObjectives) {
-  const std::string table = (dir_.path / "l4.csv").string();
+  const std::string table = (sb_.path() / "l4.csv").string();
   json swept =
       regime_json({"sweep", "--device", "sim:l4", "--workload", "sim:resnet50", "--strategy",
                    "exhaustive", "--caps", "72,68,64,60", "--table-out", table, "--json"});

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime::test {
 namespace {
@@ -13,15 +13,9 @@ using nlohmann::json;
 
 class RunsCli : public ::testing::Test {
  protected:
-  void SetUp() override { env_ = {{"REGIME_STATE_DIR", (dir_.path / "state").string()}}; }
-  RunResult regime(const std::vector<std::string>& args) { return run(args, env_, dir_.path); }
-  json regime_json(const std::vector<std::string>& args) {
-    RunResult r = regime(args);
-    EXPECT_EQ(r.status, 0) << r.err;
-    return json::parse(r.out);
-  }
-  TempDir dir_;
-  Env env_;
+  RunResult regime(const std::vector<std::string>& args) { return sb_.regime(args); }
+  json regime_json(const std::vector<std::string>& args) { return sb_.regime_json(args); }
+  Sandbox sb_;
 };
 
 TEST_F(RunsCli, ASweepIsKeptAndDecidedAgainUnderAnotherObjective) {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime::test {
 namespace {
@@ -26,37 +26,29 @@ using ::testing::HasSubstr;
 class SafetyCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_text(dir.path / "config.json",
-               R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-cli","min_limit_W":100,)"
-               R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250}]})");
-    fs::create_directories(dir.path / "tmp");
-    env = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-           {"FAKE_NVML_CONFIG", (dir.path / "config.json").string()},
-           {"FAKE_NVML_STATE", (dir.path / "nvml-state.json").string()},
-           {"REGIME_STATE_DIR", (dir.path / "state").string()},
-           {"REGIME_SYSTEM_STATE_DIR", (dir.path / "state").string()},
-           {"TMPDIR", (dir.path / "tmp").string()}};
+    sb_.use_fake_nvml(
+        json::parse(R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-cli","min_limit_W":100,)"
+                    R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250}]})"));
+    fs::create_directories(sb_.path() / "tmp");
+    sb_.env["TMPDIR"] = (sb_.path() / "tmp").string();
   }
   double limit_W() {
-    RunResult r = run({"limit", "show", "--device", "nvml:0", "--json"}, env, dir.path);
+    RunResult r = sb_.regime({"limit", "show", "--device", "nvml:0", "--json"});
     EXPECT_EQ(r.status, 0) << r.err;
     return r.status == 0 ? json::parse(r.out).at("current_limit_W").get<double>() : -1;
   }
-  bool journaled() const {
-    fs::path j = dir.path / "state" / "power-limits";
-    return fs::exists(j) && !fs::is_empty(j);
-  }
+  bool journaled() const { return sb_.journaled(); }
   // Private directories the runs left in TMPDIR.
   int temp_dirs() const {
     int n = 0;
-    for (const auto& e : fs::directory_iterator(dir.path / "tmp"))
+    for (const auto& e : fs::directory_iterator(sb_.path() / "tmp"))
       if (e.path().filename().string().rfind("regime-", 0) == 0) ++n;
     return n;
   }
   // An actuating sweep whose workload writes its pid to `pid_file` and marks a step every 50 ms;
   // `on_signal` is the shell's reaction to SIGINT/SIGTERM/SIGHUP ("" = the default: it dies).
   std::vector<std::string> sweep(const std::string& mode, const std::string& on_signal) const {
-    std::string script = "echo $$ > '" + (dir.path / "pid").string() + "'; " + on_signal +
+    std::string script = "echo $$ > '" + (sb_.path() / "pid").string() + "'; " + on_signal +
                          " while true; do echo step; sleep 0.05; done";
     return {"sweep",     "--device",  "nvml:0",     "--mode",       mode,
             "--caps",    "250,200",   "--strategy", "exhaustive",   "--settle-s",
@@ -64,7 +56,7 @@ class SafetyCli : public ::testing::Test {
             "--actuate", "--",        "sh",         "-c",           script};
   }
   bool process_gone(double timeout_s) const {
-    pid_t pid = std::stoi(read_text(dir.path / "pid"));
+    pid_t pid = std::stoi(read_text(sb_.path() / "pid"));
     auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (std::chrono::steady_clock::now() < end) {
       if (::kill(pid, 0) != 0) return true;
@@ -75,13 +67,12 @@ class SafetyCli : public ::testing::Test {
   bool wait_for_cap(double timeout_s) {
     auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (std::chrono::steady_clock::now() < end) {
-      if (fs::exists(dir.path / "pid") && limit_W() < 300) return true;
+      if (fs::exists(sb_.path() / "pid") && limit_W() < 300) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
   }
-  TempDir dir;
-  Env env;
+  Sandbox sb_;
 };
 
 TEST_F(SafetyCli, EveryNumericOptionIsCheckedBeforeAnythingRuns) {
@@ -112,7 +103,7 @@ TEST_F(SafetyCli, EveryNumericOptionIsCheckedBeforeAnythingRuns) {
   };
   for (const auto& args : bad) {
     auto t0 = std::chrono::steady_clock::now();
-    RunResult r = run(args, env, dir.path);
+    RunResult r = sb_.regime(args);
     double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string cmd;
     for (const auto& a : args) cmd += a + " ";
@@ -126,24 +117,22 @@ TEST_F(SafetyCli, EveryNumericOptionIsCheckedBeforeAnythingRuns) {
 
 TEST_F(SafetyCli, RestoreUnderReadOnlySaysWhatItWouldDoAndChangesNothing) {
   ASSERT_EQ(
-      run({"limit", "set", "--device", "nvml:0", "--watts", "150", "--actuate"}, env, dir.path)
-          .status,
-      0);
-  Env ro = env;
+      sb_.regime({"limit", "set", "--device", "nvml:0", "--watts", "150", "--actuate"}).status, 0);
+  Env ro = sb_.env;
   ro["REGIME_READ_ONLY"] = "1";
-  RunResult r = run({"restore"}, ro, dir.path);
+  RunResult r = run({"restore"}, ro, sb_.path());
   EXPECT_EQ(r.status, 4) << r.err;
   EXPECT_THAT(r.out, HasSubstr("would restore nvml:0 (GPU-fake-cli) to 300 W"));
   EXPECT_THAT(r.err, HasSubstr("REGIME_READ_ONLY is set: nothing was changed"));
   EXPECT_DOUBLE_EQ(limit_W(), 150);
   EXPECT_TRUE(journaled());
-  r = run({"restore", "--json"}, ro, dir.path);
+  r = run({"restore", "--json"}, ro, sb_.path());
   EXPECT_EQ(r.status, 4);
   json j = json::parse(r.out);
   EXPECT_TRUE(j.at("read_only").get<bool>());
   EXPECT_TRUE(j.at("outcomes")[0].at("would_restore").get<bool>());
   EXPECT_FALSE(j.at("outcomes")[0].at("ok").get<bool>());
-  r = run({"restore"}, env, dir.path);  // without it, the restore happens
+  r = sb_.regime({"restore"});  // without it, the restore happens
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_DOUBLE_EQ(limit_W(), 300);
 }
@@ -151,8 +140,8 @@ TEST_F(SafetyCli, RestoreUnderReadOnlySaysWhatItWouldDoAndChangesNothing) {
 TEST_F(SafetyCli, AnInterruptedRestartSweepExitsBySignalAndRestores) {
   // The workload leaves cleanly (status 0) on the signal: the sweep still reports the signal.
   for (int sig : {SIGINT, SIGTERM}) {
-    fs::remove(dir.path / "pid");
-    Child c = spawn(sweep("restart", "trap 'exit 0' INT TERM HUP;"), env, dir.path);
+    fs::remove(sb_.path() / "pid");
+    Child c = sb_.start(sweep("restart", "trap 'exit 0' INT TERM HUP;"));
     ASSERT_TRUE(wait_for_cap(kCapWait_s)) << c.err();
     ::kill(c.pid, sig);
     EXPECT_EQ(c.wait(), 128 + sig) << c.err();
@@ -163,8 +152,8 @@ TEST_F(SafetyCli, AnInterruptedRestartSweepExitsBySignalAndRestores) {
 
 TEST_F(SafetyCli, SighupStopsTheWorkloadAndRestores) {
   for (const std::string mode : {"live", "restart"}) {
-    fs::remove(dir.path / "pid");
-    Child c = spawn(sweep(mode, ""), env, dir.path);
+    fs::remove(sb_.path() / "pid");
+    Child c = sb_.start(sweep(mode, ""));
     ASSERT_TRUE(wait_for_cap(kCapWait_s)) << c.err();
     ::kill(c.pid, SIGHUP);
     EXPECT_EQ(c.wait(), 128 + SIGHUP) << mode << ": " << c.err();
@@ -175,7 +164,7 @@ TEST_F(SafetyCli, SighupStopsTheWorkloadAndRestores) {
 }
 
 TEST_F(SafetyCli, AWorkloadThatIgnoresTheInterruptIsStoppedAfterTheGrace) {
-  Child c = spawn(sweep("live", "trap '' INT TERM HUP;"), env, dir.path);
+  Child c = sb_.start(sweep("live", "trap '' INT TERM HUP;"));
   ASSERT_TRUE(wait_for_cap(kCapWait_s)) << c.err();
   auto t0 = std::chrono::steady_clock::now();
   ::kill(c.pid, SIGINT);
@@ -189,7 +178,7 @@ TEST_F(SafetyCli, AWorkloadThatIgnoresTheInterruptIsStoppedAfterTheGrace) {
 TEST_F(SafetyCli, NoPrivateDirectoryOutlivesAKilledRun) {
   // A signal that ends regime through the guard's watcher (no unwinding): the exit hook stops
   // the workload and removes the step socket's directory.
-  Child c = spawn(sweep("live", ""), env, dir.path);
+  Child c = sb_.start(sweep("live", ""));
   ASSERT_TRUE(wait_for_cap(kCapWait_s)) << c.err();
   EXPECT_EQ(temp_dirs(), 1);
   ::kill(c.pid, SIGQUIT);
@@ -198,19 +187,17 @@ TEST_F(SafetyCli, NoPrivateDirectoryOutlivesAKilledRun) {
   EXPECT_EQ(temp_dirs(), 0);
   EXPECT_DOUBLE_EQ(limit_W(), 300);
   // SIGKILL: nothing runs, the directory stays; the next run removes it.
-  fs::remove(dir.path / "pid");
-  c = spawn({"probe", "--device", "nvml:0", "--seconds", "30", "--", "sh", "-c",
-             "echo $$ > '" + (dir.path / "pid").string() + "'; sleep 30"},
-            env, dir.path);
+  fs::remove(sb_.path() / "pid");
+  c = sb_.start({"probe", "--device", "nvml:0", "--seconds", "30", "--", "sh", "-c",
+                 "echo $$ > '" + (sb_.path() / "pid").string() + "'; sleep 30"});
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!fs::exists(dir.path / "pid") && std::chrono::steady_clock::now() < end)
+  while (!fs::exists(sb_.path() / "pid") && std::chrono::steady_clock::now() < end)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ::kill(c.pid, SIGKILL);
   c.wait();
-  ::kill(-std::stoi(read_text(dir.path / "pid")), SIGKILL);  // its group, left behind
+  ::kill(-std::stoi(read_text(sb_.path() / "pid")), SIGKILL);  // its group, left behind
   EXPECT_EQ(temp_dirs(), 1);
-  RunResult r =
-      run({"probe", "--device", "nvml:0", "--seconds", "1", "--", "sleep", "2"}, env, dir.path);
+  RunResult r = sb_.regime({"probe", "--device", "nvml:0", "--seconds", "1", "--", "sleep", "2"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(temp_dirs(), 0) << "the dead run's directory was not cleaned up";
 }

@@ -14,7 +14,7 @@
 #include <random>
 #include <thread>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime::test {
 namespace {
@@ -25,33 +25,21 @@ using nlohmann::json;
 class SafetySignals : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_text(dir.path / "config.json", R"({"gpus": [
+    sb_.use_fake_nvml(json::parse(R"({"gpus": [
       {"name": "NVIDIA H200", "uuid": "GPU-sig-0", "min_limit_W": 200, "max_limit_W": 700,
-       "default_limit_W": 700, "idle_W": 80, "demand_W": 690}]})");
-    env = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-           {"FAKE_NVML_CONFIG", (dir.path / "config.json").string()},
-           {"FAKE_NVML_STATE", (dir.path / "nvml-state.json").string()},
-           {"REGIME_STATE_DIR", (dir.path / "state").string()},
-           {"REGIME_SYSTEM_STATE_DIR", (dir.path / "state").string()}};
+       "default_limit_W": 700, "idle_W": 80, "demand_W": 690}]})"));
   }
   double limit_W() {
-    RunResult r = run({"limit", "show", "--device", "nvml:0", "--json"}, env, dir.path);
+    RunResult r = sb_.regime({"limit", "show", "--device", "nvml:0", "--json"});
     EXPECT_EQ(r.status, 0) << r.err;
     return r.status == 0 ? json::parse(r.out).at("current_limit_W").get<double>() : -1;
   }
-  bool journaled() const {
-    fs::path j = dir.path / "state" / "power-limits";
-    if (!fs::exists(j)) return false;
-    for (const auto& f : fs::directory_iterator(j))
-      if (f.path().extension() == ".json") return true;
-    return false;
-  }
+  bool journaled() const { return sb_.journaled(); }
   std::vector<std::string> hold(int watts, const std::string& seconds = "60") const {
     return {"limit",     "set",    "--device", "nvml:0", "--watts", std::to_string(watts),
             "--actuate", "--hold", seconds};
   }
-  TempDir dir;
-  Env env;
+  Sandbox sb_;
 };
 
 const char* name_of(int sig) {
@@ -64,7 +52,7 @@ TEST_F(SafetySignals, EveryFatalSignalRestoresTheLimitFirst) {
                               SIGALRM, SIGPIPE, SIGXCPU,  SIGVTALRM, SIGPROF, SIGXFSZ,
                               SIGIO,   SIGPWR,  SIGRTMIN, SIGRTMAX};
   for (int sig : signals) {
-    Child c = spawn(hold(300), env, dir.path);
+    Child c = sb_.start(hold(300));
     ASSERT_TRUE(c.wait_for_output("holding for")) << c.err();
     ASSERT_DOUBLE_EQ(limit_W(), 300);
     ::kill(c.pid, sig);
@@ -77,7 +65,7 @@ TEST_F(SafetySignals, EveryFatalSignalRestoresTheLimitFirst) {
 
 TEST_F(SafetySignals, AFaultRestoresAndThenEndsTheProcessByIt) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
-    Child c = spawn(hold(250), env, dir.path);
+    Child c = sb_.start(hold(250));
     ASSERT_TRUE(c.wait_for_output("holding for")) << c.err();
     ::kill(c.pid, sig);
     int st = 0;
@@ -99,7 +87,7 @@ TEST_F(SafetySignals, AClosedStdoutRestoresInsteadOfDyingCapped) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(p[1], 1);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    for (const auto& [k, v] : sb_.env) ::setenv(k.c_str(), v.c_str(), 1);
     ::signal(SIGPIPE, SIG_DFL);
     std::string bin = REGIME_BINARY;
     std::vector<std::string> args = hold(300, "5");
@@ -125,7 +113,7 @@ TEST_F(SafetySignals, AnIgnoredSignalStaysIgnored) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::signal(SIGHUP, SIG_IGN);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    for (const auto& [k, v] : sb_.env) ::setenv(k.c_str(), v.c_str(), 1);
     int devnull = ::open("/dev/null", O_WRONLY);
     ::dup2(devnull, 1);
     ::dup2(devnull, 2);
@@ -162,7 +150,7 @@ TEST_F(SafetySignals, SignalsAtRandomTimesNeverLeaveTheGpuCapped) {
   int during_hold = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
     int sig = signals[pick(rng)];
-    Child c = spawn(hold(210 + trial), env, dir.path);
+    Child c = sb_.start(hold(210 + trial));
     std::this_thread::sleep_for(
         std::chrono::microseconds(static_cast<long>(std::pow(10.0, log10_delay_us(rng)))));
     ::kill(c.pid, sig);

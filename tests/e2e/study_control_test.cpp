@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime {
 namespace {
@@ -16,24 +16,13 @@ using nlohmann::json;
 
 class StudyControl : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("regime-study-control-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    env_ = {{"REGIME_STATE_DIR", (dir_ / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_ / "system-state").string()}};
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-  test::Env env_;
+  test::Sandbox sb_;
 };
 
 TEST_F(StudyControl, OnAThermalBoundPairTheGatedControllerIsEvaluated) {
   const std::vector<std::string> args = {"study", "--device", "sim:h200,ambient_C=30,cooling=2",
                                          "--workload", "sim:resnet50"};
-  auto r = test::run(args, env_, dir_);
+  auto r = sb_.regime(args);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("control (regime-gated, thermal inside): engaged: thermal-bound"),
             std::string::npos)
@@ -44,7 +33,7 @@ TEST_F(StudyControl, OnAThermalBoundPairTheGatedControllerIsEvaluated) {
 
   std::vector<std::string> j_args = args;
   j_args.push_back("--json");
-  auto rj = test::run(j_args, env_, dir_);
+  auto rj = sb_.regime(j_args);
   ASSERT_EQ(rj.status, 0) << rj.err;
   json j = json::parse(rj.out);
   const json& c = j["control"];
@@ -59,8 +48,7 @@ TEST_F(StudyControl, OnAThermalBoundPairTheGatedControllerIsEvaluated) {
 }
 
 TEST_F(StudyControl, OnACapBoundPairItSaysWhyControlWasNotEngaged) {
-  auto r =
-      test::run({"study", "--device", "sim:t4", "--workload", "sim:vgg16", "--json"}, env_, dir_);
+  auto r = sb_.regime({"study", "--device", "sim:t4", "--workload", "sim:vgg16", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   json c = json::parse(r.out)["control"];
   EXPECT_FALSE(c["engaged"].get<bool>());
@@ -76,10 +64,9 @@ TEST_F(StudyControl, OnACapBoundPairItSaysWhyControlWasNotEngaged) {
 // Under REGIME_READ_ONLY the evaluation (it changes the limit) is not run; the study says so and
 // prints the command.
 TEST_F(StudyControl, ReadOnlySkipsTheEvaluationAndPrintsTheCommand) {
-  env_["REGIME_READ_ONLY"] = "1";
-  auto r = test::run({"study", "--device", "sim:h200,ambient_C=30,cooling=2", "--workload",
-                      "sim:resnet50", "--json"},
-                     env_, dir_);
+  sb_.env["REGIME_READ_ONLY"] = "1";
+  auto r = sb_.regime({"study", "--device", "sim:h200,ambient_C=30,cooling=2", "--workload",
+                       "sim:resnet50", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   json c = json::parse(r.out)["control"];
   EXPECT_FALSE(c["engaged"].get<bool>());

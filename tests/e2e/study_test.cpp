@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime {
 namespace {
@@ -19,19 +19,14 @@ using nlohmann::json;
 
 class StudyCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    env_ = {{"REGIME_STATE_DIR", (dir_.path / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "state").string()}};
-  }
   json study_json(const std::vector<std::string>& extra, int expect_status = 0) {
     std::vector<std::string> args = {"study", "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
-    auto r = test::run(args, env_, dir_.path);
+    auto r = sb_.regime(args);
     EXPECT_EQ(r.status, expect_status) << r.err;
     return json::parse(r.out);
   }
-  test::TempDir dir_;
-  test::Env env_;
+  test::Sandbox sb_;
 };
 
 TEST_F(StudyCli, T4Vgg16IsCapBoundSweptAndNeverPicks60W) {
@@ -71,10 +66,9 @@ TEST_F(StudyCli, H200Resnet18CifarIsUnderutilizedAndNotSwept) {
 }
 
 TEST_F(StudyCli, TextVerdictAndOutFolder) {
-  fs::path out = dir_.path / "out";
-  auto r = test::run(
-      {"study", "--device", "sim:h200", "--workload", "sim:resnet50", "--out", out.string()}, env_,
-      dir_.path);
+  fs::path out = sb_.path() / "out";
+  auto r = sb_.regime(
+      {"study", "--device", "sim:h200", "--workload", "sim:resnet50", "--out", out.string()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("regime: headroom"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3. decision:"), std::string::npos) << r.out;
@@ -93,11 +87,11 @@ TEST_F(StudyCli, TextVerdictAndOutFolder) {
 }
 
 TEST_F(StudyCli, BadInputIsRefusedClearly) {
-  auto r = test::run({"study", "--device", "sim:t4"}, env_, dir_.path);
+  auto r = sb_.regime({"study", "--device", "sim:t4"});
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--workload sim:NAME"), std::string::npos) << r.err;
-  r = test::run({"study", "--device", "sim:t4", "--workload", "sim:vgg16", "--strategy", "greedy"},
-                env_, dir_.path);
+  r = sb_.regime(
+      {"study", "--device", "sim:t4", "--workload", "sim:vgg16", "--strategy", "greedy"});
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("greedy"), std::string::npos) << r.err;
 }
@@ -106,20 +100,13 @@ TEST_F(StudyCli, BadInputIsRefusedClearly) {
 class StudyNvmlCli : public StudyCli {
  protected:
   void SetUp() override {
-    std::ofstream(dir_.path / "config.json")
-        << R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-study","min_limit_W":100,)"
-           R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":350}]})";
-    std::ofstream(dir_.path / "state.json")
-        << R"({"GPU-fake-study":{"limit_W":280,"energy_J":0,"capped_s":0,"t_s":0}})";
-    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-            {"FAKE_NVML_CONFIG", (dir_.path / "config.json").string()},
-            {"FAKE_NVML_STATE", (dir_.path / "state.json").string()},
-            {"REGIME_STATE_DIR", (dir_.path / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "state").string()}};
+    sb_.use_fake_nvml(
+        json::parse(
+            R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-study","min_limit_W":100,)"
+            R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":350}]})"),
+        test::Sandbox::holding("GPU-fake-study", 280));
   }
-  double limit_W() const {
-    return json::parse(test::read_text(dir_.path / "state.json"))["GPU-fake-study"]["limit_W"];
-  }
+  double limit_W() const { return sb_.fake_limit_W("GPU-fake-study"); }
   std::vector<std::string> args(std::vector<std::string> flags) const {
     std::vector<std::string> a = {"study", "--device",     "nvml:0", "--probe-seconds",
                                   "2",     "--step-regex", "step"};
@@ -130,7 +117,7 @@ class StudyNvmlCli : public StudyCli {
 };
 
 TEST_F(StudyNvmlCli, WithoutActuateNothingChangesAndTheCommandIsPrinted) {
-  auto r = test::run(args({}), env_, dir_.path);
+  auto r = sb_.regime(args({}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), 280.0);
   EXPECT_NE(r.out.find("regime: cap-bound"), std::string::npos) << r.out;
@@ -140,12 +127,12 @@ TEST_F(StudyNvmlCli, WithoutActuateNothingChangesAndTheCommandIsPrinted) {
                        "0.05; done'"),
             std::string::npos)
       << r.out;
-  EXPECT_FALSE(fs::exists(dir_.path / "state" / "power-limits" / "GPU-fake-study.json"));
+  EXPECT_FALSE(fs::exists(sb_.path() / "state" / "power-limits" / "GPU-fake-study.json"));
 }
 
 TEST_F(StudyNvmlCli, ReadOnlyEnvironmentSetsNothingEvenWithActuate) {
-  env_["REGIME_READ_ONLY"] = "1";
-  auto r = test::run(args({"--actuate", "--apply", "--json"}), env_, dir_.path);
+  sb_.env["REGIME_READ_ONLY"] = "1";
+  auto r = sb_.regime(args({"--actuate", "--apply", "--json"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), 280.0);
   json j = json::parse(r.out);
@@ -155,8 +142,7 @@ TEST_F(StudyNvmlCli, ReadOnlyEnvironmentSetsNothingEvenWithActuate) {
 }
 
 TEST_F(StudyNvmlCli, WithActuateSweepsAndRestoresTheOriginalLimit) {
-  auto r = test::run(args({"--actuate", "--settle-s", "0.2", "--probe-s", "1", "--json"}), env_,
-                     dir_.path);
+  auto r = sb_.regime(args({"--actuate", "--settle-s", "0.2", "--probe-s", "1", "--json"}));
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);  // the command's "step" lines went to stderr
   EXPECT_EQ(j["regime"]["regime"], "cap-bound");
@@ -168,21 +154,20 @@ TEST_F(StudyNvmlCli, WithActuateSweepsAndRestoresTheOriginalLimit) {
 
 TEST_F(StudyNvmlCli, ApplyLeavesTheChosenCapAndJournalsTheOriginal) {
   auto r =
-      test::run(args({"--actuate", "--apply", "--settle-s", "0.2", "--probe-s", "1", "--json"}),
-                env_, dir_.path);
+      sb_.regime(args({"--actuate", "--apply", "--settle-s", "0.2", "--probe-s", "1", "--json"}));
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   double cap_W = j["decision"]["cap_W"].get<double>();
   EXPECT_EQ(limit_W(), cap_W);
   EXPECT_NE(j["after"].get<std::string>().find("applied"), std::string::npos);
-  EXPECT_TRUE(fs::exists(dir_.path / "state" / "power-limits" / "GPU-fake-study.json"));
-  auto restored = test::run({"restore"}, env_, dir_.path);
+  EXPECT_TRUE(fs::exists(sb_.path() / "state" / "power-limits" / "GPU-fake-study.json"));
+  auto restored = sb_.regime({"restore"});
   EXPECT_EQ(restored.status, 0) << restored.err;
   EXPECT_EQ(limit_W(), 280.0);
 }
 
 TEST_F(StudyNvmlCli, ApplyWithoutActuateIsRefusedBeforeAnyWork) {
-  auto r = test::run(args({"--apply"}), env_, dir_.path);
+  auto r = sb_.regime(args({"--apply"}));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--actuate"), std::string::npos) << r.err;
   EXPECT_EQ(limit_W(), 280.0);

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime {
 namespace {
@@ -23,36 +23,14 @@ constexpr double kOriginalW = 280;  // deliberately not the default (300 W)
 class SweepNvmlCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("regime-plan-nvml-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "config.json")
-        << R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-plan","min_limit_W":100,)"
-           R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250}]})";
-    std::ofstream(dir_ / "state.json")
-        << json{{"GPU-fake-plan",
-                 {{"limit_W", kOriginalW}, {"energy_J", 0.0}, {"capped_s", 0.0}, {"t_s", 0.0}}}}
-               .dump();
-    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-            {"FAKE_NVML_CONFIG", (dir_ / "config.json").string()},
-            {"FAKE_NVML_STATE", (dir_ / "state.json").string()},
-            {"REGIME_STATE_DIR", (dir_ / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_ / "state").string()}};
+    sb_.use_fake_nvml(
+        json::parse(
+            R"({"gpus":[{"name":"NVIDIA Fake GPU","uuid":"GPU-fake-plan","min_limit_W":100,)"
+            R"("max_limit_W":300,"default_limit_W":300,"idle_W":60,"demand_W":250}]})"),
+        test::Sandbox::holding("GPU-fake-plan", kOriginalW));
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  double limit_W() const {
-    std::ifstream in(dir_ / "state.json");
-    json j;
-    try {
-      in >> j;
-      return j.at("GPU-fake-plan").at("limit_W").get<double>();
-    } catch (const std::exception&) {
-      return -1;  // being rewritten
-    }
-  }
+  double limit_W() const { return sb_.fake_limit_W("GPU-fake-plan"); }
 
   // A sweep whose workload prints a step every 50 ms; probes last `probe_s` seconds.
   std::vector<std::string> sweep_args(const std::string& probe_s, bool actuate = true,
@@ -78,7 +56,7 @@ class SweepNvmlCli : public ::testing::Test {
   }
 
   void interrupt_mid_sweep(int signo, int expect_exit) {
-    test::Child child = test::spawn(sweep_args("30"), env_, dir_);
+    test::Child child = sb_.start(sweep_args("30"));
     ASSERT_TRUE(wait_for_limit(300, 20)) << "the sweep never set its first cap: " << child.err();
     // Let the probe's window run a little, then interrupt it mid-probe.
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -86,12 +64,11 @@ class SweepNvmlCli : public ::testing::Test {
     EXPECT_EQ(child.wait(), expect_exit) << child.err();
   }
 
-  fs::path dir_;
-  std::map<std::string, std::string> env_;
+  test::Sandbox sb_;
 };
 
 TEST_F(SweepNvmlCli, AfterASweepTheOriginalLimitIsBack) {
-  auto r = test::run(sweep_args("0.6"), env_, dir_);
+  auto r = sb_.regime(sweep_args("0.6"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("decision: 200 W"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("restored the original limit 280 W"), std::string::npos) << r.out;
@@ -99,11 +76,9 @@ TEST_F(SweepNvmlCli, AfterASweepTheOriginalLimitIsBack) {
 }
 
 TEST_F(SweepNvmlCli, AfterAFailedWorkloadTheOriginalLimitIsBack) {
-  auto r = test::run(
-      sweep_args(
-          "0.6", true,
-          "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo step; sleep 0.05; done; exit 3"),
-      env_, dir_);
+  auto r = sb_.regime(sweep_args(
+      "0.6", true,
+      "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo step; sleep 0.05; done; exit 3"));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("exit status 3"), std::string::npos) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
@@ -122,13 +97,13 @@ TEST_F(SweepNvmlCli, AfterSigtermTheOriginalLimitIsBack) {
 TEST_F(SweepNvmlCli, AfterKill9RestoreBringsTheOriginalBack) {
   interrupt_mid_sweep(SIGKILL, 128 + SIGKILL);
   EXPECT_EQ(limit_W(), 300);  // left as the sweep set it
-  auto r = test::run({"restore"}, env_, dir_);
+  auto r = sb_.regime({"restore"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 
 TEST_F(SweepNvmlCli, WithoutActuateNothingChangesAndTheUserIsTold) {
-  auto r = test::run(sweep_args("0.6", false), env_, dir_);
+  auto r = sb_.regime(sweep_args("0.6", false));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--actuate"), std::string::npos) << r.err;
   EXPECT_EQ(limit_W(), kOriginalW);
@@ -137,11 +112,11 @@ TEST_F(SweepNvmlCli, WithoutActuateNothingChangesAndTheUserIsTold) {
 TEST_F(SweepNvmlCli, ApplyLeavesTheChosenCapAndRestoreUndoesIt) {
   auto args = sweep_args("0.6");
   args.insert(args.begin() + 1, "--apply");
-  auto r = test::run(args, env_, dir_);
+  auto r = sb_.regime(args);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(limit_W(), 200);
   EXPECT_NE(r.out.find("applied: 200 W"), std::string::npos) << r.out;
-  auto rr = test::run({"restore"}, env_, dir_);
+  auto rr = sb_.regime({"restore"});
   EXPECT_EQ(rr.status, 0) << rr.err;
   EXPECT_EQ(limit_W(), kOriginalW);
 }

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "support/cli_run.hpp"
 #include "support/pty_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime {
 namespace {
@@ -19,16 +19,11 @@ using test::run_with_terminal_stderr;
 class TaskProgressCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::write_text(dir_.path / "fake.json",
-                     R"({"gpus": [{"name": "NVIDIA Fake GPU", "uuid": "GPU-fake-progress",
-                        "min_limit_W": 100, "max_limit_W": 300, "default_limit_W": 300,
-                        "idle_W": 60, "demand_W": 250}]})");
-    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-            {"FAKE_NVML_CONFIG", (dir_.path / "fake.json").string()},
-            {"FAKE_NVML_STATE", (dir_.path / "fake_state.json").string()},
-            {"REGIME_STATE_DIR", (dir_.path / "state").string()},
-            {"REGIME_SYSTEM_STATE_DIR", (dir_.path / "system-state").string()},
-            {"TERM", "xterm"}};
+    sb_.use_fake_nvml(
+        nlohmann::json::parse(R"({"gpus": [{"name": "NVIDIA Fake GPU", "uuid": "GPU-fake-progress",
+                                    "min_limit_W": 100, "max_limit_W": 300, "default_limit_W": 300,
+                                    "idle_W": 60, "demand_W": 250}]})"));
+    sb_.env["TERM"] = "xterm";
   }
   // Three caps, exhaustively, each measured for 1.5 s of a workload that steps every 50 ms.
   std::vector<std::string> sweep(std::vector<std::string> extra) {
@@ -36,13 +31,12 @@ class TaskProgressCli : public ::testing::Test {
         "sweep",       "--device",   "nvml:0",     "--caps",
         "300,250,200", "--strategy", "exhaustive", "--settle-s",
         "0.2",         "--probe-s",  "1.5",        "--step-regex",
-        "step",        "--actuate",  "--db",       (dir_.path / "runs.sqlite").string()};
+        "step",        "--actuate",  "--db",       (sb_.path() / "runs.sqlite").string()};
     a.insert(a.end(), extra.begin(), extra.end());
     a.insert(a.end(), {"--", "sh", "-c", "while true; do echo step; sleep 0.05; done"});
     return a;
   }
-  test::TempDir dir_;
-  test::Env env_;
+  test::Sandbox sb_;
 };
 
 // The probe counts drawn, in order.
@@ -56,7 +50,7 @@ std::vector<int> counts(const std::string& terminal, const std::string& label) {
 }
 
 TEST_F(TaskProgressCli, ASweepCountsItsProbesWithTimeLeftAndPrintsEachAboveTheBar) {
-  const PtyRun r = run_with_terminal_stderr(sweep({}), env_);
+  const PtyRun r = run_with_terminal_stderr(sweep({}), sb_.env);
   ASSERT_EQ(r.status, 0) << r.terminal;
   const std::vector<int> seen = counts(r.terminal, "sweep");
   ASSERT_GE(seen.size(), 3u) << r.terminal;
@@ -72,8 +66,8 @@ TEST_F(TaskProgressCli, ASweepCountsItsProbesWithTimeLeftAndPrintsEachAboveTheBa
 }
 
 TEST_F(TaskProgressCli, NoColorAndJsonKeepTheLineUncolouredAndStdoutClean) {
-  env_["NO_COLOR"] = "1";
-  const PtyRun r = run_with_terminal_stderr(sweep({"--json"}), env_);
+  sb_.env["NO_COLOR"] = "1";
+  const PtyRun r = run_with_terminal_stderr(sweep({"--json"}), sb_.env);
   ASSERT_EQ(r.status, 0) << r.terminal;
   EXPECT_FALSE(counts(r.terminal, "sweep").empty()) << r.terminal;
   EXPECT_EQ(r.terminal.find("\x1b[32m"), std::string::npos) << r.terminal;
@@ -83,7 +77,7 @@ TEST_F(TaskProgressCli, NoColorAndJsonKeepTheLineUncolouredAndStdoutClean) {
 }
 
 TEST_F(TaskProgressCli, QuietDrawsNothing) {
-  const PtyRun r = run_with_terminal_stderr(sweep({"--json", "--quiet"}), env_);
+  const PtyRun r = run_with_terminal_stderr(sweep({"--json", "--quiet"}), sb_.env);
   ASSERT_EQ(r.status, 0) << r.terminal;
   EXPECT_TRUE(counts(r.terminal, "sweep").empty()) << r.terminal;
   EXPECT_EQ(r.terminal.find("\x1b[K"), std::string::npos) << r.terminal;
@@ -94,7 +88,7 @@ TEST_F(TaskProgressCli, AControlRunOnARealGpuIsABarByTime) {
       run_with_terminal_stderr({"control", "--device", "nvml:0", "--policy", "thermal", "--actuate",
                                 "--seconds", "4", "--sample-ms", "100", "--json", "--", "sh", "-c",
                                 "while true; do echo step; sleep 0.05; done"},
-                               env_);
+                               sb_.env);
   ASSERT_EQ(r.status, 0) << r.terminal;
   EXPECT_TRUE(std::regex_search(
       r.terminal, std::regex(R"(\rcontrol 0:0[1-4]/0:04 \[.*\] +\d+%  0:0\d elapsed  0:0\d left)")))

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "store/run_store.hpp"
-#include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 #include "support/synthetic_trace.hpp"
 #include "trace/csv.hpp"
 
@@ -25,34 +25,22 @@ using ::testing::Not;
 class Unattended : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::write_text(dir_.path / "fake.json",
-                     R"({"gpus": [{"name": "NVIDIA Fake GPU", "uuid": "GPU-fake-unattended",
-                        "min_limit_W": 100, "max_limit_W": 300, "default_limit_W": 300,
-                        "idle_W": 60, "demand_W": 250}]})");
-    env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
-            {"FAKE_NVML_CONFIG", (dir_.path / "fake.json").string()},
-            {"FAKE_NVML_STATE", (dir_.path / "fake_state.json").string()},
-            {"REGIME_STATE_DIR", (dir_.path / "state").string()}};
+    sb_.use_fake_nvml(nlohmann::json::parse(
+        R"({"gpus": [{"name": "NVIDIA Fake GPU", "uuid": "GPU-fake-unattended",
+                                    "min_limit_W": 100, "max_limit_W": 300, "default_limit_W": 300,
+                                    "idle_W": 60, "demand_W": 250}]})"));
   }
-  test::RunResult regime(const std::vector<std::string>& args) {
-    return test::run(args, env_, dir_.path);
-  }
+  test::RunResult regime(const std::vector<std::string>& args) { return sb_.regime(args); }
   // The fake GPU's limit: its default (300 W) until something has been set.
-  double limit_W() const {
-    const fs::path state = dir_.path / "fake_state.json";
-    if (!fs::exists(state)) return 300;
-    nlohmann::json j = nlohmann::json::parse(test::read_text(state));
-    return j.at("GPU-fake-unattended").value("limit_W", 300.0);
-  }
+  double limit_W() const { return sb_.fake_limit_W("GPU-fake-unattended", 300); }
   // A trace written to the scratch folder, with its steps beside it.
   fs::path write(const std::string& name, const Trace& t) {
-    const fs::path p = dir_.path / (name + ".trace.csv");
+    const fs::path p = sb_.path() / (name + ".trace.csv");
     write_trace_csv(p, t.samples);
     write_steps_csv(*sibling_steps_path(p), t.steps);
     return p;
   }
-  test::TempDir dir_;
-  test::Env env_;
+  test::Sandbox sb_;
 };
 
 // Section 3: a hot card held by its power cap (SW power cap 100% of the time, thermal 0%) is
@@ -106,13 +94,13 @@ TEST_F(Unattended, APartlyCappedCardIsCalledBorderlineAndTheCapIsNamed) {
 // Section 4: a command that exits before there is anything to measure gets no regime: the run is
 // stored as failed, regime exits with the command's status, and the message says why.
 TEST_F(Unattended, ACommandThatExitsAtOnceGetsNoRegime) {
-  env_["REGIME_READ_ONLY"] = "1";
+  sb_.env["REGIME_READ_ONLY"] = "1";
   auto r = regime({"probe", "--device", "nvml:0", "--", "sh", "-c", "exit 3"});
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("no regime"));
   EXPECT_THAT(r.err, HasSubstr("the command ended before there was enough to measure"));
   EXPECT_THAT(r.out, Not(HasSubstr("regime: ")));
-  const auto runs = RunStore(dir_.path / "state" / "runs.sqlite").list();
+  const auto runs = RunStore(sb_.path() / "state" / "runs.sqlite").list();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "failed");
   EXPECT_EQ(runs[0].exit_status, 3);
@@ -199,7 +187,7 @@ TEST_F(Unattended, AdviceNamesOnlyCommandsThatExist) {
     outputs += regime({"study", "--device", "sim:t4", "--workload", w, "--probe-seconds", "30",
                        "--strategy", "adaptive"})
                    .out;
-  env_["REGIME_READ_ONLY"] = "1";
+  sb_.env["REGIME_READ_ONLY"] = "1";
   auto study = regime({"study", "--device", "nvml:0", "--probe-seconds", "2", "--step-regex",
                        "step", "--", "sh", "-c", "while true; do echo step; sleep 0.05; done"});
   outputs += study.out + study.err;
