@@ -46,7 +46,11 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   auto* begin = job->add_subcommand(
       "begin", "Read the energy counters of the job's GPUs and apply its power policy");
   begin->add_option("--job", o->begin.job_id, "The scheduler's job id")->required();
-  begin->add_option("--gpus", o->begin.gpus, "The job's GPUs on this node: 0,1 or 0-3")->required();
+  begin
+      ->add_option("--gpus", o->begin.gpus,
+                   "The job's GPUs on this node by device minor number (/dev/nvidiaN, as Slurm's "
+                   "gres.conf numbers them): 0,1 or 0-3")
+      ->required();
   begin
       ->add_option("--power", o->begin.policy,
                    "default | auto | study | WATTS | PERCENT% (as --gpu-power)")
@@ -66,9 +70,10 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
       std::cout << fmt::format("  not applied: {}\n", r["refused"].get<std::string>());
     for (const auto& g : r["gpus"])
       std::cout << fmt::format(
-          "  {} {} ({}): {} -> {}; {}\n", g["device"].get<std::string>(),
-          g["name"].get<std::string>(), g["uuid"].get<std::string>(), watts(g["limit_before_W"]),
-          watts(g.contains("enforced_W") ? g["enforced_W"] : nullptr), g["why"].get<std::string>());
+          "  {} (/dev/nvidia{}) {} ({}): {} -> {}; {}\n", g["device"].get<std::string>(),
+          g["minor_number"].get<int>(), g["name"].get<std::string>(), g["uuid"].get<std::string>(),
+          watts(g["limit_before_W"]), watts(g.contains("enforced_W") ? g["enforced_W"] : nullptr),
+          g["why"].get<std::string>());
   });
 
   auto* end = job->add_subcommand(

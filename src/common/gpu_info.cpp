@@ -9,7 +9,8 @@
 namespace regime {
 
 namespace {
-nlohmann::json opt(const std::optional<double>& v) {
+template <typename T>
+nlohmann::json opt(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 }  // namespace
@@ -19,6 +20,7 @@ nlohmann::json to_json(const GpuInfo& i) {
                         {"index", i.index},
                         {"name", i.name},
                         {"uuid", i.uuid},
+                        {"minor_number", opt(i.minor_number)},
                         {"min_limit_W", i.min_limit_W},
                         {"max_limit_W", i.max_limit_W},
                         {"default_limit_W", i.default_limit_W},

@@ -14,6 +14,9 @@ struct GpuInfo {
   // PCI bus id ("00000000:19:00.0"), empty where unknown: CUDA and NVML number GPUs differently,
   // and this (or the uuid) is what ties one to the other.
   std::string pci_bus_id;
+  // The device minor number (the N of /dev/nvidiaN), where the backend knows one: schedulers
+  // name GPUs by their device files (Slurm's gres.conf), and NVML's order need not follow them.
+  std::optional<int> minor_number;
   std::string driver_version;  // "580.95.05"; "sim" for a simulated GPU; empty where unknown
   double min_limit_W = 0;
   double max_limit_W = 0;

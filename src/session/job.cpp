@@ -120,6 +120,30 @@ std::vector<int> parse_gpu_list(const std::string& text) {
   return out;
 }
 
+std::vector<size_t> gpus_by_minor(const std::vector<int>& minors,
+                                  const std::vector<GpuInfo>& gpus) {
+  auto minor_of = [](const GpuInfo& g) { return g.minor_number.value_or(g.index); };
+  std::vector<size_t> out;
+  for (int m : minors) {
+    std::vector<size_t> found;
+    for (size_t k = 0; k < gpus.size(); ++k)
+      if (minor_of(gpus[k]) == m) found.push_back(k);
+    if (found.size() == 1) {
+      out.push_back(found[0]);
+      continue;
+    }
+    std::string known;
+    for (const auto& g : gpus)
+      known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", minor_of(g), g.device);
+    throw Error(ErrorKind::NotFound,
+                fmt::format("the scheduler's GPU {} (device minor number {}, /dev/nvidia{}) is {} "
+                            "of this node's GPUs; their minor numbers: {}",
+                            m, m, m, found.empty() ? "none" : "more than one",
+                            known.empty() ? "no GPU" : known));
+  }
+  return out;
+}
+
 CapChoice choose_cap(const PowerPolicy& policy, const GpuInfo& gpu,
                      const std::vector<SweepRecord>& sweeps, const std::string& workload) {
   CapChoice c;
@@ -229,13 +253,19 @@ double JobCaps::restore(Gpu& gpu) {
 
 nlohmann::json begin_job(const JobBegin& job) {
   PowerPolicy policy = parse_power_policy(job.policy);
-  std::vector<int> indexes = parse_gpu_list(job.gpus);
+  std::vector<int> minors = parse_gpu_list(job.gpus);
   JobStore store(job.db);
+  // The node's GPUs, then the job's among them by minor number; `indexes` are the backend's.
+  std::vector<GpuPtr> all = open_devices(job.scheme + ":all");
+  std::vector<GpuInfo> all_infos;
+  for (auto& g : all) all_infos.push_back(g->info());
   std::vector<GpuPtr> gpus;
   std::vector<GpuInfo> infos;
-  for (int i : indexes) {
-    gpus.push_back(open_device(fmt::format("{}:{}", job.scheme, i)));
-    infos.push_back(gpus.back()->info());
+  std::vector<int> indexes;
+  for (size_t k : gpus_by_minor(minors, all_infos)) {
+    gpus.push_back(std::move(all[k]));
+    infos.push_back(all_infos[k]);
+    indexes.push_back(all_infos[k].index);
   }
   std::vector<SweepRecord> sweeps;
   if (policy.kind == PowerPolicy::Kind::Auto) sweeps = RunStore(job.db).list_sweeps(0);
@@ -257,6 +287,7 @@ nlohmann::json begin_job(const JobBegin& job) {
     std::optional<double> e0 = gpus[k]->read_energy_J();
     record["gpus"].push_back(
         {{"index", indexes[k]},
+         {"minor_number", minors[k]},
          {"device", g.device},
          {"uuid", g.uuid},
          {"name", g.name},

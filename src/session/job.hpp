@@ -35,6 +35,13 @@ PowerPolicy parse_power_policy(const std::string& text);
 // Error InvalidArgument naming the bad item.
 std::vector<int> parse_gpu_list(const std::string& text);
 
+// The GPUs a scheduler names, found among a node's GPUs. Slurm's GPU numbers (SLURM_JOB_GPUS, the
+// gres indexes) are the N of gres.conf's File=/dev/nvidiaN, i.e. device minor numbers, which need
+// not follow NVML's order. Returns, for each of `minors`, the position in `gpus` of the GPU with
+// that minor number (a GPU whose backend knows none stands in with its index). Error NotFound
+// naming the minor and the node's minors when no GPU has it, or when two have it.
+std::vector<size_t> gpus_by_minor(const std::vector<int>& minors, const std::vector<GpuInfo>& gpus);
+
 // What a policy does to one GPU: a cap, or the limit left as it is, and why.
 struct CapChoice {
   std::optional<double> cap_W;
@@ -86,11 +93,11 @@ struct JobBegin {
   std::string job_id;
   std::string node;
   long uid = -1;
-  std::string gpus;      // the scheduler's list of the job's GPUs on this node
+  std::string gpus;      // the scheduler's list of the job's GPUs on this node (minor numbers)
   std::string policy;    // --gpu-power
   std::string workload;  // auto: the workload name sweeps were kept under
   std::filesystem::path db;
-  std::string scheme = "nvml";  // device URI scheme of the GPU indexes
+  std::string scheme = "nvml";  // device URI scheme of the node's GPUs (SCHEME:all opens them)
 };
 
 // Records the job, reads its GPUs' energy counters, applies the caps. A cap the policy gives that

@@ -69,6 +69,37 @@ TEST(JobGpuList, TakesSlurmsListsAndRanges) {
   }
 }
 
+TEST(JobGpuMinor, SchedulerGpusAreFoundByDeviceMinorNumberNotByIndex) {
+  // NVML's order against the device files': nvml:0 is /dev/nvidia1, nvml:1 is /dev/nvidia0.
+  std::vector<GpuInfo> node{h200(0), h200(1), h200(2)};
+  node[0].minor_number = 1;
+  node[1].minor_number = 0;
+  node[2].minor_number = 2;
+  EXPECT_EQ(gpus_by_minor({0}, node), (std::vector<size_t>{1}));
+  EXPECT_EQ(gpus_by_minor({0, 1}, node), (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(gpus_by_minor({2}, node), (std::vector<size_t>{2}));
+  // Where the backend knows no minor number the index stands in.
+  EXPECT_EQ(gpus_by_minor({1, 0}, {h200(0), h200(1)}), (std::vector<size_t>{1, 0}));
+}
+
+TEST(JobGpuMinor, AMinorNoGpuHasIsNamedWithTheMinorsThereAre) {
+  std::vector<GpuInfo> node{h200(0), h200(1)};
+  node[0].minor_number = 4;
+  node[1].minor_number = 5;
+  try {
+    gpus_by_minor({4, 1}, node);
+    ADD_FAILURE() << "minor 1 found";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NotFound);
+    EXPECT_NE(std::string(e.what()).find("device minor number 1, /dev/nvidia1) is none"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("4 (nvml:0), 5 (nvml:1)"), std::string::npos) << e.what();
+  }
+  node[1].minor_number = 4;
+  EXPECT_THROW(gpus_by_minor({4}, node), Error);  // two GPUs claim one device file
+}
+
 TEST(JobCapChoice, FixedAndPercentCapsAreCheckedAgainstTheGpusRange) {
   EXPECT_DOUBLE_EQ(*choose_cap(parse_power_policy("300"), h200(), {}, "").cap_W, 300);
   EXPECT_DOUBLE_EQ(*choose_cap(parse_power_policy("60%"), h200(), {}, "").cap_W, 420);

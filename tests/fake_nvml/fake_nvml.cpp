@@ -46,6 +46,7 @@ struct Fault {
 struct GpuConfig {
   std::string name, uuid;
   std::string pci_bus_id;  // "00000000:BB:00.0"; NVML order need not follow it
+  unsigned minor = 0;      // the device minor number (/dev/nvidiaN); NVML order need not follow it
   double min_limit_W = 100, max_limit_W = 300, default_limit_W = 300;
   double max_sm_MHz = 1980, max_mem_MHz = 2619, idle_sm_MHz = 345;
   double slowdown_temp_C = 89, shutdown_temp_C = 95, gpu_max_temp_C = 87;
@@ -127,6 +128,7 @@ Config load_config(const char* path) {
     char bus[32];
     std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x10 + i);
     gc.pci_bus_id = g.value("pci_bus_id", std::string(bus));
+    gc.minor = g.value("minor", i);
     gc.min_limit_W = g.value("min_limit_W", gc.min_limit_W);
     gc.max_limit_W = g.value("max_limit_W", gc.max_limit_W);
     gc.default_limit_W = g.value("default_limit_W", gc.max_limit_W);
@@ -460,6 +462,15 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvml
       pci->bus = bus;
       pci->device = device;
     }
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d,
+                                                                             unsigned* minor) {
+  return guarded("nvmlDeviceGetMinorNumber", d, [&](const GpuConfig* g) {
+    if (minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *minor = g->minor;
     return NVML_SUCCESS;
   });
 }

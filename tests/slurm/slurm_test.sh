@@ -40,14 +40,17 @@ trap finish EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 pass() { echo "ok: $*"; }
 
-# Each node's GPUs: two busy H200s (demand above every cap, so power follows the cap).
+# Each node's GPUs: two busy H200s (demand above every cap, so power follows the cap). On n1 NVML's
+# order is the device files' (nvml:0 is /dev/nvidia0); on n2 it is the reverse (nvml:0 has device
+# minor number 1), as on machines whose PCI order differs from the driver's numbering.
 for node in n1 n2; do
+  if [ $node = n1 ]; then m0=0 m1=1; else m0=1 m1=0; fi
   cat >"$T/nvml-$node.json" <<JSON
 {"gpus": [
   {"name": "NVIDIA H200", "uuid": "GPU-$node-0", "min_limit_W": 100, "max_limit_W": 700,
-   "default_limit_W": 700, "idle_W": 80, "demand_W": 690},
+   "default_limit_W": 700, "idle_W": 80, "demand_W": 690, "minor": $m0},
   {"name": "NVIDIA H200", "uuid": "GPU-$node-1", "min_limit_W": 100, "max_limit_W": 700,
-   "default_limit_W": 700, "idle_W": 80, "demand_W": 690}]}
+   "default_limit_W": 700, "idle_W": 80, "demand_W": 690, "minor": $m1}]}
 JSON
 done
 # regime as the node sees it: the node's fake GPUs, journal and run store (the prolog, the
@@ -152,8 +155,8 @@ grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=60% cap_w=420 nodes=n1:2:" <<
 pass "scancel after a slurmd restart: 420 420 during, $(limits n1) after, journal empty; sacct: $c"
 
 # 5. One job on both nodes: one cap on every GPU, the energy of both nodes summed.
-out=$(timeout 60 srun -N2 -w n1,n2 --gres=gpu:1 --gpu-power=200 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:0 --json; sleep 2")
-[ "$(grep -c '"current_limit_W": 200' <<<"$out")" -eq 2 ] || fail "two-node job did not see 200 W on each node's GPU: $out"
+out=$(timeout 60 srun -N2 -w n1,n2 --gres=gpu:1 --gpu-power=200 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json; sleep 2")
+[ "$(grep -c '"current_limit_W": 200' <<<"$out")" -eq 2 ] || fail "two-node job did not see 200 W on one GPU of each node: $out"
 job=$(job_in "$out" | head -1)
 wait_gone "$job"
 [ "$(limits n1)" = "700 700" ] && [ "$(limits n2)" = "700 700" ] || fail "limits after the two-node job: $(limits n1) / $(limits n2)"
@@ -170,6 +173,27 @@ PY
 vias=$(for n in n1 n2; do on $n job show --job "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["via"])'; done | tr '\n' ' ')
 [ "$vias" = "journal regimed " ] || fail "two-node job: caps went through '$vias', expected n1 journal, n2 regimed"
 pass "two nodes: 200 W on n1 (journal) and n2 (regimed) during, restored after; sacct: $c"
+
+# 5b. Slurm's GPU numbers are device minor numbers: on n2 the job's gres GPU is the NVML GPU with
+# that minor, which is not the NVML GPU of that index.
+out=$(timeout 60 srun -w n2 --gres=gpu:1 --gpu-power=250 sh -c "echo job=\$SLURM_JOB_ID; echo gres=\${SLURM_JOB_GPUS:-\$SLURM_STEP_GPUS}; \"$T/regime\" limit show --device nvml:all --json")
+job=$(job_in "$out")
+wait_gone "$job"
+mapped=$(python3 - "$out" <<'PY'
+import json, sys
+lines = sys.argv[1].splitlines()
+gres = int([l for l in lines if l.startswith("gres=")][0][5:])
+gpus = json.loads("\n".join(l for l in lines if not l.startswith(("job=", "gres="))))
+capped = [g for g in gpus if g["current_limit_W"] == 250]
+assert len(capped) == 1, gpus
+g = capped[0]
+assert g["minor_number"] == gres and g["index"] != gres, (gres, gpus)
+assert all(o["current_limit_W"] == 700 for o in gpus if o is not g), gpus
+print(f"SLURM_JOB_GPUS={gres}: {g['device']} (minor {g['minor_number']}) capped at 250 W")
+PY
+) || fail "job $job on n2 capped the wrong GPU: $out"
+[ "$(limits n2)" = "700 700" ] || fail "limits after job $job: $(limits n2)"
+pass "GPUs by minor number on n2: $mapped; $(limits n2) after"
 # 6. auto: the decision kept in the node's run store for this GPU model and workload.
 out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=auto --gpu-workload=sim:resnet50 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
 [ "$(grep -c '"current_limit_W": 700' <<<"$out")" -eq 2 ] || fail "auto without a kept sweep changed a limit: $out"

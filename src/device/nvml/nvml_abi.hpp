@@ -165,6 +165,7 @@ typedef nvmlReturn_t (*nvmlDeviceGetSamples_fn)(nvmlDevice_t, nvmlSamplingType_t
                                                 unsigned long long, nvmlValueType_t*, unsigned int*,
                                                 nvmlSample_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetPciInfo_fn)(nvmlDevice_t, nvmlPciInfo_t*);
+typedef nvmlReturn_t (*nvmlDeviceGetMinorNumber_fn)(nvmlDevice_t, unsigned int*);
 typedef nvmlReturn_t (*nvmlDeviceGetViolationStatus_fn)(nvmlDevice_t, nvmlPerfPolicyType_t,
                                                         nvmlViolationTime_t*);
 

@@ -67,6 +67,9 @@ NvmlGpu::NvmlGpu(std::shared_ptr<NvmlLibrary> lib, unsigned index)
   nvmlPciInfo_t pci{};
   if (api_.pci_info != nullptr && api_.pci_info(handle_, &pci) == NVML_SUCCESS)
     pci_bus_id_ = pci.busId;
+  unsigned minor = 0;
+  if (api_.minor_number != nullptr && api_.minor_number(handle_, &minor) == NVML_SUCCESS)
+    minor_number_ = static_cast<int>(minor);
   auto threshold = [&](nvmlTemperatureThresholds_t t) -> std::optional<double> {
     unsigned v = 0;
     if (api_.temperature_threshold == nullptr ||
@@ -156,6 +159,7 @@ GpuInfo NvmlGpu::info() {
   g.name = name_;
   g.uuid = uuid_;
   g.pci_bus_id = pci_bus_id_;
+  g.minor_number = minor_number_;
   g.driver_version = driver_version_;
   unsigned min_mW = 0, max_mW = 0, v = 0;
   require([&] { return api_.limit_constraints(handle_, &min_mW, &max_mW); },

@@ -3,6 +3,7 @@
 // backend() serves the URI scheme "nvml" (nvml:N, nvml:all).
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,7 @@ class NvmlGpu : public Gpu {
   std::string name_;
   std::string uuid_;
   std::string pci_bus_id_;
+  std::optional<int> minor_number_;
   std::string driver_version_;
   std::optional<double> slowdown_temp_C_, shutdown_temp_C_, gpu_max_temp_C_;
   std::optional<double> max_sm_MHz_, max_mem_MHz_;

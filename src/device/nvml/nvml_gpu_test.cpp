@@ -126,6 +126,20 @@ TEST_F(NvmlGpuFake, InfoHasLimitsThresholdsAndClocks) {
   EXPECT_TRUE(gpu->is_physical());
 }
 
+TEST_F(NvmlGpuFake, MinorNumberIsTheDeviceFilesNotTheIndex) {
+  EXPECT_EQ(open()->info().minor_number, 0);  // the fake's default: its index
+  config_["gpus"][0]["minor"] = 3;
+  GpuInfo g = open()->info();
+  EXPECT_EQ(g.index, 0);
+  EXPECT_EQ(g.minor_number, 3);
+  EXPECT_EQ(to_json(g).at("minor_number"), 3);
+  // A driver that does not answer: no minor number, which JSON writes as null.
+  config_["gpus"][0]["errors"] = {{"nvmlDeviceGetMinorNumber", 3}};
+  g = open()->info();
+  EXPECT_FALSE(g.minor_number.has_value());
+  EXPECT_TRUE(to_json(g).at("minor_number").is_null());
+}
+
 TEST_F(NvmlGpuFake, PowerFollowsTheLimitAndClocksDropWithTheCapReasonSet) {
   auto gpu = open();
   Sample free = gpu->read();

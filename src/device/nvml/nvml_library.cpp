@@ -232,6 +232,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::load(const std::string& path) {
   a.violation_status =
       resolve<nvmlDeviceGetViolationStatus_fn>(handle, {"nvmlDeviceGetViolationStatus"});
   a.pci_info = resolve<nvmlDeviceGetPciInfo_fn>(handle, {"nvmlDeviceGetPciInfo_v3"});
+  a.minor_number = resolve<nvmlDeviceGetMinorNumber_fn>(handle, {"nvmlDeviceGetMinorNumber"});
 
   const std::pair<const void*, const char*> required[] = {
       {reinterpret_cast<const void*>(a.init), "nvmlInit_v2"},

@@ -55,7 +55,8 @@ struct NvmlApi {
   nvmlDeviceGetFieldValues_fn field_values = nullptr;
   nvmlDeviceGetSamples_fn samples = nullptr;
   nvmlDeviceGetViolationStatus_fn violation_status = nullptr;
-  nvmlDeviceGetPciInfo_fn pci_info = nullptr;  // nvmlDeviceGetPciInfo_v3
+  nvmlDeviceGetPciInfo_fn pci_info = nullptr;          // nvmlDeviceGetPciInfo_v3
+  nvmlDeviceGetMinorNumber_fn minor_number = nullptr;  // nvmlDeviceGetMinorNumber (Linux)
 };
 
 class NvmlLibrary {
