@@ -10,7 +10,6 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
-#include <ctime>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +17,7 @@
 #include "common/files.hpp"
 #include "common/json_text.hpp"
 #include "common/paths.hpp"
+#include "common/utc_time.hpp"
 
 namespace regime {
 
@@ -32,16 +32,6 @@ constexpr size_t kMaxJournalBytes = 64 * 1024;
 // Beyond any GPU's power limit, so a corrupted number is refused rather than applied.
 constexpr double kMaxLimit_W = 100000;
 constexpr double kLockWait_s = 30;
-
-// For people reading the file; the program uses time_unix_s.
-std::string utc_text(double unix_s) {
-  std::time_t t = static_cast<std::time_t>(unix_s);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool same_gpu(const JournalEntry& e, const std::string& uuid, const std::string& device) {
   return !uuid.empty() ? e.uuid == uuid : e.device == device;
@@ -62,7 +52,7 @@ nlohmann::json to_json(const JournalEntry& e) {
                       {"pid", e.pid},
                       {"pid_start_ticks", e.pid_start_ticks},
                       {"time_unix_s", e.time_unix_s},
-                      {"time_utc", utc_text(e.time_unix_s)},
+                      {"time_utc", utc_iso(e.time_unix_s)},
                       {"kept", e.kept}};
   if (e.restore_to_W) j["restore_to_W"] = *e.restore_to_W;
   return j;

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <memory>
 
 #include "common/error.hpp"
+#include "common/utc_time.hpp"
 #include "session/classify_trace.hpp"
 #include "store/run_store.hpp"
 #include "trace/sweep_table.hpp"
@@ -17,26 +17,16 @@ namespace regime::session {
 
 namespace {
 
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // The run store as the LLM predictors' answer cache.
 class StoreCache : public predict::AnswerCache {
  public:
-  explicit StoreCache(const std::string& path)
-      : store_(path.empty() ? RunStore::default_path() : std::filesystem::path(path)) {}
+  explicit StoreCache(const std::string& path) : store_(RunStore::path_or_default(path)) {}
   std::optional<std::string> find(const std::string& model, const std::string& prompt) override {
     return store_.find_llm_answer(model, prompt);
   }
   void put(const std::string& model, const std::string& prompt,
            const std::string& answer) override {
-    store_.put_llm_answer(model, prompt, answer, utc_now());
+    store_.put_llm_answer(model, prompt, answer, utc_now_iso());
   }
 
  private:

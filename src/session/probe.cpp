@@ -2,11 +2,10 @@
 
 #include <fmt/core.h>
 
-#include <ctime>
-
 #include "analysis/measure.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/utc_time.hpp"
 #include "session/job_devices.hpp"
 #include "trace/csv.hpp"
 
@@ -28,15 +27,6 @@ TracePaths trace_paths(const ProbeRequest& r, int64_t run_id) {
   auto power = sibling_power_path(trace);
   return {trace, steps ? *steps : fs::path(trace.string() + ".steps.csv"),
           power ? *power : fs::path(trace.string() + ".power.csv")};
-}
-
-std::string utc_now_iso() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 void validate(const ProbeRequest& r) {
@@ -142,7 +132,7 @@ ProbeReport run_probe(const ProbeRequest& r) {
   // The workload first: a bad regex or an unknown sim workload leaves no run record behind.
   WorkloadPtr work = target.make_workload(spec);
 
-  fs::path db_path = r.db.empty() ? RunStore::default_path() : fs::path(r.db);
+  fs::path db_path = RunStore::path_or_default(r.db);
   RunStore store(db_path);
   RunRecord& rec = out.record;
   rec = new_record(r, info, target.wall().unix_now_s());
@@ -284,7 +274,7 @@ JobProbeReport run_job_probe(const ProbeRequest& r) {
   for (const auto& w : out.usage.value("warnings", std::vector<std::string>{}))
     out.warnings.push_back(w);
 
-  fs::path db_path = r.db.empty() ? RunStore::default_path() : fs::path(r.db);
+  fs::path db_path = RunStore::path_or_default(r.db);
   RunStore store(db_path);
   const size_t n = targets.size();
   std::vector<TracePaths> paths;

@@ -87,7 +87,7 @@ ReportResult write_report(const ReportRequest& r) {
   if (r.columns < 10)
     throw Error(ErrorKind::InvalidArgument, "report: at least 10 columns are needed");
   const fs::path lib = existing_library();
-  const fs::path db = r.db.empty() ? RunStore::default_path() : fs::path(r.db);
+  const fs::path db = RunStore::path_or_default(r.db);
   if (!fs::exists(db))
     throw Error(ErrorKind::NotFound, fmt::format("no run database at {}", db.string()));
   RunStore store(db);

@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include <ctime>
 #include <fstream>
 
 #include "analysis/classify.hpp"
@@ -11,6 +10,7 @@
 #include "analysis/sweep_rows.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/utc_time.hpp"
 #include "device/device_list.hpp"
 #include "device/uri.hpp"
 #include "plan/cap_grid.hpp"
@@ -45,15 +45,6 @@ std::string apply_or_restore(PowerLimitGuard& guard, const plan::Decision& d, bo
   else if (!d.keep_default)
     after += " (--apply would leave the chosen cap set)";
   return after;
-}
-
-std::string utc_now_iso() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // --prior: the predicted draw at the default limit places the second probe.
@@ -386,7 +377,7 @@ int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json
   rec.table_csv = sweep_table_csv(r);
   rec.decision = plan::to_json(r.outcome.decision);
   rec.report = json;
-  RunStore store(db.empty() ? RunStore::default_path() : std::filesystem::path(db));
+  RunStore store(RunStore::path_or_default(db));
   r.stored_id = store.insert_sweep(rec);
   DecisionRecord d;
   d.made_at_utc = rec.started_at_utc;

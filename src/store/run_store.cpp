@@ -89,6 +89,27 @@ void bind_fields(Statement& s, const RunRecord& r) {
   s.text(18, r.regime_version.empty() ? regime_version() : r.regime_version);
 }
 
+template <class Record, class Read>
+std::vector<Record> list_rows(sqlite3* db, const char* columns, const char* table, size_t limit,
+                              Read read) {
+  std::string sql = std::string("SELECT ") + columns + " FROM " + table + " ORDER BY id DESC";
+  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
+  Statement s(db, sql.c_str());
+  std::vector<Record> out;
+  while (s.step() == SQLITE_ROW) out.push_back(read(s));
+  return out;
+}
+
+// The row of `table` with this id, read by `read`; empty when there is none.
+template <class Record, class Read>
+std::optional<Record> get_row(sqlite3* db, const char* columns, const char* table, int64_t id,
+                              Read read) {
+  Statement s(db, (std::string("SELECT ") + columns + " FROM " + table + " WHERE id=?1").c_str());
+  s.integer(1, id);
+  if (s.step() != SQLITE_ROW) return std::nullopt;
+  return read(s);
+}
+
 RunRecord read_record(Statement& s) {
   RunRecord r;
   r.id = s.col_int(0);
@@ -202,6 +223,10 @@ Provenance read_provenance(Statement& s, int first) {
 }  // namespace
 
 std::filesystem::path RunStore::default_path() { return state_dir() / "runs.sqlite"; }
+
+std::filesystem::path RunStore::path_or_default(const std::string& db) {
+  return db.empty() ? default_path() : std::filesystem::path(db);
+}
 
 RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
   std::error_code ec;
@@ -324,19 +349,11 @@ void RunStore::update(const RunRecord& record) {
 }
 
 std::optional<RunRecord> RunStore::get(int64_t id) {
-  Statement s(db_, (std::string("SELECT ") + kColumns + " FROM runs WHERE id=?1").c_str());
-  s.integer(1, id);
-  if (s.step() != SQLITE_ROW) return std::nullopt;
-  return read_record(s);
+  return get_row<RunRecord>(db_, kColumns, "runs", id, read_record);
 }
 
 std::vector<RunRecord> RunStore::list(size_t limit) {
-  std::string sql = std::string("SELECT ") + kColumns + " FROM runs ORDER BY id DESC";
-  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
-  Statement s(db_, sql.c_str());
-  std::vector<RunRecord> out;
-  while (s.step() == SQLITE_ROW) out.push_back(read_record(s));
-  return out;
+  return list_rows<RunRecord>(db_, kColumns, "runs", limit, read_record);
 }
 
 int64_t RunStore::insert_sweep(const SweepRecord& r) {
@@ -366,19 +383,11 @@ int64_t RunStore::insert_sweep(const SweepRecord& r) {
 }
 
 std::optional<SweepRecord> RunStore::get_sweep(int64_t id) {
-  Statement s(db_, (std::string("SELECT ") + kSweepColumns + " FROM sweeps WHERE id=?1").c_str());
-  s.integer(1, id);
-  if (s.step() != SQLITE_ROW) return std::nullopt;
-  return read_sweep(s);
+  return get_row<SweepRecord>(db_, kSweepColumns, "sweeps", id, read_sweep);
 }
 
 std::vector<SweepRecord> RunStore::list_sweeps(size_t limit) {
-  std::string sql = std::string("SELECT ") + kSweepColumns + " FROM sweeps ORDER BY id DESC";
-  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
-  Statement s(db_, sql.c_str());
-  std::vector<SweepRecord> out;
-  while (s.step() == SQLITE_ROW) out.push_back(read_sweep(s));
-  return out;
+  return list_rows<SweepRecord>(db_, kSweepColumns, "sweeps", limit, read_sweep);
 }
 
 std::optional<std::string> RunStore::find_llm_answer(const std::string& model,
@@ -409,17 +418,6 @@ size_t RunStore::count_llm_answers() {
 }
 
 namespace {
-
-template <class Record, class Read>
-std::vector<Record> list_rows(sqlite3* db, const char* columns, const char* table, size_t limit,
-                              Read read) {
-  std::string sql = std::string("SELECT ") + columns + " FROM " + table + " ORDER BY id DESC";
-  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
-  Statement s(db, sql.c_str());
-  std::vector<Record> out;
-  while (s.step() == SQLITE_ROW) out.push_back(read(s));
-  return out;
-}
 
 DecisionRecord read_decision(Statement& s) {
   DecisionRecord r;
@@ -490,6 +488,10 @@ int64_t RunStore::insert_decision(const DecisionRecord& r) {
   return sqlite3_last_insert_rowid(db_);
 }
 
+std::optional<DecisionRecord> RunStore::get_decision(int64_t id) {
+  return get_row<DecisionRecord>(db_, kDecisionColumns, "decisions", id, read_decision);
+}
+
 std::vector<DecisionRecord> RunStore::list_decisions(size_t limit) {
   return list_rows<DecisionRecord>(db_, kDecisionColumns, "decisions", limit, read_decision);
 }
@@ -516,10 +518,7 @@ int64_t RunStore::insert_study(const StudyRecord& r) {
 }
 
 std::optional<StudyRecord> RunStore::get_study(int64_t id) {
-  Statement s(db_, (std::string("SELECT ") + kStudyColumns + " FROM studies WHERE id=?1").c_str());
-  s.integer(1, id);
-  if (s.step() != SQLITE_ROW) return std::nullopt;
-  return read_study(s);
+  return get_row<StudyRecord>(db_, kStudyColumns, "studies", id, read_study);
 }
 
 std::vector<StudyRecord> RunStore::list_studies(size_t limit) {
@@ -546,11 +545,7 @@ int64_t RunStore::insert_control_run(const ControlRunRecord& r) {
 }
 
 std::optional<ControlRunRecord> RunStore::get_control_run(int64_t id) {
-  Statement s(
-      db_, (std::string("SELECT ") + kControlColumns + " FROM control_runs WHERE id=?1").c_str());
-  s.integer(1, id);
-  if (s.step() != SQLITE_ROW) return std::nullopt;
-  return read_control(s);
+  return get_row<ControlRunRecord>(db_, kControlColumns, "control_runs", id, read_control);
 }
 
 std::vector<ControlRunRecord> RunStore::list_control_runs(size_t limit) {

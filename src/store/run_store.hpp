@@ -114,6 +114,8 @@ class RunStore {
   RunStore& operator=(const RunStore&) = delete;
 
   static std::filesystem::path default_path();  // state_dir()/runs.sqlite
+  // The database a --db option names: default_path() when it names none.
+  static std::filesystem::path path_or_default(const std::string& db);
   const std::filesystem::path& path() const { return path_; }
 
   // Inserts the record (its id is ignored) and returns the new id.
@@ -134,6 +136,7 @@ class RunStore {
                       const std::string& answer, const std::string& answered_at_utc);
   size_t count_llm_answers();
   int64_t insert_decision(const DecisionRecord& record);
+  std::optional<DecisionRecord> get_decision(int64_t id);
   std::vector<DecisionRecord> list_decisions(size_t limit = 0);  // newest first
   int64_t insert_study(const StudyRecord& record);
   std::optional<StudyRecord> get_study(int64_t id);
