@@ -1,11 +1,14 @@
-// regime runs [list] [--db FILE] [--limit N] [--json] | regime runs show ID|probe:ID|sweep:ID:
-// what the run database holds (src/session/runs.hpp).
+// regime runs [list] [--gpu G] [--workload W] [--db FILE] [--limit N] [--json] |
+// regime runs show ID|probe:ID|sweep:ID|study:ID|decision:ID|control:ID: what the run database
+// holds (src/session/runs.hpp).
 #include "session/runs.hpp"
 
 #include <fmt/core.h>
 
 #include <iostream>
 #include <memory>
+#include <type_traits>
+#include <variant>
 
 #include "cli/command.hpp"
 
@@ -35,39 +38,103 @@ nlohmann::json sweep_json(const SweepRecord& s) {
           {"decision", s.decision}};
 }
 
-void list(const std::string& db, size_t limit, bool json) {
-  session::RunsListing l = session::list_runs(db, limit);
+nlohmann::json study_json(const StudyRecord& s) {
+  return {{"run", fmt::format("study:{}", s.id)},
+          {"started_at_utc", s.started_at_utc},
+          {"device", s.device},
+          {"gpu", s.gpu_name},
+          {"workload", s.workload},
+          {"regime", s.regime ? nlohmann::json(*s.regime) : nlohmann::json(nullptr)},
+          {"sweep", s.sweep_id ? nlohmann::json(fmt::format("sweep:{}", *s.sweep_id))
+                               : nlohmann::json(nullptr)},
+          {"decision", s.decision}};
+}
+
+nlohmann::json decision_json(const DecisionRecord& d) {
+  return {{"run", fmt::format("decision:{}", d.id)},
+          {"made_at_utc", d.made_at_utc},
+          {"source", d.source},
+          {"sweep", d.sweep_id ? nlohmann::json(fmt::format("sweep:{}", *d.sweep_id))
+                               : nlohmann::json(nullptr)},
+          {"device", d.device},
+          {"gpu", d.gpu_name},
+          {"workload", d.workload},
+          {"objective", d.objective},
+          {"cap_W", d.cap_W ? nlohmann::json(*d.cap_W) : nlohmann::json(nullptr)},
+          {"decision", d.decision}};
+}
+
+nlohmann::json control_json(const ControlRunRecord& c) {
+  const nlohmann::json& r = c.report;
+  return {{"run", fmt::format("control:{}", c.id)},
+          {"started_at_utc", c.started_at_utc},
+          {"device", c.device},
+          {"gpu", c.gpu_name},
+          {"workload", c.workload},
+          {"policy", c.policy},
+          {"engaged", r.value("engaged", false)},
+          {"verdict", r.contains("verdict") ? r["verdict"] : nlohmann::json(nullptr)}};
+}
+
+std::string cap_text(const nlohmann::json& decision) {
+  if (!decision.is_object()) return "-";
+  return decision.value("keep_default", true) ? "keep default"
+                                              : fmt::format("{:g} W", decision.value("cap_W", 0.0));
+}
+
+std::string optional_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : "-";
+}
+
+template <class Record, class ToJson>
+nlohmann::json rows_json(const std::vector<Record>& rows, ToJson to_json) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) out.push_back(to_json(r));
+  return out;
+}
+
+void list(const std::string& db, size_t limit, const session::RunsFilter& filter, bool json) {
+  session::RunsListing l = session::list_runs(db, limit, filter);
   if (json) {
-    nlohmann::json probes = nlohmann::json::array(), sweeps = nlohmann::json::array();
-    for (const auto& r : l.probes) probes.push_back(probe_json(r));
-    for (const auto& s : l.sweeps) sweeps.push_back(sweep_json(s));
-    print_json({{"db", l.db}, {"probes", probes}, {"sweeps", sweeps}});
+    print_json({{"db", l.db},
+                {"filter", {{"gpu", filter.gpu}, {"workload", filter.workload}}},
+                {"probes", rows_json(l.probes, probe_json)},
+                {"sweeps", rows_json(l.sweeps, sweep_json)},
+                {"studies", rows_json(l.studies, study_json)},
+                {"decisions", rows_json(l.decisions, decision_json)},
+                {"control_runs", rows_json(l.control_runs, control_json)}});
     return;
   }
-  std::cout << fmt::format("{}: {} probe(s), {} sweep(s) shown, newest first\n", l.db,
-                           l.probes.size(), l.sweeps.size());
+  std::cout << fmt::format(
+      "{}: {} probe(s), {} sweep(s), {} study(ies), {} decision(s), {} controller run(s) shown, "
+      "newest first{}\n",
+      l.db, l.probes.size(), l.sweeps.size(), l.studies.size(), l.decisions.size(),
+      l.control_runs.size(),
+      filter.gpu.empty() && filter.workload.empty()
+          ? ""
+          : fmt::format(" (gpu '{}', workload '{}')", filter.gpu, filter.workload));
   for (const auto& r : l.probes)
     std::cout << fmt::format("  probe:{:<5} {}  {:<10} {:<14} {:<7} {}\n", r.id, r.started_at_utc,
                              r.device, r.regime.value_or("-"), r.status, r.workload);
-  for (const auto& s : l.sweeps) {
-    bool keep = s.decision.value("keep_default", true);
-    std::string decided =
-        keep ? "keep default" : fmt::format("{:g} W", s.decision.value("cap_W", 0.0));
+  for (const auto& s : l.sweeps)
     std::cout << fmt::format("  sweep:{:<5} {}  {:<10} {:<5} {:<13} {}\n", s.id, s.started_at_utc,
-                             s.device, s.kind, decided, s.workload);
+                             s.device, s.kind, cap_text(s.decision), s.workload);
+  for (const auto& s : l.studies)
+    std::cout << fmt::format("  study:{:<5} {}  {:<10} {:<14} {:<13} {}\n", s.id, s.started_at_utc,
+                             s.device, s.regime.value_or("-"), cap_text(s.decision), s.workload);
+  for (const auto& d : l.decisions)
+    std::cout << fmt::format("  decision:{:<3} {}  {:<10} {:<9} {:<13} {} ({})\n", d.id,
+                             d.made_at_utc, d.device, d.source, cap_text(d.decision), d.workload,
+                             d.objective);
+  for (const auto& c : l.control_runs) {
+    nlohmann::json j = control_json(c);
+    std::cout << fmt::format("  control:{:<4} {}  {:<10} {:<8} {:<20} {}\n", c.id, c.started_at_utc,
+                             c.device, j["engaged"].get<bool>() ? "engaged" : "stayed out",
+                             optional_text(j["verdict"]), c.workload);
   }
 }
 
-void show(const std::string& db, const std::string& ref, bool json) {
-  auto found = session::show_run(db, session::parse_run_ref(ref));
-  if (const auto* r = std::get_if<RunRecord>(&found)) {
-    nlohmann::json j = probe_json(*r);
-    j["report"] = r->report;
-    if (json) return print_json(j);
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
-  const auto& s = std::get<SweepRecord>(found);
+void show_sweep(const SweepRecord& s, bool json) {
   if (json) {
     nlohmann::json j = sweep_json(s);
     j["table_csv"] = s.table_csv;
@@ -82,26 +149,69 @@ void show(const std::string& db, const std::string& ref, bool json) {
             << s.table_csv;
 }
 
+// Everything but a sweep: its summary with the whole record kept (the command's JSON).
+void show_record(nlohmann::json j, const char* key, const nlohmann::json& value, bool json) {
+  j[key] = value;
+  if (json) return print_json(j);
+  std::cout << j.dump(2) << "\n";
+}
+
+void show(const std::string& db, const std::string& ref, bool json) {
+  session::StoredResult found = session::show_run(db, session::parse_run_ref(ref));
+  std::visit(
+      [&](const auto& r) {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, SweepRecord>)
+          show_sweep(r, json);
+        else if constexpr (std::is_same_v<T, RunRecord>)
+          show_record(probe_json(r), "report", r.report, json);
+        else if constexpr (std::is_same_v<T, StudyRecord>)
+          show_record(study_json(r), "report", r.report, json);
+        else if constexpr (std::is_same_v<T, DecisionRecord>)
+          show_record(decision_json(r), "provenance",
+                      {{"driver_version", r.provenance.driver_version},
+                       {"regime_version", r.provenance.regime_version},
+                       {"options", r.provenance.options}},
+                      json);
+        else
+          show_record(control_json(r), "report", r.report, json);
+      },
+      found);
+}
+
 }  // namespace
 
 void add_runs(CLI::App& root, Context&) {
-  auto* runs = root.add_subcommand("runs", "What the run database holds: probes and sweeps");
+  auto* runs = root.add_subcommand(
+      "runs", "What the run database holds: probes, sweeps, studies, decisions, controller runs");
   auto db = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto limit = std::make_shared<size_t>(20);
   auto ref = std::make_shared<std::string>();
+  auto filter = std::make_shared<session::RunsFilter>();
   runs->add_option("--db", *db, "Run database (default: STATE_DIR/runs.sqlite)");
-  runs->add_flag("--json", *json, "Machine-readable output");
-  auto* list_cmd = runs->add_subcommand("list", "The newest probes and sweeps (the default)");
-  list_cmd->add_option("--limit", *limit, "How many of each (0: all; default 20)");
-  auto* show_cmd = runs->add_subcommand("show", "One probe or sweep in full");
-  show_cmd->add_option("run", *ref, "ID or probe:ID (a probe), sweep:ID (a sweep or study)")
+
+  auto* list_cmd = runs->add_subcommand("list", "The newest results of each kind (the default)");
+  for (CLI::App* app : {runs, list_cmd}) {
+    app->add_option("--gpu", filter->gpu,
+                    "Only results on this GPU: part of its name (H200), URI (nvml:1) or UUID");
+    app->add_option("--workload", filter->workload,
+                    "Only results of this workload: part of its name or command line");
+  }
+  list_cmd->add_option("--limit", *limit, "How many of each kind (0: all; default 20)");
+  auto* show_cmd = runs->add_subcommand("show", "One result in full");
+  show_cmd
+      ->add_option("run", *ref,
+                   "ID or probe:ID (a probe), sweep:ID (a sweep or a study's), study:ID, "
+                   "decision:ID, control:ID (a controller run)")
       ->required();
+  for (CLI::App* app : {runs, list_cmd, show_cmd})
+    app->add_flag("--json", *json, "Machine-readable output");
   runs->callback([=] {
     if (show_cmd->parsed())
       show(*db, *ref, *json);
     else
-      list(*db, *limit, *json);
+      list(*db, *limit, *filter, *json);
   });
 }
 

@@ -2,66 +2,130 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
-#include <ctime>
+#include <tuple>
 
 #include "common/error.hpp"
+#include "common/utc_time.hpp"
 
 namespace regime::session {
 
 namespace {
 
-std::string utc_now_iso() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+RunStore open_store(const std::string& db) { return RunStore(RunStore::path_or_default(db)); }
+
+}  // namespace
+
+namespace {
+
+constexpr std::pair<RunRef::Kind, const char*> kKinds[] = {{RunRef::Kind::Probe, "probe"},
+                                                           {RunRef::Kind::Sweep, "sweep"},
+                                                           {RunRef::Kind::Study, "study"},
+                                                           {RunRef::Kind::Decision, "decision"},
+                                                           {RunRef::Kind::Control, "control"}};
+
+constexpr const char* kRefForms = "ID, probe:ID, sweep:ID, study:ID, decision:ID or control:ID";
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
-RunStore open_store(const std::string& db) {
-  return RunStore(db.empty() ? RunStore::default_path() : std::filesystem::path(db));
+bool contains(const std::string& text, const std::string& part) {
+  return lower(text).find(lower(part)) != std::string::npos;
+}
+
+// The newest `limit` (0: all) of the rows the filter keeps.
+template <class Record, class Fields>
+std::vector<Record> kept(std::vector<Record> rows, size_t limit, const RunsFilter& f,
+                         Fields fields) {
+  std::vector<Record> out;
+  for (auto& r : rows) {
+    if (limit > 0 && out.size() >= limit) break;
+    auto [device, name, uuid, workload] = fields(r);
+    if (matches(f, device, name, uuid, workload)) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+template <class Record>
+Record or_not_found(std::optional<Record> r, const RunRef& ref, const RunStore& store) {
+  if (r) return *r;
+  throw Error(ErrorKind::NotFound,
+              fmt::format("no {}:{} in {}", to_string(ref.kind), ref.id, store.path().string()));
 }
 
 }  // namespace
+
+std::string to_string(RunRef::Kind kind) {
+  for (auto [k, name] : kKinds)
+    if (k == kind) return name;
+  return "?";
+}
 
 RunRef parse_run_ref(const std::string& text) {
   RunRef ref;
   std::string number = text;
   if (auto colon = text.find(':'); colon != std::string::npos) {
-    std::string kind = text.substr(0, colon);
+    const std::string kind = text.substr(0, colon);
     number = text.substr(colon + 1);
-    if (kind == "sweep")
-      ref.kind = RunRef::Kind::Sweep;
-    else if (kind != "probe")
+    auto it = std::find_if(std::begin(kKinds), std::end(kKinds),
+                           [&](const auto& k) { return kind == k.second; });
+    if (it == std::end(kKinds))
       throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("run '{}': expected ID, probe:ID or sweep:ID", text));
+                  fmt::format("run '{}': expected {}", text, kRefForms));
+    ref.kind = it->first;
   }
   auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), ref.id);
   if (number.empty() || ec != std::errc() || end != number.data() + number.size() || ref.id < 1)
     throw Error(ErrorKind::InvalidArgument,
-                fmt::format("run '{}': expected ID, probe:ID or sweep:ID with ID a positive "
-                            "integer",
-                            text));
+                fmt::format("run '{}': expected {} with ID a positive integer", text, kRefForms));
   return ref;
 }
 
-RunsListing list_runs(const std::string& db, size_t limit) {
-  RunStore store = open_store(db);
-  return {std::filesystem::absolute(store.path()).string(), store.list(limit),
-          store.list_sweeps(limit)};
+bool matches(const RunsFilter& f, const std::string& device, const std::string& gpu_name,
+             const std::string& gpu_uuid, const std::string& workload) {
+  const bool gpu_ok = f.gpu.empty() || contains(gpu_name, f.gpu) || contains(device, f.gpu) ||
+                      (!gpu_uuid.empty() && contains(gpu_uuid, f.gpu));
+  return gpu_ok && (f.workload.empty() || contains(workload, f.workload));
 }
 
-std::variant<RunRecord, SweepRecord> show_run(const std::string& db, const RunRef& ref) {
+RunsListing list_runs(const std::string& db, size_t limit, const RunsFilter& f) {
   RunStore store = open_store(db);
-  if (ref.kind == RunRef::Kind::Sweep) {
-    if (auto s = store.get_sweep(ref.id)) return *s;
-    throw Error(ErrorKind::NotFound,
-                fmt::format("no sweep:{} in {}", ref.id, store.path().string()));
+  RunsListing l;
+  l.db = std::filesystem::absolute(store.path()).string();
+  auto same = [](const auto& r) {
+    return std::tuple<std::string, std::string, std::string, std::string>{r.device, r.gpu_name,
+                                                                          r.gpu_uuid, r.workload};
+  };
+  l.probes = kept(store.list(), limit, f, same);
+  l.sweeps = kept(store.list_sweeps(), limit, f, same);
+  l.studies = kept(store.list_studies(), limit, f, same);
+  l.decisions = kept(store.list_decisions(), limit, f, [](const DecisionRecord& d) {
+    return std::tuple<std::string, std::string, std::string, std::string>{d.device, d.gpu_name, "",
+                                                                          d.workload};
+  });
+  l.control_runs = kept(store.list_control_runs(), limit, f, same);
+  return l;
+}
+
+StoredResult show_run(const std::string& db, const RunRef& ref) {
+  RunStore store = open_store(db);
+  switch (ref.kind) {
+    case RunRef::Kind::Probe:
+      return or_not_found(store.get(ref.id), ref, store);
+    case RunRef::Kind::Sweep:
+      return or_not_found(store.get_sweep(ref.id), ref, store);
+    case RunRef::Kind::Study:
+      return or_not_found(store.get_study(ref.id), ref, store);
+    case RunRef::Kind::Decision:
+      return or_not_found(store.get_decision(ref.id), ref, store);
+    case RunRef::Kind::Control:
+      return or_not_found(store.get_control_run(ref.id), ref, store);
   }
-  if (auto r = store.get(ref.id)) return *r;
-  throw Error(ErrorKind::NotFound, fmt::format("no probe:{} in {}", ref.id, store.path().string()));
+  throw Error(ErrorKind::InvalidArgument, "unknown kind of run");
 }
 
 Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Objective& objective) {

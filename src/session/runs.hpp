@@ -1,5 +1,6 @@
 #pragma once
-// `regime runs`: what the run database holds (probes, and sweeps with the studies' sweeps), and
+// `regime runs`: what the run database holds (probes, sweeps, studies, decisions and controller
+// runs), and
 // a kept sweep decided again under another objective, without running it again.
 #include <cstdint>
 #include <optional>
@@ -13,23 +14,40 @@
 
 namespace regime::session {
 
-// "probe:12" or "12" (a probe), "sweep:3" (a sweep or a study's sweep). Error InvalidArgument.
+// "probe:12" or "12" (a probe), "sweep:3" (a sweep or a study's sweep), "study:2", "decision:5",
+// "control:4" (a controller run). Error InvalidArgument.
 struct RunRef {
-  enum class Kind { Probe, Sweep } kind = Kind::Probe;
+  enum class Kind { Probe, Sweep, Study, Decision, Control } kind = Kind::Probe;
   int64_t id = 0;
 };
 RunRef parse_run_ref(const std::string& text);
+std::string to_string(RunRef::Kind kind);  // "probe", "sweep", ...
+
+// Which results a listing keeps: `gpu` matches the GPU's name, its URI or its UUID, `workload`
+// the workload's name or command line; both as a case-insensitive part of the text. Empty: any.
+struct RunsFilter {
+  std::string gpu;
+  std::string workload;
+};
+bool matches(const RunsFilter& filter, const std::string& device, const std::string& gpu_name,
+             const std::string& gpu_uuid, const std::string& workload);
 
 struct RunsListing {
   std::string db;
-  std::vector<RunRecord> probes;    // newest first
-  std::vector<SweepRecord> sweeps;  // newest first
+  std::vector<RunRecord> probes;  // each newest first
+  std::vector<SweepRecord> sweeps;
+  std::vector<StudyRecord> studies;
+  std::vector<DecisionRecord> decisions;
+  std::vector<ControlRunRecord> control_runs;
 };
-// At most `limit` of each (0: all); an empty `db` is RunStore::default_path().
-RunsListing list_runs(const std::string& db, size_t limit);
+// At most `limit` of each kind that the filter keeps (0: all); an empty `db` is
+// RunStore::default_path().
+RunsListing list_runs(const std::string& db, size_t limit, const RunsFilter& filter = {});
 
-// Error NotFound naming the database when there is no such run.
-std::variant<RunRecord, SweepRecord> show_run(const std::string& db, const RunRef& ref);
+using StoredResult =
+    std::variant<RunRecord, SweepRecord, StudyRecord, DecisionRecord, ControlRunRecord>;
+// Error NotFound naming the database when there is no such result.
+StoredResult show_run(const std::string& db, const RunRef& ref);
 
 // The kept sweep's measurements decided under `objective` (the rule of `regime recommend`).
 // The decision made again is kept in the decisions table (source "recommend").

@@ -59,6 +59,56 @@ TEST_F(RunsCli, AStudysSweepIsKeptToo) {
   EXPECT_EQ(listed["sweeps"][0]["run"], study["stored_as"]);
 }
 
+TEST_F(RunsCli, EveryKindIsListedShownAndFilteredByGpuAndWorkload) {
+  regime_json({"study", "--device", "sim:l4", "--workload", "sim:resnet50", "--probe-seconds", "30",
+               "--json"});
+  regime_json(
+      {"probe", "--device", "sim:t4", "--workload", "sim:vgg16", "--seconds", "20", "--json"});
+  json control =
+      regime_json({"control", "--device", "sim:h200,ambient_C=30,cooling=2", "--workload",
+                   "sim:resnet50", "--policy", "thermal", "--seconds", "60", "--json"});
+  ASSERT_EQ(control["stored_as"], "control:1") << control.dump(2);
+
+  json all = regime_json({"runs", "--json"});
+  EXPECT_EQ(all["probes"].size(), 1u);  // the T4 probe (a study keeps its probe in its own row)
+  EXPECT_EQ(all["sweeps"].size(), 1u);
+  EXPECT_EQ(all["studies"].size(), 1u);
+  EXPECT_EQ(all["decisions"].size(), 1u);  // the study's sweep decided
+  EXPECT_EQ(all["control_runs"].size(), 1u);
+  EXPECT_EQ(all["studies"][0]["regime"], "cap-bound");
+  EXPECT_EQ(all["decisions"][0]["source"], "study");
+  EXPECT_EQ(all["control_runs"][0]["policy"], "thermal");
+
+  // --gpu matches the GPU's name or URI, --workload the workload, in any case.
+  json l4 = regime_json({"runs", "list", "--gpu", "l4", "--json"});
+  EXPECT_EQ(l4["probes"].size(), 0u);
+  EXPECT_EQ(l4["studies"].size(), 1u);
+  EXPECT_EQ(l4["control_runs"].size(), 0u);
+  json vgg = regime_json({"runs", "--workload", "VGG", "--json"});
+  EXPECT_EQ(vgg["probes"].size(), 1u);
+  EXPECT_EQ(vgg["probes"][0]["gpu"], "Tesla T4");
+  EXPECT_EQ(vgg["sweeps"].size(), 0u);
+  json h200 = regime_json({"runs", "--gpu", "sim:h200", "--workload", "resnet50", "--json"});
+  EXPECT_EQ(h200["control_runs"].size(), 1u);
+  EXPECT_EQ(h200["studies"].size(), 0u);
+
+  // Each kind shown in full.
+  const std::string study_id = all["studies"][0]["run"];
+  EXPECT_TRUE(regime_json({"runs", "show", study_id, "--json"})["report"].is_object());
+  const std::string decision_id = all["decisions"][0]["run"];
+  json d = regime_json({"runs", "show", decision_id, "--json"});
+  EXPECT_EQ(d["source"], "study");
+  EXPECT_FALSE(d["provenance"]["regime_version"].get<std::string>().empty());
+  json c = regime_json({"runs", "show", "control:1", "--json"});
+  EXPECT_FALSE(c["report"]["actions"].empty());
+  RunResult text = regime({"runs"});
+  EXPECT_NE(text.out.find("control:1"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(study_id), std::string::npos) << text.out;
+  RunResult none = regime({"runs", "show", "control:7"});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("no control:7 in"), std::string::npos) << none.err;
+}
+
 TEST_F(RunsCli, UnknownOrWrongRunsAreNamed) {
   RunResult none = regime({"recommend", "--run", "sweep:9"});
   EXPECT_EQ(none.status, 2);
@@ -68,7 +118,9 @@ TEST_F(RunsCli, UnknownOrWrongRunsAreNamed) {
   EXPECT_NE(probe.err.find("--run takes a kept sweep"), std::string::npos) << probe.err;
   RunResult bogus = regime({"runs", "show", "sweep:x"});
   EXPECT_EQ(bogus.status, 2);
-  EXPECT_NE(bogus.err.find("expected ID, probe:ID or sweep:ID"), std::string::npos) << bogus.err;
+  EXPECT_NE(bogus.err.find("expected ID, probe:ID, sweep:ID, study:ID, decision:ID or control:ID"),
+            std::string::npos)
+      << bogus.err;
   RunResult neither = regime({"recommend"});
   EXPECT_EQ(neither.status, 2);
   EXPECT_NE(neither.err.find("give --sweep FILE or --run sweep:ID"), std::string::npos)
