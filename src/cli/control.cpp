@@ -1,5 +1,5 @@
 // regime control --device D --policy thermal[:k=v,...]|regime-gated[:inner=thermal,probe_s=S,...]
-// [--seconds S] [--evaluate [--windows N]] [--dry-run] [--actuate] [--json]
+// [--seconds S] [--evaluate [--windows N]] [--dry-run] [--actuate] [--db FILE] [--json]
 // (--workload sim:NAME | -- CMD ARGS...): runs the workload while a controller moves the power
 // limit through the guard (src/session/control.hpp); the original limit is restored at the end.
 #include "session/control.hpp"
@@ -14,6 +14,7 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "cli/task_progress.hpp"
+#include "device/device_list.hpp"
 #include "device/uri.hpp"
 
 namespace regime::cli {
@@ -71,7 +72,9 @@ void print_evaluation(const session::Evaluation& ev) {
       ev.rule.time_margin_pct);
 }
 
-void print_text(const session::ControlReport& r) {
+void print_figures(const session::ControlReport& r);
+
+void print_gpu(const session::ControlReport& r) {
   const control::ThermalParams& p = r.thermal;
   std::cout << fmt::format("{} on {} ({}), {:.0f} s{}, policy {}{}\n", r.workload, r.device,
                            r.info.name, r.duration_s, r.simulated ? " simulated" : "", r.policy,
@@ -106,6 +109,15 @@ void print_text(const session::ControlReport& r) {
                                a.why);
   }
   if (r.engaged && r.actions.empty()) std::cout << "  no change was needed\n";
+  print_figures(r);
+  const bool changed = std::any_of(r.actions.begin(), r.actions.end(),
+                                   [](const control::ControlAction& a) { return a.applied; });
+  std::cout << fmt::format("limit {:.0f} W before, {:.0f} W after ({})\n", r.limit_before_W,
+                           r.limit_after_W, changed ? "restored" : "never changed");
+}
+
+// The run's energy and time per step: the evaluation's windows and verdict, or the whole run.
+void print_figures(const session::ControlReport& r) {
   if (r.evaluation) {
     print_evaluation(*r.evaluation);
   } else {
@@ -118,10 +130,34 @@ void print_text(const session::ControlReport& r) {
         m.time_per_step_ci_s.first, m.time_per_step_ci_s.second, m.steps, m.window_start_s,
         m.window_end_s);
   }
-  const bool changed = std::any_of(r.actions.begin(), r.actions.end(),
-                                   [](const control::ControlAction& a) { return a.applied; });
-  std::cout << fmt::format("limit {:.0f} W before, {:.0f} W after ({})\n", r.limit_before_W,
-                           r.limit_after_W, changed ? "restored" : "never changed");
+}
+
+void print_text(const session::ControlReport& r) {
+  if (r.gpus.empty()) {
+    print_gpu(r);
+  } else {
+    std::cout << fmt::format("{} on {}: one job on {} GPUs ({}), {:.0f} s, policy {}{}\n",
+                             r.workload, r.device, r.gpus.size(), r.info.name, r.duration_s,
+                             r.policy, r.evaluate ? ", evaluated" : "");
+    for (const auto& w : r.warnings) std::cout << w << "\n";
+    for (const auto& g : r.gpus) {
+      std::cout << fmt::format("--- {} ({}) ---\n", g.device, g.info.name);
+      print_gpu(g);
+    }
+    std::cout
+        << "--- the job: energy summed over its GPUs, time per step from the shared steps ---\n";
+    if (r.job_regime)
+      std::cout << fmt::format("regime: {} (the most constrained GPU's)\n",
+                               to_string(*r.job_regime));
+    print_figures(r);
+    if (r.spread)
+      std::cout << fmt::format(
+          "spread between GPUs: energy per step {:.1f}% of the mean, mean power {:.1f} W\n",
+          100 * r.spread->energy_rel, r.spread->power_W);
+  }
+  if (r.stored_id)
+    std::cout << fmt::format("kept as control:{} (`regime runs show control:{}`)\n", *r.stored_id,
+                             *r.stored_id);
 }
 
 }  // namespace
@@ -133,7 +169,12 @@ void add_control(CLI::App& root, Context&) {
       "control",
       "Run a workload while a controller moves the power limit (thermal, or regime-gated: "
       "probe first and control only a thermal-bound pair); the original limit is restored.");
-  sub->add_option("--device", r->device, "Device URI: nvml:N or sim:MODEL")->required();
+  sub->add_option("--device", r->device,
+                  "Device: nvml:N, sim:MODEL, or one job's GPUs (nvml:0,1, nvml:all, nvml:job), "
+                  "each with its own controller")
+      ->required();
+  sub->add_option("--db", r->db,
+                  "Run database that keeps the run (default: STATE_DIR/runs.sqlite)");
   sub->add_option("--policy", r->policy,
                   "thermal[:target_C=..,band_C=..,step_W=..,period_s=..,dwell_s=..] or "
                   "regime-gated[:inner=thermal,probe_s=..,<thermal keys>]")
@@ -171,7 +212,8 @@ void add_control(CLI::App& root, Context&) {
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "control");
     // A real GPU runs on the wall clock: the bar is the run's length. A simulated run is faster
     // than its simulated seconds: only the elapsed time is shown.
-    if (parse_device_uri(r->device).scheme != "sim") progress.set_total_time(r->seconds);
+    if (parse_device_uri(split_device_list(r->device).front()).scheme != "sim")
+      progress.set_total_time(r->seconds);
     session::ControlReport rep = session::run_control(*r);
     progress.stop();
     if (*json)

@@ -2,9 +2,11 @@
 // inside [min, default] and the rate limit, even when the controller asks for nonsense.
 #include <gtest/gtest.h>
 
+#include "common/error.hpp"
 #include "control/controller.hpp"
 #include "control/thermal.hpp"
 #include "session/target.hpp"
+#include "support/test_gpu.hpp"
 
 namespace regime::control {
 namespace {
@@ -137,7 +139,7 @@ TEST(ControlLoop, StepAsideAndResumeSwitchArmsThroughTheGuard) {
   const double controlled_W = cl.limit_W();
   ASSERT_LT(controlled_W, 700);
   EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, controlled_W);
-  cl.step_aside(700);
+  cl.step_aside();
   EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, 700);
   loop.run_until([](const Trace&, double now) { return now >= 300; });
   const size_t before = cl.actions().size();
@@ -149,6 +151,67 @@ TEST(ControlLoop, StepAsideAndResumeSwitchArmsThroughTheGuard) {
   loop.finish();
   guard.restore();
   EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, 700);
+}
+
+// Lowers its limit by 10 W at every decision; counts them.
+class SteppingController : public Controller {
+ public:
+  explicit SteppingController(double period_s) : period_s_(period_s) {}
+  std::string name() const override { return "stepping"; }
+  double period_s() const override { return period_s_; }
+  Action decide(const ControlInput& in) override {
+    ++decisions;
+    return {in.limit_W - 10, "step down"};
+  }
+  int decisions = 0;
+
+ private:
+  double period_s_;
+};
+
+TEST(ControlLoop, EachGpuOfAJobHasItsOwnControllerGuardAndPeriod) {
+  testing::FakeClock clock;
+  testing::TestGpu gpu0(clock, 400), gpu1(clock, 400);
+  testing::TestWorkload work(clock, 0.5, 0);
+  PowerLimitGuard guard0(gpu0, ActuationPolicy{}), guard1(gpu1, ActuationPolicy{});
+  SteppingController fast(2), slow(5);
+  RunOptions ro;
+  ro.duration_s = 100;
+  ro.sample_period_s = 0.1;
+  RunLoop loop({&gpu0, &gpu1}, work, ro, clock);
+  loop.start();
+  const LimitBounds b{300, 700, 50, 0};
+  ControlLoop cl(loop, {{0, &guard0, &fast, b, 700}, {1, &guard1, &slow, b, 700}});
+  ASSERT_EQ(cl.lane_count(), 2u);
+  EXPECT_EQ(cl.run_until(loop.now_s() + 21), RunEnd::StopRequested);
+  EXPECT_EQ(fast.decisions, 10);
+  EXPECT_EQ(slow.decisions, 4);
+  EXPECT_DOUBLE_EQ(gpu0.limit_W, 600);  // ten steps of 10 W down from 700 W
+  EXPECT_DOUBLE_EQ(gpu1.limit_W, 660);
+  EXPECT_EQ(cl.actions(0).size(), 10u);
+  EXPECT_EQ(cl.actions(1).size(), 4u);
+  cl.step_aside();  // both back to where they started
+  EXPECT_DOUBLE_EQ(gpu0.limit_W, 700);
+  EXPECT_DOUBLE_EQ(gpu1.limit_W, 700);
+  cl.resume();
+  EXPECT_DOUBLE_EQ(gpu0.limit_W, 600);
+  EXPECT_DOUBLE_EQ(gpu1.limit_W, 660);
+  loop.finish_all();
+  guard0.restore();
+  guard1.restore();
+  EXPECT_DOUBLE_EQ(gpu0.limit_W, 700);
+  EXPECT_DOUBLE_EQ(gpu1.limit_W, 700);
+}
+
+TEST(ControlLoop, ALaneForAGpuTheLoopDoesNotSampleIsRefused) {
+  testing::FakeClock clock;
+  testing::TestGpu gpu0(clock, 400);
+  testing::TestWorkload work(clock, 0.5, 0);
+  PowerLimitGuard guard(gpu0, ActuationPolicy{});
+  SteppingController c(1);
+  RunLoop loop(gpu0, work, RunOptions{}, clock);
+  EXPECT_THROW(ControlLoop(loop, {{1, &guard, &c, {300, 700, 50, 0}, 700}}), Error);
+  EXPECT_THROW(ControlLoop(loop, std::vector<ControlLane>{}), Error);
 }
 
 }  // namespace

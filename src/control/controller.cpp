@@ -50,71 +50,93 @@ std::optional<double> constrain(double wanted_W, double current_W, double now_s,
 
 ControlLoop::ControlLoop(RunLoop& loop, PowerLimitGuard& guard, Controller& controller,
                          LimitBounds bounds, double current_limit_W, bool dry_run)
-    : loop_(loop),
-      guard_(guard),
-      controller_(controller),
-      bounds_(bounds),
-      limit_W_(current_limit_W),
-      in_force_W_(current_limit_W),
-      dry_run_(dry_run) {
-  if (!(controller.period_s() > 0))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("controller period must be > 0 s, got {}", controller.period_s()));
-  if (!(bounds.min_W > 0 && bounds.min_W <= bounds.max_W))
-    throw Error(ErrorKind::InvalidArgument, fmt::format("control bounds [{}, {}] W are not a range",
-                                                        bounds.min_W, bounds.max_W));
+    : ControlLoop(loop, {ControlLane{0, &guard, &controller, bounds, current_limit_W}}, dry_run) {}
+
+ControlLoop::ControlLoop(RunLoop& loop, std::vector<ControlLane> lanes, bool dry_run)
+    : loop_(loop), dry_run_(dry_run) {
+  if (lanes.empty()) throw Error(ErrorKind::InvalidArgument, "control needs at least one GPU");
+  for (const ControlLane& l : lanes) {
+    if (!l.guard || !l.controller || l.gpu >= loop.gpu_count())
+      throw Error(
+          ErrorKind::InvalidArgument,
+          fmt::format("control lane for GPU {} of {} is incomplete", l.gpu, loop.gpu_count()));
+    if (!(l.controller->period_s() > 0))
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("controller period must be > 0 s, got {}", l.controller->period_s()));
+    if (!(l.bounds.min_W > 0 && l.bounds.min_W <= l.bounds.max_W))
+      throw Error(
+          ErrorKind::InvalidArgument,
+          fmt::format("control bounds [{}, {}] W are not a range", l.bounds.min_W, l.bounds.max_W));
+    LaneState s;
+    s.lane = l;
+    s.limit_W = s.in_force_W = l.start_limit_W;
+    lanes_.push_back(std::move(s));
+  }
 }
 
 RunEnd ControlLoop::run() { return run_until(std::numeric_limits<double>::infinity()); }
 
 RunEnd ControlLoop::run_until(double end_s) {
-  const double period = controller_.period_s();
-  const double t0 = loop_.trace().samples.empty() ? loop_.now_s() : loop_.trace().samples[0].t_s;
-  double last_s = loop_.now_s();
-  double next_s = last_s + period;
+  for (LaneState& s : lanes_) {
+    s.last_s = loop_.now_s();
+    s.next_s = s.last_s + s.lane.controller->period_s();
+  }
   while (true) {
-    const double stop_s = std::min(next_s, end_s);
-    RunEnd end = loop_.run_until([&](const Trace&, double now) { return now >= stop_s; });
+    double next_s = end_s;
+    for (const LaneState& s : lanes_) next_s = std::min(next_s, s.next_s);
+    RunEnd end = loop_.run_until([&](const Trace&, double now) { return now >= next_s; });
     if (end != RunEnd::StopRequested) return end;
-    double now = loop_.now_s();
-    if (now < next_s) return end;  // end_s reached between two decisions
-    ControlInput in = summarize(loop_.trace().samples, last_s, now, limit_W_);
-    last_s = now;
-    while (next_s <= now) next_s += period;
-    Action a = controller_.decide(in);
-    const double old = limit_W_;
-    std::optional<double> w;
-    if (a.limit_W) w = constrain(*a.limit_W, limit_W_, now, last_change_s_, bounds_);
-    if (w) {
-      set(*w);
-      actions_.push_back({now - t0, in.temp_C, in.power_W, old, limit_W_, a.why, !dry_run_});
-      last_change_s_ = now;
-    }
-    if (dry_run_)
-      decisions_.push_back({now - t0, in.temp_C, in.power_W, old, limit_W_, a.why, false});
+    const double now = loop_.now_s();
+    for (LaneState& s : lanes_)
+      if (now >= s.next_s) decide(s, now);
     if (now >= end_s) return RunEnd::StopRequested;
   }
 }
 
-void ControlLoop::set(double watts) {
-  if (dry_run_) {
-    limit_W_ = watts;
-    return;
+void ControlLoop::decide(LaneState& s, double now) {
+  const Trace& trace = loop_.trace(s.lane.gpu);
+  const double t0 = trace.samples.empty() ? now : trace.samples.front().t_s;
+  ControlInput in = summarize(trace.samples, s.last_s, now, s.limit_W);
+  s.last_s = now;
+  const double period = s.lane.controller->period_s();
+  while (s.next_s <= now) s.next_s += period;
+  Action a = s.lane.controller->decide(in);
+  const double old = s.limit_W;
+  std::optional<double> w;
+  if (a.limit_W) w = constrain(*a.limit_W, s.limit_W, now, s.last_change_s, s.lane.bounds);
+  if (w) {
+    set(s, *w);
+    s.actions.push_back({now - t0, in.temp_C, in.power_W, old, s.limit_W, a.why, !dry_run_});
+    s.last_change_s = now;
   }
-  if (std::abs(watts - in_force_W_) >= 0.5) in_force_W_ = guard_.set(watts);
-  limit_W_ = in_force_W_;
+  if (dry_run_)
+    s.decisions.push_back({now - t0, in.temp_C, in.power_W, old, s.limit_W, a.why, false});
 }
 
-void ControlLoop::step_aside(double limit_W) {
-  if (dry_run_ || std::abs(limit_W - in_force_W_) < 0.5) return;
-  in_force_W_ = guard_.set(limit_W);
+void ControlLoop::set(LaneState& s, double watts) {
+  if (dry_run_) {
+    s.limit_W = watts;
+    return;
+  }
+  if (std::abs(watts - s.in_force_W) >= 0.5) s.in_force_W = s.lane.guard->set(watts);
+  s.limit_W = s.in_force_W;
+}
+
+void ControlLoop::step_aside() {
+  if (dry_run_) return;
+  for (LaneState& s : lanes_)
+    if (std::abs(s.lane.start_limit_W - s.in_force_W) >= 0.5)
+      s.in_force_W = s.lane.guard->set(s.lane.start_limit_W);
 }
 
 void ControlLoop::resume() {
   const double now = loop_.now_s();
-  if (!dry_run_ && std::abs(limit_W_ - in_force_W_) >= 0.5) in_force_W_ = guard_.set(limit_W_);
-  last_change_s_ = now;
-  controller_.resumed(now);
+  for (LaneState& s : lanes_) {
+    if (!dry_run_ && std::abs(s.limit_W - s.in_force_W) >= 0.5)
+      s.in_force_W = s.lane.guard->set(s.limit_W);
+    s.last_change_s = now;
+    s.lane.controller->resumed(now);
+  }
 }
 
 }  // namespace regime::control

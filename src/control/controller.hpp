@@ -72,42 +72,65 @@ struct ControlAction {
   bool applied = true;  // false in a dry run: what would have been set
 };
 
-// Runs `controller` on a started loop, setting limits through `guard`, and records every change.
-// Decisions fall on the start of each run_until + k * period_s. In a dry run nothing is set: each
-// change is recorded as what would have been set, with the temperature and power that caused it,
-// and the controller goes on from that limit as if it had been set.
+// One GPU under control: the run loop's GPU it reads (its trace), the guard that sets its limit,
+// its controller and bounds, and the limit in force when control starts.
+struct ControlLane {
+  size_t gpu = 0;  // index of the GPU in the RunLoop
+  PowerLimitGuard* guard = nullptr;
+  Controller* controller = nullptr;
+  LimitBounds bounds;
+  double start_limit_W = 0;
+};
+
+// Runs controllers on a started loop, one per lane (a data-parallel job has a controller per GPU,
+// since each die heats on its own), setting limits through each lane's guard, and records every
+// change. Each lane's decisions fall on the start of each run_until + k * its own period_s. In a
+// dry run nothing is set: each change is recorded as what would have been set, with the
+// temperature and power that caused it, and the controller goes on from that limit as if it had
+// been set.
 class ControlLoop {
  public:
+  // One GPU: the loop's first.
   ControlLoop(RunLoop& loop, PowerLimitGuard& guard, Controller& controller, LimitBounds bounds,
               double current_limit_W, bool dry_run = false);
+  // Error InvalidArgument for no lanes, a lane without guard or controller, a GPU the loop does
+  // not sample, a period <= 0 or bounds that are not a range.
+  ControlLoop(RunLoop& loop, std::vector<ControlLane> lanes, bool dry_run = false);
   // Until the loop ends (duration or workload).
   RunEnd run();
   // Until the run clock reaches end_s (StopRequested), or the loop ends first.
   RunEnd run_until(double end_s);
-  // An interleaved evaluation's two arm switches, the only changes not made by the controller:
-  // step_aside sets `limit_W` (the original) for a baseline window, resume sets the controller's
-  // own last limit back and tells it (Controller::resumed). Both go through the guard; neither is
-  // a controller action.
-  void step_aside(double limit_W);
+  // An interleaved evaluation's two arm switches, the only changes not made by the controllers:
+  // step_aside sets every lane back to the limit it started from (a baseline window), resume sets
+  // each controller's own last limit back and tells it (Controller::resumed). Both go through the
+  // guards; neither is a controller action.
+  void step_aside();
   void resume();
-  const std::vector<ControlAction>& actions() const { return actions_; }
+  size_t lane_count() const { return lanes_.size(); }
+  const std::vector<ControlAction>& actions(size_t lane = 0) const { return at(lane).actions; }
   // Dry runs only: every decision, holds included (new_limit_W == old_limit_W), so that the log
   // shows what the controller saw each period even when it would change nothing.
-  const std::vector<ControlAction>& decisions() const { return decisions_; }
-  double limit_W() const { return limit_W_; }  // the controller's limit (set or, dry, would be)
+  const std::vector<ControlAction>& decisions(size_t lane = 0) const { return at(lane).decisions; }
+  // The controller's limit (set or, dry, would be).
+  double limit_W(size_t lane = 0) const { return at(lane).limit_W; }
 
  private:
-  void set(double watts);
+  struct LaneState {
+    ControlLane lane;
+    double limit_W = 0;
+    double in_force_W = 0;  // what is set on the device now
+    std::optional<double> last_change_s;
+    double last_s = 0;  // the end of the samples of its last decision
+    double next_s = 0;  // its next decision
+    std::vector<ControlAction> actions;
+    std::vector<ControlAction> decisions;
+  };
+  const LaneState& at(size_t lane) const { return lanes_.at(lane); }
+  void decide(LaneState& s, double now);
+  void set(LaneState& s, double watts);
   RunLoop& loop_;
-  PowerLimitGuard& guard_;
-  Controller& controller_;
-  LimitBounds bounds_;
-  double limit_W_;
-  double in_force_W_;  // what is set on the device now
+  std::vector<LaneState> lanes_;
   bool dry_run_;
-  std::optional<double> last_change_s_;
-  std::vector<ControlAction> actions_;
-  std::vector<ControlAction> decisions_;
 };
 
 }  // namespace regime::control

@@ -2,12 +2,20 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 
+#include "act/guard_set.hpp"
 #include "act/power_limit_guard.hpp"
+#include "analysis/data_parallel.hpp"
 #include "analysis/measure.hpp"
 #include "common/error.hpp"
+#include "common/utc_time.hpp"
+#include "common/version.hpp"
+#include "session/job_devices.hpp"
+#include "store/run_store.hpp"
 #include "twin/spec.hpp"
 
 namespace regime::session {
@@ -151,13 +159,13 @@ void judge_windows(Evaluation& ev) {
   ev.verdict = judge(ev.energy_change_ci_pct, ev.time_change_ci_pct, ev.rule);
 }
 
-// A lead-in window of control, not measured, lets the controller find its limit; then
-// A B A B ... A until end_s: baseline windows at the original limit, controlled ones with the
+// A lead-in window of control, not measured, lets the controllers find their limits; then
+// A B A B ... A until end_s: baseline windows at the original limits, controlled ones with each
 // controller resumed at the limit it last set. Returns [start, end] of each window, run clock;
 // `end` is how the last one ended.
 std::vector<std::pair<double, double>> run_windows(RunLoop& loop, control::ControlLoop& cl,
                                                    Workload& work, double window_s, int windows,
-                                                   double end_s, double original_W, RunEnd& end) {
+                                                   double end_s, RunEnd& end) {
   if (cl.run_until(loop.now_s() + window_s) != RunEnd::StopRequested)
     throw WorkloadFailed(
         "the workload ended in the lead-in of the evaluation; --evaluate needs a workload that "
@@ -169,7 +177,7 @@ std::vector<std::pair<double, double>> run_windows(RunLoop& loop, control::Contr
     const double w0 = loop.now_s();
     const double w1 = i + 1 == windows ? end_s : start + (i + 1) * window_s;
     if (i % 2 == 0) {
-      cl.step_aside(original_W);
+      cl.step_aside();
       end = loop.run_until([&](const Trace&, double now) { return now >= w1; });
     } else {
       cl.resume();
@@ -211,6 +219,55 @@ std::vector<EvaluationWindow> measure_windows(const Trace& trace,
 
 }  // namespace
 
+namespace {
+
+// One GPU of the run: its report (filled as the run goes), its controller and its guard's slot.
+struct Lane {
+  ControlReport rep;
+  std::optional<double> tau_s;
+  std::unique_ptr<control::ThermalController> controller;
+};
+
+// The GPUs --device names: one (any device, its own clock) or a job's (real GPUs, one clock).
+std::vector<Gpu*> control_gpus(std::vector<Target>& targets) {
+  if (targets.size() == 1) return {&targets.front().gpu()};
+  return job_gpus(targets);
+}
+
+// The job's summary of its GPUs' reasons: "nvml:0: ...; nvml:1: ...".
+std::string job_reason(const std::vector<Lane>& lanes) {
+  std::string out;
+  for (const Lane& l : lanes) out += (out.empty() ? "" : "; ") + l.rep.device + ": " + l.rep.reason;
+  return out;
+}
+
+// The job's figures for one stretch from each GPU's over the same stretch.
+Measurement job_measurement(const std::vector<Measurement>& per_gpu) {
+  return combine_data_parallel(per_gpu);
+}
+
+void keep_control_run(ControlReport& rep, const ControlRequest& r) {
+  ControlRunRecord rec;
+  rec.started_at_utc = utc_now_iso();
+  rec.device = rep.device;
+  rec.gpu_name =
+      rep.gpus.size() > 1 ? fmt::format("{}x {}", rep.gpus.size(), rep.info.name) : rep.info.name;
+  rec.gpu_uuid = rep.gpus.size() > 1 ? "" : rep.info.uuid;
+  rec.workload = rep.workload;
+  rec.policy = rep.policy;
+  rec.provenance.driver_version = rep.simulated ? "sim" : rep.info.driver_version;
+  rec.provenance.regime_version = regime_version();
+  rec.provenance.options = {{"seconds", r.seconds},   {"sample_ms", r.sample_ms},
+                            {"evaluate", r.evaluate}, {"windows", r.windows},
+                            {"dry_run", rep.dry_run}, {"actuate", r.actuate},
+                            {"job_devices", r.device}};
+  rec.report = to_json(rep);
+  RunStore store(RunStore::path_or_default(r.db));
+  rep.stored_id = store.insert_control_run(rec);
+}
+
+}  // namespace
+
 ControlReport run_control(const ControlRequest& r) {
   validate(r);
   if (r.evaluate && !(r.windows >= 5 && r.windows % 2 == 1 && r.windows <= 101))
@@ -225,30 +282,40 @@ ControlReport run_control(const ControlRequest& r) {
                             "regime-gated[:inner=thermal,probe_s=S,k=v,...])",
                             spec.name));
   const bool gated = spec.name == "regime-gated";
-  Target target = open_target(r.device);
-  Gpu& gpu = target.gpu();
-  ControlReport rep;
-  rep.device = target.uri();
-  rep.workload = r.workload.display_name();
-  rep.policy = r.policy;
-  rep.simulated = target.simulated();
-  rep.evaluate = r.evaluate;
-  rep.info = gpu.info();
-  rep.limit_before_W = rep.info.current_limit_W;
-  const std::optional<double> tau_s = time_constant_s(rep.info);
-  control::ThermalParams defaults = control::thermal_defaults(rep.info, tau_s);
-  rep.thermal = control::thermal_params(gated ? inner_spec(spec, rep.probe_s) : spec, defaults);
+  std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
+  std::vector<Gpu*> gpus = control_gpus(targets);
+  const bool job = gpus.size() > 1;
+  ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
+
+  // Each GPU's own parameters, dry-run reason and report; the job's report gathers them.
+  std::vector<Lane> lanes(gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    ControlReport& g = lanes[i].rep;
+    g.device = targets[i].uri();
+    g.workload = r.workload.display_name();
+    g.policy = r.policy;
+    g.simulated = targets[i].simulated();
+    g.evaluate = r.evaluate;
+    g.info = gpus[i]->info();
+    g.limit_before_W = g.info.current_limit_W;
+    lanes[i].tau_s = time_constant_s(g.info);
+    control::ThermalParams defaults = control::thermal_defaults(g.info, lanes[i].tau_s);
+    g.thermal = control::thermal_params(gated ? inner_spec(spec, g.probe_s) : spec, defaults);
+    g.dry_run_why = dry_run_reason(r, policy, gpus[i]->is_physical());
+    g.dry_run = !g.dry_run_why.empty();
+  }
+  ControlReport rep = lanes.front().rep;
+  if (job) rep.device = r.device;
   if (gated && !(rep.probe_s >= 10 && rep.probe_s < r.seconds))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--policy regime-gated: probe_s must be in [10, --seconds) = [10, "
                             "{}) s, got {}",
                             r.seconds, rep.probe_s));
-  ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
-  rep.dry_run_why = dry_run_reason(r, policy, gpu.is_physical());
-  rep.dry_run = !rep.dry_run_why.empty();
-  // An evaluation's windows: each long enough for the die to settle at the new limit and then be
-  // measured for as long again.
-  const double settle_s = kSettleTimeConstants * tau_s.value_or(rep.thermal.dwell_s);
+  // An evaluation's windows: each long enough for the slowest die to settle at the new limit and
+  // then be measured for as long again.
+  double settle_s = 0;
+  for (const Lane& l : lanes)
+    settle_s = std::max(settle_s, kSettleTimeConstants * l.tau_s.value_or(l.rep.thermal.dwell_s));
   const double control_s = r.seconds - (gated ? rep.probe_s : 0);
   if (r.evaluate && control_s / (r.windows + 1) < 2 * settle_s)
     throw Error(ErrorKind::InvalidArgument,
@@ -261,22 +328,33 @@ ControlReport run_control(const ControlRequest& r) {
   // thermal acts from the start: refuse what it may not do before any work runs.
   if (!gated && r.evaluate && rep.dry_run) refuse_dry_evaluation(rep, policy);
   if (!gated && !rep.dry_run)
-    check_actuation(policy, rep.info, gpu.is_physical(), rep.info.current_limit_W);
+    for (size_t i = 0; i < gpus.size(); ++i)
+      check_actuation(policy, lanes[i].rep.info, gpus[i]->is_physical(),
+                      lanes[i].rep.info.current_limit_W);
 
-  WorkloadPtr work = target.make_workload(r.workload);
-  PowerLimitGuard guard(gpu, policy);
-  Trace trace;
+  WorkloadPtr work = targets.front().make_workload(r.workload);
+  if (job) {
+    std::vector<GpuInfo> infos;
+    for (const Lane& l : lanes) infos.push_back(l.rep.info);
+    rep.usage = job_devices_json(infos, r.workload);
+    for (const auto& w : rep.usage.value("warnings", std::vector<std::string>{}))
+      rep.warnings.push_back(w);
+  }
+  PowerLimitGuardSet guards(gpus, policy);
+  std::vector<Trace> traces;
   RunStats stats;
   std::vector<std::pair<double, double>> windows;  // [start, end] of each, run clock
   try {
     RunOptions ro;
     ro.duration_s = r.seconds;
     ro.sample_period_s = r.sample_ms / 1000.0;
-    RunLoop loop(gpu, *work, ro, target.clock());
+    RunLoop loop(gpus, *work, ro, targets.front().clock());
     loop.start();
     const double t0 = loop.now_s();
-    rep.engaged = !gated;
-    rep.reason = gated ? "" : "thermal: controlling from the start";
+    for (Lane& l : lanes) {
+      l.rep.engaged = !gated;
+      l.rep.reason = gated ? "" : "thermal: controlling from the start";
+    }
     if (gated) {
       RunEnd end =
           loop.run_until([&](const Trace&, double now) { return now >= t0 + rep.probe_s; });
@@ -285,44 +363,60 @@ ControlReport run_control(const ControlRequest& r) {
                                          "regime-gated",
                                          rep.probe_s),
                              work->exit_status());
-      // The probe finds its own steady window: --warmup-s is for the whole run.
-      Measurement m = measure_window(loop.trace(), t0, loop.now_s());
-      rep.probe = classify(m, rep.info);
-      rep.reason = gate_reason(*rep.probe, rep.info);
-      rep.engaged = rep.reason.empty();
-      if (rep.engaged) {
-        rep.reason = fmt::format(
+      // Each GPU is gated on its own classification: in a job a hot GPU may be controlled while
+      // its cooler neighbour is left alone. The probe finds its own steady window: --warmup-s
+      // is for the whole run.
+      for (size_t i = 0; i < lanes.size(); ++i) {
+        ControlReport& g = lanes[i].rep;
+        g.probe = classify(measure_window(loop.trace(i), t0, loop.now_s()), g.info);
+        g.reason = gate_reason(*g.probe, g.info);
+        g.engaged = g.reason.empty();
+        if (!g.engaged) continue;
+        g.reason = fmt::format(
             "thermal-bound (confidence {:.2f}): heat limits the clocks; engaging thermal control",
-            rep.probe->confidence);
-        if (r.evaluate && rep.dry_run) refuse_dry_evaluation(rep, policy);
-        if (!rep.dry_run)
-          check_actuation(policy, rep.info, gpu.is_physical(), rep.info.current_limit_W);
+            g.probe->confidence);
+        if (r.evaluate && g.dry_run) refuse_dry_evaluation(g, policy);
+        if (!g.dry_run)
+          check_actuation(policy, g.info, gpus[i]->is_physical(), g.info.current_limit_W);
       }
     }
+    std::vector<control::ControlLane> control_lanes;
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      ControlReport& g = lanes[i].rep;
+      if (!g.engaged) continue;
+      lanes[i].controller = std::make_unique<control::ThermalController>(g.thermal);
+      control_lanes.push_back(
+          {i,
+           &guards.at(i),
+           lanes[i].controller.get(),
+           {g.thermal.min_W, g.thermal.max_W, g.thermal.step_W, g.thermal.period_s},
+           g.info.current_limit_W});
+    }
     RunEnd end = RunEnd::Duration;
-    if (rep.engaged) {
-      control::ThermalController controller(rep.thermal);
-      control::LimitBounds bounds{rep.thermal.min_W, rep.thermal.max_W, rep.thermal.step_W,
-                                  rep.thermal.period_s};
-      control::ControlLoop cl(loop, guard, controller, bounds, rep.info.current_limit_W,
-                              rep.dry_run);
+    if (!control_lanes.empty()) {
+      control::ControlLoop cl(loop, control_lanes, rep.dry_run);
       if (!r.evaluate) {
         end = cl.run();
       } else {
         const double window_s = (t0 + r.seconds - loop.now_s()) / (r.windows + 1);
-        windows = run_windows(loop, cl, *work, window_s, r.windows, t0 + r.seconds,
-                              rep.limit_before_W, end);
-        rep.evaluation.emplace();
-        rep.evaluation->window_s = window_s;
-        rep.evaluation->lead_in_s = window_s;
-        rep.evaluation->settle_s = settle_s;
+        windows = run_windows(loop, cl, *work, window_s, r.windows, t0 + r.seconds, end);
+        Evaluation ev;
+        ev.window_s = window_s;
+        ev.lead_in_s = window_s;
+        ev.settle_s = settle_s;
+        rep.evaluation = ev;
+        for (Lane& l : lanes)
+          if (l.rep.engaged) l.rep.evaluation = ev;
       }
-      rep.actions = cl.actions();
-      rep.decisions = cl.decisions();
+      for (size_t k = 0; k < control_lanes.size(); ++k) {
+        ControlReport& g = lanes[control_lanes[k].gpu].rep;
+        g.actions = cl.actions(k);
+        g.decisions = cl.decisions(k);
+      }
     } else {
       end = loop.run_until([](const Trace&, double) { return false; });
     }
-    trace = loop.finish(&stats);
+    traces = loop.finish_all(&stats);
     // A command that ends by itself before --seconds is fine when it succeeded: the run is
     // judged on what ran. A failing one passes its status on.
     std::optional<int> status = work->exit_status();
@@ -331,19 +425,56 @@ ControlReport run_control(const ControlRequest& r) {
                                        *status, stats.t_end_s - stats.t_start_s),
                            status);
   } catch (const WorkloadFailed& e) {
-    guard.restore();
+    guards.restore();
     throw WorkloadFailed(std::string(e.what()) + "; the original power limit was restored",
                          e.exit_status);
   }
-  guard.restore();
-  rep.limit_after_W = gpu.info().current_limit_W;
-  rep.duration_s = stats.t_end_s - stats.t_start_s;
-  rep.measurement = measure(trace, measure_options(r));
-  if (rep.evaluation) {
-    Evaluation& ev = *rep.evaluation;
-    ev.windows = measure_windows(trace, windows, settle_s);
-    judge_windows(ev);
+  guards.restore();
+  std::vector<Measurement> per_gpu;
+  std::vector<std::vector<EvaluationWindow>> per_gpu_windows;
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    ControlReport& g = lanes[i].rep;
+    g.limit_after_W = gpus[i]->info().current_limit_W;
+    g.duration_s = stats.t_end_s - stats.t_start_s;
+    g.measurement = measure(traces[i], measure_options(r));
+    per_gpu.push_back(g.measurement);
+    if (rep.evaluation) per_gpu_windows.push_back(measure_windows(traces[i], windows, settle_s));
+    if (g.evaluation) {
+      g.evaluation->windows = per_gpu_windows.back();
+      judge_windows(*g.evaluation);
+    }
   }
+  if (!job) {
+    rep = lanes.front().rep;  // one GPU: its own report is the run's
+  } else {
+    rep.gpus.clear();
+    for (Lane& l : lanes) rep.gpus.push_back(l.rep);
+    rep.engaged =
+        std::any_of(lanes.begin(), lanes.end(), [](const Lane& l) { return l.rep.engaged; });
+    rep.reason = job_reason(lanes);
+    rep.limit_after_W = lanes.front().rep.limit_after_W;
+    rep.duration_s = stats.t_end_s - stats.t_start_s;
+    rep.measurement = job_measurement(per_gpu);
+    rep.spread = gpu_spread(per_gpu);
+    std::vector<Regime> regimes;
+    for (const Lane& l : lanes)
+      if (l.rep.probe) regimes.push_back(l.rep.probe->regime);
+    if (!regimes.empty()) rep.job_regime = job_regime(regimes);
+    if (rep.evaluation) {
+      // The job's windows: each GPU's over the same stretch, energy summed.
+      Evaluation& ev = *rep.evaluation;
+      ev.windows.clear();
+      for (size_t w = 0; w < windows.size(); ++w) {
+        EvaluationWindow jw = per_gpu_windows.front()[w];
+        std::vector<Measurement> ms;
+        for (const auto& g : per_gpu_windows) ms.push_back(g[w].measurement);
+        jw.measurement = job_measurement(ms);
+        ev.windows.push_back(jw);
+      }
+      judge_windows(ev);
+    }
+  }
+  keep_control_run(rep, r);
   return rep;
 }
 
@@ -364,7 +495,10 @@ nlohmann::json arm_json(double e, const Interval& e_ci, double t, const Interval
 
 }  // namespace
 
-nlohmann::json to_json(const ControlReport& r) {
+namespace {
+
+// One GPU's run, or the job's figures, without the job's own extensions.
+nlohmann::json run_json(const ControlReport& r) {
   const Measurement& m = r.measurement;
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& a : r.actions)
@@ -459,6 +593,24 @@ nlohmann::json to_json(const ControlReport& r) {
                      {"confidence", 0.95},
                      {"energy_margin_pct", ev.rule.energy_margin_pct},
                      {"time_margin_pct", ev.rule.time_margin_pct}};
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ControlReport& r) {
+  nlohmann::json j = run_json(r);
+  j["stored_as"] =
+      r.stored_id ? nlohmann::json(fmt::format("control:{}", *r.stored_id)) : nlohmann::json();
+  if (r.gpus.empty()) return j;
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const ControlReport& g : r.gpus) gpus.push_back(run_json(g));
+  j["gpus"] = gpus;
+  j["gpu"] = fmt::format("{}x {}", r.gpus.size(), r.info.name);
+  j["regime"] = r.job_regime ? nlohmann::json(to_string(*r.job_regime)) : nlohmann::json();
+  j["spread"] = r.spread ? regime::to_json(*r.spread) : nlohmann::json();
+  j["job_devices"] = r.usage;
+  j["warnings"] = r.warnings;
   return j;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/classify.hpp"
+#include "analysis/data_parallel.hpp"
 #include "analysis/interleaved.hpp"
 #include "control/controller.hpp"
 #include "control/thermal.hpp"
@@ -32,6 +33,9 @@ struct ControlRequest {
   // The workload with and without the controller in interleaved windows A B A B ... A.
   bool evaluate = false;
   int windows = 7;  // odd, >= 5: A first and last, so a linear drift cancels
+  // The run database that keeps the run as a controller run (`regime runs`, control:ID); empty:
+  // RunStore::default_path().
+  std::string db;
 };
 
 // The verdict's margins (analysis/interleaved.hpp): chosen on simulated pairs and checked on
@@ -91,6 +95,19 @@ struct ControlReport {
   bool evaluate = false;
   // --evaluate with the controller engaged; without it (stayed out) the run is all baseline.
   std::optional<Evaluation> evaluation;
+
+  // A job on several GPUs (--device nvml:0,1, nvml:all, nvml:job): each GPU's own run (its probe,
+  // gate, controller, actions, measurement, limits, and with --evaluate its own windows), in the
+  // order of --device. The fields above are then the job's: `device` the list, `info` the first
+  // GPU's, `engaged` when any GPU's controller engaged, `reason` each GPU's, `measurement` and
+  // `evaluation` over the GPUs together (energy summed, the shared steps:
+  // analysis/data_parallel.hpp). Empty for one GPU.
+  std::vector<ControlReport> gpus;
+  std::optional<Regime> job_regime;  // the most constrained GPU's (regime-gated)
+  std::optional<GpuSpread> spread;   // how far the GPUs differ over the run
+  nlohmann::json usage;              // which GPUs the job uses, against --device (job_devices)
+  std::vector<std::string> warnings;
+  std::optional<int64_t> stored_id;  // control:ID in the run database
 };
 
 // Why the probe keeps the gated controller out, or empty when it should engage: a thermal-bound
@@ -102,10 +119,10 @@ std::string gate_reason(const RegimeReport& report, const GpuInfo& info);
 std::string dry_run_reason(const ControlRequest& request, const ActuationPolicy& policy,
                            bool physical);
 
-// Error InvalidArgument for bad options or policy parameters. A run that may not change the
-// device runs dry. --evaluate must change the limit, so a dry one is refused (ReadOnly,
-// ActuationRefused or InvalidArgument, by the reason) before any work for thermal and once the
-// gate would engage for regime-gated.
+// Error InvalidArgument for bad options or policy parameters, or a list of simulated devices
+// (each is a machine of its own). A run that may not change the device runs dry. --evaluate must
+// change the limit, so a dry one is refused (ReadOnly, ActuationRefused or InvalidArgument, by the
+// reason) before any work for thermal and once the gate would engage for regime-gated.
 ControlReport run_control(const ControlRequest& request);
 
 // Without --evaluate: the run, its actions and its measurement. With it: the evaluation contract

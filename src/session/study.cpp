@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 
 #include "analysis/measure.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/utc_time.hpp"
 #include "common/version.hpp"
 #include "device/device_list.hpp"
 #include "device/uri.hpp"
@@ -35,15 +35,6 @@ std::string device_dir_name(const std::string& device) {
   return out;
 }
 
-std::string utc_now_iso() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // The study in the run database, beside its sweep (if one ran) and the sweep's decision.
 void keep_study(StudyReport& rep, const StudyRequest& r) {
   StudyRecord rec;
@@ -63,7 +54,7 @@ void keep_study(StudyReport& rep, const StudyRequest& r) {
   rec.provenance.options["probe_seconds"] = r.probe_seconds;
   rec.provenance.options["max_probe_seconds"] = r.max_probe_seconds;
   rec.provenance.options["actuate"] = r.actuate;
-  RunStore store(r.settings.db.empty() ? RunStore::default_path() : fs::path(r.settings.db));
+  RunStore store(RunStore::path_or_default(r.settings.db));
   rep.study_id = store.insert_study(rec);
 }
 
@@ -211,6 +202,7 @@ void study_control(const StudyRequest& r, Target& target, StudyReport& rep,
   cr.seconds = seconds;
   cr.evaluate = true;
   cr.actuate = r.actuate;
+  cr.db = r.settings.db;
   c.run = run_control(cr);
   c.engaged = c.run->engaged;
   c.reason = c.run->reason;
