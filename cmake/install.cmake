@@ -44,7 +44,8 @@ endif()
 
 install(TARGETS regime regimed RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The unit names /usr/bin/regimed: other prefixes install it for reference only.
-install(FILES deploy/systemd/regimed.service DESTINATION lib/systemd/system)
+install(FILES deploy/systemd/regimed.service deploy/systemd/regime-restore.service
+        DESTINATION lib/systemd/system)
 install(FILES deploy/systemd/regimed.policy DESTINATION ${CMAKE_INSTALL_DATADIR}/regime
         RENAME regimed.policy.example)
 install(DIRECTORY data/gpus DESTINATION ${CMAKE_INSTALL_DATADIR}/regime

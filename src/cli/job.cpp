@@ -93,13 +93,14 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
       return;
     }
     for (const auto& g : r["gpus"])
-      std::cout << fmt::format("  {} ({}): energy {}, limit {}\n", g["device"].get<std::string>(),
-                               g["uuid"].get<std::string>(),
-                               g["energy_J"].is_number()
-                                   ? fmt::format("{:.1f} J", g["energy_J"].get<double>())
-                                   : std::string("unknown"),
-                               g.contains("restored_W") ? "restored to " + watts(g["restored_W"])
-                                                        : std::string("unchanged"));
+      std::cout << fmt::format(
+          "  {} ({}): energy {}, limit {}\n", g["device"].get<std::string>(),
+          g["uuid"].get<std::string>(),
+          g["energy_J"].is_number() ? fmt::format("{:.1f} J", g["energy_J"].get<double>())
+                                    : std::string("unknown"),
+          g.contains("restored_W")                 ? "restored to " + watts(g["restored_W"])
+          : g.value("restored_by", "") == "reboot" ? std::string("reset by the node's reboot")
+                                                   : std::string("unchanged"));
     std::cout << "admin_comment: " << session::admin_comment(r, o->existing_comment) << "\n";
   });
 

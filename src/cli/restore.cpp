@@ -1,5 +1,7 @@
 // regime restore [--json]: bring back every original power limit in the journal (after a crash,
-// kill -9, or a cap kept on purpose). Exit status 1 if any GPU could not be restored.
+// kill -9, or a cap kept on purpose), then end the records of scheduler jobs begun in an earlier
+// boot (the restore at boot: their epilog never ran). Exit status 1 if any GPU could not be
+// restored or any such job could not be ended.
 #include <fmt/core.h>
 
 #include <iostream>
@@ -7,6 +9,8 @@
 #include "act/journal.hpp"
 #include "act/power_limit_guard.hpp"
 #include "cli/command.hpp"
+#include "session/job.hpp"
+#include "session/job_journal.hpp"
 
 namespace regime::cli {
 
@@ -19,6 +23,18 @@ void add_restore(CLI::App& root, Context& ctx) {
     // REGIME_READ_ONLY: change nothing, but say what a restore would do.
     const bool read_only = read_only_from_env();
     auto outcomes = restore_from_journal(/*include_kept=*/true, /*dry_run=*/read_only);
+    const auto stale = session::end_jobs_of_earlier_boots(/*dry_run=*/read_only);
+    size_t stale_failed = 0;
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const auto& s : stale) {
+      if (!s.error.empty()) ++stale_failed;
+      jobs.push_back(
+          {{"job_id", s.job_id},
+           {"node", s.node},
+           {"db", s.db.string()},
+           {"ended", s.record.is_object()},
+           {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)}});
+    }
     size_t failed = 0, pending = 0;
     nlohmann::json list = nlohmann::json::array();
     for (const auto& o : outcomes) {
@@ -38,7 +54,8 @@ void add_restore(CLI::App& root, Context& ctx) {
       print_json({{"journal", journal_path().string()},
                   {"read_only", read_only},
                   {"failed", failed},
-                  {"outcomes", list}});
+                  {"outcomes", list},
+                  {"jobs_of_earlier_boots", jobs}});
     } else if (outcomes.empty()) {
       std::cout << fmt::format("nothing to restore: no entries in {}\n", journal_path().string());
     } else {
@@ -55,6 +72,25 @@ void add_restore(CLI::App& root, Context& ctx) {
           std::cout << fmt::format("FAILED   {} ({}) to {:g} W: {}\n", o.device, o.uuid,
                                    o.original_limit_W, o.error);
       }
+    }
+    if (!*json)
+      for (const auto& s : stale) {
+        if (read_only)
+          std::cout << fmt::format("would end job {} on {} (begun before this boot; {})\n",
+                                   s.job_id, s.node, s.db.string());
+        else if (s.error.empty())
+          std::cout << fmt::format(
+              "ended job {} on {}: begun before this boot, its epilog never ran; energy unknown "
+              "(the counters restarted), limits as the reboot left them ({})\n",
+              s.job_id, s.node, s.db.string());
+        else
+          std::cout << fmt::format("FAILED   to end job {} on {}: {}\n", s.job_id, s.node, s.error);
+      }
+    if (stale_failed > 0) {
+      std::cerr << fmt::format(
+          "regime: {} job(s) of an earlier boot could not be ended; they stay in {}\n",
+          stale_failed, session::job_journal_dir().string());
+      ctx.exit_status = 1;
     }
     if (pending > 0) {
       std::cerr << fmt::format(

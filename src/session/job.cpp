@@ -14,6 +14,7 @@
 #include "agent/client.hpp"
 #include "common/error.hpp"
 #include "device/registry.hpp"
+#include "session/job_journal.hpp"
 #include "store/job_store.hpp"
 
 namespace regime::session {
@@ -269,10 +270,15 @@ nlohmann::json begin_job(const JobBegin& job) {
   }
   std::vector<SweepRecord> sweeps;
   if (policy.kind == PowerPolicy::Kind::Auto) sweeps = RunStore(job.db).list_sweeps(0);
-  nlohmann::json record{{"job_id", job.job_id},     {"node", job.node},
-                        {"uid", job.uid},           {"policy", policy.text},
-                        {"workload", job.workload}, {"started_at_unix_s", now_unix_s()},
-                        {"refused", nullptr},       {"gpus", nlohmann::json::array()}};
+  nlohmann::json record{{"job_id", job.job_id},
+                        {"node", job.node},
+                        {"uid", job.uid},
+                        {"policy", policy.text},
+                        {"workload", job.workload},
+                        {"started_at_unix_s", now_unix_s()},
+                        {"boot_id", current_boot_id()},
+                        {"refused", nullptr},
+                        {"gpus", nlohmann::json::array()}};
   std::vector<CapChoice> choices;
   try {
     choices = choose_caps(policy, infos, sweeps, job.workload);
@@ -304,8 +310,11 @@ nlohmann::json begin_job(const JobBegin& job) {
   std::unique_ptr<JobCaps> caps;
   if (any_cap) caps = std::make_unique<JobCaps>(job.job_id, job.uid, indexes);
   record["via"] = caps && caps->via_agent() ? "regimed" : "journal";
-  // Recorded before any change, so that the epilog finds the job whatever happens next.
+  // Recorded before any change, so that the epilog finds the job whatever happens next, and the
+  // restore at boot finds it after a reboot (the job journal names the database and the boot).
   store.put({job.job_id, job.node, "running", record});
+  put_job_entry({job.job_id, job.node, job.db, record["boot_id"].get<std::string>(),
+                 record["started_at_unix_s"].get<double>()});
   std::vector<size_t> applied;
   try {
     for (size_t k = 0; k < gpus.size(); ++k) {
@@ -322,6 +331,7 @@ nlohmann::json begin_job(const JobBegin& job) {
     }
     record["failed"] = e.what();
     store.put({job.job_id, job.node, "failed", record});
+    remove_job_entry(job.job_id, job.node);
     throw;
   }
   store.put({job.job_id, job.node, "running", record});
@@ -334,7 +344,17 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
   auto row = store.get(job_id, node);
   if (!row) return nullptr;
   nlohmann::json record = row->record;
-  if (row->status == "done") return record;
+  if (row->status == "done") {
+    remove_job_entry(job_id, node);
+    return record;
+  }
+  // A job begun in an earlier boot of the node: the reboot reset every GPU to its default limit
+  // and restarted the energy counters, so there is no energy to take and no cap of this job to
+  // put back (what the journal still holds goes back at boot, or at the next regime run).
+  const std::string boot = current_boot_id();
+  const std::string began_in = record.value("boot_id", std::string());
+  const bool rebooted = !began_in.empty() && !boot.empty() && began_in != boot;
+  if (rebooted) record["rebooted"] = true;
   std::string errors;
   auto fail = [&](const nlohmann::json& g, const std::string& what) {
     errors += (errors.empty() ? "" : "; ") + g.at("device").get<std::string>() + ": " + what;
@@ -346,6 +366,12 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
   for (size_t k = 0; k < gpus.size(); ++k) {
     auto& g = record["gpus"][k];
     g["energy_J"] = nullptr;
+    if (rebooted) {  // (NVML's numbering may have changed too: nothing is opened)
+      g["energy_note"] = "the node rebooted during the job: its counter restarted";
+      g["restored_by"] = "reboot";
+      total_known = false;
+      continue;
+    }
     try {
       gpus[k] = open_device(g.at("device").get<std::string>());
       if (gpus[k]->info().uuid != g.at("uuid").get<std::string>())
@@ -366,7 +392,7 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
   }
   bool capped = std::any_of(record["gpus"].begin(), record["gpus"].end(),
                             [](const nlohmann::json& g) { return g.contains("enforced_W"); });
-  if (capped) {
+  if (capped && !rebooted) {
     try {
       JobCaps caps(job_id, record.value("via", "journal") == "regimed");
       caps.end();
@@ -386,14 +412,34 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
   record["ended_at_unix_s"] = now_unix_s();
   record["duration_s"] =
       record["ended_at_unix_s"].get<double>() - record["started_at_unix_s"].get<double>();
-  record["energy_J"] = total_known ? nlohmann::json(total_J) : nullptr;
+  record["energy_J"] = total_known && !rebooted ? nlohmann::json(total_J) : nullptr;
   record["errors"] = errors.empty() ? nlohmann::json(nullptr) : nlohmann::json(errors);
   store.put({job_id, node, errors.empty() ? "done" : "failed", record});
+  if (errors.empty()) remove_job_entry(job_id, node);
   if (!errors.empty())
     throw Error(ErrorKind::Io,
                 "job " + job_id + " on " + node + ": " + errors +
                     " (what could not be restored stays in the journal for `regime restore`)");
   return record;
+}
+
+std::vector<StaleJob> end_jobs_of_earlier_boots(bool dry_run) {
+  std::vector<StaleJob> out;
+  const std::string boot = current_boot_id();
+  for (const JobJournalEntry& e : job_entries()) {
+    if (e.boot_id.empty() || boot.empty() || e.boot_id == boot) continue;  // a job of this boot
+    StaleJob s{e.job_id, e.node, e.db, nullptr, {}};
+    if (!dry_run) {
+      try {
+        s.record = end_job(e.job_id, e.node, e.db);
+        if (s.record.is_null()) remove_job_entry(e.job_id, e.node);  // nothing to end
+      } catch (const Error& err) {
+        s.error = err.what();
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 std::string admin_comment(const nlohmann::json& record, const std::string& existing) {

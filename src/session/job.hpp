@@ -106,9 +106,26 @@ struct JobBegin {
 nlohmann::json begin_job(const JobBegin& job);
 
 // Reads the counters, restores the job's caps, records the energy. Nothing recorded for the job on
-// this node: returns null (a job that asked for nothing, or a node it did not use).
+// this node: returns null (a job that asked for nothing, or a node it did not use). A job begun in
+// an earlier boot of the node is ended with its energy unknown ("rebooted": true) and no limit
+// changed: the reboot reset them. Removes the job's journal entry once the record is done.
 nlohmann::json end_job(const std::string& job_id, const std::string& node,
                        const std::filesystem::path& db);
+
+// A job the node began in an earlier boot and never ended (its epilog did not run: the node
+// rebooted, or lost power, under it), as the restore at boot finds it in the job journal.
+struct StaleJob {
+  std::string job_id;
+  std::string node;
+  std::filesystem::path db;
+  nlohmann::json record;  // as ended; null when not ended (dry run, error, nothing recorded)
+  std::string error;      // why it could not be ended
+};
+
+// Ends the record of every job of an earlier boot (end_job: energy unknown, the limits as the
+// reboot left them) and removes its journal entry; with dry_run only lists them. For `regime
+// restore`, which runs at boot before slurmd and the agent start.
+std::vector<StaleJob> end_jobs_of_earlier_boots(bool dry_run);
 
 // The line written to the job's AdminComment, in lower case because sacctmgr stores it so:
 //   regime gpu_energy_j=TOTAL gpus=N power=P [cap_w=W] nodes=NODE:GPUS:JOULES,...

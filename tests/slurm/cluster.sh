@@ -177,6 +177,35 @@ CONF
     { cluster_log "nodes not idle: $(sinfo -N 2>&1)"; return 1; }
 }
 
+# The processes of job $1 on this node machine: its slurmstepd (named "slurmstepd: [JOB.STEP]")
+# and every process running with the job's SLURM_JOB_ID under this cluster's SLURM_CONF.
+cluster_job_pids() {
+  local job=$1 p env cmd
+  for p in /proc/[0-9]*; do
+    cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
+    env=$(tr '\0' '\n' 2>/dev/null <"$p/environ") || continue
+    if [[ $cmd == "slurmstepd: [$job."* ]] ||
+      { grep -qx "SLURM_JOB_ID=$job" <<<"$env" && grep -qx "SLURM_CONF=$SLURM_CONF" <<<"$env"; }; then
+      echo "${p#/proc/}"
+    fi
+  done
+}
+
+# Kills one node's slurmd with SIGKILL (a crash, or the node losing power).
+cluster_kill_slurmd() {
+  local pid
+  pid=$(cat "$CLUSTER/run/slurmd-$1.pid")
+  kill -KILL "$pid"
+  cluster_wait "! kill -0 $pid" 30
+}
+
+# Starts one node's slurmd (again) and waits until slurmctld has it back.
+cluster_start_slurmd() {
+  local node=$1
+  cluster_spawn "$CLUSTER/log/slurmd-$node.out" env CLUSTER_NODE="$node" slurmd -D -N "$node" -f "$SLURM_CONF"
+  cluster_wait "[ \"\$(sinfo -h -n $node -o %t)\" = alloc ] || [ \"\$(sinfo -h -n $node -o %t)\" = idle ] || [ \"\$(sinfo -h -n $node -o %t)\" = mix ]" 60
+}
+
 # Stops one node's slurmd and starts it again (jobs keep running under their slurmstepd).
 cluster_restart_slurmd() {
   local node=$1 pid

@@ -7,7 +7,9 @@
 #   - the job's GPU energy is in sacct's AdminComment and agrees with cap x GPUs x duration;
 #   - scancel of a running job restores its caps, also after slurmd was restarted under it;
 #   - a job on both nodes gets one cap on all its GPUs and its energy summed over the nodes;
-#   - bad values are refused at submission with a clear message.
+#   - bad values are refused at submission with a clear message;
+#   - Slurm's GPU numbers are taken as device minor numbers (n2's NVML order is the reverse);
+#   - after a node reboots under a job, the restore at boot empties the journal and ends the job.
 # Node n1 changes limits directly (the journal), node n2 through its node agent (regimed).
 # Usage: slurm_test.sh REGIME_BINARY SPANK_PLUGIN FAKE_NVML_LIBRARY REGIMED_BINARY. Exit 77 (skipped) only where
 # Slurm cannot run: not root, or the Slurm, munge or MariaDB programs are missing.
@@ -60,10 +62,13 @@ cat >"$T/regime" <<SH
 node=\${SLURMD_NODENAME:?}
 export REGIME_NVML_LIBRARY=$fake_nvml FAKE_NVML_CONFIG=$T/nvml-\$node.json \\
   FAKE_NVML_STATE=$T/nvml-state-\$node.json REGIME_SYSTEM_STATE_DIR=$T/system-\$node \\
-  REGIME_STATE_DIR=$T/state-\$node REGIME_AGENT_SOCKET=$T/agent-\$node.sock
+  REGIME_STATE_DIR=$T/state-\$node REGIME_AGENT_SOCKET=$T/agent-\$node.sock \\
+  REGIME_BOOT_ID_FILE=$T/boot-id-\$node
 exec \${REGIME_EXEC:-$regime_bin} "\$@"
 SH
 chmod 755 "$T/regime"
+# Each node's boot (the kernel's boot id); a "reboot" below gives n2 a new one.
+for node in n1 n2; do echo "$node-boot-1" >"$T/boot-id-$node"; done
 on() { SLURMD_NODENAME=$1 "$T/regime" "${@:2}"; }
 # The limits of a node's GPUs, as "W W".
 limits() { on "$1" limit show --device nvml:all --json | python3 -c '
@@ -224,5 +229,52 @@ wait_gone "$job"
 c=$(comment "$job")
 grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=300 cap_w=300 nodes=n2:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
 pass "regimed killed with SIGKILL under job $job: 300 300 held, restored by its restart, $(limits n2) after scancel; sacct: $c"
+
+# 8. n2 reboots under a capped job: slurmd, the agent and the job's processes die with SIGKILL,
+# the GPUs come back at their defaults with their energy counters restarted, /run is empty, and
+# the boot id changes. The restore at boot (`regime restore`, deploy/systemd/regime-restore.service,
+# before the agent and slurmd) empties the journal and ends the job's record; slurmd then starts.
+job=$(sbatch -w n2 --gres=gpu:2 --gpu-power=250 --no-requeue -o /dev/null --wrap "sleep 300" | jobid_of)
+cluster_wait "[ \"\$(limits n2)\" = '250 250' ]" 30 || fail "job $job on n2: limits $(limits n2)"
+[ "$(ls "$T/system-n2/jobs" | wc -l)" -eq 1 ] || fail "job $job is not in n2's job journal: $(ls "$T/system-n2/jobs")"
+pids=$(cluster_job_pids "$job")
+[ -n "$pids" ] || fail "no process of job $job found"
+echo "killing n2's slurmd, its agent and job $job's processes: $(for p in $pids; do tr '\0' ' ' </proc/$p/cmdline; echo -n '; '; done)"
+cluster_kill_slurmd n2
+kill -KILL "$agent_pid" $pids
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=""
+rm -f "$T/nvml-state-n2.json" "$T/agent-n2.sock"
+rm -rf "$T/system-n2/locks"
+echo "n2-boot-2" >"$T/boot-id-n2"
+[ "$(limits n2)" = "700 700" ] || fail "the rebooted GPUs are not at their defaults: $(limits n2)"
+[ "$(ls "$T/system-n2/power-limits" | wc -l)" -eq 2 ] || fail "the journal lost the job's caps: $(ls "$T/system-n2/power-limits")"
+boot_out=$(on n2 restore) || fail "regime restore at boot failed: $boot_out"
+echo "$boot_out"
+grep -q "^ended job $job on n2: begun before this boot" <<<"$boot_out" || fail "the restore at boot did not end job $job: $boot_out"
+[ "$(ls "$T/system-n2/power-limits" | wc -l)" -eq 0 ] || fail "journal entries left after the restore at boot"
+[ "$(ls "$T/system-n2/jobs" | wc -l)" -eq 0 ] || fail "job journal entries left after the restore at boot"
+on n2 job show --job "$job" >"$T/job.json"
+python3 - "$T/job.json" <<'PY' || fail "job $job's record after the reboot: $(cat "$T/job.json")"
+import json, sys
+row = json.load(open(sys.argv[1]))["nodes"][0]
+rec = row["record"]
+assert row["status"] == "done" and rec["rebooted"] is True and rec["energy_J"] is None, row
+assert all(g["restored_by"] == "reboot" and g["energy_J"] is None for g in rec["gpus"]), rec
+PY
+start_agent
+cluster_start_slurmd n2 || fail "slurmd n2 did not come back after the reboot"
+[ "$(limits n2)" = "700 700" ] || fail "limits after the reboot: $(limits n2)"
+# slurmctld ends the job once it notices that the node lost it (here, where the machine's own boot
+# time did not change, about two minutes later); cancelling it is what an administrator does
+# sooner. Its epilog then finds the record ended and writes the comment, energy unknown.
+scancel "$job"
+wait_gone "$job"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=unknown gpus=2 power=250 cap_w=250 nodes=n2:2:unknown$" <<<"$c" || fail "sacct AdminComment after the reboot: '$c'"
+node_state=$(sinfo -h -n n2 -o %t)
+case "$node_state" in idle|mix|alloc) ;; *) fail "n2 is $node_state after the reboot (a failed epilog drains it)" ;; esac
+[ "$(limits n2)" = "700 700" ] || fail "limits after job $job left the queue: $(limits n2)"
+pass "n2 rebooted under job $job (250 250): defaults 700 700 after the boot, the restore at boot emptied the journal and ended the record (energy unknown); sacct: $c; n2 $node_state"
 
 echo "all Slurm checks passed in $((SECONDS - started)) s"
