@@ -1,6 +1,7 @@
 // Cost of the NVML backend's sampling path (read, energy counter, power-buffer drain, reason
-// counters). Runs against whatever REGIME_NVML_LIBRARY names: the fake NVML in CI (measures
-// Regime's own overhead plus the fake's state-file reads), the real libnvidia-ml on a GPU host.
+// counters) and of a check of the GPUs a job uses (process lists, the process tree). Runs against
+// whatever REGIME_NVML_LIBRARY names: the fake NVML in CI (measures Regime's own overhead plus the
+// fake's state-file reads), the real libnvidia-ml on a GPU host.
 //   REGIME_NVML_LIBRARY=build/ci/tests/fake_nvml/libnvidia-ml-fake.so
 //   FAKE_NVML_CONFIG=tests/fake_nvml/example_config.json build/ci/nvml_read_bench
 #include <benchmark/benchmark.h>
@@ -8,6 +9,7 @@
 #include <iostream>
 
 #include "device/nvml/nvml_gpu.hpp"
+#include "run/process_tree.hpp"
 
 namespace {
 
@@ -35,6 +37,18 @@ void BM_ReadReasonTimes(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(gpu().read_reason_times());
 }
 BENCHMARK(BM_ReadReasonTimes)->Unit(benchmark::kMicrosecond);
+
+// What one check of a job's GPUs costs (JobProcessWatch, every 2 s while a job runs): the
+// driver's process list of a GPU, and this machine's process tree from /proc.
+void BM_ComputePids(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(gpu().compute_pids());
+}
+BENCHMARK(BM_ComputePids)->Unit(benchmark::kMicrosecond);
+
+void BM_ProcessTree(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(regime::process_tree(1));
+}
+BENCHMARK(BM_ProcessTree)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -127,13 +127,14 @@ void print_figures(const session::ControlReport& r) {
         "over {} steps ({:.0f}-{:.0f} s)\n",
         r.evaluate ? "baseline (no control ran): " : "", m.energy_per_step_J,
         m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second, m.time_per_step_s,
-        m.time_per_step_ci_s.first, m.time_per_step_ci_s.second, m.steps, m.window_start_s,
-        m.window_end_s);
+        m.time_per_step_ci_s.first, m.time_per_step_ci_s.second, m.steps,
+        m.window_start_s - r.origin_s, m.window_end_s - r.origin_s);
   }
 }
 
 void print_text(const session::ControlReport& r) {
   if (r.gpus.empty()) {
+    for (const auto& w : r.warnings) std::cerr << w << "\n";
     print_gpu(r);
   } else {
     std::cout << fmt::format("{} on {}: one job on {} GPUs ({}), {:.0f} s, policy {}{}\n",

@@ -48,6 +48,11 @@ class Gpu {
   // Time-in-reason counters, if supported.
   virtual std::optional<ReasonTimes> read_reason_times() { return std::nullopt; }
 
+  // The processes that hold a compute context on the GPU (PIDs in the host's PID namespace), as
+  // the driver lists them; nullopt where it cannot tell (no such call, a simulated GPU). What a
+  // job uses is found from this where its CUDA_VISIBLE_DEVICES does not say.
+  virtual std::optional<std::vector<int>> compute_pids() { return std::nullopt; }
+
   // Validates against [min, max] (Error OutOfRange naming the range), sets the limit and returns
   // the enforced limit read back. Backends do not consult the actuation policy: callers go through
   // PowerLimitGuard (src/act/), which does.

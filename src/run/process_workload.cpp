@@ -579,6 +579,11 @@ void ProcessWorkload::stop_listener() {
 
 int ProcessWorkload::interrupted_by() const { return pid_ > 0 ? g_forwarded_signal : 0; }
 
+std::optional<int> ProcessWorkload::process_id() const {
+  if (pid_ <= 0 || exit_status_) return std::nullopt;
+  return static_cast<int>(pid_);
+}
+
 void ProcessWorkload::cleanup_socket() {
   if (exit_hook_ != 0) remove_exit_hook(exit_hook_);
   exit_hook_ = 0;

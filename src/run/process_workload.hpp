@@ -61,6 +61,7 @@ class ProcessWorkload final : public Workload {
   static int forwarded_signal();
   int interrupted_by() const override;
   pid_t pid() const { return pid_; }
+  std::optional<int> process_id() const override;
   // The user the command runs as; nullopt: as regime itself.
   const std::optional<WorkloadUser>& user() const { return user_; }
   const std::string& socket_path() const { return socket_path_; }

@@ -31,6 +31,8 @@ class Workload {
   // 0 if none: the run is being interrupted.
   virtual int interrupted_by() const { return 0; }
   virtual std::string last_marker_error() const { return {}; }
+  // The command's process while it runs (the root of its process tree); none for built-ins.
+  virtual std::optional<int> process_id() const { return std::nullopt; }
 };
 
 using WorkloadPtr = std::unique_ptr<Workload>;

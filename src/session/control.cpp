@@ -333,13 +333,18 @@ ControlReport run_control(const ControlRequest& r) {
                       lanes[i].rep.info.current_limit_W);
 
   WorkloadPtr work = targets.front().make_workload(r.workload);
-  if (job) {
-    std::vector<GpuInfo> infos;
-    for (const Lane& l : lanes) infos.push_back(l.rep.info);
-    rep.usage = job_devices_json(infos, r.workload);
-    for (const auto& w : rep.usage.value("warnings", std::vector<std::string>{}))
-      rep.warnings.push_back(w);
+  // What the command uses against what is measured: by CUDA_VISIBLE_DEVICES now, and by the
+  // processes NVML lists while it runs.
+  std::vector<GpuInfo> infos;
+  for (const Lane& l : lanes) infos.push_back(l.rep.info);
+  if (!rep.simulated) {
+    rep.usage =
+        job ? job_devices_json(infos, r.workload) : one_gpu_devices_json(infos.front(), r.workload);
+    if (rep.usage.is_object())
+      for (const auto& w : rep.usage.value("warnings", std::vector<std::string>{}))
+        rep.warnings.push_back(w);
   }
+  JobProcessWatch watch(infos, r.workload);
   PowerLimitGuardSet guards(gpus, policy);
   std::vector<Trace> traces;
   RunStats stats;
@@ -348,6 +353,10 @@ ControlReport run_control(const ControlRequest& r) {
     RunOptions ro;
     ro.duration_s = r.seconds;
     ro.sample_period_s = r.sample_ms / 1000.0;
+    size_t samples = 0;  // one per GPU a tick
+    ro.on_sample = [&](const Sample& s) {
+      if (++samples % gpus.size() == 0) watch.maybe_check(*work, s.t_s);
+    };
     RunLoop loop(gpus, *work, ro, targets.front().clock());
     loop.start();
     const double t0 = loop.now_s();
@@ -430,12 +439,14 @@ ControlReport run_control(const ControlRequest& r) {
                          e.exit_status);
   }
   guards.restore();
+  add_process_findings(watch, rep.usage, rep.warnings);
   std::vector<Measurement> per_gpu;
   std::vector<std::vector<EvaluationWindow>> per_gpu_windows;
   for (size_t i = 0; i < lanes.size(); ++i) {
     ControlReport& g = lanes[i].rep;
     g.limit_after_W = gpus[i]->info().current_limit_W;
     g.duration_s = stats.t_end_s - stats.t_start_s;
+    g.origin_s = traces[i].samples.empty() ? 0 : traces[i].samples.front().t_s;
     g.measurement = measure(traces[i], measure_options(r));
     per_gpu.push_back(g.measurement);
     if (rep.evaluation) per_gpu_windows.push_back(measure_windows(traces[i], windows, settle_s));
@@ -445,7 +456,12 @@ ControlReport run_control(const ControlRequest& r) {
     }
   }
   if (!job) {
-    rep = lanes.front().rep;  // one GPU: its own report is the run's
+    // One GPU: its own report is the run's, with what the command was seen to use.
+    nlohmann::json usage = rep.usage;
+    std::vector<std::string> warnings = rep.warnings;
+    rep = lanes.front().rep;
+    rep.usage = usage;
+    rep.warnings = warnings;
   } else {
     rep.gpus.clear();
     for (Lane& l : lanes) rep.gpus.push_back(l.rep);
@@ -454,6 +470,7 @@ ControlReport run_control(const ControlRequest& r) {
     rep.reason = job_reason(lanes);
     rep.limit_after_W = lanes.front().rep.limit_after_W;
     rep.duration_s = stats.t_end_s - stats.t_start_s;
+    rep.origin_s = lanes.front().rep.origin_s;
     rep.measurement = job_measurement(per_gpu);
     rep.spread = gpu_spread(per_gpu);
     std::vector<Regime> regimes;
@@ -602,6 +619,8 @@ nlohmann::json to_json(const ControlReport& r) {
   nlohmann::json j = run_json(r);
   j["stored_as"] =
       r.stored_id ? nlohmann::json(fmt::format("control:{}", *r.stored_id)) : nlohmann::json();
+  j["job_devices"] = r.usage;
+  j["warnings"] = r.warnings;
   if (r.gpus.empty()) return j;
   nlohmann::json gpus = nlohmann::json::array();
   for (const ControlReport& g : r.gpus) gpus.push_back(run_json(g));
@@ -609,8 +628,6 @@ nlohmann::json to_json(const ControlReport& r) {
   j["gpu"] = fmt::format("{}x {}", r.gpus.size(), r.info.name);
   j["regime"] = r.job_regime ? nlohmann::json(to_string(*r.job_regime)) : nlohmann::json();
   j["spread"] = r.spread ? regime::to_json(*r.spread) : nlohmann::json();
-  j["job_devices"] = r.usage;
-  j["warnings"] = r.warnings;
   return j;
 }
 

@@ -87,6 +87,7 @@ struct ControlReport {
   std::vector<control::ControlAction> decisions;  // dry runs: every decision, holds included
   Measurement measurement;                        // the whole run, probe included
   double duration_s = 0;
+  double origin_s = 0;  // the run clock at the first sample: Unix time on a real GPU, 0 simulated
   double limit_before_W = 0;
   double limit_after_W = 0;  // read back after the restore
   bool simulated = false;

@@ -1,6 +1,7 @@
 #include "session/job_devices.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include "common/error.hpp"
 #include "device/cuda_devices.hpp"
 #include "device/registry.hpp"
+#include "run/process_tree.hpp"
 
 namespace regime::session {
 
@@ -109,6 +111,110 @@ nlohmann::json job_devices_json(const std::vector<GpuInfo>& measured, const Work
           {"exact", m.exact},
           {"match", match},
           {"warnings", warnings}};
+}
+
+nlohmann::json one_gpu_devices_json(const GpuInfo& measured, const WorkloadSpec& spec) {
+  nlohmann::json usage = job_devices_json({measured}, spec);
+  if (!usage.is_null() && !usage["cuda_visible_devices"].is_string())
+    usage["warnings"] = nlohmann::json::array();
+  return usage;
+}
+
+void add_process_findings(const JobProcessWatch& watch, nlohmann::json& usage,
+                          std::vector<std::string>& warnings) {
+  if (usage.is_null()) return;
+  usage["nvml_processes"] = watch.to_json();
+  for (const auto& w : watch.warnings()) {
+    usage["warnings"].push_back(w);
+    warnings.push_back(w);
+  }
+}
+
+struct JobProcessWatch::Watched {
+  GpuPtr gpu;
+  int index = 0;
+  bool seen = false;
+};
+
+JobProcessWatch::JobProcessWatch(const std::vector<GpuInfo>& measured, const WorkloadSpec& spec,
+                                 double period_s)
+    : period_s_(period_s) {
+  if (spec.command.empty() || measured.empty()) return;
+  for (const GpuInfo& g : measured) {
+    if (g.device.rfind("nvml:", 0) != 0) return;  // only NVML lists processes
+    measured_.push_back(g.index);
+  }
+  for (auto& g : open_devices("nvml:all")) {
+    Watched w;
+    w.index = g->info().index;
+    w.gpu = std::move(g);
+    gpus_.push_back(std::move(w));
+  }
+}
+
+JobProcessWatch::~JobProcessWatch() = default;
+
+void JobProcessWatch::maybe_check(const Workload& work, double now_s) {
+  if (gpus_.empty() || (last_s_ && now_s - *last_s_ < period_s_)) return;
+  last_s_ = now_s;
+  check(work);
+}
+
+void JobProcessWatch::check(const Workload& work) {
+  const std::optional<int> root = work.process_id();
+  if (gpus_.empty() || !root) return;
+  const std::set<int> tree = process_tree(*root);
+  ++checks_;
+  for (Watched& w : gpus_) {
+    const auto pids = w.gpu->compute_pids();
+    if (!pids) continue;
+    supported_ = true;
+    for (int pid : *pids)
+      if (tree.count(pid)) {
+        w.seen = true;
+        pids_seen_.insert(pid);
+      }
+  }
+}
+
+std::vector<int> JobProcessWatch::seen_on() const {
+  std::vector<int> out;
+  for (const Watched& w : gpus_)
+    if (w.seen) out.push_back(w.index);
+  return out;
+}
+
+nlohmann::json JobProcessWatch::to_json() const {
+  if (gpus_.empty()) return nullptr;
+  std::vector<std::string> seen;
+  for (int i : seen_on()) seen.push_back(fmt::format("nvml:{}", i));
+  return {{"supported", supported_},
+          {"checks", checks_},
+          {"seen_on", seen},
+          {"pids", pids_seen_.size()}};
+}
+
+std::vector<std::string> JobProcessWatch::warnings() const {
+  const std::vector<int> seen = seen_on();
+  if (seen.empty()) return {};  // never seen (not started on a GPU yet, or another PID namespace)
+  std::vector<int> unmeasured, idle;
+  for (int i : seen)
+    if (std::find(measured_.begin(), measured_.end(), i) == measured_.end())
+      unmeasured.push_back(i);
+  for (int i : measured_)
+    if (std::find(seen.begin(), seen.end(), i) == seen.end()) idle.push_back(i);
+  std::vector<std::string> out;
+  if (!unmeasured.empty())
+    out.push_back(fmt::format(
+        "warning: NVML lists the job's processes on {}, which --device does not measure (seen on "
+        "{}; --device nvml:{} measures those)",
+        join_devices(unmeasured), join_devices(seen), fmt::format("{}", fmt::join(seen, ","))));
+  if (!idle.empty())
+    out.push_back(
+        fmt::format("warning: NVML lists none of the job's processes on {}, which is "
+                    "measured (the job was seen on {})",
+                    join_devices(idle), join_devices(seen)));
+  return out;
 }
 
 }  // namespace regime::session

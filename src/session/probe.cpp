@@ -147,6 +147,9 @@ ProbeReport run_probe(const ProbeRequest& r) {
     store.update(rec);
   };
 
+  // A command on a real GPU: what it uses against what is measured.
+  nlohmann::json usage = target.simulated() ? nlohmann::json() : one_gpu_devices_json(info, spec);
+  JobProcessWatch watch({info}, spec);
   RunStats stats;
   Trace trace;
   try {
@@ -163,6 +166,7 @@ ProbeReport run_probe(const ProbeRequest& r) {
     std::optional<double> first_t_s;
     o.on_sample = [&](const Sample& s) {
       trace_writer.append(s);
+      watch.maybe_check(*work, s.t_s);
       if (!r.on_progress) return;
       if (!first_t_s) first_t_s = s.t_s;
       progress.elapsed_s = s.t_s - *first_t_s;
@@ -182,12 +186,17 @@ ProbeReport run_probe(const ProbeRequest& r) {
     fail(e.what(), nullptr);
     throw;
   }
+  if (usage.is_object())
+    for (const auto& w : usage.value("warnings", std::vector<std::string>{}))
+      out.warnings.push_back(w);
+  add_process_findings(watch, usage, out.warnings);
   rec.exit_status = work->exit_status();
   bool stopped_at_limit = stats.ended_by == RunEnd::Duration;
   if (work->malformed_markers() > 0)
     out.warnings.push_back(fmt::format("ignored {} malformed step marker(s); last: {}",
                                        work->malformed_markers(), work->last_marker_error()));
   out.run = run_json(rec, db_path, trace, stats, out.simulated, stopped_at_limit);
+  if (!usage.is_null()) out.run["job_devices"] = usage;
 
   RegimeReport report;
   try {
@@ -301,6 +310,7 @@ JobProbeReport run_job_probe(const ProbeRequest& r) {
     }
   };
 
+  JobProcessWatch watch(infos, spec);
   RunStats stats;
   std::vector<Trace> traces;
   try {
@@ -324,6 +334,7 @@ JobProbeReport run_job_probe(const ProbeRequest& r) {
     o.on_sample = [&](const Sample& s) {
       writers[next_lane]->append(s);
       next_lane = (next_lane + 1) % n;
+      if (next_lane == 0) watch.maybe_check(*work, s.t_s);
       if (!r.on_progress || next_lane != 0) return;
       if (!first_t_s) first_t_s = s.t_s;
       progress.elapsed_s = s.t_s - *first_t_s;
@@ -345,6 +356,7 @@ JobProbeReport run_job_probe(const ProbeRequest& r) {
     fail_all(e.what());
     throw;
   }
+  add_process_findings(watch, out.usage, out.warnings);
   const bool stopped_at_limit = stats.ended_by == RunEnd::Duration;
   const std::optional<int> exit_status = work->exit_status();
   if (work->malformed_markers() > 0)

@@ -116,7 +116,8 @@ TEST_F(MultiGpuCli, ProbeOfAllGpusGivesATraceEachAndTheJobsFigures) {
 }
 
 TEST_F(MultiGpuCli, AJobWithCudaVisibleDevices20IsMeasuredOnNvmlGpus2And0) {
-  // The fake job reports the devices it was given; regime finds the same ones in NVML.
+  // The fake job reports the devices it was given, and opens them (the fake NVML lists a process
+  // on the GPUs its FAKE_NVML_GPUS names); regime finds the same ones in NVML both ways.
   std::vector<std::string> a = {"probe",
                                 "--device",
                                 "nvml:job",
@@ -130,6 +131,7 @@ TEST_F(MultiGpuCli, AJobWithCudaVisibleDevices20IsMeasuredOnNvmlGpus2And0) {
                                 "--",
                                 "env",
                                 "CUDA_VISIBLE_DEVICES=2,0",
+                                "FAKE_NVML_GPUS=GPU-multi-2,GPU-multi-0",
                                 "sh",
                                 "-c",
                                 "echo \"devices $CUDA_VISIBLE_DEVICES\" >&2; "
@@ -142,6 +144,48 @@ TEST_F(MultiGpuCli, AJobWithCudaVisibleDevices20IsMeasuredOnNvmlGpus2And0) {
   EXPECT_EQ(j["gpus"][0]["device"], "nvml:2");
   EXPECT_EQ(j["gpus"][1]["device"], "nvml:0");
   EXPECT_TRUE(j["usage"]["match"].get<bool>());
+  const json& seen = j["usage"]["nvml_processes"];
+  EXPECT_TRUE(seen["supported"].get<bool>()) << seen;
+  EXPECT_GE(seen["checks"].get<int>(), 1);
+  EXPECT_EQ(seen["seen_on"], json({"nvml:0", "nvml:2"}));
+  for (const auto& w : j["warnings"])
+    EXPECT_EQ(w.get<std::string>().find("NVML lists"), std::string::npos) << w;
+}
+
+// CUDA_VISIBLE_DEVICES unset: CUDA offers the job every GPU and it picks one itself. NVML's
+// process list shows which: here a child of the job's shell runs on GPU 3 while GPU 1 is measured.
+TEST_F(MultiGpuCli, AJobSeenByNvmlOnAnotherGpuThanTheOneMeasuredIsReported) {
+  std::vector<std::string> a = {
+      "probe",
+      "--device",
+      "nvml:1",
+      "--seconds",
+      "3",
+      "--step-regex",
+      "step",
+      "--json",
+      "--db",
+      (dir_ / "runs.sqlite").string(),
+      "--",
+      "env",
+      "-u",
+      "CUDA_VISIBLE_DEVICES",
+      "sh",
+      "-c",
+      "env FAKE_NVML_GPUS=GPU-multi-3 sleep 30 & while true; do echo step; sleep 0.05; done"};
+  auto r = test::run(a, env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  const json& usage = j["job_devices"];
+  ASSERT_TRUE(usage.is_object()) << r.out;
+  EXPECT_EQ(usage["nvml_processes"]["seen_on"], json({"nvml:3"})) << usage;
+  EXPECT_NE(r.err.find("NVML lists the job's processes on nvml:3, which --device does not "
+                       "measure"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("none of the job's processes on nvml:1"), std::string::npos) << r.err;
+  // The mapping alone says nothing here: an unset CUDA_VISIBLE_DEVICES names no GPU in particular.
+  EXPECT_EQ(r.err.find("used but not measured"), std::string::npos) << r.err;
 }
 
 TEST_F(MultiGpuCli, CudaNumbersByPciBusSoTheSameListNamesOtherNvmlGpus) {

@@ -3,6 +3,7 @@
 // by FAKE_NVML_CONFIG (read at nvmlInit); current limits and the energy/cap-time accumulators live
 // in FAKE_NVML_STATE (read on every call, written on a set, under flock) so a limit set by one
 // process is seen by the next. See README.md beside this file for the formats.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -473,6 +475,54 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetMinorNumber(nvm
     *minor = g->minor;
     return NVML_SUCCESS;
   });
+}
+
+// A process "runs on" a fake GPU when its environment names the GPU's UUID in FAKE_NVML_GPUS
+// (a comma-separated list): a test's job says which GPUs it holds contexts on, as a CUDA process
+// would by opening them, and NVML lists it there.
+namespace {
+std::vector<unsigned> processes_on(const std::string& uuid) {
+  std::vector<unsigned> out;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    const unsigned long pid = std::strtoul(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/environ", std::ios::binary);
+    std::string var;
+    while (std::getline(in, var, '\0')) {
+      if (var.rfind("FAKE_NVML_GPUS=", 0) != 0) continue;
+      std::stringstream list(var.substr(15));
+      for (std::string item; std::getline(list, item, ',');)
+        if (item == uuid) out.push_back(static_cast<unsigned>(pid));
+      break;
+    }
+  }
+  closedir(proc);
+  return out;
+}
+}  // namespace
+
+// Both versions take the same struct (nvml.h, CUDA 11 and later).
+static nvmlReturn_t compute_processes(const char* fn, nvmlDevice_t d, unsigned* count,
+                                      nvmlProcessInfo_t* infos) {
+  return guarded(fn, d, [&](const GpuConfig* g) {
+    if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const std::vector<unsigned> pids = processes_on(g->uuid);
+    const unsigned room = *count;
+    *count = static_cast<unsigned>(pids.size());
+    if (pids.size() > room || (infos == nullptr && !pids.empty()))
+      return NVML_ERROR_INSUFFICIENT_SIZE;
+    for (size_t i = 0; i < pids.size(); ++i)
+      infos[i] = nvmlProcessInfo_t{pids[i], 512ull << 20, 0xFFFFFFFFu, 0xFFFFFFFFu};
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(
+    nvmlDevice_t d, unsigned* count, nvmlProcessInfo_t* infos) {
+  return compute_processes("nvmlDeviceGetComputeRunningProcesses_v3", d, count, infos);
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(

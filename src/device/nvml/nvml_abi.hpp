@@ -134,6 +134,16 @@ typedef struct nvmlPciInfo_st {
 } nvmlPciInfo_t;
 static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout differs from nvml.h");
 
+// nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 (and _v2) fill it (nvml.h, CUDA 11
+// and later: nvmlProcessInfo_v2_t). The unversioned function takes a shorter struct: not used.
+typedef struct nvmlProcessInfo_st {
+  unsigned int pid;  // in the host's PID namespace
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;      // MIG only, else 0xFFFFFFFF
+  unsigned int computeInstanceId;  // MIG only, else 0xFFFFFFFF
+} nvmlProcessInfo_t;
+static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t layout differs from nvml.h");
+
 static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t is an 8-byte union in nvml.h");
 static_assert(sizeof(nvmlSample_t) == 16, "nvmlSample_t layout differs from nvml.h");
 static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout differs from nvml.h");
@@ -166,6 +176,8 @@ typedef nvmlReturn_t (*nvmlDeviceGetSamples_fn)(nvmlDevice_t, nvmlSamplingType_t
                                                 nvmlSample_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetPciInfo_fn)(nvmlDevice_t, nvmlPciInfo_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetMinorNumber_fn)(nvmlDevice_t, unsigned int*);
+typedef nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_fn)(nvmlDevice_t, unsigned int*,
+                                                                nvmlProcessInfo_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetViolationStatus_fn)(nvmlDevice_t, nvmlPerfPolicyType_t,
                                                         nvmlViolationTime_t*);
 

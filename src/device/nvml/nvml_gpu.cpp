@@ -313,6 +313,28 @@ std::optional<double> NvmlGpu::violation_s(Field field, nvmlPerfPolicyType_t pol
   return static_cast<double>(v.violationTime) * 1e-9;  // ns -> s
 }
 
+// The list is as long as the processes on the GPU: asked with room for 64, then again with the
+// count the driver says it needs (processes may start between the two calls).
+std::optional<std::vector<int>> NvmlGpu::compute_pids() {
+  if (api_.compute_processes == nullptr) return std::nullopt;
+  std::vector<nvmlProcessInfo_t> infos(64);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    unsigned count = static_cast<unsigned>(infos.size());
+    nvmlReturn_t rc =
+        retried([&] { return api_.compute_processes(handle_, &count, infos.data()); });
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+      infos.resize(count + 16);
+      continue;
+    }
+    if (rc != NVML_SUCCESS) return std::nullopt;
+    std::vector<int> pids;
+    for (unsigned i = 0; i < count && i < infos.size(); ++i)
+      pids.push_back(static_cast<int>(infos[i].pid));
+    return pids;
+  }
+  return std::nullopt;
+}
+
 // Each counter from its clocks-event field id (251-253 are refused by some drivers, e.g. 580 on
 // the H200, though nvidia-smi shows them), else from the older source that counts the same time:
 // 74 -> perf policy POWER, 76 -> perf policy SYNC_BOOST. SW thermal (251) and HW thermal (252)

@@ -25,6 +25,7 @@ class NvmlGpu : public Gpu {
   std::optional<double> read_energy_J() override;
   std::vector<PowerPoint> drain_power_points() override;
   std::optional<ReasonTimes> read_reason_times() override;
+  std::optional<std::vector<int>> compute_pids() override;
   double set_power_limit(double watts) override;
   bool is_physical() const override { return true; }
   ReadHealth read_health() const override { return health_; }

@@ -233,6 +233,9 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::load(const std::string& path) {
       resolve<nvmlDeviceGetViolationStatus_fn>(handle, {"nvmlDeviceGetViolationStatus"});
   a.pci_info = resolve<nvmlDeviceGetPciInfo_fn>(handle, {"nvmlDeviceGetPciInfo_v3"});
   a.minor_number = resolve<nvmlDeviceGetMinorNumber_fn>(handle, {"nvmlDeviceGetMinorNumber"});
+  a.compute_processes = resolve<nvmlDeviceGetComputeRunningProcesses_fn>(
+      handle,
+      {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
 
   const std::pair<const void*, const char*> required[] = {
       {reinterpret_cast<const void*>(a.init), "nvmlInit_v2"},

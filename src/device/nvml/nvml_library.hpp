@@ -57,6 +57,8 @@ struct NvmlApi {
   nvmlDeviceGetViolationStatus_fn violation_status = nullptr;
   nvmlDeviceGetPciInfo_fn pci_info = nullptr;          // nvmlDeviceGetPciInfo_v3
   nvmlDeviceGetMinorNumber_fn minor_number = nullptr;  // nvmlDeviceGetMinorNumber (Linux)
+  // nvmlDeviceGetComputeRunningProcesses_v3, else _v2 (the same struct)
+  nvmlDeviceGetComputeRunningProcesses_fn compute_processes = nullptr;
 };
 
 class NvmlLibrary {
