@@ -9,6 +9,8 @@ build=${1:-build/release}
 rm -rf .carry && mkdir -p .carry/bin .carry/lib
 cp "$build/regime" .carry/bin/
 for b in "$build"/bench_* "$build"/*_bench; do [ -x "$b" ] && cp "$b" .carry/bin/ || true; done
+# Debug info stays here: a test build's binary is 160 MB with it, over what may travel.
+strip --strip-debug .carry/bin/*
 ldd "$build/regime" | awk '/=> \//{print $3}' | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*|libgcc_s.so.*|libstdc++.so.*) ;;  # the target's are newer

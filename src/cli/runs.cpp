@@ -113,24 +113,29 @@ void list(const std::string& db, size_t limit, const session::RunsFilter& filter
       filter.gpu.empty() && filter.workload.empty()
           ? ""
           : fmt::format(" (gpu '{}', workload '{}')", filter.gpu, filter.workload));
+  auto row = [](const std::string& ref, const std::string& when, const std::string& device,
+                const std::string& a, const std::string& b, const std::string& workload) {
+    std::cout << fmt::format("  {:<12} {}  {:<10} {:<14} {:<13} {}\n", ref, when, device, a, b,
+                             workload);
+  };
   for (const auto& r : l.probes)
-    std::cout << fmt::format("  probe:{:<5} {}  {:<10} {:<14} {:<7} {}\n", r.id, r.started_at_utc,
-                             r.device, r.regime.value_or("-"), r.status, r.workload);
+    row(fmt::format("probe:{}", r.id), r.started_at_utc, r.device, r.regime.value_or("-"), r.status,
+        r.workload);
   for (const auto& s : l.sweeps)
-    std::cout << fmt::format("  sweep:{:<5} {}  {:<10} {:<5} {:<13} {}\n", s.id, s.started_at_utc,
-                             s.device, s.kind, cap_text(s.decision), s.workload);
+    row(fmt::format("sweep:{}", s.id), s.started_at_utc, s.device, s.kind, cap_text(s.decision),
+        s.workload);
   for (const auto& s : l.studies)
-    std::cout << fmt::format("  study:{:<5} {}  {:<10} {:<14} {:<13} {}\n", s.id, s.started_at_utc,
-                             s.device, s.regime.value_or("-"), cap_text(s.decision), s.workload);
+    row(fmt::format("study:{}", s.id), s.started_at_utc, s.device, s.regime.value_or("-"),
+        cap_text(s.decision), s.workload);
   for (const auto& d : l.decisions)
-    std::cout << fmt::format("  decision:{:<3} {}  {:<10} {:<9} {:<13} {} ({})\n", d.id,
-                             d.made_at_utc, d.device, d.source, cap_text(d.decision), d.workload,
-                             d.objective);
+    row(fmt::format("decision:{}", d.id), d.made_at_utc, d.device, d.source, cap_text(d.decision),
+        fmt::format("{} ({})", d.workload, d.objective));
   for (const auto& c : l.control_runs) {
     nlohmann::json j = control_json(c);
-    std::cout << fmt::format("  control:{:<4} {}  {:<10} {:<8} {:<20} {}\n", c.id, c.started_at_utc,
-                             c.device, j["engaged"].get<bool>() ? "engaged" : "stayed out",
-                             optional_text(j["verdict"]), c.workload);
+    const std::string verdict = optional_text(j["verdict"]);
+    row(fmt::format("control:{}", c.id), c.started_at_utc, c.device,
+        j["engaged"].get<bool>() ? "engaged" : "stayed out",
+        verdict == "-" ? c.policy.substr(0, c.policy.find(':')) : verdict, c.workload);
   }
 }
 
