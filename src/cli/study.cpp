@@ -66,6 +66,23 @@ void print_text(const session::StudyReport& r, const session::SweepSettings& s,
   std::cout << fmt::format("study of {} on {} ({}), limit {:g} W (default {:g} W)\n\n", r.workload,
                            r.device, r.info.name, r.info.enforced_limit_W, r.info.default_limit_W);
   std::cout << "1. probe at the current limit (" << r.probe_seconds << " s):\n";
+  if (!r.gpu_regimes.empty()) {
+    // One job: each GPU's regime, then the most constrained GPU's report, which is the job's.
+    std::cout << fmt::format("   one job on {} GPUs; each GPU on its own figures:\n",
+                             r.gpu_regimes.size());
+    for (size_t i = 0; i < r.gpu_regimes.size(); ++i) {
+      const RegimeReport& g = r.gpu_regimes[i];
+      std::cout << fmt::format("   {:<8} {} (confidence {:.2f}), {:.1f} W mean, {:.2f} J/step\n",
+                               r.job_devices[i], to_string(g.regime), g.confidence,
+                               g.measurement.avg_power_W, g.measurement.energy_per_step_J);
+    }
+    if (r.job_measurement)
+      std::cout << fmt::format(
+          "   the job: energy per step {:.2f} J [{:.2f}, {:.2f}] summed over its GPUs; the most "
+          "constrained GPU's regime is the job's:\n",
+          r.job_measurement->energy_per_step_J, r.job_measurement->energy_per_step_ci_J.first,
+          r.job_measurement->energy_per_step_ci_J.second);
+  }
   std::cout << format_report(r.regime) << "\n";
   if (!r.plan.sweep) {
     std::cout << "2. no sweep: " << r.plan.why << "\n";
@@ -105,8 +122,9 @@ void add_study(CLI::App& root, Context&) {
       "The main job: probe a GPU + workload pair, name its regime, sweep power caps if the "
       "regime warrants it, decide and report. A real GPU is changed only with --actuate.");
   sub->add_option("--device", r->device,
-                  "nvml:N or sim:MODEL; a list (sim:t4,sim:gv100,sim:l4) studies each in turn and "
-                  "prints one table")
+                  "nvml:N or sim:MODEL; one job's GPUs (nvml:0,1, nvml:all, nvml:job) are studied "
+                  "as one job; a list of sim: devices (sim:t4,sim:gv100,sim:l4) each in turn, in "
+                  "one table")
       ->required();
   auto* workload =
       sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
@@ -143,7 +161,7 @@ void add_study(CLI::App& root, Context&) {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
     attach_progress(r->settings, progress, !*json);
-    if (split_device_list(r->device).size() > 1) {
+    if (split_device_list(r->device).size() > 1 && !session::study_is_one_job(r->device)) {
       // Several GPUs studied in turn, then one table of them all.
       if (!report_path->empty())
         throw Error(ErrorKind::InvalidArgument, "--report takes one device: study them one by one");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "analysis/data_parallel.hpp"
 #include "analysis/measure.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
@@ -17,6 +18,7 @@
 #include "device/uri.hpp"
 #include "plan/render.hpp"
 #include "run/run_loop.hpp"
+#include "session/job_devices.hpp"
 #include "store/run_store.hpp"
 #include "trace/csv.hpp"
 #include "twin/spec.hpp"
@@ -40,8 +42,9 @@ void keep_study(StudyReport& rep, const StudyRequest& r) {
   StudyRecord rec;
   rec.started_at_utc = utc_now_iso();
   rec.device = rep.device;
-  rec.gpu_name = rep.info.name;
-  rec.gpu_uuid = rep.info.uuid;
+  const bool job = !rep.job_devices.empty();
+  rec.gpu_name = job ? fmt::format("{}x {}", rep.job_devices.size(), rep.info.name) : rep.info.name;
+  rec.gpu_uuid = job ? "" : rep.info.uuid;
   rec.workload = rep.workload;
   rec.regime = to_string(rep.regime.regime);
   if (rep.sweep) {
@@ -75,36 +78,47 @@ constexpr double kStudySlopeWindow_s = 20;
 // after probe_seconds is watched on until its temperature is flat (or max_probe_seconds), and the
 // last probe_seconds are classified. With an output folder the trace goes to DIR/probe.trace.csv
 // and its siblings.
-RegimeReport probe_pair(const StudyRequest& r, Target& target, const GpuInfo& info,
-                        StudyReport& rep) {
-  WorkloadPtr work = target.make_workload(r.workload);
+RegimeReport probe_pair(const StudyRequest& r, std::vector<Target>& targets,
+                        const std::vector<Gpu*>& gpus, StudyReport& rep) {
+  WorkloadPtr work = targets.front().make_workload(r.workload);
   RunOptions o;
   o.duration_s = 0;  // until the heating is over or the workload ends
-  RunLoop loop(target.gpu(), *work, o, target.clock());
+  RunLoop loop(gpus, *work, o, targets.front().clock());
   loop.start();
   const double t0 = loop.now_s();
   RunEnd end =
       loop.run_until([&](const Trace&, double now) { return now >= t0 + r.probe_seconds; });
   const double most_s = std::max(r.probe_seconds, r.max_probe_seconds);
-  TrailingSlopes slopes;
+  TrailingSlopes slopes;  // of the GPU heating fastest
   while (true) {
     const double now = loop.now_s();
-    slopes = trailing_slopes(loop.trace(), now - kStudySlopeWindow_s, now,
-                             loop.trace().samples.empty() ? 0 : loop.trace().samples.front().gpu);
-    rep.still_heating = !slopes_flat(slopes, kStudyFlatTemp_C_per_min, 1e9);
+    rep.still_heating = false;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      const Trace& t = loop.trace(i);
+      TrailingSlopes s = trailing_slopes(t, now - kStudySlopeWindow_s, now,
+                                         t.samples.empty() ? 0 : t.samples.front().gpu);
+      const bool heating = !slopes_flat(s, kStudyFlatTemp_C_per_min, 1e9);
+      if (i == 0 || (heating && !rep.still_heating)) slopes = s;
+      rep.still_heating = rep.still_heating || heating;
+    }
     if (!rep.still_heating || end != RunEnd::StopRequested || now >= t0 + most_s) break;
     end = loop.run_until([&](const Trace&, double t) { return t >= now + 5; });
   }
   RunStats stats;
+  std::vector<Trace> traces = loop.finish_all(&stats);
   Trace& trace = rep.probe_trace;
-  trace = loop.finish(&stats);
+  trace = traces.front();
   rep.probe_ran_s = stats.t_end_s - stats.t_start_s;
   rep.end_temp_slope_C_per_min = slopes.temp_C ? slopes.temp_C->per_min : 0;
   if (!r.out_dir.empty()) {
     fs::path dir(r.out_dir);
-    write_trace_csv(dir / "probe.trace.csv", trace.samples);
-    write_steps_csv(dir / "probe.steps.csv", trace.steps);
-    if (!trace.power_points.empty()) write_power_csv(dir / "probe.power.csv", trace.power_points);
+    for (size_t i = 0; i < traces.size(); ++i) {
+      const std::string tag = traces.size() > 1 ? fmt::format("-gpu{}", i) : "";
+      write_trace_csv(dir / ("probe" + tag + ".trace.csv"), traces[i].samples);
+      write_steps_csv(dir / ("probe" + tag + ".steps.csv"), traces[i].steps);
+      if (!traces[i].power_points.empty())
+        write_power_csv(dir / ("probe" + tag + ".power.csv"), traces[i].power_points);
+    }
   }
   auto status = work->exit_status();
   if (status && *status != 0 && end == RunEnd::WorkloadFinished)
@@ -127,17 +141,34 @@ RegimeReport probe_pair(const StudyRequest& r, Target& target, const GpuInfo& in
         "thermal-bound); probe longer with --probe-seconds",
         rep.end_temp_slope_C_per_min));
   MeasureOptions mo;
-  const double end_s = trace.samples.empty() ? 0 : trace.samples.back().t_s;
-  const Measurement m = rep.probe_ran_s > r.probe_seconds + 1
-                            ? measure_window(trace, end_s - r.probe_seconds, end_s, mo)
-                            : measure(trace, mo);
-  if (const std::string why = too_short_to_classify(m); !why.empty())
-    throw WorkloadFailed(fmt::format("the probe cannot name a regime: {}{}", why,
-                                     end == RunEnd::WorkloadFinished
-                                         ? "; the workload ended before there was enough to measure"
-                                         : ""),
-                         status);
-  return classify(m, info);
+  std::vector<Measurement> per_gpu;
+  std::vector<RegimeReport> regimes;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const Trace& t = traces[i];
+    const double end_s = t.samples.empty() ? 0 : t.samples.back().t_s;
+    const Measurement m = rep.probe_ran_s > r.probe_seconds + 1
+                              ? measure_window(t, end_s - r.probe_seconds, end_s, mo)
+                              : measure(t, mo);
+    if (const std::string why = too_short_to_classify(m); !why.empty())
+      throw WorkloadFailed(
+          fmt::format("the probe cannot name a regime{}: {}{}",
+                      traces.size() > 1 ? " on " + targets[i].uri() : std::string(), why,
+                      end == RunEnd::WorkloadFinished
+                          ? "; the workload ended before there was enough to measure"
+                          : ""),
+          status);
+    per_gpu.push_back(m);
+    regimes.push_back(classify(m, gpus[i]->info()));
+  }
+  if (regimes.size() == 1) return regimes.front();
+  // The job: the most constrained GPU's report stands for it (it sets the shared step).
+  std::vector<Regime> names;
+  for (const auto& g : regimes) names.push_back(g.regime);
+  const Regime job = job_regime(names);
+  rep.gpu_regimes = regimes;
+  rep.job_measurement = combine_data_parallel(per_gpu);
+  return *std::find_if(regimes.begin(), regimes.end(),
+                       [&](const RegimeReport& g) { return g.regime == job; });
 }
 
 // Long enough for the gated controller's probe, a lead-in and the default windows, each of twice
@@ -165,7 +196,7 @@ std::string control_command(const StudyRequest& r, double seconds) {
 
 // The gate decides from the study's own probe; only a pair it would let in is evaluated, by the
 // gated controller itself (which probes again, on its own run).
-void study_control(const StudyRequest& r, Target& target, StudyReport& rep,
+void study_control(const StudyRequest& r, bool physical, StudyReport& rep,
                    const ActuationPolicy& policy) {
   StudyControl& c = rep.control;
   c.reason = gate_reason(rep.regime, rep.info);
@@ -185,7 +216,7 @@ void study_control(const StudyRequest& r, Target& target, StudyReport& rep,
         "REGIME_READ_ONLY is set: the evaluation changes the limit. To evaluate, unset it "
         "and run: " +
         c.command;
-  } else if (target.gpu().is_physical() && !r.actuate) {
+  } else if (physical && !r.actuate) {
     c.skipped =
         "the evaluation changes the power limit of this real GPU, and --actuate was not "
         "given. To evaluate, run: " +
@@ -212,10 +243,13 @@ void study_control(const StudyRequest& r, Target& target, StudyReport& rep,
 
 StudyReport run_study(const StudyRequest& r) {
   validate(r);
-  Target target = open_target(r.device);
+  std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
   // A command on a simulated device is refused before anything runs.
-  target.check_can_run(r.workload);
-  if (r.settings.apply && target.gpu().is_physical() && !r.actuate)
+  for (const Target& t : targets) t.check_can_run(r.workload);
+  std::vector<Gpu*> gpus =
+      targets.size() == 1 ? std::vector<Gpu*>{&targets.front().gpu()} : job_gpus(targets);
+  const bool physical = gpus.front()->is_physical();
+  if (r.settings.apply && physical && !r.actuate)
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   if (!r.out_dir.empty()) fs::create_directories(r.out_dir);
 
@@ -223,8 +257,10 @@ StudyReport run_study(const StudyRequest& r) {
   rep.device = r.device;
   rep.workload = r.workload.display_name();
   rep.probe_seconds = r.probe_seconds;
-  rep.info = target.gpu().info();
-  rep.regime = probe_pair(r, target, rep.info, rep);
+  rep.info = gpus.front()->info();
+  if (targets.size() > 1)
+    for (const Target& t : targets) rep.job_devices.push_back(t.uri());
+  rep.regime = probe_pair(r, targets, gpus, rep);
   rep.plan = plan::plan_sweep(rep.regime, rep.info);
   rep.sweep_command = plan::sweep_command(
       {r.device, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),
@@ -240,25 +276,35 @@ StudyReport run_study(const StudyRequest& r) {
   } else if (policy.read_only) {
     rep.skipped = "REGIME_READ_ONLY is set: nothing is changed. To sweep, unset it and run: " +
                   rep.sweep_command;
-  } else if (target.gpu().is_physical() && !r.actuate) {
+  } else if (physical && !r.actuate) {
     rep.skipped =
         "a sweep changes the power limit of this real GPU, and --actuate was not given: "
         "nothing was changed. To sweep, run: " +
         rep.sweep_command;
   }
   if (rep.skipped.empty()) {
-    rep.sweep = sweep_target(target, r.workload, rep.plan.caps, r.settings, policy);
+    rep.sweep = targets.size() > 1
+                    ? sweep_job(targets, r.workload, rep.plan.caps, r.settings, policy)
+                    : sweep_target(targets.front(), r.workload, rep.plan.caps, r.settings, policy);
     keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db,
                settings_json(r.settings, "plan"));
   }
-  study_control(r, target, rep, policy);
+  study_control(r, physical, rep, policy);
   if (!r.out_dir.empty())
     write_file_atomic(fs::path(r.out_dir) / "study.json", to_json(rep, r.settings).dump(2) + "\n");
   keep_study(rep, r);
   return rep;
 }
 
+bool study_is_one_job(const std::string& device) {
+  if (!runs_as_job(device)) return false;
+  for (const std::string& d : split_device_list(device))
+    if (parse_device_uri(d).scheme != "nvml") return false;
+  return true;
+}
+
 std::vector<StudyReport> run_studies(const StudyRequest& r) {
+  if (study_is_one_job(r.device)) return {run_study(r)};
   std::vector<StudyReport> out;
   for (const std::string& device : split_device_list(r.device)) {
     StudyRequest one = r;
@@ -372,9 +418,25 @@ nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
   auto or_null = [](bool present, const auto& v) {
     return present ? nlohmann::json(v) : nlohmann::json(nullptr);
   };
+  nlohmann::json job = nullptr;
+  if (!rep.gpu_regimes.empty()) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (size_t i = 0; i < rep.gpu_regimes.size(); ++i)
+      gpus.push_back({{"device", rep.job_devices.at(i)},
+                      {"regime", to_string(rep.gpu_regimes[i].regime)},
+                      {"confidence", rep.gpu_regimes[i].confidence},
+                      {"measurement", regime::to_json(rep.gpu_regimes[i].measurement)}});
+    job = {{"devices", rep.job_devices},
+           {"gpus", gpus},
+           {"measurement",
+            rep.job_measurement ? regime::to_json(*rep.job_measurement) : nlohmann::json(nullptr)}};
+  }
   return {{"device", rep.device},
           {"workload", rep.workload},
-          {"gpu", rep.info.name},
+          {"gpu", rep.gpu_regimes.empty()
+                      ? rep.info.name
+                      : fmt::format("{}x {}", rep.gpu_regimes.size(), rep.info.name)},
+          {"job", job},
           {"probe",
            {{"seconds_asked", rep.probe_seconds},
             {"seconds_run", rep.probe_ran_s},

@@ -60,6 +60,14 @@ struct StudyReport {
   Trace probe_trace;  // of the probe at the current limit (for the report page)
   StudyControl control;
   std::optional<int64_t> study_id;  // "study:ID" in the run database
+
+  // A job on several GPUs (nvml:0,1, nvml:all, nvml:job): one run of the command over all of
+  // them, each GPU classified on its own figures (in the order of `job_devices`); `regime` is then
+  // the most constrained GPU's, the job's, since the GPU a limit holds back sets the shared step.
+  // The sweep sets one cap on every GPU (sweep_job). Empty for one GPU.
+  std::vector<std::string> job_devices;
+  std::vector<RegimeReport> gpu_regimes;
+  std::optional<Measurement> job_measurement;  // energy summed over the GPUs, the shared steps
 };
 
 // One row of the study of several GPUs (`regime study --device sim:t4,sim:gv100,sim:l4`).
@@ -84,8 +92,12 @@ struct StudyRow {
 StudyRow study_row(const StudyReport& report);
 std::string format_study_table(const std::vector<StudyRow>& rows);
 
+// True when --device names one job on several real GPUs (nvml:0,1, nvml:all with several GPUs,
+// nvml:job): studied as one job by run_study. A list of simulated GPUs is not a job.
+bool study_is_one_job(const std::string& device);
+
 // Every device of the list studied in turn (each simulated GPU is a machine of its own), each
-// kept in the run database.
+// kept in the run database; one job's GPUs (study_is_one_job) as one study.
 std::vector<StudyReport> run_studies(const StudyRequest& request);
 
 // Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done

@@ -322,5 +322,73 @@ TEST_F(MultiGpuCli, AfterKill9RestoreBringsBackEveryGpu) {
   for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
 }
 
+// `regime study` of the whole node: one run of the job over its four GPUs, each GPU classified,
+// one cap swept on all of them, every GPU back at its default after.
+std::vector<std::string> study_args(const std::string& probe_s) {
+  return {"study",       "--device", "nvml:all",  "--actuate", "--probe-seconds", "4",
+          "--settle-s",  "0.3",      "--probe-s", probe_s,     "--step-regex",    "step",
+          "--no-control"};
+}
+
+TEST_F(MultiGpuCli, AStudyOfAllGpusCapsEveryOneAndRestoresThemAll) {
+  auto args = study_args("1");
+  args.insert(args.begin() + 1, {"--json", "--db", (dir_ / "runs.sqlite").string()});
+  for (const auto& s : steps_cmd()) args.push_back(s);
+  auto r = test::run(args, env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["gpu"], "4x NVIDIA Fake GPU");
+  ASSERT_EQ(j["job"]["gpus"].size(), 4u) << r.out;
+  for (int i = 0; i < kGpus; ++i) {
+    EXPECT_EQ(j["job"]["gpus"][static_cast<size_t>(i)]["device"], "nvml:" + std::to_string(i));
+    EXPECT_EQ(j["job"]["gpus"][static_cast<size_t>(i)]["regime"], "headroom");
+  }
+  ASSERT_TRUE(j["sweep"].is_object()) << r.out;
+  EXPECT_GE(j["sweep"]["probes"].get<int>(), 2);
+  EXPECT_FALSE(j["decision"]["keep_default"].get<bool>());  // power follows the cap, steps do not
+  // Every GPU ran under a cap (the fake counts the time each spent capped) and is back now.
+  json state = json::parse(std::ifstream(dir_ / "state.json"));
+  for (int i = 0; i < kGpus; ++i) {
+    EXPECT_GT(state["GPU-multi-" + std::to_string(i)]["capped_s"].get<double>(), 0.5) << i;
+    EXPECT_EQ(limit_W(i), 300) << i;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "state" / "power-limits") &&
+               !fs::is_empty(dir_ / "state" / "power-limits"));
+  auto listed = test::run({"runs", "--db", (dir_ / "runs.sqlite").string(), "--json"}, env_, dir_);
+  json l = json::parse(listed.out);
+  ASSERT_EQ(l["studies"].size(), 1u) << listed.out;
+  EXPECT_EQ(l["studies"][0]["gpu"], "4x NVIDIA Fake GPU");
+}
+
+TEST_F(MultiGpuCli, AStudyKilledMidSweepIsRestoredByRegimeRestore) {
+  auto args = study_args("30");
+  for (const auto& s : steps_cmd()) args.push_back(s);
+  test::Child child = test::spawn(args, env_, dir_);
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  bool all_capped = false;
+  while (!all_capped && std::chrono::steady_clock::now() < end) {
+    all_capped = true;
+    for (int i = 0; i < kGpus; ++i) all_capped = all_capped && limit_W(i) < 300;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(child.pid, SIGKILL);
+  child.wait();
+  ASSERT_TRUE(all_capped) << "the study never capped every GPU: " << child.err();
+  auto r = test::run({"restore"}, env_, dir_);
+  EXPECT_EQ(r.status, 0) << r.err << r.out;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+}
+
+TEST_F(MultiGpuCli, AStudyWhoseSetFailsOnGpu3RestoresGpus0To2) {
+  write_config(3, false);
+  auto args = study_args("1");
+  for (const auto& s : steps_cmd()) args.push_back(s);
+  auto r = test::run(args, env_, dir_);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("on GPU 3 of 4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("every GPU of the job was restored"), std::string::npos) << r.err;
+  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+}
+
 }  // namespace
 }  // namespace regime
