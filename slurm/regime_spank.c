@@ -15,6 +15,12 @@
  *   sacct=PATH      sacct (default /usr/bin/sacct)
  *   sacctmgr=PATH   sacctmgr (default /usr/bin/sacctmgr)
  *   db=PATH         the run store regime reads decisions from and writes job energy to
+ *   steps=DIR       study: where each job's step-marker socket is made (default /run/regime/steps)
+ *   study_probe_s=N study: seconds the GPUs are probed at their limit before deciding (default 60)
+ *
+ * --gpu-power=study: the prolog's `regime job begin` starts a detached `regime job study` that
+ * listens on DIR/JOB.NODE.sock; the task_init hook exports that path to the job's tasks as
+ * REGIME_STEP_SOCKET, where regime's step-marker helper (python/regime_step) sends each step.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +51,8 @@ static char regime_path[PATH_MAX] = "/usr/bin/regime";
 static char sacct_path[PATH_MAX] = "/usr/bin/sacct";
 static char sacctmgr_path[PATH_MAX] = "/usr/bin/sacctmgr";
 static char db_path[PATH_MAX] = "";
+static char steps_dir[PATH_MAX] = "/run/regime/steps";
+static char study_probe_s[16] = "60";
 
 static int check_option(int val, const char* optarg, int remote) {
   struct regime_gpu_power power;
@@ -53,12 +61,6 @@ static int check_option(int val, const char* optarg, int remote) {
   (void)remote;
   if (regime_gpu_power_parse(optarg, &power, err, sizeof err) != 0) {
     slurm_error("%s", err);
-    return -1;
-  }
-  if (power.kind == REGIME_GPU_POWER_STUDY) {
-    slurm_error(
-        "--gpu-power=study is not available through Slurm yet: run `regime study --device "
-        "nvml:0 -- COMMAND` inside the job (docs/cluster.md)");
     return -1;
   }
   return 0;
@@ -105,10 +107,22 @@ static int configure(int ac, char** av) {
     if (r == 0) r = copy_arg(av[i], "sacct", sacct_path, sizeof sacct_path);
     if (r == 0) r = copy_arg(av[i], "sacctmgr", sacctmgr_path, sizeof sacctmgr_path);
     if (r == 0) r = copy_arg(av[i], "db", db_path, sizeof db_path);
+    if (r == 0) r = copy_arg(av[i], "steps", steps_dir, sizeof steps_dir);
+    if (r == 0 && strncmp(av[i], "study_probe_s=", 14) == 0) {
+      const char* v = av[i] + 14;
+      if (*v == '\0' || strlen(v) >= sizeof study_probe_s || strspn(v, "0123456789") != strlen(v)) {
+        slurm_error("regime: plugstack.conf argument %s needs a whole number of seconds", av[i]);
+        return -1;
+      }
+      strcpy(study_probe_s, v);
+      r = 1;
+    }
     if (r < 0) return -1;
     if (r == 0) {
-      slurm_error("regime: unknown plugstack.conf argument '%s' (regime=, sacct=, sacctmgr=, db=)",
-                  av[i]);
+      slurm_error(
+          "regime: unknown plugstack.conf argument '%s' (regime=, sacct=, sacctmgr=, db=, steps=, "
+          "study_probe_s=)",
+          av[i]);
       return -1;
     }
   }
@@ -205,9 +219,40 @@ static char* requested(spank_t sp) {
   return env && *env ? (char*)env : NULL;
 }
 
+/* study: the job's step-marker socket on this node, DIR/JOB.NODE.sock. */
+static int step_socket_path(uint32_t job, const char* node, char* buf, size_t len) {
+  int n = snprintf(buf, len, "%s/%u.%s.sock", steps_dir, job, node && *node ? node : "node");
+  return n > 0 && (size_t)n < len && (size_t)n < 108 ? 0 : -1; /* sockaddr_un's sun_path */
+}
+
+/* In each task of a study job, before its command runs: where to send step markers. */
+int slurm_spank_task_init(spank_t sp, int ac, char** av) {
+  struct regime_gpu_power power;
+  char err[256], node[256], path[PATH_MAX];
+  char* value = requested(sp);
+  uint32_t job = 0;
+  if (value == NULL) {
+    if (spank_getenv(sp, OPTION_ENV, path, sizeof path) != ESPANK_SUCCESS) return 0;
+    value = path;
+  }
+  if (regime_gpu_power_parse(value, &power, err, sizeof err) != 0 ||
+      power.kind != REGIME_GPU_POWER_STUDY)
+    return 0;
+  if (configure(ac, av) != 0) return -1;
+  if (job_ids(sp, &job, NULL) != 0) return -1;
+  if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS) node[0] = '\0';
+  if (step_socket_path(job, node, path, sizeof path) != 0) {
+    slurm_error("regime: job %u: the step socket path under %s is too long", job, steps_dir);
+    return 0;
+  }
+  if (spank_setenv(sp, "REGIME_STEP_SOCKET", path, 1) != ESPANK_SUCCESS)
+    slurm_error("regime: job %u: cannot set REGIME_STEP_SOCKET", job);
+  return 0;
+}
+
 int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
   struct regime_gpu_power power;
-  char err[256], power_text[64], job_text[32], uid_text[32], out[OUTPUT_MAX];
+  char err[256], power_text[64], job_text[32], uid_text[32], out[OUTPUT_MAX], socket[PATH_MAX];
   const char* gpus;
   char* value = requested(sp);
   char* workload = NULL;
@@ -236,7 +281,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
   snprintf(job_text, sizeof job_text, "%u", job);
   snprintf(uid_text, sizeof uid_text, "%u", (unsigned)uid);
   {
-    char* argv[16];
+    char* argv[24];
     int n = 0;
     argv[n++] = regime_path;
     argv[n++] = "job";
@@ -256,6 +301,16 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
     if (db_path[0]) {
       argv[n++] = "--db";
       argv[n++] = db_path;
+    }
+    if (power.kind == REGIME_GPU_POWER_STUDY) {
+      if (step_socket_path(job, getenv("SLURMD_NODENAME"), socket, sizeof socket) != 0) {
+        slurm_error("regime: job %u: the step socket path under %s is too long", job, steps_dir);
+        return -1;
+      }
+      argv[n++] = "--step-socket";
+      argv[n++] = socket;
+      argv[n++] = "--study-probe-seconds";
+      argv[n++] = study_probe_s;
     }
     argv[n] = NULL;
     status = run(argv, out, sizeof out);

@@ -475,7 +475,9 @@ void Agent::save_jobs() {
   }
   try {
     SafeDir::open(jobs_file_->parent_path(), 0755);
-    write_file_atomic(*jobs_file_, json{{"version", 1}, {"jobs", list}}.dump(2) + "\n");
+    write_file_atomic(
+        *jobs_file_,
+        json{{"version", 1}, {"boot_id", current_boot_id()}, {"jobs", list}}.dump(2) + "\n");
   } catch (const std::exception& e) {
     log_ << "regimed: could not save the jobs in " << jobs_file_->string() << ": " << e.what()
          << "\n"
@@ -492,6 +494,18 @@ void Agent::keep_jobs_in(const std::filesystem::path& file) {
     json all = parse_json(read_regular_file(file, 16 * 1024 * 1024), source);
     if (!all.is_object() || !all.contains("jobs") || !all.at("jobs").is_array())
       throw Error(ErrorKind::Parse, source + ": no \"jobs\" list");
+    // Jobs of an earlier boot died with it (the restore at boot ends their records): taking
+    // them back would keep their GPUs from every job after the reboot.
+    const std::string saved_boot = all.contains("boot_id") && all.at("boot_id").is_string()
+                                       ? all.at("boot_id").get<std::string>()
+                                       : "";
+    if (!saved_boot.empty() && saved_boot != current_boot_id()) {
+      log_ << fmt::format("regimed: the jobs in {} are of an earlier boot: not taken back\n",
+                          source)
+           << std::flush;
+      save_jobs();
+      return;
+    }
     std::map<std::string, Job> found;
     for (const json& j : all.at("jobs")) {
       if (!j.is_object() || !j.contains("job") || !j.at("job").is_string() ||

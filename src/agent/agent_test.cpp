@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "support/cli_run.hpp"
@@ -137,6 +138,37 @@ TEST(Agent, AMalformedJobsFileIsLoggedAndIgnored) {
   auto saved = nlohmann::json::parse(test::read_text(file));
   EXPECT_EQ(saved["jobs"][0]["job"], "j");
   EXPECT_EQ(saved["jobs"][0]["uid"], 5);
+}
+
+TEST(Agent, JobsSavedInAnEarlierBootAreNotTakenBack) {
+  test::TempDir dir;
+  const auto file = dir.path / "agent-jobs.json";
+  const auto boot = dir.path / "boot_id";
+  const char* old = std::getenv("REGIME_BOOT_ID_FILE");
+  const std::string saved_env = old ? old : "";
+  ::setenv("REGIME_BOOT_ID_FILE", boot.c_str(), 1);
+  test::write_text(boot, "boot-1\n");
+  {
+    Node n("");
+    n.agent->keep_jobs_in(file);
+    EXPECT_EQ(n.ask(kRoot, 1, R"({"op":"begin","job":"j","uid":5,"gpus":[0]})")["ok"], true);
+    EXPECT_EQ(nlohmann::json::parse(test::read_text(file))["boot_id"], "boot-1");
+  }
+  {  // a restart in the same boot keeps the job: its GPU is still the job's
+    Node n("");
+    n.agent->keep_jobs_in(file);
+    EXPECT_EQ(n.ask(kRoot, 2, R"({"op":"begin","job":"k","uid":6,"gpus":[0]})")["ok"], false);
+  }
+  test::write_text(boot, "boot-2\n");
+  Node n("");
+  n.agent->keep_jobs_in(file);
+  EXPECT_NE(n.log.str().find("are of an earlier boot: not taken back"), std::string::npos)
+      << n.log.str();
+  EXPECT_EQ(n.ask(kRoot, 2, R"({"op":"begin","job":"k","uid":6,"gpus":[0]})")["ok"], true);
+  if (old)
+    ::setenv("REGIME_BOOT_ID_FILE", saved_env.c_str(), 1);
+  else
+    ::unsetenv("REGIME_BOOT_ID_FILE");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "session/job_study.hpp"
 #include "store/job_store.hpp"
 #include "store/run_store.hpp"
 
@@ -36,6 +37,7 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   job->require_subcommand(1);
   struct Opts {
     session::JobBegin begin;
+    session::JobStudyRequest study;
     std::string existing_comment;
     bool json = false;
   };
@@ -60,6 +62,10 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
                     "auto: the workload name its sweeps were kept under");
   begin->add_option("--node", o->begin.node, "This node's name (default: $SLURMD_NODENAME)");
   begin->add_option("--db", o->begin.db, "Run database");
+  begin->add_option("--step-socket", o->begin.step_socket,
+                    "study: the socket the job's tasks send step markers to (REGIME_STEP_SOCKET)");
+  begin->add_option("--study-probe-seconds", o->begin.study_probe_seconds,
+                    "study: how long the GPUs are probed at their limit before deciding");
   begin->add_flag("--json", o->json, "Machine-readable output");
   begin->callback([o] {
     nlohmann::json r = session::begin_job(o->begin);
@@ -74,6 +80,28 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
           g["minor_number"].get<int>(), g["name"].get<std::string>(), g["uuid"].get<std::string>(),
           watts(g["limit_before_W"]), watts(g.contains("enforced_W") ? g["enforced_W"] : nullptr),
           g["why"].get<std::string>());
+    if (r.contains("study"))
+      std::cout << fmt::format("  study: process {} watches step markers on {}\n",
+                               r["study"]["pid"].get<int>(),
+                               r["study"]["step_socket"].get<std::string>());
+  });
+
+  auto* study = job->add_subcommand(
+      "study", "Study the job's GPUs while it runs and apply the decision (started by job begin)");
+  study->add_option("--job", o->study.job_id, "The scheduler's job id")->required();
+  study->add_option("--node", o->study.node, "This node's name (default: $SLURMD_NODENAME)");
+  study->add_option("--db", o->study.db, "Run database");
+  study->add_option("--step-socket", o->study.step_socket, "Where the job sends step markers")
+      ->required();
+  study->add_option("--probe-seconds", o->study.probe_seconds,
+                    "The probe at the GPUs' limit before the regime is named");
+  study->add_option("--objective", o->study.settings.objective, "As regime sweep --objective");
+  study->callback([o] {
+    if (o->study.node.empty()) o->study.node = o->begin.node;
+    if (o->study.db.empty()) o->study.db = o->begin.db;
+    nlohmann::json s = session::study_job(o->study);
+    std::cout << fmt::format("job {} on {}: study {}: {}\n", o->study.job_id, o->study.node,
+                             s.value("outcome", ""), s.value("why", ""));
   });
 
   auto* end = job->add_subcommand(

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "common/error.hpp"
@@ -61,6 +63,15 @@ JournalDirs journal_dirs() {
   if (running_privileged()) return {"/var/lib/regime/power-limits", "/run/regime/locks", true};
   fs::path s = state_dir();
   return {s / "power-limits", s / "locks", false};
+}
+
+std::string current_boot_id() {
+  const char* file = env_nonempty("REGIME_BOOT_ID_FILE");
+  std::ifstream in(file != nullptr ? file : "/proc/sys/kernel/random/boot_id");
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  return line;
 }
 
 fs::path data_dir() {

@@ -30,6 +30,12 @@ struct JournalDirs {
 // <state dir>/power-limits and <state dir>/locks.
 JournalDirs journal_dirs();
 
+// This boot of the machine: the kernel's random boot id (/proc/sys/kernel/random/boot_id), or the
+// first line of the file $REGIME_BOOT_ID_FILE names (tests "reboot" a node by changing it). Empty
+// when it cannot be read. What a process keeps across its restarts but not across a reboot (a
+// job's caps, the jobs a node runs) is tagged with it.
+std::string current_boot_id();
+
 // Data directory with gpus/*.json: $REGIME_DATA_DIR, else found from where the running binary is
 // (/proc/self/exe, find_data_dir), so an installed or moved tree works and no build path is
 // compiled in. When nothing is found: the installed location, for messages to name.

@@ -13,8 +13,10 @@
 #include "act/power_limit_guard.hpp"
 #include "agent/client.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "device/registry.hpp"
 #include "session/job_journal.hpp"
+#include "session/job_study.hpp"
 #include "store/job_store.hpp"
 
 namespace regime::session {
@@ -153,9 +155,8 @@ CapChoice choose_cap(const PowerPolicy& policy, const GpuInfo& gpu,
       c.why = "default: the limit is left as it is";
       return c;
     case PowerPolicy::Kind::Study:
-      throw Error(ErrorKind::NotSupported,
-                  "--gpu-power=study is not available through the scheduler: run `regime study "
-                  "--device nvml:0 -- COMMAND` inside the job (docs/cluster.md)");
+      c.why = "study: probed at this limit while the job runs, then swept if its regime warrants";
+      return c;
     case PowerPolicy::Kind::Watts:
       c.cap_W = policy.value;
       c.why = fmt::format("fixed cap {:g} W", policy.value);
@@ -254,6 +255,10 @@ double JobCaps::restore(Gpu& gpu) {
 
 nlohmann::json begin_job(const JobBegin& job) {
   PowerPolicy policy = parse_power_policy(job.policy);
+  const bool study = policy.kind == PowerPolicy::Kind::Study;
+  if (study && job.step_socket.empty())
+    throw Error(ErrorKind::InvalidArgument,
+                "--power study needs --step-socket: where the job's tasks send their step markers");
   std::vector<int> minors = parse_gpu_list(job.gpus);
   JobStore store(job.db);
   // The node's GPUs, then the job's among them by minor number; `indexes` are the backend's.
@@ -308,7 +313,8 @@ nlohmann::json begin_job(const JobBegin& job) {
   bool any_cap = std::any_of(choices.begin(), choices.end(),
                              [](const CapChoice& c) { return c.cap_W.has_value(); });
   std::unique_ptr<JobCaps> caps;
-  if (any_cap) caps = std::make_unique<JobCaps>(job.job_id, job.uid, indexes);
+  // A study sets caps later (its own process): the job is declared to the agent now all the same.
+  if (any_cap || study) caps = std::make_unique<JobCaps>(job.job_id, job.uid, indexes);
   record["via"] = caps && caps->via_agent() ? "regimed" : "journal";
   // Recorded before any change, so that the epilog finds the job whatever happens next, and the
   // restore at boot finds it after a reboot (the job journal names the database and the boot).
@@ -335,15 +341,24 @@ nlohmann::json begin_job(const JobBegin& job) {
     throw;
   }
   store.put({job.job_id, job.node, "running", record});
+  // Last: from here on the study process owns the record until the job ends.
+  if (study) record["study"] = {{"pid", spawn_job_study(job)}, {"step_socket", job.step_socket}};
   return record;
 }
 
 nlohmann::json end_job(const std::string& job_id, const std::string& node,
                        const std::filesystem::path& db) {
+  // A study still running stops first: after it, nothing but this changes the job's caps.
+  stop_job_study(job_id, node);
   JobStore store(db);
   auto row = store.get(job_id, node);
   if (!row) return nullptr;
   nlohmann::json record = row->record;
+  if (record.value("policy", "") == "study" && row->status != "done" &&
+      (!record.contains("study") || record["study"].value("outcome", "running") == "running")) {
+    record["study"]["outcome"] = "stopped";
+    record["study"]["why"] = "the job ended before the study decided";
+  }
   if (row->status == "done") {
     remove_job_entry(job_id, node);
     return record;
@@ -392,7 +407,10 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
   }
   bool capped = std::any_of(record["gpus"].begin(), record["gpus"].end(),
                             [](const nlohmann::json& g) { return g.contains("enforced_W"); });
-  if (capped && !rebooted) {
+  // A job declared to the agent is ended there even when nothing was capped (a study that
+  // decided nothing), so that the agent forgets it.
+  const bool declared = record.value("via", "journal") == "regimed";
+  if ((capped || declared) && !rebooted) {
     try {
       JobCaps caps(job_id, record.value("via", "journal") == "regimed");
       caps.end();
@@ -496,6 +514,8 @@ std::string admin_comment(const nlohmann::json& record, const std::string& exist
     if (g.contains("enforced_W"))
       caps = fmt::format(" cap_w={:g}", g.at("enforced_W").get<double>());
   if (record.value("refused", nlohmann::json()).is_string()) caps = " cap_refused=out_of_range";
+  if (record.contains("study") && record["study"].is_object())
+    caps += " study=" + record["study"].value("outcome", std::string("unknown"));
   return fmt::format("regime gpu_energy_j={} gpus={} power={}{} nodes={}",
                      known ? fmt::format("{:.1f}", total_J) : "unknown", gpus,
                      record.at("policy").get<std::string>(), caps, list);

@@ -98,6 +98,10 @@ struct JobBegin {
   std::string workload;  // auto: the workload name sweeps were kept under
   std::filesystem::path db;
   std::string scheme = "nvml";  // device URI scheme of the node's GPUs (SCHEME:all opens them)
+  // study: the socket the job's tasks send step markers to (the plugin exports it to them as
+  // REGIME_STEP_SOCKET), and the length of the probe at the default limit.
+  std::string step_socket;
+  double study_probe_seconds = 60;
 };
 
 // Records the job, reads its GPUs' energy counters, applies the caps. A cap the policy gives that

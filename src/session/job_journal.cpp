@@ -55,15 +55,6 @@ std::optional<JobJournalEntry> read_entry(const fs::path& path) {
 
 }  // namespace
 
-std::string current_boot_id() {
-  const char* file = std::getenv("REGIME_BOOT_ID_FILE");
-  std::ifstream in(file != nullptr && *file != '\0' ? file : "/proc/sys/kernel/random/boot_id");
-  std::string line;
-  std::getline(in, line);
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-  return line;
-}
-
 fs::path job_journal_dir() { return journal_dirs().journal.parent_path() / "jobs"; }
 
 void put_job_entry(const JobJournalEntry& e) {

@@ -16,18 +16,13 @@ struct JobJournalEntry {
   std::string job_id;
   std::string node;
   std::filesystem::path db;  // where the job's record is
-  std::string boot_id;       // current_boot_id() when the job began
+  std::string boot_id;       // current_boot_id() (common/paths.hpp) when the job began
   double began_unix_s = 0;
   // The job's study process (`regime job study`), 0 when none: its pid and its start time
   // (/proc/PID/stat), so that a pid reused by another process is never signalled.
   int study_pid = 0;
   uint64_t study_start_ticks = 0;
 };
-
-// This boot of the machine: the kernel's random boot id (/proc/sys/kernel/random/boot_id), or
-// the first line of the file $REGIME_BOOT_ID_FILE names (tests "reboot" a node by changing it).
-// Empty when it cannot be read.
-std::string current_boot_id();
 
 // DIR/jobs beside journal_dirs().journal (DIR/power-limits).
 std::filesystem::path job_journal_dir();

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/paths.hpp"
 #include "session/job.hpp"
 #include "store/job_store.hpp"
 

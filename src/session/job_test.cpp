@@ -110,7 +110,10 @@ TEST(JobCapChoice, FixedAndPercentCapsAreCheckedAgainstTheGpusRange) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);
   }
-  EXPECT_THROW(choose_cap(parse_power_policy("study"), h200(), {}, ""), Error);
+  // A study starts at the limit the GPU has; its own process sets caps later.
+  CapChoice study = choose_cap(parse_power_policy("study"), h200(), {}, "");
+  EXPECT_FALSE(study.cap_W);
+  EXPECT_NE(study.why.find("study"), std::string::npos);
 }
 
 TEST(JobCapChoice, AutoTakesTheNewestKeptDecisionForThisModelAndWorkload) {
@@ -156,6 +159,13 @@ TEST(JobAdminComment, SumsTheNodesOfAJob) {
             "nodes=n1:1:450.0,n2:2:900.0,n3:1:unknown");
   EXPECT_EQ(admin_comment(ended("n1", 1, 1.0), "set by an admin"),
             "regime gpu_energy_j=1.0 gpus=1 power=200 cap_w=200 nodes=n1:1:1.0");
+  // A study says how it ended: decided (the cap is the decision), or why nothing was decided.
+  nlohmann::json studied = ended("n1", 1, 2.0);
+  studied["policy"] = "study";
+  studied["study"] = {{"outcome", "no_step_markers"}};
+  studied["gpus"][0].erase("enforced_W");
+  EXPECT_EQ(admin_comment(studied),
+            "regime gpu_energy_j=2.0 gpus=1 power=study study=no_step_markers nodes=n1:1:2.0");
 }
 
 }  // namespace

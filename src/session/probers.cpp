@@ -217,10 +217,15 @@ plan::ProbeResult RestartProber::probe(double cap_W) {
 
 JobLiveProber::JobLiveProber(RunLoop& loop, Workload& workload, PowerLimitGuardSet& guards,
                              ProbeBudget budget)
-    : loop_(loop), workload_(workload), guards_(guards), budget_(budget) {}
+    : JobLiveProber(
+          loop, workload, [&guards](double cap_W) { guards.set_all(cap_W); }, budget) {}
+
+JobLiveProber::JobLiveProber(RunLoop& loop, Workload& workload, std::function<void(double)> set_all,
+                             ProbeBudget budget)
+    : loop_(loop), workload_(workload), set_all_(std::move(set_all)), budget_(budget) {}
 
 plan::ProbeResult JobLiveProber::probe(double cap_W) {
-  guards_.set_all(cap_W);
+  set_all_(cap_W);
   ProbeWindow window(cap_W, loop_.now_s(), budget_);
   std::vector<const Trace*> traces;
   for (size_t i = 0; i < loop_.gpu_count(); ++i) traces.push_back(&loop_.trace(i));

@@ -81,6 +81,10 @@ class RestartProber : public plan::Prober {
 class JobLiveProber : public plan::Prober {
  public:
   JobLiveProber(RunLoop& loop, Workload& workload, PowerLimitGuardSet& guards, ProbeBudget budget);
+  // The cap reaches every GPU through `set_all` (a scheduler job's caps go through the node agent
+  // or the journal: session/job.hpp's JobCaps).
+  JobLiveProber(RunLoop& loop, Workload& workload, std::function<void(double)> set_all,
+                ProbeBudget budget);
   plan::ProbeResult probe(double cap_W) override;
   // cap -> each GPU's Measurement at that cap (the first probe of the cap, as in the results).
   const std::map<double, std::vector<Measurement>>& per_gpu() const { return per_gpu_; }
@@ -88,7 +92,7 @@ class JobLiveProber : public plan::Prober {
  private:
   RunLoop& loop_;
   Workload& workload_;
-  PowerLimitGuardSet& guards_;
+  std::function<void(double)> set_all_;
   ProbeBudget budget_;
   std::map<double, std::vector<Measurement>> per_gpu_;
 };

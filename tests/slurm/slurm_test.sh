@@ -9,7 +9,9 @@
 #   - a job on both nodes gets one cap on all its GPUs and its energy summed over the nodes;
 #   - bad values are refused at submission with a clear message;
 #   - Slurm's GPU numbers are taken as device minor numbers (n2's NVML order is the reverse);
-#   - after a node reboots under a job, the restore at boot empties the journal and ends the job.
+#   - after a node reboots under a job, the restore at boot empties the journal and ends the job;
+#   - --gpu-power=study studies a job that marks its steps, applies and keeps the decision (a later
+#     auto job finds it), stops at scancel, and decides nothing without step markers.
 # Node n1 changes limits directly (the journal), node n2 through its node agent (regimed).
 # Usage: slurm_test.sh REGIME_BINARY SPANK_PLUGIN FAKE_NVML_LIBRARY REGIMED_BINARY. Exit 77 (skipped) only where
 # Slurm cannot run: not root, or the Slurm, munge or MariaDB programs are missing.
@@ -88,7 +90,7 @@ start_agent() {
 stop_agent() { [ -z "$agent_pid" ] || { kill -TERM "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true; }; }
 
 started=$SECONDS
-cluster_start "$T/c" "required $plugin regime=$T/regime" n1 n2 || fail "the test cluster did not start"
+cluster_start "$T/c" "required $plugin regime=$T/regime steps=$T/steps study_probe_s=5" n1 n2 || fail "the test cluster did not start"
 start_agent
 echo "cluster and n2's agent up in $((SECONDS - started)) s"
 
@@ -103,8 +105,6 @@ jobid_of() { sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p'; }
 # 1. Bad values: refused before the job is queued.
 if out=$(srun --gpu-power=fast true 2>&1); then fail "--gpu-power=fast was accepted"; fi
 grep -q "expected default, auto, study, a cap in watts" <<<"$out" || fail "unclear message: $out"
-if out=$(srun --gpu-power=study true 2>&1); then fail "--gpu-power=study was accepted"; fi
-grep -q "not available through Slurm yet" <<<"$out" || fail "unclear message: $out"
 pass "bad values refused at submission: $(head -1 <<<"$out")"
 
 # 2. A job without the option: untouched.
@@ -236,7 +236,7 @@ pass "regimed killed with SIGKILL under job $job: 300 300 held, restored by its 
 # before the agent and slurmd) empties the journal and ends the job's record; slurmd then starts.
 job=$(sbatch -w n2 --gres=gpu:2 --gpu-power=250 --no-requeue -o /dev/null --wrap "sleep 300" | jobid_of)
 cluster_wait "[ \"\$(limits n2)\" = '250 250' ]" 30 || fail "job $job on n2: limits $(limits n2)"
-[ "$(ls "$T/system-n2/jobs" | wc -l)" -eq 1 ] || fail "job $job is not in n2's job journal: $(ls "$T/system-n2/jobs")"
+[ "$(ls "$T"/system-n2/jobs/*.json | wc -l)" -eq 1 ] || fail "job $job is not in n2's job journal: $(ls "$T/system-n2/jobs")"
 pids=$(cluster_job_pids "$job")
 [ -n "$pids" ] || fail "no process of job $job found"
 echo "killing n2's slurmd, its agent and job $job's processes: $(for p in $pids; do tr '\0' ' ' </proc/$p/cmdline; echo -n '; '; done)"
@@ -253,7 +253,7 @@ boot_out=$(on n2 restore) || fail "regime restore at boot failed: $boot_out"
 echo "$boot_out"
 grep -q "^ended job $job on n2: begun before this boot" <<<"$boot_out" || fail "the restore at boot did not end job $job: $boot_out"
 [ "$(ls "$T/system-n2/power-limits" | wc -l)" -eq 0 ] || fail "journal entries left after the restore at boot"
-[ "$(ls "$T/system-n2/jobs" | wc -l)" -eq 0 ] || fail "job journal entries left after the restore at boot"
+[ -z "$(ls "$T"/system-n2/jobs/*.json 2>/dev/null)" ] || fail "job journal entries left after the restore at boot"
 on n2 job show --job "$job" >"$T/job.json"
 python3 - "$T/job.json" <<'PY' || fail "job $job's record after the reboot: $(cat "$T/job.json")"
 import json, sys
@@ -276,5 +276,64 @@ node_state=$(sinfo -h -n n2 -o %t)
 case "$node_state" in idle|mix|alloc) ;; *) fail "n2 is $node_state after the reboot (a failed epilog drains it)" ;; esac
 [ "$(limits n2)" = "700 700" ] || fail "limits after job $job left the queue: $(limits n2)"
 pass "n2 rebooted under job $job (250 250): defaults 700 700 after the boot, the restore at boot emptied the journal and ended the record (energy unknown); sacct: $c; n2 $node_state"
+
+# 9. study: the job sends step markers (python/regime_step, to the REGIME_STEP_SOCKET the plugin
+# exports); the study probes for 5 s at 700 W, sweeps, and leaves its decision set while the job
+# runs; the decision is kept under the workload name, and a later auto job of it gets the cap.
+cat >"$T/steps.py" <<'PY'
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import regime_step
+end = time.time() + float(sys.argv[2])
+while time.time() < end:
+    with regime_step.step():
+        time.sleep(0.1)
+PY
+pydir=$(cd "$here/../../python" && pwd)
+study_field() { on "$1" job show --job "$2" | python3 -c 'import json,sys; s=json.load(sys.stdin)["nodes"][0]["record"].get("study", {}); v=s.get(sys.argv[1]); print("" if v is None else ("%g" % v if isinstance(v, float) else v))' "$3"; }
+job=$(sbatch -w n1 --gres=gpu:2 --gpu-power=study --gpu-workload=markers -o "$T/study-out.txt" --wrap "echo socket=\$REGIME_STEP_SOCKET; python3 $T/steps.py $pydir 300" | jobid_of)
+cluster_wait "[ \"\$(study_field n1 $job outcome)\" = decided ]" 150 || fail "job $job: the study did not decide: $(on n1 job show --job "$job"; cat "$T"/system-n1/jobs/*.study.log)"
+decided=$(study_field n1 "$job" cap_W)
+[ "$(squeue -h -j "$job" -o %T)" = RUNNING ] || fail "job $job is not running after the study"
+[ "$(limits n1)" = "$decided $decided" ] || fail "job $job: limits $(limits n1) after the study decided $decided W"
+grep -q "^socket=$T/steps/$job.n1.sock$" "$T/study-out.txt" || fail "the job's REGIME_STEP_SOCKET: $(cat "$T/study-out.txt")"
+why=$(study_field n1 "$job" why)
+scancel "$job"
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after the study job $job: $(limits n1)"
+[ "$(ls "$T/system-n1/power-limits" | wc -l)" -eq 0 ] || fail "journal entries left after the study job"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=study cap_w=$decided study=decided nodes=n1:2:" <<<"$c" || fail "sacct AdminComment of the study job: '$c'"
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=auto --gpu-workload=markers sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c "\"current_limit_W\": $decided" <<<"$out")" -eq 2 ] || fail "auto after the study: not $decided W: $out"
+wait_gone "$(job_in "$out")"
+auto_why=$(on n1 job show --job "$(job_in "$out")" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["gpus"][0]["why"])')
+pass "study: job $job ran at $decided W after its study ($why), 700 700 after scancel; sacct: $c; a later auto job of the workload: $auto_why"
+
+# 10. scancel during the study's sweep: the epilog stops the study, then restores.
+job=$(sbatch -w n1 --gres=gpu:2 --gpu-power=study --gpu-workload=markers2 -o /dev/null --wrap "python3 $T/steps.py $pydir 300" | jobid_of)
+# (its first probe is at the default, 700 W; the next one caps)
+cluster_wait "[ \"\$(limits n1)\" != '700 700' ]" 60 || fail "job $job: the sweep did not cap: $(on n1 job show --job "$job")"
+during=$(limits n1)
+study_pid=$(sed -n "s/.*regime: job $job begin:   study: process \([0-9]*\) .*/\1/p" "$T"/c/log/slurmd-n1.log | tail -1)
+[ -n "$study_pid" ] || fail "job $job: slurmd's log does not name the study process"
+scancel "$job"
+wait_gone "$job"
+[ "$(limits n1)" = "700 700" ] || fail "limits after scancel during the study: $(limits n1)"
+[ "$(study_field n1 "$job" outcome)" = interrupted ] || fail "job $job: study outcome $(study_field n1 "$job" outcome)"
+state=$(awk '{print $3}' "/proc/$study_pid/stat" 2>/dev/null || echo gone)
+case "$state" in gone|Z|X) ;; *) fail "the study process $study_pid of job $job still runs ($state)" ;; esac
+[ "$(ls "$T/system-n1/power-limits" | wc -l)" -eq 0 ] || fail "journal entries left after scancel during the study"
+pass "scancel during the study's sweep ($during): study $study_pid stopped ($state), $(limits n1) after; sacct: $(comment "$job")"
+
+# 11. study without step markers: nothing decided, the limits left, and the comment says why.
+job=$(sbatch -w n2 --gres=gpu:2 --gpu-power=study -o /dev/null --wrap "sleep 300" | jobid_of)
+cluster_wait "[ \"\$(study_field n2 $job outcome)\" = no_step_markers ]" 60 || fail "job $job: study outcome '$(study_field n2 "$job" outcome)'"
+[ "$(limits n2)" = "700 700" ] || fail "a study without step markers changed a limit: $(limits n2)"
+scancel "$job"
+wait_gone "$job"
+c=$(comment "$job")
+grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=study study=no_step_markers nodes=n2:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
+pass "study without step markers on n2: 700 700 throughout; sacct: $c"
 
 echo "all Slurm checks passed in $((SECONDS - started)) s"
