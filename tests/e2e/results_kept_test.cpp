@@ -82,5 +82,25 @@ TEST_F(ResultsKeptCli, AStudyOfThreeSimulatedGpusPrintsOneTableAndKeepsEachStudy
             (std::vector<std::string>{"sim:t4", "sim:gv100", "sim:l4"}));
 }
 
+// The study's table on its kind of model: the T4 held by its cap, where no lower cap pays; the
+// GV100 with headroom; the L4 held by its cap, yet saving energy under a lower one.
+TEST_F(ResultsKeptCli, TheStudysFindingsOnAFiveLayerCnnAreReproduced) {
+  RunResult r = regime({"study", "--device", "sim:t4,sim:gv100,sim:l4", "--workload", "sim:cnn5",
+                        "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["regime"]["regime"], "cap-bound");
+  EXPECT_TRUE(j[0]["decision"]["keep_default"].get<bool>()) << j[0]["decision"].dump(2);
+  EXPECT_EQ(j[1]["regime"]["regime"], "headroom");
+  EXPECT_EQ(j[2]["regime"]["regime"], "cap-bound");
+  EXPECT_FALSE(j[2]["decision"]["keep_default"].get<bool>()) << j[2]["decision"].dump(2);
+  EXPECT_LT(j[2]["decision"]["cap_W"].get<double>(), 72.0);
+  for (const auto& s : j) {
+    const std::string basis = s["basis"];
+    EXPECT_TRUE(basis == "calibrated" || basis == "predicted") << basis;
+  }
+}
+
 }  // namespace
 }  // namespace regime::test
