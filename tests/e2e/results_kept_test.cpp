@@ -85,8 +85,8 @@ TEST_F(ResultsKeptCli, AStudyOfThreeSimulatedGpusPrintsOneTableAndKeepsEachStudy
 // The study's table on its kind of model: the T4 held by its cap, where no lower cap pays; the
 // GV100 with headroom; the L4 held by its cap, yet saving energy under a lower one.
 TEST_F(ResultsKeptCli, TheStudysFindingsOnAFiveLayerCnnAreReproduced) {
-  RunResult r = regime({"study", "--device", "sim:t4,sim:gv100,sim:l4", "--workload", "sim:cnn5",
-                        "--json"});
+  RunResult r =
+      regime({"study", "--device", "sim:t4,sim:gv100,sim:l4", "--workload", "sim:cnn5", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.size(), 3u);
