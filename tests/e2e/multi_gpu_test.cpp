@@ -67,6 +67,26 @@ class MultiGpuCli : public ::testing::Test {
     }
   }
 
+  // Starts `args`, kills it with SIGKILL once every GPU is under a cap (waiting at most
+  // `wait_s`), then checks that `regime restore` brings every GPU back to its default.
+  void kill9_once_every_gpu_is_capped_then_restore(const std::vector<std::string>& args,
+                                                   int wait_s) {
+    test::Child child = test::spawn(args, env_, dir_);
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    bool all_capped = false;
+    while (!all_capped && std::chrono::steady_clock::now() < end) {
+      all_capped = true;
+      for (int i = 0; i < kGpus; ++i) all_capped = all_capped && limit_W(i) < 300;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill(child.pid, SIGKILL);
+    child.wait();
+    ASSERT_TRUE(all_capped) << "never every GPU capped: " << child.err();
+    auto r = test::run({"restore"}, env_, dir_);
+    EXPECT_EQ(r.status, 0) << r.err << r.out;
+    for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+  }
+
   static std::vector<std::string> steps_cmd(const std::string& prefix = "") {
     std::string sh = prefix + "while true; do echo step; sleep 0.05; done";
     return {"--", "env", "-u", "CUDA_VISIBLE_DEVICES", "sh", "-c", sh};
@@ -306,20 +326,7 @@ TEST_F(MultiGpuCli, AfterKill9RestoreBringsBackEveryGpu) {
   auto args = sweep_args("30");
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i] == "300,250,200") args[i] = "250,200";
-  test::Child child = test::spawn(args, env_, dir_);
-  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  bool all_capped = false;
-  while (!all_capped && std::chrono::steady_clock::now() < end) {
-    all_capped = true;
-    for (int i = 0; i < kGpus; ++i) all_capped = all_capped && limit_W(i) < 300;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  kill(child.pid, SIGKILL);
-  child.wait();
-  ASSERT_TRUE(all_capped) << "the sweep never capped every GPU: " << child.err();
-  auto r = test::run({"restore"}, env_, dir_);
-  EXPECT_EQ(r.status, 0) << r.err << r.out;
-  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+  kill9_once_every_gpu_is_capped_then_restore(args, 20);
 }
 
 // `regime study` of the whole node: one run of the job over its four GPUs, each GPU classified,
@@ -363,20 +370,7 @@ TEST_F(MultiGpuCli, AStudyOfAllGpusCapsEveryOneAndRestoresThemAll) {
 TEST_F(MultiGpuCli, AStudyKilledMidSweepIsRestoredByRegimeRestore) {
   auto args = study_args("30");
   for (const auto& s : steps_cmd()) args.push_back(s);
-  test::Child child = test::spawn(args, env_, dir_);
-  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-  bool all_capped = false;
-  while (!all_capped && std::chrono::steady_clock::now() < end) {
-    all_capped = true;
-    for (int i = 0; i < kGpus; ++i) all_capped = all_capped && limit_W(i) < 300;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  kill(child.pid, SIGKILL);
-  child.wait();
-  ASSERT_TRUE(all_capped) << "the study never capped every GPU: " << child.err();
-  auto r = test::run({"restore"}, env_, dir_);
-  EXPECT_EQ(r.status, 0) << r.err << r.out;
-  for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
+  kill9_once_every_gpu_is_capped_then_restore(args, 40);
 }
 
 TEST_F(MultiGpuCli, AStudyWhoseSetFailsOnGpu3RestoresGpus0To2) {
