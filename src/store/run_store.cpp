@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -259,12 +261,30 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
     // WAL lets readers go on while one process writes; it stays set in the file. A file system
     // without shared memory (some network mounts) keeps the rollback journal, which is still
     // safe with the busy timeout, only slower under contention.
-    exec("PRAGMA journal_mode=WAL;");
+    use_wal();
     if (version < kRunStoreSchemaVersion || !has_column("sweeps", "driver_version")) migrate();
   } catch (const Error&) {
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
+  }
+}
+
+// Switching a rollback-journal file to WAL takes the exclusive lock. While another process opens
+// the same old file (and holds a lock this one could deadlock with), SQLite answers BUSY at once
+// instead of calling the busy handler, so the switch is tried again here, up to the same timeout.
+void RunStore::use_wal() {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeout_ms);
+  for (int attempt = 0;; ++attempt) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL;", nullptr, nullptr, &err);
+    std::string msg = err != nullptr ? err : "";
+    sqlite3_free(err);
+    if (rc == SQLITE_OK) return;
+    if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
+      fail(msg.empty() ? sqlite3_errmsg(db_) : msg);
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, 1 + attempt)));
   }
 }
 

@@ -149,6 +149,7 @@ class RunStore {
   void exec(const char* sql);
   void migrate();  // to kRunStoreSchemaVersion, in one write transaction
   bool has_column(const char* table, const char* column);
+  void use_wal();  // PRAGMA journal_mode=WAL, retried while another opener holds a lock
   [[noreturn]] void fail(const std::string& what);
 
   std::filesystem::path path_;
