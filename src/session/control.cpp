@@ -241,11 +241,6 @@ std::string job_reason(const std::vector<Lane>& lanes) {
   return out;
 }
 
-// The job's figures for one stretch from each GPU's over the same stretch.
-Measurement job_measurement(const std::vector<Measurement>& per_gpu) {
-  return combine_data_parallel(per_gpu);
-}
-
 void keep_control_run(ControlReport& rep, const ControlRequest& r) {
   ControlRunRecord rec;
   rec.started_at_utc = utc_now_iso();
@@ -471,7 +466,7 @@ ControlReport run_control(const ControlRequest& r) {
     rep.limit_after_W = lanes.front().rep.limit_after_W;
     rep.duration_s = stats.t_end_s - stats.t_start_s;
     rep.origin_s = lanes.front().rep.origin_s;
-    rep.measurement = job_measurement(per_gpu);
+    rep.measurement = combine_data_parallel(per_gpu);
     rep.spread = gpu_spread(per_gpu);
     std::vector<Regime> regimes;
     for (const Lane& l : lanes)
@@ -485,7 +480,7 @@ ControlReport run_control(const ControlRequest& r) {
         EvaluationWindow jw = per_gpu_windows.front()[w];
         std::vector<Measurement> ms;
         for (const auto& g : per_gpu_windows) ms.push_back(g[w].measurement);
-        jw.measurement = job_measurement(ms);
+        jw.measurement = combine_data_parallel(ms);
         ev.windows.push_back(jw);
       }
       judge_windows(ev);

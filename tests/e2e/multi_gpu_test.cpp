@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr int kGpus = 4;
+const std::string kStepLoop = "while true; do echo step; sleep 0.05; done";  // a step each 50 ms
 
 class MultiGpuCli : public ::testing::Test {
  protected:
@@ -87,8 +88,21 @@ class MultiGpuCli : public ::testing::Test {
     for (int i = 0; i < kGpus; ++i) EXPECT_EQ(limit_W(i), 300) << i;
   }
 
+  // regime probe --device DEVICE --seconds SECONDS --step-regex step [--json] --db DIR/runs.sqlite,
+  // then `command` ("--" and the job's command line)
+  std::vector<std::string> probe_args(const std::string& device, const std::string& seconds,
+                                      const std::vector<std::string>& command,
+                                      bool as_json = true) const {
+    std::vector<std::string> a = {"probe", "--device",     device, "--seconds",
+                                  seconds, "--step-regex", "step"};
+    if (as_json) a.push_back("--json");
+    a.insert(a.end(), {"--db", (dir_ / "runs.sqlite").string()});
+    a.insert(a.end(), command.begin(), command.end());
+    return a;
+  }
+
   static std::vector<std::string> steps_cmd(const std::string& prefix = "") {
-    std::string sh = prefix + "while true; do echo step; sleep 0.05; done";
+    std::string sh = prefix + kStepLoop;
     return {"--", "env", "-u", "CUDA_VISIBLE_DEVICES", "sh", "-c", sh};
   }
 
@@ -111,11 +125,7 @@ class MultiGpuCli : public ::testing::Test {
 };
 
 TEST_F(MultiGpuCli, ProbeOfAllGpusGivesATraceEachAndTheJobsFigures) {
-  std::vector<std::string> a = {
-      "probe",        "--device", "nvml:all", "--seconds", "3",
-      "--step-regex", "step",     "--json",   "--db",      (dir_ / "runs.sqlite").string()};
-  for (const auto& s : steps_cmd()) a.push_back(s);
-  auto r = test::run(a, env_, dir_);
+  auto r = test::run(probe_args("nvml:all", "3", steps_cmd()), env_, dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["gpus"].size(), 4u) << r.out;
@@ -138,25 +148,11 @@ TEST_F(MultiGpuCli, ProbeOfAllGpusGivesATraceEachAndTheJobsFigures) {
 TEST_F(MultiGpuCli, AJobWithCudaVisibleDevices20IsMeasuredOnNvmlGpus2And0) {
   // The fake job reports the devices it was given, and opens them (the fake NVML lists a process
   // on the GPUs its FAKE_NVML_GPUS names); regime finds the same ones in NVML both ways.
-  std::vector<std::string> a = {"probe",
-                                "--device",
-                                "nvml:job",
-                                "--seconds",
-                                "2",
-                                "--step-regex",
-                                "step",
-                                "--json",
-                                "--db",
-                                (dir_ / "runs.sqlite").string(),
-                                "--",
-                                "env",
-                                "CUDA_VISIBLE_DEVICES=2,0",
-                                "FAKE_NVML_GPUS=GPU-multi-2,GPU-multi-0",
-                                "sh",
-                                "-c",
-                                "echo \"devices $CUDA_VISIBLE_DEVICES\" >&2; "
-                                "while true; do echo step; sleep 0.05; done"};
-  auto r = test::run(a, env_, dir_);
+  auto r = test::run(
+      probe_args("nvml:job", "2",
+                 {"--", "env", "CUDA_VISIBLE_DEVICES=2,0", "FAKE_NVML_GPUS=GPU-multi-2,GPU-multi-0",
+                  "sh", "-c", "echo \"devices $CUDA_VISIBLE_DEVICES\" >&2; " + kStepLoop}),
+      env_, dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("devices 2,0"), std::string::npos) << r.err;
   json j = json::parse(r.out);
@@ -175,25 +171,10 @@ TEST_F(MultiGpuCli, AJobWithCudaVisibleDevices20IsMeasuredOnNvmlGpus2And0) {
 // CUDA_VISIBLE_DEVICES unset: CUDA offers the job every GPU and it picks one itself. NVML's
 // process list shows which: here a child of the job's shell runs on GPU 3 while GPU 1 is measured.
 TEST_F(MultiGpuCli, AJobSeenByNvmlOnAnotherGpuThanTheOneMeasuredIsReported) {
-  std::vector<std::string> a = {
-      "probe",
-      "--device",
-      "nvml:1",
-      "--seconds",
-      "3",
-      "--step-regex",
-      "step",
-      "--json",
-      "--db",
-      (dir_ / "runs.sqlite").string(),
-      "--",
-      "env",
-      "-u",
-      "CUDA_VISIBLE_DEVICES",
-      "sh",
-      "-c",
-      "env FAKE_NVML_GPUS=GPU-multi-3 sleep 30 & while true; do echo step; sleep 0.05; done"};
-  auto r = test::run(a, env_, dir_);
+  auto r = test::run(probe_args("nvml:1", "3",
+                                {"--", "env", "-u", "CUDA_VISIBLE_DEVICES", "sh", "-c",
+                                 "env FAKE_NVML_GPUS=GPU-multi-3 sleep 30 & " + kStepLoop}),
+                     env_, dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   const json& usage = j["job_devices"];
@@ -210,23 +191,9 @@ TEST_F(MultiGpuCli, AJobSeenByNvmlOnAnotherGpuThanTheOneMeasuredIsReported) {
 
 TEST_F(MultiGpuCli, CudaNumbersByPciBusSoTheSameListNamesOtherNvmlGpus) {
   write_config(-1, true);  // PCI order: NVML 3, 1, 2, 0
-  std::vector<std::string> a = {"probe",
-                                "--device",
-                                "nvml:job",
-                                "--seconds",
-                                "2",
-                                "--step-regex",
-                                "step",
-                                "--json",
-                                "--db",
-                                (dir_ / "runs.sqlite").string(),
-                                "--",
-                                "env",
-                                "CUDA_VISIBLE_DEVICES=2,0",
-                                "sh",
-                                "-c",
-                                "while true; do echo step; sleep 0.05; done"};
-  auto r = test::run(a, env_, dir_);
+  auto r = test::run(
+      probe_args("nvml:job", "2", {"--", "env", "CUDA_VISIBLE_DEVICES=2,0", "sh", "-c", kStepLoop}),
+      env_, dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["gpus"].size(), 2u) << r.out;
@@ -235,13 +202,10 @@ TEST_F(MultiGpuCli, CudaNumbersByPciBusSoTheSameListNamesOtherNvmlGpus) {
 }
 
 TEST_F(MultiGpuCli, ADeviceListTheJobDoesNotUseIsReported) {
-  std::vector<std::string> a = {
-      "probe",     "--device", "nvml:0,1",
-      "--seconds", "2",        "--step-regex",
-      "step",      "--db",     (dir_ / "runs.sqlite").string(),
-      "--",        "env",      "CUDA_VISIBLE_DEVICES=2,0",
-      "sh",        "-c",       "while true; do echo step; sleep 0.05; done"};
-  auto r = test::run(a, env_, dir_);
+  auto r =
+      test::run(probe_args("nvml:0,1", "2",
+                           {"--", "env", "CUDA_VISIBLE_DEVICES=2,0", "sh", "-c", kStepLoop}, false),
+                env_, dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("nvml:1 measured but not used by the job"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("nvml:2 used but not measured"), std::string::npos) << r.err;
