@@ -17,6 +17,9 @@
  *   db=PATH         the run store regime reads decisions from and writes job energy to
  *   steps=DIR       study: where each job's step-marker socket is made (default /run/regime/steps)
  *   study_probe_s=N study: seconds the GPUs are probed at their limit before deciding (default 60)
+ *   min_watts=W, max_watts=W  the caps in watts a job may ask for (default 1 and 5000, the widest
+ *                   range of any GPU): the plugin cannot see the GPUs at submission, so this is
+ *                   the site's range; each GPU's own range is checked on the node
  *
  * --gpu-power=study: the prolog's `regime job begin` starts a detached `regime job study` that
  * listens on DIR/JOB.NODE.sock; the task_init hook exports that path to the job's tasks as
@@ -53,13 +56,15 @@ static char sacctmgr_path[PATH_MAX] = "/usr/bin/sacctmgr";
 static char db_path[PATH_MAX] = "";
 static char steps_dir[PATH_MAX] = "/run/regime/steps";
 static char study_probe_s[16] = "60";
+static struct regime_gpu_power_range cap_range = {REGIME_GPU_POWER_MIN_W, REGIME_GPU_POWER_MAX_W,
+                                                  0};
 
 static int check_option(int val, const char* optarg, int remote) {
   struct regime_gpu_power power;
   char err[256];
   (void)val;
   (void)remote;
-  if (regime_gpu_power_parse(optarg, &power, err, sizeof err) != 0) {
+  if (regime_gpu_power_parse(optarg, &cap_range, &power, err, sizeof err) != 0) {
     slurm_error("%s", err);
     return -1;
   }
@@ -81,7 +86,7 @@ static struct spank_option gpu_power_option[] = {
     {"gpu-power", "POLICY",
      "GPU power limit for the job's GPUs (Regime): default (unchanged, energy measured), auto "
      "(the stored decision for the GPU model and the job name), study (probe, then decide), a cap "
-     "in watts (250) or a share of the default limit (80%)",
+     "in watts (250, at most 3 decimals) or a share of the default limit (80%)",
      1, 0, check_option},
     {"gpu-workload", "NAME",
      "With --gpu-power=auto: the workload name its sweeps were kept under (regime runs)", 1, 0,
@@ -99,19 +104,38 @@ static int copy_arg(const char* arg, const char* key, char* dest, size_t len) {
   return 1;
 }
 
+/* min_watts= or max_watts=: 1 when `arg` is one (and valid), 0 when not, -1 when invalid. */
+static int copy_bound(const char* arg, const char* key, double* dest) {
+  size_t n = strlen(key);
+  char err[256];
+  if (strncmp(arg, key, n) != 0 || arg[n] != '=') return 0;
+  if (regime_gpu_power_parse_bound(key, arg + n + 1, dest, err, sizeof err) != 0) {
+    slurm_error("%s", err);
+    return -1;
+  }
+  cap_range.configured = 1;
+  return 1;
+}
+
 /* The plugstack.conf arguments. slurmd's prolog and epilog do not call slurm_spank_init, so each
  * callback that needs them reads them. */
 static int configure(int ac, char** av) {
+  cap_range = regime_gpu_power_default_range();
   for (int i = 0; i < ac; ++i) {
     int r = copy_arg(av[i], "regime", regime_path, sizeof regime_path);
     if (r == 0) r = copy_arg(av[i], "sacct", sacct_path, sizeof sacct_path);
     if (r == 0) r = copy_arg(av[i], "sacctmgr", sacctmgr_path, sizeof sacctmgr_path);
     if (r == 0) r = copy_arg(av[i], "db", db_path, sizeof db_path);
     if (r == 0) r = copy_arg(av[i], "steps", steps_dir, sizeof steps_dir);
+    if (r == 0) r = copy_bound(av[i], "min_watts", &cap_range.min_W);
+    if (r == 0) r = copy_bound(av[i], "max_watts", &cap_range.max_W);
     if (r == 0 && strncmp(av[i], "study_probe_s=", 14) == 0) {
       const char* v = av[i] + 14;
-      if (*v == '\0' || strlen(v) >= sizeof study_probe_s || strspn(v, "0123456789") != strlen(v)) {
-        slurm_error("regime: plugstack.conf argument %s needs a whole number of seconds", av[i]);
+      if (*v == '\0' || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v) || atol(v) < 1 ||
+          atol(v) > 86400) {
+        slurm_error(
+            "regime: plugstack.conf argument %s needs a whole number of seconds, 1 to 86400",
+            av[i]);
         return -1;
       }
       strcpy(study_probe_s, v);
@@ -121,10 +145,15 @@ static int configure(int ac, char** av) {
     if (r == 0) {
       slurm_error(
           "regime: unknown plugstack.conf argument '%s' (regime=, sacct=, sacctmgr=, db=, steps=, "
-          "study_probe_s=)",
+          "study_probe_s=, min_watts=, max_watts=)",
           av[i]);
       return -1;
     }
+  }
+  if (cap_range.min_W > cap_range.max_W) {
+    slurm_error("regime: plugstack.conf min_watts=%g is above max_watts=%g", cap_range.min_W,
+                cap_range.max_W);
+    return -1;
   }
   return 0;
 }
@@ -235,7 +264,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char** av) {
     if (spank_getenv(sp, OPTION_ENV, path, sizeof path) != ESPANK_SUCCESS) return 0;
     value = path;
   }
-  if (regime_gpu_power_parse(value, &power, err, sizeof err) != 0 ||
+  if (regime_gpu_power_parse(value, &cap_range, &power, err, sizeof err) != 0 ||
       power.kind != REGIME_GPU_POWER_STUDY)
     return 0;
   if (configure(ac, av) != 0) return -1;
@@ -253,6 +282,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char** av) {
 int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
   struct regime_gpu_power power;
   char err[256], power_text[64], job_text[32], uid_text[32], out[OUTPUT_MAX], socket[PATH_MAX];
+  char workload_arg[WORKLOAD_MAX + 16];
   const char* gpus;
   char* value = requested(sp);
   char* workload = NULL;
@@ -262,9 +292,11 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
   if (value == NULL) return 0;
   if (configure(ac, av) != 0) return -1;
   if (job_ids(sp, &job, &uid) != 0) return -1;
-  if (regime_gpu_power_parse(value, &power, err, sizeof err) != 0) {
-    slurm_error("regime: job %u: %s", job, err);
-    return -1;
+  if (regime_gpu_power_parse(value, &cap_range, &power, err, sizeof err) != 0) {
+    /* A value the user chose (one that bypassed the submission check, or one this node's range
+     * refuses) is no fault of the node: the job runs with the limits as they are. */
+    slurm_error("regime: job %u: %s; the job runs with the GPUs' limits unchanged", job, err);
+    return 0;
   }
   regime_gpu_power_format(&power, power_text, sizeof power_text);
   if (spank_option_getopt(sp, &gpu_power_option[1], &workload) != ESPANK_SUCCESS)
@@ -295,8 +327,9 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
     argv[n++] = "--power";
     argv[n++] = power_text;
     if (workload != NULL && *workload != '\0' && strlen(workload) <= WORKLOAD_MAX) {
-      argv[n++] = "--workload";
-      argv[n++] = (char*)workload;
+      /* One argument, so that a name the user chose that starts with '-' stays a value. */
+      snprintf(workload_arg, sizeof workload_arg, "--workload=%s", workload);
+      argv[n++] = workload_arg;
     }
     if (db_path[0]) {
       argv[n++] = "--db";
