@@ -447,6 +447,11 @@ json Agent::end(const Peer& peer, const Request& r) {
   return ok_response(summary);
 }
 
+bool Agent::holds_caps(uint64_t conn) const {
+  auto it = jobs_.find("conn:" + std::to_string(conn));
+  return it != jobs_.end() && !it->second.held.empty();
+}
+
 void Agent::connection_closed(uint64_t conn) {
   auto it = jobs_.find("conn:" + std::to_string(conn));
   if (it == jobs_.end()) return;

@@ -40,6 +40,10 @@ class Agent {
   void connection_closed(uint64_t conn);
 
   size_t gpu_count() const { return nodes_.size(); }
+  // Root or an admin line of the policy: the callers the server keeps slots for.
+  bool privileged(const Peer& peer) const { return is_admin(policy_, peer); }
+  // The connection's own job holds a cap: closing it would restore the cap.
+  bool holds_caps(uint64_t conn) const;
 
   // Keeps the declared jobs (owner, GPUs, energy counters at begin; not their caps, which a
   // restart restores) in `file`, and takes back the ones found there: a restarted agent still

@@ -26,13 +26,17 @@ fs::path agent_socket_path() {
   return "/run/regime/regimed.sock";
 }
 
-AgentConnection::AgentConnection(const fs::path& socket) {
+AgentConnection::AgentConnection(const fs::path& socket) : socket_(socket) { open(); }
+
+void AgentConnection::open() {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  if (socket.string().size() >= sizeof a.sun_path)
+  if (socket_.string().size() >= sizeof a.sun_path)
     throw Error(ErrorKind::InvalidArgument,
-                fmt::format("agent socket path {} is too long", socket.string()));
-  std::strncpy(a.sun_path, socket.c_str(), sizeof a.sun_path - 1);
+                fmt::format("agent socket path {} is too long", socket_.string()));
+  std::strncpy(a.sun_path, socket_.c_str(), sizeof a.sun_path - 1);
+  if (fd_ >= 0) ::close(fd_);
+  pending_.clear();
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw Error(ErrorKind::Io, fmt::format("socket: {}", std::strerror(errno)));
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
@@ -41,8 +45,16 @@ AgentConnection::AgentConnection(const fs::path& socket) {
     fd_ = -1;
     throw Error(ErrorKind::Io, fmt::format("regimed does not answer on {}: {} (is it running? "
                                            "systemctl status regimed)",
-                                           socket.string(), std::strerror(e)));
+                                           socket_.string(), std::strerror(e)));
   }
+}
+
+bool AgentConnection::closed_by_agent() const {
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  char b = 0;
+  ssize_t n = ::recv(fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 AgentConnection::~AgentConnection() {
@@ -54,13 +66,17 @@ nlohmann::json AgentConnection::request(const nlohmann::json& j, double timeout_
 }
 
 nlohmann::json AgentConnection::request(const std::string& line, double timeout_s) {
+  if (fd_ < 0 || (pending_.empty() && closed_by_agent())) open();
   std::string out = line + "\n";
   size_t sent = 0;
+  std::string send_error;
   while (sent < out.size()) {
     ssize_t n = ::send(fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw Error(ErrorKind::Io, fmt::format("regimed: cannot send: {}", std::strerror(errno)));
+      // The agent may have refused this connection (too many open): its reason waits unread.
+      send_error = fmt::format("regimed: cannot send: {}", std::strerror(errno));
+      break;
     }
     sent += static_cast<size_t>(n);
   }
@@ -86,7 +102,8 @@ nlohmann::json AgentConnection::request(const std::string& line, double timeout_
     char buf[4096];
     ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(ErrorKind::Io, "regimed closed the connection");
+    if (n <= 0)
+      throw Error(ErrorKind::Io, send_error.empty() ? "regimed closed the connection" : send_error);
     pending_.append(buf, static_cast<size_t>(n));
   }
 }

@@ -22,11 +22,17 @@ class AgentConnection {
   AgentConnection& operator=(const AgentConnection&) = delete;
 
   // Sends one line and returns the answer (Error Io when the agent closes or does not answer
-  // within `timeout_s`). The answer may say ok: false; see check().
+  // within `timeout_s`). The answer may say ok: false; see check(). A connection the agent closed
+  // while no answer was due (it closes connections idle for a few seconds that hold no cap) is
+  // opened again first.
   nlohmann::json request(const std::string& line, double timeout_s = 60);
   nlohmann::json request(const nlohmann::json& j, double timeout_s = 60);
 
  private:
+  void open();
+  bool closed_by_agent() const;
+
+  std::filesystem::path socket_;
   int fd_ = -1;
   std::string pending_;
 };

@@ -4,10 +4,12 @@
 // nvmlDeviceSetPowerManagementLimit answers NO_PERMISSION, as the driver does: any limit the user
 // changes went through the agent.
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -16,10 +18,13 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
+#include <string_view>
 #include <thread>
 
 #include "support/cli_run.hpp"
@@ -92,6 +97,134 @@ class RawClient {
   int fd_ = -1;
   bool connected_ = false;
   std::string buf_;
+};
+
+// A user's flood, as an attacker would run it: `connections` connections to the agent, half held
+// without a word and half pipelining `report` as fast as the agent takes them, each opened again
+// whenever the agent closes or refuses it. It runs as `uid` in a child process and reports its
+// counts on a pipe.
+class Flood {
+ public:
+  struct Counts {
+    long answers = 0;   // answered requests
+    long refusals = 0;  // connections refused with a reason
+  };
+
+  Flood(const fs::path& socket, uid_t uid, gid_t gid, int connections) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(p[0]);
+      // One descriptor per connection: raised while still root, then root is dropped for good.
+      rlimit r{static_cast<rlim_t>(connections) + 64, static_cast<rlim_t>(connections) + 64};
+      if (::setrlimit(RLIMIT_NOFILE, &r) != 0 || ::setgroups(0, nullptr) != 0 ||
+          ::setgid(gid) != 0 || ::setuid(uid) != 0)
+        ::_exit(126);
+      run(socket, connections, p[1]);
+    }
+    ::close(p[1]);
+    status_fd_ = p[0];
+    ::fcntl(status_fd_, F_SETFL, O_NONBLOCK);
+  }
+  ~Flood() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (status_fd_ >= 0) ::close(status_fd_);
+  }
+
+  Counts counts() {
+    char b[4096];
+    ssize_t n;
+    while ((n = ::read(status_fd_, b, sizeof b)) > 0) text_.append(b, static_cast<size_t>(n));
+    size_t end = text_.rfind('\n');
+    if (end == std::string::npos) return last_;
+    size_t start = text_.rfind('\n', end - 1);
+    start = start == std::string::npos ? 0 : start + 1;
+    std::sscanf(text_.c_str() + start, "%ld %ld", &last_.answers, &last_.refusals);
+    text_.erase(0, end + 1);
+    return last_;
+  }
+
+  // Until the flood has had answers and refusals (the agent is busy with it), at most 20 s.
+  bool established() {
+    for (int i = 0; i < 200; ++i) {
+      Counts c = counts();
+      if (c.answers > 300 && c.refusals > 100) return true;
+      ::usleep(100000);
+    }
+    return false;
+  }
+
+ private:
+  [[noreturn]] static void run(const fs::path& socket, int connections, int status_fd) {
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, socket.c_str(), sizeof a.sun_path - 1);
+    std::string chunk;
+    while (chunk.size() < 4096) chunk += "{\"op\":\"report\"}\n";
+    std::vector<int> fds(static_cast<size_t>(connections), -1);
+    std::vector<size_t> offset(fds.size(), 0);
+    long answers = 0, refusals = 0;
+    auto last_status = std::chrono::steady_clock::now();
+    std::vector<char> buf(1 << 16);
+    for (;;) {
+      std::vector<pollfd> p;
+      std::vector<size_t> which;
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (fds[i] < 0) {
+          int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+          if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            ::close(fd);
+            fd = -1;
+          }
+          fds[i] = fd;
+          offset[i] = 0;
+        }
+        if (fds[i] < 0) continue;
+        const bool flooding = i % 2 == 1;
+        p.push_back({fds[i], static_cast<short>(POLLIN | (flooding ? POLLOUT : 0)), 0});
+        which.push_back(i);
+      }
+      ::poll(p.data(), p.size(), 50);
+      for (size_t k = 0; k < p.size(); ++k) {
+        const size_t i = which[k];
+        bool closed = (p[k].revents & (POLLERR | POLLHUP)) != 0;
+        if (p[k].revents & POLLIN) {
+          ssize_t n = ::recv(fds[i], buf.data(), buf.size(), MSG_DONTWAIT);
+          if (n <= 0) closed = true;
+          std::string_view got(buf.data(), n > 0 ? static_cast<size_t>(n) : 0);
+          for (size_t at = got.find("\"ok\":true"); at != std::string_view::npos;
+               at = got.find("\"ok\":true", at + 1))
+            ++answers;
+          if (got.find("connections") != std::string_view::npos) ++refusals;
+        }
+        if (!closed && (p[k].revents & POLLOUT)) {
+          ssize_t n = ::send(fds[i], chunk.data() + offset[i], chunk.size() - offset[i],
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+          if (n > 0) offset[i] = (offset[i] + static_cast<size_t>(n)) % chunk.size();
+          if (n < 0 && errno != EAGAIN) closed = true;
+        }
+        if (closed) {
+          ::close(fds[i]);
+          fds[i] = -1;
+        }
+      }
+      if (std::chrono::steady_clock::now() - last_status > std::chrono::milliseconds(100)) {
+        std::string line = std::to_string(answers) + " " + std::to_string(refusals) + "\n";
+        ssize_t n = ::write(status_fd, line.data(), line.size());
+        (void)n;
+        last_status = std::chrono::steady_clock::now();
+      }
+    }
+  }
+
+  pid_t pid_ = -1;
+  int status_fd_ = -1;
+  std::string text_;
+  Counts last_;
 };
 
 class AgentE2E : public ::testing::Test {
@@ -576,6 +709,100 @@ TEST_F(AgentE2E, SigtermRestoresHeldCapsAndStopping) {
   EXPECT_EQ(stop_agent(SIGTERM), 128 + SIGTERM);  // the guards restore, then the process ends
   EXPECT_EQ(limit_W(1), 300);
   EXPECT_TRUE(journal_files().empty());
+}
+
+TEST_F(AgentE2E, AUserFloodingAThousandConnectionsCannotStopTheEpilogsEnd) {
+  // The prolog caps the user's job, then the user holds and floods 1,000 connections.
+  RawClient prolog(socket_);
+  json b = prolog.ask(R"({"op":"begin","job":"666","uid":)" + std::to_string(user_->uid()) +
+                      R"(,"gpus":[1],"cap_W":200})");
+  ASSERT_EQ(b["ok"], true) << b.dump();
+  prolog.close();
+  EXPECT_EQ(limit_W(1), 200);
+  Flood flood(socket_, user_->uid(), user_->gid(), 1000);
+  ASSERT_TRUE(flood.established()) << test::read_text(log_);
+  // Root's requests wait one request of the flood at most, on a connection of its own.
+  auto t0 = std::chrono::steady_clock::now();
+  RawClient root(socket_);
+  json s = root.ask(R"({"op":"set","gpu":0,"cap_W":250})");
+  const double set_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(s["ok"], true) << s.dump();
+  EXPECT_LT(set_s, 2);
+  // The epilog's line, as Slurm runs it.
+  test::Env env = {{"REGIME_AGENT_SOCKET", socket_.string()}};
+  t0 = std::chrono::steady_clock::now();
+  auto r = test::run({"agent", "request", R"({"op":"end","job":"666"})"}, env, dir_.path);
+  const double end_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  json e = json::parse(r.out);
+  EXPECT_EQ(e["known"], true) << r.out;
+  EXPECT_EQ(e["restored"].size(), 1u) << r.out;
+  EXPECT_EQ(limit_W(1), 300);
+  EXPECT_LT(end_s, 2);
+  Flood::Counts c = flood.counts();
+  std::cout << "[ measured ] under a flood of 1000 connections (" << c.answers
+            << " reports answered, " << c.refusals << " connections refused): root's set "
+            << set_s * 1000 << " ms, the epilog's end " << end_s * 1000 << " ms\n";
+  // The user was refused past its connections, and the log says so once, not per connection.
+  const std::string log = test::read_text(log_);
+  EXPECT_NE(log.find("of uid " + std::to_string(user_->uid()) + ": uid " +
+                     std::to_string(user_->uid()) + " already has 32 connections"),
+            std::string::npos)
+      << log.substr(0, 4000);
+  EXPECT_LT(std::count(log.begin(), log.end(), '\n'), 40) << log.substr(0, 4000);
+  EXPECT_TRUE(agent_alive());
+}
+
+TEST_F(AgentE2E, UnderAFloodSigtermEndsTheAgentWithinTwoSeconds) {
+  // Caps held (a connection's and a job's): the guards restore them, as without a flood.
+  RawClient root(socket_);
+  ASSERT_EQ(root.ask(R"({"op":"set","gpu":0,"cap_W":222})")["ok"], true);
+  ASSERT_EQ(root.ask(R"({"op":"begin","job":"7","uid":0,"gpus":[1],"cap_W":210})")["ok"], true);
+  std::optional<Flood> flood;
+  flood.emplace(socket_, user_->uid(), user_->gid(), 1000);
+  ASSERT_TRUE(flood->established()) << test::read_text(log_);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(stop_agent(SIGTERM), 128 + SIGTERM);
+  const double capped_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(capped_s, 2);
+  EXPECT_EQ(limit_W(0), 300);
+  EXPECT_EQ(limit_W(1), 300);
+  EXPECT_TRUE(journal_files().empty());
+  flood.reset();
+
+  // No cap held: the loop stops between two requests and the agent exits 0.
+  start_agent();
+  flood.emplace(socket_, user_->uid(), user_->gid(), 1000);
+  ASSERT_TRUE(flood->established()) << test::read_text(log_);
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(stop_agent(SIGTERM), 0) << test::read_text(log_);
+  const double free_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(free_s, 2);
+  EXPECT_FALSE(fs::exists(socket_));
+  std::cout << "[ measured ] SIGTERM under a flood of 1000 connections: exit in " << capped_s * 1000
+            << " ms with caps held, " << free_s * 1000 << " ms without\n";
+}
+
+TEST_F(AgentE2E, IdleAndUnfinishedConnectionsAreClosedButCapHoldersStay) {
+  RawClient idle(socket_), partial(socket_), holder(socket_);
+  ASSERT_EQ(holder.ask(R"({"op":"set","gpu":0,"cap_W":230})")["ok"], true);
+  ASSERT_TRUE(partial.send(R"({"op":"rep)"));
+  // The unfinished request: an error after 2 s, then the end of the connection.
+  std::string l = partial.line();
+  ASSERT_FALSE(l.empty());
+  EXPECT_EQ(json::parse(l)["error"],
+            "request not finished (no newline) within 2 s: closing the connection");
+  EXPECT_TRUE(partial.closed_by_peer());
+  // Silent for 5 s: closed without a word; the connection holding a cap is kept, cap and all.
+  EXPECT_TRUE(idle.closed_by_peer());
+  ::usleep(1000000);
+  EXPECT_EQ(limit_W(0), 230);
+  EXPECT_EQ(holder.ask(R"({"op":"report"})")["ok"], true);
+  holder.close();
+  EXPECT_TRUE(wait_for_limit(0, 300));
+  EXPECT_TRUE(agent_alive());
 }
 
 }  // namespace
