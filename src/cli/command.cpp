@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -9,24 +10,91 @@
 
 namespace regime::cli {
 
+namespace {
+
+// Decimal notation only: an optional sign, digits with at most one point, an optional exponent
+// (1e9). strtod also takes hex (0x12C), inf and nan, which no option means.
+bool is_decimal(const std::string& text) {
+  size_t i = 0, digits = 0;
+  auto digit = [&](size_t k) { return k < text.size() && text[k] >= '0' && text[k] <= '9'; };
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  for (; digit(i); ++i) ++digits;
+  if (i < text.size() && text[i] == '.')
+    for (++i; digit(i); ++i) ++digits;
+  if (digits == 0) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digit(i)) return false;
+    while (digit(i)) ++i;
+  }
+  return i == text.size();
+}
+
+bool names_non_finite(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) text.erase(0, 1);
+  return text == "inf" || text == "infinity" || text == "nan";
+}
+
+const char* const kNumberValidator = "number_in";
+
+// A bound as typed: whole numbers in digits (4294967294, not 4.29497e+09).
+std::string bound_text(double v) {
+  return v == std::trunc(v) && std::fabs(v) < 9e15 ? fmt::format("{:.0f}", v)
+                                                   : fmt::format("{:g}", v);
+}
+
+}  // namespace
+
 CLI::Validator number_in(double min, double max, bool min_exclusive,
                          const std::string& hidden_name) {
-  std::string range = fmt::format("{}{:g} to {:g}", min_exclusive ? "above " : "", min, max);
+  std::string range =
+      fmt::format("{}{} to {}", min_exclusive ? "above " : "", bound_text(min), bound_text(max));
   std::string who = hidden_name.empty() ? "" : hidden_name + ": ";
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        const char* begin = text.c_str();
-        char* end = nullptr;
+        if (names_non_finite(text))
+          return fmt::format("{}{} is not a finite number: give {}", who, text, range);
+        if (!is_decimal(text))
+          return fmt::format("{}'{}' is not a number (decimal only, e.g. 300, 2.5 or 1e3): give {}",
+                             who, text, range);
         errno = 0;
-        double v = std::strtod(begin, &end);
-        if (end == begin || *end != '\0') return fmt::format("{}'{}' is not a number", who, text);
+        double v = std::strtod(text.c_str(), nullptr);
         if (!std::isfinite(v) || errno == ERANGE)
           return fmt::format("{}{} is not a finite number: give {}", who, text, range);
         if (v < min || (min_exclusive && v == min) || v > max)
           return fmt::format("{}{} is out of range: give {}", who, text, range);
+        // A whole number as plain digits (1e9, 0300 and 300.0 as 1000000000, 300, 300): CLI11
+        // reads an integer option's text in C's base 0, where 1e9 is no integer and 0300 octal.
+        if (v == std::trunc(v) && std::fabs(v) < 9e15) text = fmt::format("{:.0f}", v);
         return "";
       },
-      "NUMBER in " + range);
+      "NUMBER in " + range, kNumberValidator);
+}
+
+void let_numbers_be_normalised(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    try {
+      opt->get_validator(kNumberValidator)->non_modifying(false);
+    } catch (const CLI::OptionNotFound&) {  // not a number option
+    }
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    let_numbers_be_normalised(*sub);
+}
+
+void check_sample_count(double seconds, double sample_ms) {
+  const double samples = seconds * 1000.0 / sample_ms;
+  if (samples <= kMaxSamplesPerGpu) return;
+  throw CLI::ValidationError(
+      "--seconds/--sample-ms",
+      fmt::format("{:g} s at one sample every {:g} ms is {:.0f} samples per GPU, more than the "
+                  "{:.0f} a run keeps in memory: raise --sample-ms to at least {:g} or give "
+                  "--seconds {:g} or less",
+                  seconds, sample_ms, samples, kMaxSamplesPerGpu,
+                  std::ceil(seconds * 1000.0 / kMaxSamplesPerGpu),
+                  std::floor(kMaxSamplesPerGpu * sample_ms / 1000.0)));
 }
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }

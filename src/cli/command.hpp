@@ -31,13 +31,23 @@ void add_export(CLI::App& root, Context& ctx);
 void add_agent(CLI::App& root, Context& ctx);
 void add_predict(CLI::App& root, Context& ctx);
 
-// A number option's check: a finite number within [min, max] (`min` itself refused when
-// min_exclusive). CLI11's own range check lets NaN through and takes inf; a value out of range
-// is a usage error naming the option and the range, before anything runs.
+// A number option's check: a finite decimal number (no hex, inf or nan) within [min, max] (`min`
+// itself refused when min_exclusive). CLI11's own range check lets NaN through and takes inf; a
+// value out of range is a usage error naming the option and the range, before anything runs.
 // `hidden_name`: the option's name, for an option hidden from --help (CLI11 leaves the name out
 // of such an option's errors).
 CLI::Validator number_in(double min, double max, bool min_exclusive = false,
                          const std::string& hidden_name = "");
+
+// Lets every number_in check below `app` hand CLI11 a whole number as plain digits, so that an
+// integer option takes 1e9 (CLI11 runs a check() on a copy of the text; this lets it write back).
+// main() calls it once every command is added.
+void let_numbers_be_normalised(CLI::App& app);
+
+// A run keeps every sample in memory (about 160 bytes each per GPU): one of more than this many
+// sampling periods (a day at 10 ms) is refused before it starts, naming both options.
+inline constexpr double kMaxSamplesPerGpu = 8.64e6;
+void check_sample_count(double seconds, double sample_ms);  // throws CLI::ValidationError
 
 // Prints JSON the same way everywhere: two-space indent, newline.
 void print_json(const nlohmann::json& j);

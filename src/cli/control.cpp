@@ -163,6 +163,9 @@ void print_text(const session::ControlReport& r) {
 
 }  // namespace
 
+// A controller runs beside a whole training job, but not unbounded: the run's samples are kept.
+constexpr double kMaxControlSeconds = 604800;
+
 void add_control(CLI::App& root, Context&) {
   auto r = std::make_shared<session::ControlRequest>();
   auto json = std::make_shared<bool>(false);
@@ -181,11 +184,15 @@ void add_control(CLI::App& root, Context&) {
                   "regime-gated[:inner=thermal,probe_s=..,<thermal keys>]")
       ->capture_default_str();
   sub->add_option("--seconds", r->seconds,
-                  "Run length in seconds (simulated seconds on sim: devices)")
-      ->capture_default_str();
-  sub->add_option("--sample-ms", r->sample_ms, "Sampling period, ms")->capture_default_str();
+                  "Run length in seconds, at most a week (simulated seconds on sim: devices)")
+      ->capture_default_str()
+      ->check(number_in(0, kMaxControlSeconds, true));
+  sub->add_option("--sample-ms", r->sample_ms, "Sampling period, ms")
+      ->capture_default_str()
+      ->check(number_in(1, 10000));
   sub->add_option("--warmup-s", r->warmup_s,
-                  "Drop this many seconds as warm-up instead of detecting the steady state");
+                  "Drop this many seconds as warm-up instead of detecting the steady state")
+      ->check(number_in(0, 86400));
   sub->add_option("--step-regex", r->workload.step_regex,
                   "Each line of the command's output matching this (ECMAScript) regex ends a "
                   "step");
@@ -199,7 +206,8 @@ void add_control(CLI::App& root, Context&) {
                 "workload, energy and time per step with 95% intervals, and a verdict");
   sub->add_option("--windows", r->windows,
                   "--evaluate: number of windows, odd, baseline first and last")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(1, 1001));
   add_workload_as_root(sub, r->workload);
   sub->add_flag("--json", *json, "Machine-readable output: stdout carries only the JSON object");
   auto* workload =
@@ -209,6 +217,7 @@ void add_control(CLI::App& root, Context&) {
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
   sub->callback([r, json, quiet] {
+    check_sample_count(r->seconds, r->sample_ms);
     r->workload.stdout_to_stderr = *json;
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "control");
     // A real GPU runs on the wall clock: the bar is the run's length. A simulated run is faster

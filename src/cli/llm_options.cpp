@@ -20,7 +20,7 @@ void add_llm_options(CLI::App* sub, session::LlmSettings& s) {
   sub->add_option("--retries", s.retries,
                   "Retries after an HTTP 429 or 5xx answer, with back-off that honours "
                   "Retry-After (default 3)")
-      ->check(CLI::Range(0, 20));
+      ->check(number_in(0, 20));
   sub->add_flag_callback(
       "--no-cache", [&s] { s.cache = false; },
       "Neither reuse nor keep LLM answers (by default they are kept in the run database, keyed "

@@ -51,6 +51,15 @@ int usage_error(std::string message) {
   return 2;
 }
 
+// CLI11 says "Could not convert: --windows = 7.5" of a value its option's type cannot hold.
+std::string conversion_message(const std::string& what) {
+  const std::string prefix = "Could not convert: ";
+  const size_t eq = what.find(" = ");
+  if (what.rfind(prefix, 0) != 0 || eq == std::string::npos) return what;
+  return fmt::format("{}: '{}' is not a whole number in decimal digits",
+                     what.substr(prefix.size(), eq - prefix.size()), what.substr(eq + 3));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,7 +72,6 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   regime::cli::Context ctx;
-  for (const auto& c : kCommands) c.add(app, ctx);
   if (argc > 1 && argv[1][0] != '-') {
     std::string_view first = argv[1];
     bool known = false;
@@ -73,6 +81,10 @@ int main(int argc, char** argv) {
           fmt::format("unknown command '{}'; the commands are: {}", first, command_list()));
   }
   try {
+    // Adding a command reads no state (no state folder, no device), so that --help and
+    // --version work wherever Regime cannot keep state.
+    for (const auto& c : kCommands) c.add(app, ctx);
+    regime::cli::let_numbers_be_normalised(app);
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --help-all, --version
@@ -80,6 +92,8 @@ int main(int argc, char** argv) {
     if (app.get_subcommands().empty())
       return usage_error("a command is needed; the commands are: " + command_list());
     return usage_error(e.what());
+  } catch (const CLI::ConversionError& e) {
+    return usage_error(conversion_message(e.what()));
   } catch (const CLI::ParseError& e) {
     return usage_error(e.what());
   } catch (const regime::WorkloadFailed& e) {

@@ -130,6 +130,7 @@ void add_probe(CLI::App& root, Context& ctx) {
   workload->excludes(command);
   add_workload_as_root(sub, r->workload);
   sub->callback([r, json, quiet, &ctx] {
+    check_sample_count(r->seconds, r->sample_ms);
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     ProgressLine progress(stderr, progress_wanted(stderr, *quiet));
     session::ProbeRequest request = *r;

@@ -203,7 +203,8 @@ void add_runs(CLI::App& root, Context&) {
     app->add_option("--workload", filter->workload,
                     "Only results of this workload: part of its name or command line");
   }
-  list_cmd->add_option("--limit", *limit, "How many of each kind (0: all; default 20)");
+  list_cmd->add_option("--limit", *limit, "How many of each kind (0: all; default 20)")
+      ->check(number_in(0, 1000000));
   auto* show_cmd = runs->add_subcommand("show", "One result in full");
   show_cmd
       ->add_option("run", *ref,

@@ -2,6 +2,8 @@
 // version exit 0.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "support/cli_run.hpp"
 
 namespace regime::test {
@@ -49,6 +51,81 @@ TEST(UsageErrors, HelpAndVersionSucceed) {
   RunResult v = run({"--version"}, {}, "/tmp");
   EXPECT_EQ(v.status, 0);
   EXPECT_EQ(v.out.rfind("regime ", 0), 0u) << v.out;
+}
+
+// Numbers on the command line are decimal: hex (CLI11 and strtod read 0x12C as 300), inf and nan
+// are refused by name; a whole number in exponent form is taken where the docs show it (1e9).
+TEST(UsageErrors, NumbersAreDecimalOnly) {
+  TempDir dir;
+  const Env env = {{"REGIME_STATE_DIR", (dir.path / "state").string()}};
+  RunResult hex = run({"limit", "set", "--device", "sim:t4", "--watts", "0x12C"}, env, dir.path);
+  EXPECT_EQ(hex.status, 2) << hex.err;
+  EXPECT_NE(hex.err.find("--watts: '0x12C' is not a number (decimal only"), std::string::npos)
+      << hex.err;
+  EXPECT_EQ(lines(hex.err), 1u) << hex.err;
+  RunResult inf = run({"limit", "set", "--device", "sim:t4", "--watts", "-INF"}, env, dir.path);
+  EXPECT_EQ(inf.status, 2) << inf.err;
+  EXPECT_NE(inf.err.find("-INF is not a finite number"), std::string::npos) << inf.err;
+  // An integer option: CLI11 alone reads 0x7 as 7 and 010 as 8.
+  for (const char* v : {"0x7", "0X7"}) {
+    RunResult r = run({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--windows",
+                       v, "--evaluate"},
+                      env, dir.path);
+    EXPECT_EQ(r.status, 2) << v << ": " << r.err;
+    EXPECT_NE(r.err.find("is not a number (decimal only"), std::string::npos) << r.err;
+  }
+  RunResult frac =
+      run({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--windows", "7.5"}, env,
+          dir.path);
+  EXPECT_EQ(frac.status, 2) << frac.err;
+  EXPECT_NE(frac.err.find("--windows: '7.5' is not a whole number in decimal digits"),
+            std::string::npos)
+      << frac.err;
+  EXPECT_EQ(frac.err.find("Could not convert"), std::string::npos) << frac.err;
+  // docs/safety.md: --probe-steps [10, 1e9]. The bad objective shows parsing got past it.
+  RunResult steps = run({"sweep", "--device", "sim:t4", "--workload", "sim:resnet50",
+                         "--probe-steps", "1e9", "--objective", "bogus"},
+                        env, dir.path);
+  EXPECT_EQ(steps.status, 2) << steps.err;
+  EXPECT_NE(steps.err.find("unknown objective 'bogus'"), std::string::npos) << steps.err;
+  RunResult over =
+      run({"sweep", "--device", "sim:t4", "--workload", "sim:resnet50", "--probe-steps", "1.5e9"},
+          env, dir.path);
+  EXPECT_EQ(over.status, 2) << over.err;
+  EXPECT_NE(over.err.find("1.5e9 is out of range: give 10 to 1000000000"), std::string::npos)
+      << over.err;
+}
+
+TEST(UsageErrors, DurationsAndSampleCountsAreBoundedUpFront) {
+  TempDir dir;
+  const Env env = {{"REGIME_STATE_DIR", (dir.path / "state").string()}};
+  RunResult forever =
+      run({"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--seconds", "1e308"},
+          env, dir.path);
+  EXPECT_EQ(forever.status, 2) << forever.err;
+  EXPECT_NE(forever.err.find("--seconds: 1e308 is out of range: give above 0 to 604800"),
+            std::string::npos)
+      << forever.err;
+  // 86.4 million samples (about 14 GB) was a bad_alloc once the run had started.
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult dense = run({"probe", "--device", "sim:t4", "--workload", "sim:resnet50", "--seconds",
+                         "86400", "--sample-ms", "1"},
+                        env, dir.path);
+  double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(dense.status, 2) << dense.err;
+  EXPECT_NE(dense.err.find("86400000 samples per GPU, more than the 8640000"), std::string::npos)
+      << dense.err;
+  EXPECT_NE(dense.err.find("raise --sample-ms to at least 10 or give --seconds 8640 or less"),
+            std::string::npos)
+      << dense.err;
+  EXPECT_EQ(dense.err.find("bad_alloc"), std::string::npos) << dense.err;
+  EXPECT_EQ(lines(dense.err), 1u) << dense.err;
+  EXPECT_LT(took_s, 5);
+  RunResult control = run({"control", "--device", "sim:t4", "--workload", "sim:resnet50",
+                           "--seconds", "604800", "--sample-ms", "1"},
+                          env, dir.path);
+  EXPECT_EQ(control.status, 2) << control.err;
+  EXPECT_NE(control.err.find("samples per GPU"), std::string::npos) << control.err;
 }
 
 }  // namespace
