@@ -1,6 +1,8 @@
 #include "agent/server.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -73,6 +75,45 @@ TEST(AgentServer, AConnectionPastTheLimitGetsTheReasonAsItsAnswer) {
   EXPECT_EQ(a["ok"], false) << a.dump();
   EXPECT_EQ(a["kind"], "io") << a.dump();
   EXPECT_NE(a["error"].get<std::string>().find("connections"), std::string::npos) << a.dump();
+}
+
+TEST(AgentServer, OutOfDescriptorsTheNextConnectionIsToldWhy) {
+  Served s(Limits{});
+  // This process is both ends: a few descriptors above those open now run out after a few
+  // connections, while the agent still has slots for them.
+  size_t open_now = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    ++open_now;
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = open_now + 12;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<std::unique_ptr<AgentConnection>> held;
+  // Each connection takes one descriptor at each end: when this end runs out first, one of these
+  // is given back, so that the next time the agent's accept() is the one that runs out.
+  std::vector<int> padding;
+  for (int i = 0; i < 2; ++i) padding.push_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  std::string refusal;
+  for (int i = 0; i < 40 && refusal.empty(); ++i) {
+    try {
+      held.push_back(std::make_unique<AgentConnection>(s.options.socket_path));
+      nlohmann::json a = held.back()->request(std::string(R"({"op":"report"})"));
+      if (a["ok"] != true) refusal = a.dump();
+    } catch (const Error&) {
+      if (padding.empty()) break;
+      ::close(padding.back());
+      padding.pop_back();
+    }
+  }
+  held.clear();
+  for (int fd : padding) ::close(fd);
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  EXPECT_NE(refusal.find("no file descriptor left for another connection"), std::string::npos)
+      << refusal;
+  // Descriptors back: served again.
+  AgentConnection after(s.options.socket_path);
+  EXPECT_EQ(after.request(std::string(R"({"op":"report"})"))["ok"], true);
 }
 
 TEST(AgentServer, StopEndsTheLoopWithinAFewHundredMilliseconds) {
