@@ -1,10 +1,26 @@
 #include "act/guard_set.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "common/error.hpp"
 
 namespace regime {
+
+namespace {
+
+// After a failed set: which GPUs are back at their original limits, and which are not.
+std::string restore_outcome(const std::vector<std::string>& restored,
+                            const std::vector<std::string>& failed) {
+  if (failed.empty()) return "every GPU of the job was restored to its original limit";
+  std::string out = restored.empty() ? std::string("no GPU of the job could be restored")
+                                     : fmt::format("restored to the original limit: {}",
+                                                   fmt::join(restored, ", "));
+  for (const auto& f : failed) out += "; " + f;
+  return out;
+}
+
+}  // namespace
 
 PowerLimitGuardSet::PowerLimitGuardSet(const std::vector<Gpu*>& gpus, const ActuationPolicy& policy)
     : gpus_(gpus) {
@@ -17,19 +33,19 @@ std::vector<double> PowerLimitGuardSet::set_all(double watts) {
     try {
       enforced.push_back(guards_[i]->set(watts));
     } catch (const Error& e) {
-      std::string also;
+      std::vector<std::string> restored, failed;
       for (size_t j = 0; j < guards_.size(); ++j) {
         try {
           guards_[j]->restore();
+          restored.push_back(gpus_[j]->info().device);
         } catch (const std::exception& r) {
-          also +=
-              fmt::format("; restoring GPU {} failed too: {}", gpus_[j]->info().device, r.what());
+          failed.push_back(
+              fmt::format("restoring GPU {} failed too: {}", gpus_[j]->info().device, r.what()));
         }
       }
-      throw Error(e.kind(),
-                  fmt::format("setting {:g} W on GPU {} of {} ({}): {}; every GPU of the "
-                              "job was restored to its original limit{}",
-                              watts, i, guards_.size(), gpus_[i]->info().device, e.what(), also));
+      throw Error(e.kind(), fmt::format("setting {:g} W on GPU {} of {} ({}): {}; {}", watts, i,
+                                        guards_.size(), gpus_[i]->info().device, e.what(),
+                                        restore_outcome(restored, failed)));
     }
   }
   return enforced;

@@ -36,8 +36,9 @@ class GuardSetFake : public ::testing::Test {
     ::unsetenv("REGIME_SYSTEM_STATE_DIR");
     fs::remove_all(dir_);
   }
-  // Four H200-like GPUs; `failing` (if >= 0) refuses every set with NO_PERMISSION.
-  std::vector<std::unique_ptr<nvml::NvmlGpu>> open(int failing) {
+  // Four H200-like GPUs; `failing` (if >= 0) refuses every set with NO_PERMISSION;
+  // `second_fails` (if >= 0) takes its first set and refuses every later one.
+  std::vector<std::unique_ptr<nvml::NvmlGpu>> open(int failing, int second_fails = -1) {
     json gpus = json::array();
     for (int i = 0; i < 4; ++i) {
       json g = {{"name", "NVIDIA H200"},  {"uuid", "GPU-set-" + std::to_string(i)},
@@ -45,6 +46,8 @@ class GuardSetFake : public ::testing::Test {
                 {"default_limit_W", 700}, {"idle_W", 80},
                 {"demand_W", 690}};
       if (i == failing) g["errors"] = {{"nvmlDeviceSetPowerManagementLimit", 4}};
+      if (i == second_fails)
+        g["faults"] = {{"nvmlDeviceSetPowerManagementLimit", {{"after", 1}, {"code", 4}}}};
       gpus.push_back(g);
     }
     std::ofstream(dir_ / "config.json") << json{{"gpus", gpus}}.dump();
@@ -101,6 +104,25 @@ TEST_P(GuardSetFailing, AFailedSetOnOneGpuRestoresTheOthers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu1And3, GuardSetFailing, ::testing::Values(1, 3));
+
+// A restore that fails as well: the message names the GPUs that are back and the one that is not,
+// never "every GPU was restored".
+TEST_F(GuardSetFake, ARestoreFailingTooIsNamedAndTheOthersListed) {
+  auto gpus = open(3, 1);  // GPU 1 takes the cap and refuses the restore
+  PowerLimitGuardSet set(raw(gpus), ActuationPolicy::from_flags(true));
+  try {
+    set.set_all(450);
+    FAIL() << "a set on GPU 3 should have failed";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("on GPU 3 of 4"));
+    EXPECT_THAT(e.what(), HasSubstr("restored to the original limit: nvml:0, nvml:2, nvml:3"));
+    EXPECT_THAT(e.what(), HasSubstr("restoring GPU nvml:1 failed too"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("every GPU")));
+  }
+  EXPECT_DOUBLE_EQ(gpus[0]->info().enforced_limit_W, 700);
+  EXPECT_DOUBLE_EQ(gpus[1]->info().enforced_limit_W, 450);  // still capped, still journaled
+  EXPECT_EQ(journal_keys().size(), 1u);
+}
 
 }  // namespace
 }  // namespace regime

@@ -66,6 +66,9 @@ std::atomic<bool> fault_restored{false};
 // signals we took.
 struct sigaction previous_actions[kMaxSignal];
 bool installed[kMaxSignal] = {};
+// SIGPIPE was ignored when our handler came (Regime ignores it while it copies a workload's
+// output, to outlive a closed stdout): one raised by a write to a closed pipe stays ignored.
+std::atomic<bool> pipe_was_ignored{false};
 
 // Sent by another process (kill, sigqueue), rather than raised by a fault or by this process
 // itself (abort, raise): then nothing here is waiting on the signal's outcome.
@@ -79,6 +82,10 @@ constexpr unsigned char kHandlerWaits = 0x80;
 
 extern "C" void on_signal(int signo, siginfo_t* info, void*) {
   int saved = errno;
+  if (signo == SIGPIPE && pipe_was_ignored.load() && !sent_from_outside(info)) {
+    errno = saved;  // a write to a closed pipe, which this process meant to survive
+    return;
+  }
   if (live_guard_count.load() > 0) {
     // A fault, or an abort() in this process, must not go on before the limits are restored:
     // the handler waits for the watcher. Any other signal just hands over to the watcher.
@@ -196,8 +203,12 @@ void install_handlers() {
     }
     bool default_action = (found.sa_flags & SA_SIGINFO) == 0 && found.sa_handler == SIG_DFL;
     bool ignored = (found.sa_flags & SA_SIGINFO) == 0 && found.sa_handler == SIG_IGN;
-    if (ignored) continue;  // it cannot end the process
-    if (!default_action && !always_taken(signo) && !is_fault(signo)) continue;  // the program's
+    // An ignored signal cannot end the process, except SIGPIPE: ignored against writes to a
+    // closed pipe, yet `kill -PIPE` still means "stop" (exit 141 after restoring).
+    if (signo == SIGPIPE) pipe_was_ignored.store(ignored);
+    if (ignored && signo != SIGPIPE) continue;
+    if (!default_action && !ignored && !always_taken(signo) && !is_fault(signo))
+      continue;  // the program's
     previous_actions[signo] = found;
     if (::sigaction(signo, &sa, nullptr) == 0) installed[signo] = true;
   }

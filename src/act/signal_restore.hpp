@@ -6,7 +6,8 @@
 //   the process exits 128+signo;
 // - faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS): restore, then the fault
 //   takes its course (the previous handler, e.g. a sanitizer's, or a core dump).
-// A signal the process ignores (SIG_IGN, e.g. SIGHUP under nohup) stays ignored, and a signal
+// A signal the process ignores (SIG_IGN, e.g. SIGHUP under nohup) stays ignored, except a
+// SIGPIPE sent by another process (a write to a closed pipe is still ignored), and a signal
 // with a handler of the program's own, other than SIGINT/SIGTERM/SIGHUP, is left to it.
 //
 // Async-signal-safety by the self-pipe method: the handler only write()s the signal number to a
