@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "support/cli_run.hpp"
+#include "support/sandbox.hpp"
 
 namespace regime::test {
 namespace {
@@ -205,6 +207,94 @@ TEST_F(HostileInput, AsRootANvmlLibraryOthersCouldWriteIsNotLoaded) {
                               fs::perms::others_read | fs::perms::others_exec);
   r = regime({"limit", "show", "--device", "nvml:0"}, env);
   EXPECT_EQ(r.status, 0) << r.err;  // the same file, once no one else can replace it
+}
+
+// A power value the job's owner chose never fails `regime job begin`: the Slurm prolog would
+// drain the node. Unreadable (1e-05, what %g once made of 0.00001) or out of the GPU's range, the
+// cap is refused, said, and the job runs with its limits unchanged.
+class HostileJobValue : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sb_.use_fake_nvml(nlohmann::json::parse(R"({"gpus": [
+      {"name": "NVIDIA H200", "uuid": "GPU-job-0", "min_limit_W": 200, "max_limit_W": 700,
+       "default_limit_W": 700, "idle_W": 80, "demand_W": 690}]})"));
+    sb_.env["REGIME_AGENT_SOCKET"] = (sb_.path() / "no-agent.sock").string();
+  }
+  RunResult job(const std::string& op, const std::string& id, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {
+        "job", op, "--job", id, "--node", "n1", "--db", (sb_.path() / "runs.sqlite").string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return sb_.regime(args);
+  }
+  Sandbox sb_;
+};
+
+TEST_F(HostileJobValue, AValueJobBeginCannotUseLeavesTheLimitAndSucceeds) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--power", "1e-05"}, "not applied: --gpu-power=1e-05"},
+      {{"--power", "0x96"}, "not applied: --gpu-power=0x96"},
+      {{"--power", "0.00001"}, "not applied: "},
+      {{"--power", "auto", "--workload=--json"}, "no kept sweep of '--json'"},
+  };
+  int id = 40;
+  for (const auto& c : cases) {
+    const std::string job_id = std::to_string(++id);
+    std::vector<std::string> more = {"--gpus", "0"};
+    more.insert(more.end(), c.args.begin(), c.args.end());
+    RunResult begin = job("begin", job_id, more);
+    EXPECT_EQ(begin.status, 0) << c.args[1] << ": " << begin.err;
+    EXPECT_THAT(begin.out, HasSubstr(c.says)) << begin.out << begin.err;
+    EXPECT_DOUBLE_EQ(sb_.fake_limit_W("GPU-job-0", 700), 700) << c.args[1];
+    EXPECT_FALSE(sb_.journaled()) << c.args[1];
+    RunResult end = job("end", job_id);
+    EXPECT_EQ(end.status, 0) << c.args[1] << ": " << end.err;
+  }
+}
+
+// SIGPIPE ignored when Regime starts (as Regime itself ignores it while it copies a workload's
+// output): a write to a closed stdout is still survived, but `kill -PIPE` ends the process as
+// docs/safety.md says, limits restored first, exit 141.
+TEST(HostileSignal, KillPipeRestoresAndExits141WhereSigpipeIsIgnored) {
+  Sandbox sb;
+  sb.use_fake_nvml(nlohmann::json::parse(R"({"gpus": [
+    {"name": "NVIDIA H200", "uuid": "GPU-pipe-0", "min_limit_W": 200, "max_limit_W": 700,
+     "default_limit_W": 700, "idle_W": 80, "demand_W": 690}]})"));
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::signal(SIGPIPE, SIG_IGN);
+    ::dup2(p[1], 1);
+    ::close(p[0]);
+    for (const auto& [k, v] : sb.env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::string bin = REGIME_BINARY;
+    std::vector<std::string> args = {"limit", "set",       "--device", "nvml:0", "--watts",
+                                     "300",   "--actuate", "--hold",   "60"};
+    std::vector<char*> argv = {bin.data()};
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(p[1]);
+  ::close(p[0]);  // stdout now leads nowhere: every write raises SIGPIPE in the process itself
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (sb.fake_limit_W("GPU-pipe-0") != 300 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_DOUBLE_EQ(sb.fake_limit_W("GPU-pipe-0"), 300);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int st = 0;
+  EXPECT_EQ(::waitpid(pid, &st, WNOHANG), 0) << "a write to the closed stdout ended it";
+  EXPECT_DOUBLE_EQ(sb.fake_limit_W("GPU-pipe-0"), 300);
+  ::kill(pid, SIGPIPE);
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  EXPECT_EQ(decode_status(st), 128 + SIGPIPE);
+  EXPECT_DOUBLE_EQ(sb.fake_limit_W("GPU-pipe-0"), 700);
+  EXPECT_FALSE(sb.journaled());
 }
 
 }  // namespace
