@@ -183,6 +183,11 @@ std::optional<std::string> next_line(Client& c) {
   }
 }
 
+bool bytes_waiting(int fd) {
+  char b = 0;
+  return ::recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 // Tells a connection that is not taken why, and closes it.
 void refuse(int fd, const std::string& why) {
   std::string line = error_response(ErrorKind::Io, why).dump() + "\n";
@@ -355,8 +360,9 @@ class Server {
       const bool busy = c.has_request() || !c.out.empty();
       ConnectionTimes t{c.last_activity_s, c.partial_since_s, c.unsent_since_s, busy, false};
       Expiry e = expiry(t, limits_, now);
-      // Asked only then: a connection's caps are its own, and last until it closes.
-      if (e == Expiry::Idle && agent_.holds_caps(id)) e = Expiry::None;
+      // Asked only then: a connection's caps are its own, and last until it closes; and a
+      // request that came since the last read is not idle (closing would drop it unanswered).
+      if (e == Expiry::Idle && (agent_.holds_caps(id) || bytes_waiting(c.fd))) e = Expiry::None;
       if (e == Expiry::None) continue;
       if (std::string why = expiry_message(e, limits_); !why.empty()) {
         queue(c, error_response(ErrorKind::InvalidArgument, why));
