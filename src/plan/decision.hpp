@@ -100,6 +100,9 @@ struct DecisionInputs {
   // Noise known before one workload's rows are read (single measurements): the table's pooled
   // noise when the rows come from a table (table_noise_priors), else the fixed prior.
   NoisePriors priors;
+  // False-saving rate of the keep-default rule and of the binding test (single measurements).
+  double decision_alpha = kDecisionAlpha;
+  double binding_alpha = kBindingAlpha;
   // The default measured again at the end of a live sweep: the default's estimate then spans both
   // windows and every other interval widens by half the drift between them (the caps were measured
   // somewhere in between); past kMaxDriftRel no comparison is made.

@@ -103,7 +103,8 @@ NoiseEstimate relative_noise(const std::vector<double>& caps_W, const std::vecto
   return n;
 }
 
-TableBinding table_binding(const std::vector<ProbeResult>& probes, const NoisePrior& power_prior) {
+TableBinding table_binding(const std::vector<ProbeResult>& probes, const NoisePrior& power_prior,
+                           double alpha) {
   const std::vector<ProbeResult> rows = sorted_desc(probes);
   TableBinding b;
   for (const auto& r : rows) b.repeat_caps_W.push_back(r.cap_W);
@@ -154,7 +155,7 @@ TableBinding table_binding(const std::vector<ProbeResult>& probes, const NoisePr
   }
   const auto positions = static_cast<double>(n - 1);
   b.t = best_t;
-  b.critical_t = student_t_quantile(1 - kBindingAlpha / positions, b.power_noise.dof);
+  b.critical_t = student_t_quantile(1 - alpha / positions, b.power_noise.dof);
   const bool trend = best_t > b.critical_t;
   // Fitted power at the lowest cap against the fitted flat level (x = 0 there).
   b.power_drop_pct = (1 - std::exp(best_beta * best_xlast)) * 100;
@@ -166,7 +167,20 @@ TableBinding table_binding(const std::vector<ProbeResult>& probes, const NoisePr
       certain_onset_W = caps[i - 1];
       break;
     }
-  b.binds = trend || certain_onset_W > 0;
+  // A row's own power drop: a row whose mean power lies under the default's by more than two
+  // rows' noise allows (family-wise over the rows) binds, whatever the mean draw says (power peaks
+  // reach caps above the mean); every cap under it binds too.
+  const double drop_crit =
+      student_t_quantile(1 - alpha / positions, b.power_noise.dof) * sigma * std::sqrt(2.0);
+  double drop_onset_W = 0;
+  size_t drop_row = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (y[0] - y[i] > drop_crit) {
+      drop_onset_W = caps[i - 1];
+      drop_row = i;
+      break;
+    }
+  b.binds = trend || certain_onset_W > 0 || drop_onset_W > 0;
   if (!b.binds) {
     b.summary = fmt::format(
         "power does not follow the cap: the best onset ({} W) gives t = {:.1f} <= {:.2f} "
@@ -174,7 +188,7 @@ TableBinding table_binding(const std::vector<ProbeResult>& probes, const NoisePr
         caps[best_j], best_t, b.critical_t, pct(sigma));
     return b;
   }
-  b.onset_cap_W = std::max(trend ? caps[best_j] : 0.0, certain_onset_W);
+  b.onset_cap_W = std::max({trend ? caps[best_j] : 0.0, certain_onset_W, drop_onset_W});
   b.repeat_caps_W.clear();
   for (size_t i = 0; i < n; ++i)
     (caps[i] >= b.onset_cap_W ? b.repeat_caps_W : b.binding_caps_W).push_back(caps[i]);
@@ -189,7 +203,16 @@ TableBinding table_binding(const std::vector<ProbeResult>& probes, const NoisePr
                   "cap binds (hinge t = {:.1f} > {:.2f}; power noise {})",
                   caps[best_j], b.power_drop_pct, caps.back(), best_t, b.critical_t, pct(sigma))
             : std::string();
-  b.summary = follows.empty() ? certain : certain.empty() ? follows : follows + "; " + certain;
+  std::string summary = follows;
+  for (const std::string& part :
+       {certain, drop_onset_W > 0
+                     ? fmt::format("the {} W row draws {:.1f}% less than the default, beyond the "
+                                   "noise ({:.1f}%), so it binds",
+                                   caps[drop_row], 100 * (1 - power[drop_row] / power[0]),
+                                   100 * (1 - std::exp(-drop_crit)))
+                     : std::string()})
+    if (!part.empty()) summary += (summary.empty() ? "" : "; ") + part;
+  b.summary = summary;
   return b;
 }
 
@@ -239,6 +262,10 @@ NoisePriors table_noise_priors(const std::vector<std::vector<ProbeResult>>& work
     constexpr double kMaxPriorDof = 100;
     const double excess = var - tri;
     prior.dof = excess > 0 ? std::min(kMaxPriorDof, 2 * inverse_trigamma(excess)) : kMaxPriorDof;
+    // Workloads differ in noise, and Smyth's dof says how much; but a table-wide level pooled
+    // over many workloads is itself well known, and a prior of 1.5 dof turns a 1.2% noise into a
+    // bar of 17% through the t quantile alone. Its dof stay at least kMinPooledPriorDof.
+    prior.dof = std::max(prior.dof, kMinPooledPriorDof);
     prior.rel_sd = std::sqrt(std::exp(zbar + digamma(prior.dof / 2) - std::log(prior.dof / 2)));
     prior.source = fmt::format("pooled over {} workloads of {}", z.size(), source);
     return prior;

@@ -24,6 +24,11 @@ inline constexpr double kPriorNoiseDof = 2;
 // the V100 table (it finds every cap that binds there), checked on the RTX 6000 table.
 inline constexpr double kBindingAlpha = 0.01;
 
+// The least weight a prior pooled over a table's workloads carries (evidence.cpp, chosen by the
+// decision benchmark's cross-check, docs/sweep.md): t quantiles at fewer dof made bars of 10-17%
+// out of 1-3% noise.
+inline constexpr double kMinPooledPriorDof = 10;
+
 // What is known of a table's noise before one workload's rows are read: the fixed prior above,
 // or the table's own, pooled over its workloads by empirical Bayes (table_noise_priors).
 struct NoisePrior {
@@ -77,7 +82,7 @@ struct TableBinding {
 // binds when its slope's t statistic exceeds the Student t quantile at 1 - kBindingAlpha /
 // (positions tried), with the power noise from pseudo-residuals of all rows and the prior.
 TableBinding table_binding(const std::vector<ProbeResult>& probes,
-                           const NoisePrior& power_prior = {});
+                           const NoisePrior& power_prior = {}, double alpha = kBindingAlpha);
 
 // The noise of a whole table, pooled over its workloads (each a list of rows, one per cap) by the
 // empirical Bayes of Smyth (2004): each workload's variance estimate is a scaled chi-square draw

@@ -54,6 +54,77 @@ double score_or_inf(const ProbeResult& p, const ProbeResult& dflt, const Decisio
   return s ? *s : kInf;
 }
 
+// Max-slowdown: time per step rises as the cap falls, so the lowest cap within the time bound is
+// found by bisection over the candidates (about log2 of their number probes), against the default's
+// measured time. Energy then decides among the caps within the bound: if energy still falls from
+// the lowest feasible cap to the measured cap under it, a curve that falls and then rises has its
+// minimum within the bound there; otherwise (a knee, or heat) the minimum may lie higher, and the
+// search walks up until the best cap's neighbours are both measured and worse. Returns why it
+// stopped. `grid` is ascending: candidates, then the default.
+template <class Measure>
+std::string bisect_time_bound(const std::vector<double>& grid, size_t n_candidates,
+                              const SearchOptions& opt, Measure&& measure,
+                              const std::vector<ProbeResult>& probes) {
+  const DecisionInputs& in = opt.decision;
+  const double bound_s =
+      probes.front().measurement.time_per_step_s * (1 + in.objective.max_slowdown_pct / 100);
+  // Values, not references: a probe appends to `probes`.
+  auto at = [&](size_t i) -> Measurement {
+    int k = find_probe(probes, grid[i]);
+    return k >= 0 ? probes[static_cast<size_t>(k)].measurement : measure(grid[i]).measurement;
+  };
+  auto measured = [&](size_t i) { return find_probe(probes, grid[i]) >= 0; };
+  auto energy = [&](size_t i) { return at(i).energy_per_step_J; };
+  // lo: the highest index known past the bound (-1: none); hi: the lowest known within it.
+  long lo = -1, hi = static_cast<long>(n_candidates);
+  bool first = true;
+  while (hi - lo > 1) {
+    long mid = (lo + hi) / 2;
+    if (first && opt.start_cap_W) {
+      for (long i = lo + 1; i < hi; ++i)
+        if (std::abs(grid[static_cast<size_t>(i)] - *opt.start_cap_W) <
+            std::abs(grid[static_cast<size_t>(mid)] - *opt.start_cap_W))
+          mid = i;
+    }
+    first = false;
+    (at(static_cast<size_t>(mid)).time_per_step_s <= bound_s ? hi : lo) = mid;
+  }
+  const auto b = static_cast<size_t>(hi);
+  const double t0 = probes.front().measurement.time_per_step_s;
+  if (b == n_candidates)
+    return fmt::format(
+        "no cap below the default keeps time per step within +{:g}% ({} W: "
+        "{:+.1f}%)",
+        in.objective.max_slowdown_pct, grid[n_candidates - 1],
+        (at(n_candidates - 1).time_per_step_s / t0 - 1) * 100);
+  const std::string found = fmt::format("the lowest cap within +{:g}% time is {} W",
+                                        in.objective.max_slowdown_pct, grid[b]);
+  if (lo >= 0 && energy(static_cast<size_t>(lo)) < energy(b))
+    return found + fmt::format(
+                       "; energy still falls to {} W under it, so no cap above {} W "
+                       "within the bound uses less",
+                       grid[static_cast<size_t>(lo)], grid[b]);
+  if (lo < 0 && !opt.check_above_lowest_cap) return found + " (the lowest cap)";
+  // Energy rises under the lowest feasible cap (a knee) or nothing lies under it: the least
+  // energy within the bound may lie higher. Measure the best cap's unmeasured neighbours within
+  // the bound until both are measured.
+  while (true) {
+    size_t best = b;
+    for (size_t i = b; i <= n_candidates; ++i)
+      if (measured(i) && energy(i) < energy(best)) best = i;
+    if (best + 1 <= n_candidates && !measured(best + 1)) {
+      at(best + 1);
+    } else if (best > b && !measured(best - 1)) {
+      at(best - 1);
+    } else {
+      return found + fmt::format(
+                         "; energy within the bound is least at {} W, both neighbours "
+                         "measured",
+                         grid[best]);
+    }
+  }
+}
+
 }  // namespace
 
 Strategy parse_strategy(const std::string& text) {
@@ -155,6 +226,10 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
           "no cap below the default would bind {:.0f}% of the time or more ({}), so none is "
           "measured",
           100 * kMinBindShare, live.summary));
+  } else if (in.objective.kind == ObjectiveKind::MaxSlowdown) {
+    // The time bound finds the caps worth measuring: every cap is a candidate, whatever the mean
+    // draw (power peaks make caps above it bind).
+    grid = lower;
   } else if (!lower.empty() && lower.back() < at_default.avg_power_W) {
     const double ceiling_W = draw_W * (1 + opt.headroom_margin);
     for (double cap : lower)
@@ -165,7 +240,7 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
     TableBinding screen;
     for (auto it = lower.rbegin(); it != lower.rend(); ++it) {
       measure(*it);
-      screen = table_binding(out.probes, in.priors.power);
+      screen = table_binding(out.probes, in.priors.power, in.binding_alpha);
       if (screen.binds || screen.t < kSuggestiveTrendT) break;
     }
     if (!screen.binds)
@@ -179,6 +254,13 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
   if (grid.empty()) return stop_nothing_binds("no cap below the default to measure");
   size_t n_candidates = grid.size();
   grid.push_back(caps.front());
+
+  if (in.objective.kind == ObjectiveKind::MaxSlowdown) {
+    finish(bisect_time_bound(grid, n_candidates, opt, measure, out.probes));
+    // Rows alone (a table): when power does not follow the cap, no cap binds.
+    out.no_cap_binds = out.decision.binding && !out.decision.binding->binds;
+    return out;
+  }
 
   // 3. A first probe low in the range: on the Zeus data most optima lie in the lower third.
   auto second = static_cast<size_t>(

@@ -69,6 +69,9 @@ struct SearchOptions {
   std::function<std::optional<Regime>(const Measurement&)> classify;
   CurveFitter fitter;                                // empty: fit_polynomial_curve
   std::function<void(const ProbeResult&)> on_probe;  // called after each probe (progress)
+  // Max-slowdown: when the lowest cap of the grid is within the time bound, measure its neighbour
+  // too (a knee may put less energy there).
+  bool check_above_lowest_cap = false;
   // Measure the default limit again after the search (live sweeps: heat drifts under a sweep),
   // so the decision sees the drift between the two default windows.
   bool remeasure_default = false;

@@ -1,0 +1,433 @@
+// The decision benchmark (docs/sweep.md, "Decision benchmark"): the cap each policy leaves set,
+// judged on the rows of real or simulated sweep tables.
+//
+//   decision_bench [--objective OBJ] [--sim [--judge-truth]] [--cross-check] [--detail POLICY]
+//                  [--write-corpus DIR] TABLE.csv...
+//
+// --sim adds the simulated corpus (plan/sim_corpus.hpp); its picks are judged on its measured
+// rows, as real tables are, or with --judge-truth on the noise-free rows behind them.
+// Per table and overall: mean energy saved and time changed against the default limit on the
+// table's own rows, regret against the oracle (least energy within the objective's time bound,
+// every cap known), probes, picks that cost energy, picks past the time bound. Regime's adaptive
+// search runs exactly as `regime sweep --device replay:FILE` does (checked against the session
+// call on every file table); Regime exhaustive is `regime recommend`.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "plan/recommend.hpp"
+#include "plan/replay.hpp"
+#include "plan/search.hpp"
+#include "plan/sim_corpus.hpp"
+#include "plan/twin_curve.hpp"
+#include "session/sweep.hpp"
+#include "trace/sweep_table.hpp"
+
+namespace {
+
+using namespace regime;
+
+// One workload's rows, highest cap first (the first is the default limit).
+struct Workload {
+  std::string name, gpu;
+  std::vector<SweepRow> rows;
+  double e(size_t i) const { return rows[i].energy_per_unit_J(); }
+  double t(size_t i) const { return rows[i].time_s; }
+  size_t index_of(double cap_W) const {
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (std::abs(rows[i].cap_W - cap_W) < 0.05) return i;
+    throw Error(ErrorKind::NotFound, fmt::format("{}: no row at {} W", name, cap_W));
+  }
+};
+
+struct Pick {
+  double cap_W = 0;
+  int probes = 0;
+  std::string why;  // the decision's reason, where there is one (--detail)
+};
+
+struct TableData {
+  std::string label;
+  std::string path;  // empty for an in-memory table
+  SweepTable table;
+  std::vector<Workload> workloads;
+  // What the picks are judged on: the table's own rows, or the truth behind a simulated table.
+  std::vector<Workload> judged;
+};
+
+// Tweaks of the adaptive search's settings, for the cross-check (empty: as shipped).
+using Tweak = std::function<void(plan::SearchOptions&)>;
+
+struct Policy {
+  std::string name;
+  bool counts_probes = true;  // false: picks without measuring (blanket caps, the oracle)
+  std::function<std::vector<Pick>(const TableData&)> run;
+};
+
+std::vector<Workload> workloads_of(const SweepTable& table) {
+  std::vector<Workload> out;
+  for (const auto& name : table.workloads()) {
+    Workload w{name, "", table.rows_for(name)};
+    w.gpu = w.rows.front().gpu;
+    if (w.rows.size() >= 2) out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// The adaptive search as `regime sweep --device replay:FILE` builds it (session/sweep.cpp).
+std::vector<Pick> adaptive_picks(const TableData& d, const plan::Objective& objective,
+                                 const Tweak& tweak) {
+  std::map<std::string, plan::NoisePriors> priors;
+  std::vector<Pick> out;
+  for (const auto& w : d.workloads) {
+    plan::ReplayProber prober(d.table, w.name);
+    const GpuInfo info = prober.info("replay:" + d.label);
+    std::vector<double> caps;
+    for (const auto& r : prober.rows()) caps.push_back(r.cap_W);
+    session::SweepSettings settings;
+    settings.objective = objective.text();
+    plan::SearchOptions opt = session::search_options(info, settings, caps, false);
+    plan::configure_curve(opt, w.gpu);
+    if (!priors.count(w.gpu)) priors[w.gpu] = plan::table_priors(d.table, w.gpu);
+    opt.decision.priors = priors[w.gpu];
+    if (tweak) tweak(opt);
+    const plan::SearchOutcome o = plan::search(prober, opt);
+    out.push_back({o.decision.cap_W, static_cast<int>(o.probes.size()),
+                   o.stop_reason + " | " + o.decision.reason});
+  }
+  return out;
+}
+
+// The session's own call on a file table, to hold the benchmark to what users run.
+void check_against_session(const TableData& d, const plan::Objective& objective,
+                           const std::vector<Pick>& picks) {
+  if (d.path.empty()) return;
+  for (size_t i = 0; i < d.workloads.size(); ++i) {
+    session::SweepRequest r;
+    r.device = "replay:" + d.path;
+    r.workload.builtin = d.workloads[i].name;
+    r.settings.objective = objective.text();
+    const session::SweepReport rep = session::run_sweep(r);
+    if (std::abs(rep.outcome.decision.cap_W - picks[i].cap_W) > 0.05 ||
+        static_cast<int>(rep.outcome.probes.size()) != picks[i].probes)
+      throw Error(ErrorKind::Internal,
+                  fmt::format("{} {}: the benchmark's search picks {} W in {} probes, `regime "
+                              "sweep` {} W in {}",
+                              d.label, d.workloads[i].name, picks[i].cap_W, picks[i].probes,
+                              rep.outcome.decision.cap_W, rep.outcome.probes.size()));
+  }
+}
+
+std::vector<Pick> recommend_picks(const TableData& d, const plan::Objective& objective) {
+  std::map<std::string, double> cap;
+  std::map<std::string, std::string> why;
+  for (const auto& rec : plan::recommend(d.table, objective)) {
+    cap[rec.workload] = rec.decision.cap_W;
+    why[rec.workload] = rec.decision.reason;
+  }
+  std::vector<Pick> out;
+  for (const auto& w : d.workloads)
+    out.push_back({cap.at(w.name), static_cast<int>(w.rows.size()), why.at(w.name)});
+  return out;
+}
+
+// The time bound of the objective on the true rows (max-slowdown; none for the others).
+double time_bound_s(const Workload& w, const plan::Objective& objective) {
+  return objective.kind == plan::ObjectiveKind::MaxSlowdown
+             ? w.t(0) * (1 + objective.max_slowdown_pct / 100)
+             : std::numeric_limits<double>::infinity();
+}
+
+size_t oracle_index(const Workload& w, const plan::Objective& objective) {
+  size_t best = 0;
+  for (size_t i = 0; i < w.rows.size(); ++i) {
+    if (w.t(i) > time_bound_s(w, objective)) continue;
+    auto s = plan::score(objective, w.e(i), w.t(i), w.t(0), w.rows.front().cap_W);
+    auto b = plan::score(objective, w.e(best), w.t(best), w.t(0), w.rows.front().cap_W);
+    if (s && b && *s < *b) best = i;
+  }
+  return best;
+}
+
+std::vector<Policy> policies(const plan::Objective& objective, bool check_session) {
+  auto per_workload = [](std::function<Pick(const Workload&)> f) {
+    return [f](const TableData& d) {
+      std::vector<Pick> out;
+      for (const auto& w : d.workloads) out.push_back(f(w));
+      return out;
+    };
+  };
+  std::vector<Policy> p;
+  p.push_back({"Regime adaptive", true, [objective, check_session](const TableData& d) {
+                 auto picks = adaptive_picks(d, objective, {});
+                 if (check_session) check_against_session(d, objective, picks);
+                 return picks;
+               }});
+  p.push_back({"Regime exhaustive (recommend)", true,
+               [objective](const TableData& d) { return recommend_picks(d, objective); }});
+  p.push_back({"Zeus eta=0.5, every cap", true, per_workload([](const Workload& w) {
+                 size_t best = 0;
+                 const double p_max = w.rows.front().cap_W;
+                 auto cost = [&](size_t i) { return 0.5 * w.e(i) + 0.5 * p_max * w.t(i); };
+                 for (size_t i = 0; i < w.rows.size(); ++i)
+                   if (cost(i) < cost(best)) best = i;
+                 return Pick{w.rows[best].cap_W, static_cast<int>(w.rows.size()), ""};
+               })});
+  p.push_back({"Zeus max-slowdown, every cap", true, per_workload([objective](const Workload& w) {
+                 // The lowest cap whose time stays within the bound.
+                 size_t pick = 0;
+                 for (size_t i = 0; i < w.rows.size(); ++i)
+                   if (w.t(i) <= time_bound_s(w, objective)) pick = i;
+                 return Pick{w.rows[pick].cap_W, static_cast<int>(w.rows.size()), ""};
+               })});
+  p.push_back({"blanket 80% of default", false, per_workload([](const Workload& w) {
+                 size_t pick = 0;
+                 const double target = 0.8 * w.rows.front().cap_W;
+                 for (size_t i = 0; i < w.rows.size(); ++i)
+                   if (std::abs(w.rows[i].cap_W - target) < std::abs(w.rows[pick].cap_W - target))
+                     pick = i;
+                 return Pick{w.rows[pick].cap_W, 0, ""};
+               })});
+  p.push_back({"blanket lowest cap", false, per_workload([](const Workload& w) {
+                 return Pick{w.rows.back().cap_W, 0, ""};
+               })});
+  p.push_back({"oracle", false, [objective](const TableData& d) {
+                 std::vector<Pick> out;
+                 for (const auto& w : d.judged)
+                   out.push_back({w.rows[oracle_index(w, objective)].cap_W, 0, ""});
+                 return out;
+               }});
+  return p;
+}
+
+struct Tally {
+  int n = 0;
+  double saved_pct = 0, time_pct = 0, regret_pct = 0, worst_regret_pct = 0, probes = 0;
+  int cost_energy = 0, past_bound = 0, regret_over_3 = 0;
+  void add(const Workload& w, const Pick& p, const plan::Objective& objective) {
+    const size_t i = w.index_of(p.cap_W), o = oracle_index(w, objective);
+    ++n;
+    saved_pct += (1 - w.e(i) / w.e(0)) * 100;
+    time_pct += (w.t(i) / w.t(0) - 1) * 100;
+    const double regret = (w.e(i) / w.e(o) - 1) * 100;
+    regret_pct += regret;
+    worst_regret_pct = std::max(worst_regret_pct, regret);
+    if (regret > 3) ++regret_over_3;
+    probes += p.probes;
+    if (w.e(i) > w.e(0) * (1 + 1e-9)) ++cost_energy;
+    if (w.t(i) > time_bound_s(w, objective) * (1 + 1e-9)) ++past_bound;
+  }
+  void merge(const Tally& o) {
+    n += o.n;
+    saved_pct += o.saved_pct;
+    time_pct += o.time_pct;
+    regret_pct += o.regret_pct;
+    worst_regret_pct = std::max(worst_regret_pct, o.worst_regret_pct);
+    probes += o.probes;
+    cost_energy += o.cost_energy;
+    past_bound += o.past_bound;
+    regret_over_3 += o.regret_over_3;
+  }
+  std::string row(const std::string& policy, bool measured) const {
+    const double k = n > 0 ? 1.0 / n : 0;
+    return fmt::format("| {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} | {} | {} | {} |", policy,
+                       saved_pct * k, time_pct * k, regret_pct * k, worst_regret_pct, regret_over_3,
+                       measured ? fmt::format("{:.1f}", probes * k) : "-", cost_energy, past_bound);
+  }
+};
+
+const char* kHeader =
+    "| policy | energy saved % | time % | mean regret % | worst regret % | regret > 3% | probes | "
+    "cost energy | past bound |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |";
+
+// Runs every policy on every table and prints one table each; returns each policy's tallies per
+// table (policy-major).
+std::vector<std::vector<Tally>> report(const std::vector<TableData>& data,
+                                       const std::vector<Policy>& pols,
+                                       const plan::Objective& objective,
+                                       const std::string& detail) {
+  std::vector<std::vector<Tally>> out(pols.size());
+  for (const auto& d : data) {
+    fmt::print("\n### {} ({} workloads)\n\n{}\n", d.label, d.workloads.size(), kHeader);
+    for (size_t k = 0; k < pols.size(); ++k) {
+      const auto picks = pols[k].run(d);
+      Tally t;
+      for (size_t i = 0; i < d.workloads.size(); ++i) t.add(d.judged[i], picks[i], objective);
+      out[k].push_back(t);
+      fmt::print("{}\n", t.row(pols[k].name, pols[k].counts_probes));
+      if (pols[k].name == detail)
+        for (size_t i = 0; i < d.workloads.size(); ++i) {
+          const Workload& w = d.judged[i];
+          const size_t j = w.index_of(picks[i].cap_W), o = oracle_index(w, objective);
+          fmt::print(
+              "    {} {} W ({:+.1f}% E, {:+.1f}% T, {} probes), oracle {} W ({:+.1f}% E): "
+              "regret {:.1f}%: {}\n",
+              w.name, picks[i].cap_W, (w.e(j) / w.e(0) - 1) * 100, (w.t(j) / w.t(0) - 1) * 100,
+              picks[i].probes, w.rows[o].cap_W, (w.e(o) / w.e(0) - 1) * 100,
+              (w.e(j) / w.e(o) - 1) * 100, picks[i].why);
+        }
+    }
+  }
+  return out;
+}
+
+// The tallies of tables [from, to) merged, one row per policy.
+void print_overall(const std::string& title, const std::vector<Policy>& pols,
+                   const std::vector<std::vector<Tally>>& tallies, size_t from, size_t to) {
+  if (to - from < 2) return;
+  std::string rows;
+  int n = 0;
+  for (size_t k = 0; k < pols.size(); ++k) {
+    Tally all;
+    for (size_t i = from; i < to; ++i) all.merge(tallies[k][i]);
+    n = all.n;
+    rows += all.row(pols[k].name, pols[k].counts_probes) + "\n";
+  }
+  fmt::print("\n### {} ({} workloads)\n\n{}\n{}", title, n, kHeader, rows);
+}
+
+// The adaptive search's settings that the cross-check tunes: each is chosen on one table (the
+// value with the best mean saving among those with no pick past the bound and none costing
+// energy), then run as chosen on the others.
+struct Knob {
+  std::string name;
+  std::vector<double> values;
+  std::function<void(plan::SearchOptions&, double)> set;
+};
+
+std::vector<Knob> knobs() {
+  return {
+      {"decision alpha (keep-default rule)",
+       {0.01, 0.02, 0.05, 0.1, 0.2},
+       [](plan::SearchOptions& o, double v) { o.decision.decision_alpha = v; }},
+      {"binding alpha",
+       {0.001, 0.01, 0.05},
+       [](plan::SearchOptions& o, double v) { o.decision.binding_alpha = v; }},
+  };
+}
+
+void cross_check(const std::vector<TableData>& data, const plan::Objective& objective) {
+  fmt::print("\n## Cross-check: each setting chosen on one table, run on the others\n");
+  for (const Knob& k : knobs()) {
+    fmt::print(
+        "\n### {}\n\n| chosen on | value | run on | energy saved % | regret % | probes | "
+        "cost energy | past bound |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        k.name);
+    for (const auto& train : data) {
+      double best_v = k.values.front(), best_saved = -1e300;
+      for (double v : k.values) {
+        const auto picks = adaptive_picks(train, objective, [&](auto& o) { k.set(o, v); });
+        Tally t;
+        for (size_t i = 0; i < train.workloads.size(); ++i)
+          t.add(train.judged[i], picks[i], objective);
+        if (t.cost_energy == 0 && t.past_bound == 0 && t.saved_pct > best_saved) {
+          best_saved = t.saved_pct;
+          best_v = v;
+        }
+      }
+      for (const auto& test : data) {
+        const auto picks = adaptive_picks(test, objective, [&](auto& o) { k.set(o, best_v); });
+        Tally t;
+        for (size_t i = 0; i < test.workloads.size(); ++i)
+          t.add(test.judged[i], picks[i], objective);
+        const double m = t.n > 0 ? 1.0 / t.n : 0;
+        fmt::print("| {} | {:g} | {}{} | {:.1f} | {:.1f} | {:.1f} | {} | {} |\n", train.label,
+                   best_v, test.label, &test == &train ? " (same)" : "", t.saved_pct * m,
+                   t.regret_pct * m, t.probes * m, t.cost_energy, t.past_bound);
+      }
+    }
+  }
+}
+
+int run(int argc, char** argv) {
+  plan::Objective objective = plan::parse_objective("");
+  bool sim = false, cross = false, judge_truth = false;
+  std::string write_dir, detail;
+  std::vector<TableData> data;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw Error(ErrorKind::InvalidArgument, a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--objective") {
+      objective = plan::parse_objective(value());
+    } else if (a == "--sim") {
+      sim = true;
+    } else if (a == "--judge-truth") {
+      judge_truth = true;
+    } else if (a == "--cross-check") {
+      cross = true;
+    } else if (a == "--detail") {
+      detail = value();
+    } else if (a == "--write-corpus") {
+      write_dir = value();
+    } else if (!a.empty() && a[0] == '-') {
+      throw Error(ErrorKind::InvalidArgument, "unknown option " + a);
+    } else {
+      TableData d;
+      d.path = a;
+      d.table = read_sweep_table(a);
+      d.label = std::filesystem::path(a).filename().string();
+      d.workloads = workloads_of(d.table);
+      d.judged = d.workloads;
+      data.push_back(std::move(d));
+    }
+  }
+  if (!write_dir.empty()) {
+    for (const auto& t : plan::sim_corpus())
+      for (const SweepTable* table : {&t.measured, &t.truth}) {
+        const std::string& src = table->source;
+        const auto path =
+            std::filesystem::path(write_dir) /
+            (src.substr(0, src.find('.')) + (table == &t.truth ? ".truth.csv" : ".sweep.csv"));
+        std::ofstream(path) << format_sweep_table(table->rows);
+        fmt::print("wrote {} ({} rows)\n", path.string(), table->rows.size());
+      }
+    return 0;
+  }
+  const size_t real = data.size();
+  if (sim)
+    for (auto& t : plan::sim_corpus()) {
+      TableData d;
+      d.label = t.measured.source;
+      d.table = std::move(t.measured);
+      d.workloads = workloads_of(d.table);
+      d.judged = judge_truth ? workloads_of(t.truth) : d.workloads;
+      data.push_back(std::move(d));
+    }
+  if (data.empty())
+    throw Error(ErrorKind::InvalidArgument, "no table given (TABLE.csv ... and/or --sim)");
+  const auto start = std::chrono::steady_clock::now();
+  fmt::print("## Decision benchmark, objective {}\n", objective.text());
+  const auto pols = policies(objective, true);
+  const auto tallies = report(data, pols, objective, detail);
+  print_overall("real tables", pols, tallies, 0, real);
+  print_overall("simulated corpus", pols, tallies, real, data.size());
+  if (real > 0 && real < data.size()) print_overall("all tables", pols, tallies, 0, data.size());
+  if (cross) cross_check(data, objective);
+  fmt::print("\n({:.1f} s)\n",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "decision_bench: " << e.what() << "\n";
+    return 1;
+  }
+}

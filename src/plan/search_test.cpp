@@ -1,0 +1,161 @@
+// The adaptive search under the default objective (least energy within a time bound) and the
+// rules of single-measurement decisions it relies on, on constructed tables and the simulated
+// corpus of the decision benchmark.
+#include "plan/search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/decision.hpp"
+#include "plan/evidence.hpp"
+#include "plan/recommend.hpp"
+#include "plan/replay.hpp"
+#include "plan/sim_corpus.hpp"
+
+namespace regime::plan {
+namespace {
+
+struct Row {
+  double cap_W, time_s, power_W;
+};
+
+SweepTable table_of(const std::vector<Row>& rows) {
+  SweepTable t;
+  t.source = "test";
+  for (const auto& r : rows) {
+    SweepRow s;
+    s.workload = "w";
+    s.gpu = "TestGPU";
+    s.cap_W = r.cap_W;
+    s.time_s = r.time_s;
+    s.avg_power_W = r.power_W;
+    s.unit = "step";
+    t.rows.push_back(s);
+  }
+  return t;
+}
+
+SearchOutcome adaptive(const SweepTable& t) {
+  ReplayProber prober(t, "w");
+  SearchOptions opt;
+  for (const auto& r : prober.rows()) opt.caps.push_back(r.cap_W);
+  opt.decision.objective = parse_objective("");
+  opt.decision.default_limit_W = opt.decision.max_power_W = opt.caps.front();
+  return search(prober, opt);
+}
+
+// Time rises steadily as the cap falls, energy falls: the lowest cap within +10% time is the
+// best, and bisection finds it in about log2 of the candidates.
+TEST(PlanSearchTimeBound, BisectsToTheLowestCapWithinTheBound) {
+  std::vector<Row> rows;
+  for (double i = 0; i < 13; ++i) {
+    const double cap = 300 - 15 * i;
+    rows.push_back({cap, 1 + 0.02 * i, 250 - 14 * i});
+  }
+  const SearchOutcome out = adaptive(table_of(rows));
+  // 12 candidates: at most ceil(log2(13)) = 4 probes besides the default.
+  EXPECT_LE(out.probes.size(), 5u);
+  EXPECT_FALSE(out.decision.keep_default) << out.decision.reason;
+  EXPECT_EQ(out.decision.cap_W, 225);  // +10% time at i = 5: 1.10
+  EXPECT_LE(out.decision.time_change_pct, 10.0 + 1e-9);
+}
+
+// The pick's slowdown is against the default's own row, not a level pooled with other rows: the
+// 250 W row runs +10.1% against the default's row, so it is past the bound even though it is
+// within +10% of the mean of the default and a noisy slow row at 275 W.
+TEST(PlanSearchTimeBound, TheBoundIsCheckedAgainstTheDefaultsOwnRow) {
+  std::vector<ProbeResult> rows;
+  auto row = [](double cap, double t, double p) {
+    ProbeResult r;
+    r.cap_W = cap;
+    r.measurement.time_per_step_s = t;
+    r.measurement.avg_power_W = p;
+    r.measurement.energy_per_step_J = t * p;
+    return r;
+  };
+  rows = {row(300, 1.0, 200), row(275, 1.02, 200), row(250, 1.101, 150), row(225, 1.3, 140)};
+  DecisionInputs in;
+  in.objective = parse_objective("");
+  in.default_limit_W = in.max_power_W = 300;
+  const Decision d = decide(rows, in);
+  EXPECT_NE(d.cap_W, 250) << d.reason;
+  EXPECT_LE(d.time_change_pct, 10.0);
+}
+
+// A 300 W card whose workload draws 214 W at the default: its 225 W row draws 193 W, so it
+// binds, whatever the mean draw says; the rows above it repeat the default.
+TEST(PlanSearchTimeBound, BindingComesFromTheRowsOwnPowerDrop) {
+  std::vector<ProbeResult> rows;
+  for (auto [cap, p] : std::vector<std::pair<double, double>>{
+           {300, 214}, {275, 213.5}, {250, 214.5}, {225, 193}, {200, 180}, {175, 165}}) {
+    ProbeResult r;
+    r.cap_W = cap;
+    r.measurement.avg_power_W = p;
+    rows.push_back(r);
+  }
+  const TableBinding b = table_binding(rows);
+  EXPECT_TRUE(b.binds) << b.summary;
+  EXPECT_GE(b.onset_cap_W, 250) << b.summary;
+  EXPECT_NE(std::find(b.binding_caps_W.begin(), b.binding_caps_W.end(), 225.0),
+            b.binding_caps_W.end())
+      << b.summary;
+}
+
+// A knee: energy falls to 200 W, then rises sharply while time stays within the bound; the
+// search must not stop at the lowest cap within the bound.
+TEST(PlanSearchTimeBound, AKneeDoesNotHideTheOptimum) {
+  const std::vector<Row> rows = {{300, 1.00, 250}, {275, 1.005, 235}, {250, 1.01, 215},
+                                 {225, 1.02, 195}, {200, 1.03, 170},  {175, 1.06, 168},
+                                 {150, 1.09, 167}, {125, 1.30, 150},  {100, 1.60, 125}};
+  const SearchOutcome out = adaptive(table_of(rows));
+  EXPECT_EQ(out.decision.cap_W, 200) << out.decision.reason << " / " << out.stop_reason;
+}
+
+// A card that throttles on heat at its default runs faster under a lower cap: the lower caps are
+// within the bound and the search finds the saving there.
+TEST(PlanSearchTimeBound, AThermalCliffIsFoundUnderTheDefault) {
+  const std::vector<Row> rows = {{250, 1.30, 200}, {225, 1.28, 198}, {200, 1.02, 185},
+                                 {175, 1.05, 170}, {150, 1.12, 148}, {125, 1.35, 124}};
+  const SearchOutcome out = adaptive(table_of(rows));
+  EXPECT_FALSE(out.decision.keep_default) << out.decision.reason;
+  EXPECT_LT(out.decision.energy_change_pct, -20) << out.decision.reason;
+}
+
+TEST(PlanSimCorpus, IsDeterministicAndShapedUnlikeTheRealTables) {
+  const auto a = sim_corpus(7), b = sim_corpus(7);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_EQ(format_sweep_table(a[0].measured.rows), format_sweep_table(b[0].measured.rows));
+  EXPECT_NE(format_sweep_table(a[0].measured.rows),
+            format_sweep_table(sim_corpus(8)[0].measured.rows));
+  int faster_lower = 0, knees = 0, peaky = 0, workloads = 0;
+  for (const auto& t : a) {
+    for (const auto& name : t.truth.workloads()) {
+      const auto rows = t.truth.rows_for(name);  // highest cap first
+      ++workloads;
+      EXPECT_GE(rows.size(), 9u);
+      EXPECT_LE(rows.size(), 15u);
+      const double t0 = rows.front().time_s, p0 = rows.front().avg_power_W;
+      bool faster = false, binds_above_mean = false;
+      size_t best = 0;
+      for (size_t i = 1; i < rows.size(); ++i) {
+        faster |= rows[i].time_s < t0 * 0.97;
+        binds_above_mean |= rows[i].cap_W > p0 * 1.1 && rows[i].avg_power_W < p0 * 0.97;
+        if (rows[i].energy_per_unit_J() < rows[best].energy_per_unit_J()) best = i;
+      }
+      faster_lower += faster;
+      peaky += binds_above_mean;
+      // Energy least inside the range and at least 5% higher at the lowest cap.
+      knees += best > 0 && best + 1 < rows.size() &&
+               rows.back().energy_per_unit_J() > 1.05 * rows[best].energy_per_unit_J();
+    }
+  }
+  EXPECT_GE(workloads, 80);
+  EXPECT_GE(faster_lower, 5);
+  EXPECT_GE(knees, 10);
+  EXPECT_GE(peaky, 10);
+}
+
+}  // namespace
+}  // namespace regime::plan
