@@ -6,10 +6,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <iostream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +21,7 @@
 #include "common/json_text.hpp"
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
+#include "device/nvml/nvml_library.hpp"
 
 namespace regime {
 
@@ -113,18 +117,62 @@ std::string journal_key(const std::string& uuid, const std::string& device) {
   return out;
 }
 
-fs::path journal_path() { return journal_dirs().journal; }
+namespace {
+std::atomic<bool> override_allowed_in_process{false};
+}  // namespace
+
+void allow_journal_dir_override_in_this_process() { override_allowed_in_process = true; }
+
+JournalDirs power_limit_journal_dirs() {
+  JournalDirs d = journal_dirs();
+  if (!d.from_override || !running_privileged() || override_allowed_in_process ||
+      nvml::library_is_test_double())
+    return d;
+  static std::once_flag told;
+  std::call_once(told, [] {
+    std::cerr << "regime: REGIME_SYSTEM_STATE_DIR is ignored for power-limit journals: a process "
+                 "that can change real GPUs' limits keeps them in "
+              << system_journal_dirs().journal.string()
+              << ", so every such process sees every change\n";
+  });
+  return system_journal_dirs();
+}
+
+fs::path journal_path() { return power_limit_journal_dirs().journal; }
 
 namespace {
 
+SafeDir open_state_dir(const fs::path& dir, bool system_wide) {
+  // CAP_SYS_ADMIN without root: it may change limits but cannot journal them where every other
+  // actuator looks, so it changes nothing.
+  auto refuse = [&](const std::string& why) {
+    return Error(ErrorKind::NoPermission,
+                 fmt::format("this process can change GPU power limits (CAP_SYS_ADMIN) but cannot "
+                             "use the system-wide power-limit journal {}: {}; run it as root "
+                             "(every process that changes a limit must journal it in that one "
+                             "place)",
+                             dir.string(), why));
+  };
+  const bool capability_only = system_wide && ::geteuid() != 0;
+  try {
+    SafeDir d = SafeDir::open(dir, system_wide ? 0755 : 0700);
+    if (capability_only && ::faccessat(d.fd(), ".", W_OK, AT_EACCESS) != 0)
+      throw refuse("it is not writable by this user");
+    return d;
+  } catch (const Error& e) {
+    if (!capability_only || e.kind() == ErrorKind::NoPermission) throw;
+    throw refuse(e.what());
+  }
+}
+
 SafeDir open_journal_dir() {
-  JournalDirs d = journal_dirs();
-  return SafeDir::open(d.journal, d.system_wide ? 0755 : 0700);
+  JournalDirs d = power_limit_journal_dirs();
+  return open_state_dir(d.journal, d.system_wide);
 }
 
 SafeDir open_lock_dir() {
-  JournalDirs d = journal_dirs();
-  return SafeDir::open(d.locks, d.system_wide ? 0755 : 0700);
+  JournalDirs d = power_limit_journal_dirs();
+  return open_state_dir(d.locks, d.system_wide);
 }
 
 std::optional<JournalEntry> load(const SafeDir& dir, const std::string& key) {
@@ -227,8 +275,13 @@ uint64_t process_start_ticks(int pid) {
 
 bool process_alive(int pid, uint64_t start_ticks) {
   if (pid <= 0) return false;
+  // Every guard records its start time; an entry without one, on a system where start times can
+  // be read, was not written by a running guard (a hand-made "pid 1" entry would block its GPU
+  // for good otherwise).
+  if (start_ticks == 0)
+    return process_start_ticks(static_cast<int>(::getpid())) == 0 &&
+           !(::kill(pid, 0) != 0 && errno == ESRCH);
   if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-  if (start_ticks == 0) return true;
   uint64_t now = process_start_ticks(pid);
   return now == 0 || now == start_ticks;
 }

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/paths.hpp"
+
 namespace regime {
 
 struct JournalEntry {
@@ -47,7 +49,17 @@ JournalEntry parse_journal_entry(std::string_view text, const std::string& sourc
 // URI when there is none, with any byte outside [A-Za-z0-9_-] written as %XX.
 std::string journal_key(const std::string& uuid, const std::string& device);
 
-// The directory holding the journal files (journal_dirs().journal).
+// Where power-limit journals and their locks live: common/paths.hpp's journal_dirs(), except that
+// a privileged process on real GPUs ignores REGIME_SYSTEM_STATE_DIR (said once on stderr): two
+// root processes with different environments must still share one journal per GPU, or one could
+// record the other's cap as the original. Only a test double NVML (tests/fake_nvml) may move it.
+JournalDirs power_limit_journal_dirs();
+// For test programs whose GPUs live in memory (tests/support/test_main.cpp):
+// REGIME_SYSTEM_STATE_DIR is then honoured in this process as for a test double NVML. The shipped
+// programs never call it.
+void allow_journal_dir_override_in_this_process();
+
+// The directory holding the journal files (power_limit_journal_dirs().journal).
 std::filesystem::path journal_path();
 
 // Exclusive access to one GPU's journal entry across processes and threads: an flock on its lock
@@ -81,7 +93,8 @@ std::vector<std::string> journal_keys();
 Journal read_journal();
 // The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), 0 if unknown.
 uint64_t process_start_ticks(int pid);
-// True if `pid` runs and (where known) started at `start_ticks`: a dead owner's entry is leftover.
+// True if `pid` runs and started at `start_ticks`: a dead owner's entry is leftover. An entry
+// without a start time (0) counts as dead wherever start times can be read: no guard writes one.
 bool process_alive(int pid, uint64_t start_ticks);
 
 }  // namespace regime

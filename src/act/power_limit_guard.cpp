@@ -53,6 +53,13 @@ void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool ph
                             info.device, info.name, watts));
 }
 
+double takeover_target_W(const JournalEntry& prior, double found_W) {
+  if (!prior.kept) return prior.original_limit_W;
+  // A process working on top of the kept cap died: the kept cap is what it would have put back.
+  if (prior.pid != 0 && prior.restore_to_W) return *prior.restore_to_W;
+  return found_W;
+}
+
 PowerLimitGuard::PowerLimitGuard(Gpu& gpu, ActuationPolicy policy)
     : gpu_(gpu),
       policy_(policy),
@@ -102,6 +109,7 @@ double PowerLimitGuard::set(double watts) {
   // and record this process's cap as the original.
   GpuJournalLock journal(uuid_, device_);
   double found_W = gpu_.info().current_limit_W;
+  double target_W = found_W;
   std::optional<JournalEntry> prior = journal.read();
   const int self = static_cast<int>(::getpid());
   JournalEntry mine;
@@ -117,11 +125,20 @@ double PowerLimitGuard::set(double watts) {
                               "(it restores the limit) or stop it",
                               device_, uuid_, prior->pid));
     }
-    // A kept cap, or a leftover whose restore failed: the recorded original stays the one
-    // `regime restore` brings back; this guard puts back what it found.
+    // The recorded original always stays: it is the limit before any Regime change.
     mine = *prior;
-    mine.restore_to_W = found_W;
-    role_ = JournalRole::Claimed;
+    target_W = takeover_target_W(*prior, found_W);
+    if (prior->kept) {
+      // A cap left on purpose: this guard puts that cap back and leaves the entry for
+      // `regime restore`.
+      mine.restore_to_W = target_W;
+      role_ = JournalRole::Claimed;
+    } else {
+      // A dead process's leftover: its cap was never meant to stay, so the end of this guard
+      // puts back the original and the entry goes with it.
+      mine.restore_to_W.reset();
+      role_ = JournalRole::Created;
+    }
   } else {
     mine = {device_, uuid_, found_W, 0, 0, now_unix_s(), false, std::nullopt};
     role_ = JournalRole::Created;
@@ -129,7 +146,7 @@ double PowerLimitGuard::set(double watts) {
   mine.pid = self;
   mine.pid_start_ticks = process_start_ticks(self);
   journal.write(mine);
-  restore_to_W_ = found_W;
+  restore_to_W_ = target_W;
   try {
     return gpu_.set_power_limit(watts);
   } catch (...) {

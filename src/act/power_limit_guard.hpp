@@ -34,6 +34,12 @@ bool read_only_from_env();
 void check_actuation(const ActuationPolicy& policy, const GpuInfo& info, bool physical,
                      double watts);
 
+struct JournalEntry;
+// What a guard taking over the journal entry `prior` of a process no longer running puts back at
+// its end, given the limit `found_W` on the card now: the recorded original for a leftover (the
+// dead process's cap was never meant to stay), the kept cap for an entry left on purpose.
+double takeover_target_W(const JournalEntry& prior, double found_W);
+
 class PowerLimitGuard {
  public:
   PowerLimitGuard(Gpu& gpu, ActuationPolicy policy);

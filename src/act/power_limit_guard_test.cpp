@@ -2,7 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,6 +281,90 @@ TEST_F(GuardTest, AGuardOverAKeptCapHoldsTheEntryAndGivesItBack) {
   EXPECT_EQ(j.entries[0].pid, 0);
   EXPECT_TRUE(j.entries[0].kept);
   EXPECT_FALSE(j.entries[0].restore_to_W.has_value());
+}
+
+// A guard finding the entry of a process that died holding a cap (kill -9) takes it over with the
+// recorded original: at its end the card is back at that original, not at the dead one's cap.
+TEST_F(GuardTest, TakingOverADeadProcesssEntryKeepsTheOriginal) {
+  TestGpu gpu(true);
+  gpu.limit_W = 180;  // the dead process's cap
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  uint64_t ticks = process_start_ticks(child);
+  ::waitpid(child, nullptr, 0);
+  {
+    GpuJournalLock lock("GPU-test-7", "nvml:7");
+    lock.write({"nvml:7", "GPU-test-7", 300, child, ticks + 1, 1, false, std::nullopt});
+  }
+  {
+    PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+    guard.set(150);
+    Journal j = read_journal();
+    ASSERT_EQ(j.entries.size(), 1u);
+    EXPECT_DOUBLE_EQ(j.entries[0].original_limit_W, 300);
+    ASSERT_TRUE(guard.original_limit_W().has_value());
+    EXPECT_DOUBLE_EQ(*guard.original_limit_W(), 300);
+  }
+  EXPECT_DOUBLE_EQ(gpu.limit_W, 300);
+  EXPECT_FALSE(has_journal());
+}
+
+TEST(GuardTakeover, PutsBackTheOriginalOfALeftoverAndTheCapOfAKeptEntry) {
+  JournalEntry leftover{"nvml:7", "GPU-test-7", 300, 4242, 99, 1, false, std::nullopt};
+  EXPECT_DOUBLE_EQ(takeover_target_W(leftover, 180), 300);
+  JournalEntry kept{"nvml:7", "GPU-test-7", 300, 0, 0, 1, true, std::nullopt};
+  EXPECT_DOUBLE_EQ(takeover_target_W(kept, 250), 250);
+  JournalEntry kept_under_dead{"nvml:7", "GPU-test-7", 300, 4242, 99, 1, true, 250.0};
+  EXPECT_DOUBLE_EQ(takeover_target_W(kept_under_dead, 120), 250);
+}
+
+// An entry no running guard can have written (no start time) never blocks its GPU, and
+// `regime restore` clears it.
+TEST_F(GuardTest, AnEntryWithoutAStartTimeIsALeftover) {
+  EXPECT_FALSE(process_alive(1, 0));
+  EXPECT_FALSE(process_alive(::getpid(), 0));
+  TestGpu gpu(true);
+  {
+    GpuJournalLock lock("GPU-test-7", "nvml:7");
+    lock.write({"nvml:7", "GPU-test-7", 300, 1, 0, 1, false, std::nullopt});
+  }
+  gpu.limit_W = 200;
+  PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+  EXPECT_NO_THROW(guard.set(150));
+  guard.restore();
+  EXPECT_DOUBLE_EQ(gpu.limit_W, 300);
+  EXPECT_FALSE(has_journal());
+}
+
+// A process that may change limits without being root (CAP_SYS_ADMIN) journals in the one
+// system-wide place or not at all: it cannot write root's folder, so it changes nothing.
+TEST(PrivilegeByCapability, ACapSysAdminProcessWithoutRootUsesTheSystemJournalOrRefuses) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make such a process";
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::unsetenv("REGIME_SYSTEM_STATE_DIR");
+    ::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0);
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(10);
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    data[0].effective = data[0].permitted = 1u << CAP_SYS_ADMIN;
+    if (::syscall(SYS_capset, &header, data) != 0) ::_exit(11);
+    if (!running_privileged()) ::_exit(12);
+    if (power_limit_journal_dirs().journal != "/var/lib/regime/power-limits") ::_exit(13);
+    TestGpu gpu(true);
+    try {
+      PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
+      guard.set(150);
+      ::_exit(14);  // changed without the system-wide journal
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("CAP_SYS_ADMIN") == std::string::npos) ::_exit(15);
+    }
+    ::_exit(gpu.sets == 0 ? 0 : 16);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 // The journal file of TestGpu(true), for tests that plant things there.

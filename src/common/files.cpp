@@ -9,10 +9,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "common/error.hpp"
+#include "common/paths.hpp"
 
 namespace regime {
 
@@ -102,53 +105,184 @@ std::string read_regular_file(const fs::path& path, size_t max_bytes) {
 }
 
 std::string untrusted_dir_reason(uid_t owner, mode_t mode, uid_t euid) {
-  if (owner != euid)
-    return fmt::format("it is owned by uid {}, not by this user (uid {})", owner, euid);
+  // Root's folders are trusted by everyone: root can change anything anyway.
+  if (owner != euid && owner != 0)
+    return fmt::format("it is owned by uid {}, not by this user (uid {}) or root", owner, euid);
   if ((mode & (S_IWGRP | S_IWOTH)) != 0)
     return fmt::format("it is writable by {} (mode {}); `chmod go-w` it",
                        (mode & S_IWOTH) != 0 ? "others" : "its group", mode_text(mode));
   return "";
 }
 
+namespace {
+
+bool trusted_owner(uid_t owner, uid_t euid) { return owner == 0 || owner == euid; }
+
+// Why a component met while walking a path may not be trusted; empty when it may.
+std::string untrusted_component_reason(const struct stat& st, uid_t euid) {
+  if (!trusted_owner(st.st_uid, euid))
+    return fmt::format("it is owned by uid {}, not by root or this user (uid {})", st.st_uid, euid);
+  if (S_ISLNK(st.st_mode)) return "";
+  bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0;
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !sticky_dir)
+    return fmt::format("it is writable by {} (mode {})",
+                       (st.st_mode & S_IWOTH) != 0 ? "others" : "its group", mode_text(st.st_mode));
+  return "";
+}
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      if (fd >= 0) ::close(fd);
+      fd = o.fd;
+      o.fd = -1;
+    }
+    return *this;
+  }
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+// Walks `path` from "/" (a relative path from the current directory) one component at a time,
+// never letting the kernel follow a link: a link is followed here, and only when root or `euid`
+// owns it. With `strict`, every directory passed through must be one no other user can change
+// (untrusted_component_reason). With `create_mode`, missing components are made as directories.
+// Returns an O_PATH descriptor of the last component; `last` receives its stat and path.
+Fd walk_path(const fs::path& path, uid_t euid, bool strict, std::optional<mode_t> create_mode,
+             struct stat& last, fs::path& walked) {
+  constexpr int kMaxLinks = 40;  // the kernel's own limit (ELOOP)
+  const std::string shown = path.string();
+  auto refuse = [&](const fs::path& component, const std::string& why) {
+    throw Error(ErrorKind::NoPermission,
+                fmt::format("{}: {} cannot be trusted: {}", shown, component.string(), why));
+  };
+  auto io_error = [&](const fs::path& component, int e) {
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot open {}: {}: {}", shown, component.string(), errno_text(e)));
+  };
+  fs::path start = path;
+  if (start.is_relative()) {
+    std::error_code ec;
+    fs::path cwd = fs::current_path(ec);
+    if (ec) io_error("the current directory", ec.value());
+    start = cwd / start;
+  }
+  std::vector<std::string> todo;  // components still to walk, the next one last
+  auto push_front = [&](const fs::path& p) {
+    std::vector<std::string> parts;
+    for (const auto& part : p.relative_path()) parts.push_back(part.string());
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
+  };
+  auto open_root = [&]() {
+    Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (root.fd < 0) io_error("/", errno);
+    if (::fstat(root.fd, &last) != 0) io_error("/", errno);
+    if (strict) {
+      if (std::string why = untrusted_component_reason(last, euid); !why.empty()) refuse("/", why);
+    }
+    return root;
+  };
+  Fd dir = open_root();
+  walked = "/";
+  push_front(start);
+  int links = 0;
+  while (!todo.empty()) {
+    std::string name = todo.back();
+    todo.pop_back();
+    if (name.empty() || name == ".") continue;
+    fs::path here = name == ".." ? walked.parent_path() : walked / name;
+    Fd node(::openat(dir.fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (node.fd < 0 && errno == ENOENT && create_mode) {
+      if (::mkdirat(dir.fd, name.c_str(), *create_mode) != 0 && errno != EEXIST)
+        throw Error(ErrorKind::Io, fmt::format("cannot create directory {}: {}", here.string(),
+                                               errno_text(errno)));
+      node = Fd(::openat(dir.fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    }
+    if (node.fd < 0) io_error(here, errno);
+    if (::fstat(node.fd, &last) != 0) io_error(here, errno);
+    if (S_ISLNK(last.st_mode)) {
+      if (!trusted_owner(last.st_uid, euid))
+        refuse(here, fmt::format("it is a symbolic link owned by uid {}", last.st_uid));
+      if (++links > kMaxLinks) io_error(here, ELOOP);
+      char target[PATH_MAX];
+      ssize_t n = ::readlinkat(node.fd, "", target, sizeof target - 1);
+      if (n < 0) io_error(here, errno);
+      fs::path to(std::string(target, static_cast<size_t>(n)));
+      if (to.is_absolute()) {
+        dir = open_root();
+        walked = "/";
+      }
+      push_front(to);
+      continue;
+    }
+    walked = here;
+    if (todo.empty()) return node;
+    if (!S_ISDIR(last.st_mode)) io_error(here, ENOTDIR);
+    if (strict) {
+      if (std::string why = untrusted_component_reason(last, euid); !why.empty()) refuse(here, why);
+    }
+    dir = std::move(node);
+  }
+  return dir;  // the path named "/" itself
+}
+
+}  // namespace
+
+int open_trusted_file(const fs::path& path, uid_t euid) {
+  struct stat st {};
+  fs::path where;
+  Fd node = walk_path(path, euid, true, std::nullopt, st, where);
+  auto refuse = [&](const std::string& why) {
+    throw Error(ErrorKind::NoPermission,
+                fmt::format("{}: {} cannot be trusted: {}", path.string(), where.string(), why));
+  };
+  if (!S_ISREG(st.st_mode)) refuse(fmt::format("it is {}", type_name(st.st_mode)));
+  if (std::string why = untrusted_component_reason(st, euid); !why.empty()) refuse(why);
+  // Reopened for reading through the very inode that was checked.
+  std::string self = fmt::format("/proc/self/fd/{}", node.fd);
+  Fd file(::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (file.fd < 0)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot open {}: {}", where.string(), errno_text(errno)));
+  struct stat again {};
+  if (::fstat(file.fd, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)
+    refuse("it changed while it was opened");
+  return file.release();
+}
+
 SafeDir SafeDir::open(const fs::path& path, mode_t create_mode) {
   if (path.empty()) throw Error(ErrorKind::InvalidArgument, "empty directory path");
-  // Create missing components one by one with our mode (create_directories would use 0777 &
-  // ~umask, and give group or others write access under a loose umask).
-  fs::path built;
-  for (const auto& part : path) {
-    built /= part;
-    if (::mkdir(built.c_str(), create_mode) != 0 && errno != EEXIST)
-      throw Error(ErrorKind::Io,
-                  fmt::format("cannot create directory {}: {}", built.string(), errno_text(errno)));
-  }
   uid_t euid = ::geteuid();
-  struct stat link {};
-  if (::lstat(path.c_str(), &link) != 0)
-    throw Error(ErrorKind::Io, fmt::format("cannot stat {}: {}", path.string(), errno_text(errno)));
-  // A link as the directory itself is fine when this user (or root) made it; one planted by
-  // someone else in a shared place such as /tmp could lead root's files anywhere.
-  if (S_ISLNK(link.st_mode) && link.st_uid != euid && link.st_uid != 0)
-    throw Error(ErrorKind::NoPermission,
-                fmt::format("refusing directory {}: it is a symbolic link owned by uid {}",
-                            path.string(), link.st_uid));
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error(ErrorKind::Io,
-                fmt::format("cannot open directory {}: {}", path.string(), errno_text(errno)));
+  // Missing components are made with our mode (create_directories would use 0777 & ~umask, and
+  // give group or others write access under a loose umask). A privileged process also refuses
+  // any folder on the way that another user could change.
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw Error(ErrorKind::Io, fmt::format("cannot stat {}: {}", path.string(), errno_text(e)));
-  }
+  fs::path where;
+  Fd node = walk_path(path, euid, running_privileged(), create_mode, st, where);
+  if (!S_ISDIR(st.st_mode))
+    throw Error(ErrorKind::Io, fmt::format("cannot open directory {}: {} is {}", path.string(),
+                                           where.string(), type_name(st.st_mode)));
   std::string why = untrusted_dir_reason(st.st_uid, st.st_mode, euid);
-  if (!why.empty()) {
-    ::close(fd);
+  if (!why.empty())
     throw Error(ErrorKind::NoPermission,
                 fmt::format("refusing directory {}: {} (another user could plant links or files "
                             "in it)",
                             path.string(), why));
-  }
+  // A descriptor that can be read, listed and fsynced, of the very directory checked.
+  int fd = ::openat(node.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot open directory {}: {}", path.string(), errno_text(errno)));
   return SafeDir(fd, path);
 }
 

@@ -28,9 +28,12 @@ std::string read_regular_file(const std::filesystem::path& path,
 
 class SafeDir {
  public:
-  // Opens `path`, creating it and any missing parents with `create_mode` first. Error Io when it
-  // cannot be created or opened, and NoPermission when it is not owned by the effective user,
-  // is writable by group or others, or is a symbolic link owned by someone else.
+  // Opens `path` one component at a time without letting the kernel follow links (a link is
+  // followed only when root or the effective user owns it), creating missing ones with
+  // `create_mode`. Error Io when it cannot be created or opened, and NoPermission when it is not
+  // owned by the effective user or root, is writable by group or others, a link on the way is
+  // someone else's, or (privileged processes) a folder on the way could be changed by another
+  // user.
   static SafeDir open(const std::filesystem::path& path, mode_t create_mode = 0700);
 
   SafeDir(SafeDir&& other) noexcept;
@@ -64,8 +67,18 @@ class SafeDir {
   std::filesystem::path path_;
 };
 
+// Opens the regular file at `path` for reading such that no user but root and `euid` can have
+// chosen what it holds: the path is walked from "/" one component at a time (openat with
+// O_NOFOLLOW), every directory on it must be owned by root or euid and writable by no one else
+// (a sticky directory such as /tmp may be, since only owners can rename its entries), a link is
+// followed only when root or euid owns it, and the file itself must be owned by root or euid and
+// writable by no one else. The checks apply to what the returned descriptor refers to, so
+// swapping a link or a file after the check cannot change what is opened. Error NoPermission
+// saying which component failed and why; Error Io when the path cannot be walked (no such file).
+int open_trusted_file(const std::filesystem::path& path, uid_t euid);
+
 // Why a directory with this owner and mode may not be trusted by `euid`; empty when it may.
-// Pure, for tests: owner must be euid, and neither group nor others may write.
+// Pure, for tests: owner must be euid or root, and neither group nor others may write.
 std::string untrusted_dir_reason(uid_t owner, mode_t mode, uid_t euid);
 
 }  // namespace regime

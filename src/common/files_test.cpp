@@ -1,13 +1,17 @@
 #include "common/files.hpp"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -67,6 +71,7 @@ TEST_F(FilesTest, TrustRequiresOwnerAndNoWriteForOthers) {
   EXPECT_EQ(untrusted_dir_reason(1000, 040700, 1000), "");
   EXPECT_EQ(untrusted_dir_reason(1000, 040755, 1000), "");
   EXPECT_THAT(untrusted_dir_reason(1001, 040700, 1000), HasSubstr("owned by uid 1001"));
+  EXPECT_EQ(untrusted_dir_reason(0, 040755, 1000), "");  // root's
   EXPECT_THAT(untrusted_dir_reason(1000, 040777, 1000),
               HasSubstr("writable by others (mode 0777)"));
   EXPECT_THAT(untrusted_dir_reason(1000, 040770, 1000), HasSubstr("writable by its group"));
@@ -86,12 +91,33 @@ TEST_F(FilesTest, SafeDirCreatesPrivateDirectoriesAndRefusesLooseOnes) {
     fs::create_directories(dir_ / "theirs");
     ASSERT_EQ(::chown((dir_ / "theirs").c_str(), 65534, 65534), 0);
     EXPECT_THAT(error_of([&] { SafeDir::open(dir_ / "theirs"); }),
-                HasSubstr("owned by uid 65534, not by this user (uid 0)"));
+                HasSubstr("owned by uid 65534, not by this user (uid 0) or root"));
     fs::create_symlink(dir_ / "a", dir_ / "planted");
     ASSERT_EQ(::lchown((dir_ / "planted").c_str(), 65534, 65534), 0);
     EXPECT_THAT(error_of([&] { SafeDir::open(dir_ / "planted"); }),
                 HasSubstr("symbolic link owned by uid 65534"));
   }
+}
+
+TEST_F(FilesTest, SafeDirRefusesLinksOfOtherUsersAnywhereOnThePath) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can give a link away";
+  fs::create_directories(dir_ / "real" / "state");
+  // A link of this user's (or root's) in the middle of the path is followed.
+  fs::create_symlink(dir_ / "real", dir_ / "mine");
+  EXPECT_EQ(error_of([&] { SafeDir::open(dir_ / "mine" / "state"); }), "");
+  // Another user's link in the middle of the path is not, nor one as the whole path.
+  fs::create_symlink(dir_ / "real", dir_ / "planted");
+  ASSERT_EQ(::lchown((dir_ / "planted").c_str(), 65534, 65534), 0);
+  EXPECT_THAT(error_of([&] { SafeDir::open(dir_ / "planted" / "state"); }),
+              HasSubstr("symbolic link owned by uid 65534"));
+  ::setenv("REGIME_STATE_DIR", (dir_ / "planted").c_str(), 1);
+  EXPECT_THAT(error_of([] { state_dir(); }), HasSubstr("symbolic link owned by uid 65534"));
+  // As root, a folder on the way that another user owns is refused too: they could swap what
+  // lies under it.
+  fs::create_directories(dir_ / "theirs" / "state");
+  ASSERT_EQ(::chown((dir_ / "theirs").c_str(), 65534, 65534), 0);
+  EXPECT_THAT(error_of([&] { SafeDir::open(dir_ / "theirs" / "state"); }),
+              HasSubstr("owned by uid 65534"));
 }
 
 TEST_F(FilesTest, SafeDirWritesAtomicallyAndNeverThroughALink) {
@@ -150,6 +176,134 @@ TEST_F(FilesTest, PrivilegedJournalsGoToOnePlaceWhateverTheUserStateDir) {
   EXPECT_EQ(journal_dirs().locks, dir_ / "sys" / "locks");
   ::unsetenv("REGIME_SYSTEM_STATE_DIR");
   ::unsetenv("REGIME_STATE_DIR");
+}
+
+}  // namespace
+}  // namespace regime
+
+namespace regime {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// The identity of a file: what a descriptor opened by open_trusted_file must match.
+std::pair<dev_t, ino_t> identity(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+  return {st.st_dev, st.st_ino};
+}
+
+std::pair<dev_t, ino_t> identity(int fd) {
+  struct stat st {};
+  EXPECT_EQ(::fstat(fd, &st), 0);
+  return {st.st_dev, st.st_ino};
+}
+
+class TrustedFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "ownership checks need root to give files away";
+    std::string tmpl = (fs::temp_directory_path() / "regime-trusted-XXXXXX").string();
+    dir_ = ::mkdtemp(tmpl.data());
+    ::chmod(dir_.c_str(), 0755);
+    good_ = dir_ / "good.so";
+    std::ofstream(good_) << "good";
+    ::chmod(good_.c_str(), 0644);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string refusal(const fs::path& p) {
+    try {
+      ::close(open_trusted_file(p, 0));
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+  fs::path dir_, good_;
+};
+
+TEST_F(TrustedFileTest, OpensARootFileThroughRootLinksAndRefusesAnythingAnotherUserControls) {
+  int fd = open_trusted_file(good_, 0);
+  EXPECT_EQ(identity(fd), identity(good_));
+  ::close(fd);
+  fs::create_symlink(good_, dir_ / "link.so");
+  fd = open_trusted_file(dir_ / "link.so", 0);
+  EXPECT_EQ(identity(fd), identity(good_));
+  ::close(fd);
+
+  // The file: writable by others, or owned by another user.
+  ::chmod(good_.c_str(), 0666);
+  EXPECT_THAT(refusal(good_), HasSubstr("writable by others (mode 0666)"));
+  ::chmod(good_.c_str(), 0644);
+  ASSERT_EQ(::chown(good_.c_str(), 65534, 65534), 0);
+  EXPECT_THAT(refusal(good_), HasSubstr("owned by uid 65534"));
+  ASSERT_EQ(::chown(good_.c_str(), 0, 0), 0);
+
+  // A link another user made (the file it names would pass).
+  fs::path theirs = dir_ / "theirs.so";
+  fs::create_symlink(good_, theirs);
+  ASSERT_EQ(::lchown(theirs.c_str(), 65534, 65534), 0);
+  EXPECT_THAT(refusal(theirs), HasSubstr(theirs.string() + " cannot be trusted"));
+
+  // A folder on the way that another user owns, also when the file is not there (yet).
+  fs::path user_dir = dir_ / "user";
+  fs::create_directory(user_dir);
+  ASSERT_EQ(::chown(user_dir.c_str(), 65534, 65534), 0);
+  EXPECT_THAT(refusal(user_dir / "missing" / "lib.so"), HasSubstr("owned by uid 65534"));
+  // A folder others may write to (not sticky).
+  ::chown(user_dir.c_str(), 0, 0);
+  ::chmod(user_dir.c_str(), 0777);
+  fs::copy_file(good_, user_dir / "lib.so");
+  EXPECT_THAT(refusal(user_dir / "lib.so"), HasSubstr("writable by others"));
+  // Sticky like /tmp: others can add names but not replace root's.
+  ::chmod(user_dir.c_str(), 01777);
+  EXPECT_EQ(refusal(user_dir / "lib.so"), "");
+  // Not there at all: an Io error, not a trust refusal.
+  try {
+    open_trusted_file(dir_ / "none.so", 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+    EXPECT_THAT(e.what(), HasSubstr("No such file"));
+  }
+}
+
+// The check and the open are one: with a link swapped as fast as another thread can between a
+// trusted file and one anyone could have written, every descriptor returned is the trusted file.
+TEST_F(TrustedFileTest, ALinkSwappedDuringTheCheckNeverYieldsTheOtherFile) {
+  fs::path bad = dir_ / "bad.so";
+  std::ofstream(bad) << "bad";
+  ::chmod(bad.c_str(), 0666);
+  fs::path a = dir_ / "a", b = dir_ / "b";
+  fs::create_symlink(good_, a);
+  fs::create_symlink(bad, b);
+  std::atomic<bool> stop{false};
+  std::atomic<long> swaps{0};
+  std::thread swapper([&] {
+    while (!stop) {
+      if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0) ++swaps;
+    }
+  });
+  int opened_good = 0, refused = 0, opened_bad = 0;
+  for (int i = 0; i < 1500; ++i) {
+    try {
+      int fd = open_trusted_file(a, 0);
+      (identity(fd) == identity(good_) ? opened_good : opened_bad)++;
+      ::close(fd);
+    } catch (const Error&) {
+      ++refused;
+    }
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_EQ(opened_bad, 0);
+  EXPECT_GT(swaps.load(), 100);
+  // Both outcomes occur, so the race was really run.
+  EXPECT_GT(opened_good, 0);
+  EXPECT_GT(refused, 0);
 }
 
 }  // namespace

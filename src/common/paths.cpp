@@ -1,6 +1,8 @@
 #include "common/paths.hpp"
 
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -24,7 +26,15 @@ const char* env_nonempty(const char* name) {
 }
 }  // namespace
 
-bool running_privileged() { return ::geteuid() == 0; }
+bool has_effective_capability(int capability) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return false;
+  const auto word = static_cast<size_t>(capability / 32);
+  return word < _LINUX_CAPABILITY_U32S_3 && (data[word].effective & (1u << (capability % 32))) != 0;
+}
+
+bool running_privileged() { return ::geteuid() == 0 || has_effective_capability(CAP_SYS_ADMIN); }
 
 fs::path state_dir() {
   fs::path dir;
@@ -57,12 +67,16 @@ std::optional<fs::path> find_data_dir(const fs::path& exe_dir) {
   return std::nullopt;
 }
 
+JournalDirs system_journal_dirs() {
+  return {"/var/lib/regime/power-limits", "/run/regime/locks", true, false};
+}
+
 JournalDirs journal_dirs() {
   if (const char* v = env_nonempty("REGIME_SYSTEM_STATE_DIR"))
-    return {fs::path(v) / "power-limits", fs::path(v) / "locks", true};
-  if (running_privileged()) return {"/var/lib/regime/power-limits", "/run/regime/locks", true};
+    return {fs::path(v) / "power-limits", fs::path(v) / "locks", true, true};
+  if (running_privileged()) return system_journal_dirs();
   fs::path s = state_dir();
-  return {s / "power-limits", s / "locks", false};
+  return {s / "power-limits", s / "locks", false, false};
 }
 
 std::string current_boot_id() {

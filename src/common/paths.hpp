@@ -5,10 +5,14 @@
 
 namespace regime {
 
-// Whether this process runs with root's rights (effective uid 0): it can change real GPUs'
-// limits, so its journals go to the system-wide place below, whatever the environment says
-// about per-user directories.
+// Whether this process can change real GPUs' limits: effective uid 0, or CAP_SYS_ADMIN in its
+// effective set (what NVML's set calls check). Its journals go to the system-wide place below,
+// whatever the environment says about per-user directories, and it trusts only files no other
+// user can have chosen.
 bool running_privileged();
+
+// Whether `capability` (CAP_*) is in this process's effective set.
+bool has_effective_capability(int capability);
 
 // State directory: $REGIME_STATE_DIR, else (as root) /var/lib/regime, else
 // $XDG_STATE_HOME/regime, else ~/.local/state/regime. Holds the default run database and run
@@ -22,12 +26,16 @@ struct JournalDirs {
   std::filesystem::path journal;  // persistent: survives a crash and a reboot
   std::filesystem::path locks;    // may be volatile (/run)
   bool system_wide = false;       // the one place every privileged process shares
+  bool from_override = false;     // named by REGIME_SYSTEM_STATE_DIR
 };
+// /var/lib/regime/power-limits and /run/regime/locks.
+JournalDirs system_journal_dirs();
 // Privileged: /var/lib/regime/power-limits and /run/regime/locks, shared by every root process
 // whatever its environment, so two of them always see each other's changes.
 // $REGIME_SYSTEM_STATE_DIR (tests) replaces both by DIR/power-limits and DIR/locks, privileged
-// or not. Unprivileged (a simulated or fake device; real NVML refuses such a user anyway):
-// <state dir>/power-limits and <state dir>/locks.
+// or not; the power-limit journal of real GPUs ignores it in privileged processes
+// (act/journal.hpp, power_limit_journal_dirs). Unprivileged (a simulated or fake device; real NVML
+// refuses such a user anyway): <state dir>/power-limits and <state dir>/locks.
 JournalDirs journal_dirs();
 
 // This boot of the machine: the kernel's random boot id (/proc/sys/kernel/random/boot_id), or the

@@ -142,8 +142,14 @@ TEST_F(HostileInput, AJournalEntryForANonPhysicalDeviceIsNeverOpened) {
   }
   write_text(journal / (key + ".json"),
              nlohmann::json{{"device", device}, {"original_limit_W", 100}}.dump());
+  // On the fake NVML (a test double), so that a root process keeps its journal in the test's
+  // folder rather than the machine's.
+  write_text(dir.path / "no-gpus.json", R"({"gpus": []})");
   RunResult r = regime({"restore"}, {{"REGIME_SYSTEM_STATE_DIR", (dir.path / "system").string()},
-                                     {"REGIME_STATE_DIR", (dir.path / "state").string()}});
+                                     {"REGIME_STATE_DIR", (dir.path / "state").string()},
+                                     {"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
+                                     {"FAKE_NVML_CONFIG", (dir.path / "no-gpus.json").string()},
+                                     {"FAKE_NVML_STATE", (dir.path / "no-gpus.state").string()}});
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.out, HasSubstr("is not a physical GPU"));
   EXPECT_EQ(r.out.find("the-secret-first-line"), std::string::npos) << r.out;

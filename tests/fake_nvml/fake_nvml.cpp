@@ -765,6 +765,15 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetSamples(
   });
 }
 
+// Not part of NVML: the library declares itself a test double, so a privileged regime may keep
+// the journal of these GPUs where REGIME_SYSTEM_STATE_DIR says (each test its own). With
+// FAKE_NVML_AS_REAL_GPUS=1 it does not, and regime treats its GPUs as real ones: their journal
+// goes to the one system-wide place whatever the environment (the tests of that rule).
+__attribute__((visibility("default"))) int fakeNvmlIsTestDouble(void) {
+  const char* v = std::getenv("FAKE_NVML_AS_REAL_GPUS");
+  return (v != nullptr && std::string(v) == "1") ? 0 : 1;
+}
+
 // Not part of NVML: how often a function was called since load (tests of field caching).
 __attribute__((visibility("default"))) unsigned fakeNvmlCallCount(const char* name) {
   std::lock_guard lock(mu);

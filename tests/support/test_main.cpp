@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "act/journal.hpp"
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/registry.hpp"
 #include "sim/sim_backend.hpp"
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
   regime::register_backend(regime::nvml::backend());
   regime::register_backend(regime::sim::backend());
   const std::string state_dir = private_state_dir();
+  // The unit tests journal in-memory test GPUs as root: they stay in the private folder above.
+  regime::allow_journal_dir_override_in_this_process();
   ::testing::InitGoogleTest(&argc, argv);
   const int status = RUN_ALL_TESTS();
   if (!state_dir.empty()) {

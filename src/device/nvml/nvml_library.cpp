@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/files.hpp"
 #include "common/paths.hpp"
 
 namespace regime::nvml {
@@ -22,44 +24,37 @@ std::string library_path() {
   return (v != nullptr && *v != '\0') ? v : "libnvidia-ml.so.1";
 }
 
-std::string untrusted_library_reason(const std::string& path) {
-  // A bare name is looked up by the dynamic loader in the system's own directories.
-  if (path.find('/') == std::string::npos) return "";
-  char resolved[PATH_MAX];
-  std::vector<std::string> check;
-  if (::realpath(path.c_str(), resolved) != nullptr) {
-    check = {resolved, std::filesystem::path(resolved).parent_path().string()};
-  } else if (errno == ENOENT) {
-    // Nothing there to load (dlopen says so); but no one else may be able to put it there.
-    std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    if (::realpath(dir.c_str(), resolved) == nullptr) return "";
-    check = {resolved};
-  } else {
-    return fmt::format("cannot resolve it: {}", std::strerror(errno));
-  }
-  for (const std::string& p : check) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) != 0) return fmt::format("cannot stat {}", p);
-    if (st.st_uid != 0) return fmt::format("{} is owned by uid {}, not root", p, st.st_uid);
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-      return fmt::format("{} is writable by {} (mode {:04o})", p,
-                         (st.st_mode & S_IWOTH) != 0 ? "others" : "its group", st.st_mode & 07777);
-  }
-  return "";
-}
-
 namespace {
-// As root, the library named by REGIME_NVML_LIBRARY runs with root's rights: only a file that
-// no one but root can have written is loaded.
-void check_library_for_root(const std::string& path) {
-  const char* v = std::getenv("REGIME_NVML_LIBRARY");
-  if (v == nullptr || *v == '\0' || !running_privileged()) return;
-  std::string why = untrusted_library_reason(path);
-  if (!why.empty())
+// A library named by REGIME_NVML_LIBRARY runs with this process's rights. A privileged process
+// (one that can change GPU limits) loads only a file that no other user can have chosen: it is
+// opened once, by descriptor, after checking every component of its path
+// (common/files.hpp, open_trusted_file), and the loader is given that descriptor
+// (/proc/self/fd/N), so no link or file swapped in between is ever loaded. An unprivileged
+// process can only hurt itself and loads the path as given.
+struct LoadTarget {
+  std::string dlopen_name;  // what dlopen is given
+  int fd = -1;              // the checked file, held open until dlopen has mapped it
+};
+
+LoadTarget choose_load_target(const std::string& path) {
+  // A bare name is looked up by the dynamic loader in the system's own directories.
+  if (path.find('/') == std::string::npos || !running_privileged()) return {path, -1};
+  int fd = -1;
+  try {
+    fd = open_trusted_file(path, ::geteuid());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::NoPermission)
+      throw Error(ErrorKind::LibraryNotFound,
+                  fmt::format("cannot load the NVML library {}: {} (install the NVIDIA driver, or "
+                              "set REGIME_NVML_LIBRARY to the file)",
+                              path, e.what()));
     throw Error(ErrorKind::NoPermission,
-                fmt::format("refusing to load REGIME_NVML_LIBRARY={} as root: {} (a library "
-                            "loaded by root must be owned by root and writable by no one else)",
-                            path, why));
+                fmt::format("refusing to load REGIME_NVML_LIBRARY={} in a process that can "
+                            "change GPU limits: {} (such a library must be owned by root and "
+                            "writable by no one else, in folders only root can change)",
+                            path, e.what()));
+  }
+  return {fmt::format("/proc/self/fd/{}", fd), fd};
 }
 }  // namespace
 
@@ -185,8 +180,10 @@ Fn resolve(void* handle, std::initializer_list<const char*> names) {
 }  // namespace
 
 std::shared_ptr<NvmlLibrary> NvmlLibrary::load(const std::string& path) {
+  LoadTarget target = choose_load_target(path);
   ::dlerror();
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = ::dlopen(target.dlopen_name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (target.fd >= 0) ::close(target.fd);  // mapped (or refused): the descriptor is done
   if (handle == nullptr) {
     const char* why = ::dlerror();
     throw Error(ErrorKind::LibraryNotFound,
@@ -269,6 +266,18 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::load(const std::string& path) {
   return lib;
 }
 
+bool library_is_test_double() {
+  const char* v = std::getenv("REGIME_NVML_LIBRARY");
+  if (v == nullptr || *v == '\0') return false;
+  try {
+    using IsTestDouble = int (*)();
+    auto fn = reinterpret_cast<IsTestDouble>(NvmlLibrary::shared()->symbol("fakeNvmlIsTestDouble"));
+    return fn != nullptr && fn() != 0;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 std::shared_ptr<NvmlLibrary> NvmlLibrary::shared() {
   static std::mutex mu;
   static std::shared_ptr<NvmlLibrary> lib;
@@ -277,7 +286,6 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::shared() {
   if (lib) return lib;
   if (failure) throw *failure;
   try {
-    check_library_for_root(library_path());
     lib = load(library_path());
   } catch (const Error& e) {
     failure = e;

@@ -10,13 +10,17 @@
 
 namespace regime::nvml {
 
-// The file dlopen is given: $REGIME_NVML_LIBRARY, else "libnvidia-ml.so.1". As root, a
-// REGIME_NVML_LIBRARY file is loaded only when untrusted_library_reason() has nothing to say.
+// The library to load: $REGIME_NVML_LIBRARY, else "libnvidia-ml.so.1" (found by the dynamic
+// loader in the system's directories). In a privileged process a REGIME_NVML_LIBRARY path is
+// opened by descriptor after common/files.hpp's open_trusted_file checks, and only that
+// descriptor is loaded (NvmlLibrary::load).
 std::string library_path();
 
-// Why a library at `path` may not be loaded as root, empty when it may: the file (links
-// resolved) and its directory must be owned by root and writable by no one else.
-std::string untrusted_library_reason(const std::string& path);
+// Whether the NVML library this process uses is a test double (it exports
+// `int fakeNvmlIsTestDouble(void)` answering non-zero, as tests/fake_nvml does): its GPUs are not
+// real, so their journal may live where a test says. False without REGIME_NVML_LIBRARY (the
+// system's library) or when the library cannot be loaded.
+bool library_is_test_double();
 
 // Maps an NVML return code to the ErrorKind users and tests rely on.
 ErrorKind error_kind(nvmlReturn_t rc);
