@@ -7,7 +7,8 @@
 #   - the job's GPU energy is in sacct's AdminComment and agrees with cap x GPUs x duration;
 #   - scancel of a running job restores its caps, also after slurmd was restarted under it;
 #   - a job on both nodes gets one cap on all its GPUs and its energy summed over the nodes;
-#   - bad values are refused at submission with a clear message;
+#   - bad values are refused at submission with a clear message (a cap below any GPU's range with
+#     the range), a cap with decimals reaches the GPUs as given, and no value drains a node;
 #   - Slurm's GPU numbers are taken as device minor numbers (n2's NVML order is the reverse);
 #   - after a node reboots under a job, the restore at boot empties the journal and ends the job;
 #   - --gpu-power=study studies a job that marks its steps, applies and keeps the decision (a later
@@ -105,7 +106,11 @@ jobid_of() { sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p'; }
 # 1. Bad values: refused before the job is queued.
 if out=$(srun --gpu-power=fast true 2>&1); then fail "--gpu-power=fast was accepted"; fi
 grep -q "expected default, auto, study, a cap in watts" <<<"$out" || fail "unclear message: $out"
-pass "bad values refused at submission: $(head -1 <<<"$out")"
+# A cap below any GPU's range, which %g once sent to the node as 1e-05 (job begin refused it and
+# the node drained): refused at submission with the range.
+if out2=$(srun --gpu-power=0.00001 true 2>&1); then fail "--gpu-power=0.00001 was accepted"; fi
+grep -q "a cap must lie in \[1, 5000\] W, the widest range of any GPU" <<<"$out2" || fail "unclear message: $out2"
+pass "bad values refused at submission: $(head -1 <<<"$out"); $(head -1 <<<"$out2")"
 
 # 2. A job without the option: untouched.
 out=$(timeout 60 srun -w n1 --gres=gpu:2 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
@@ -143,6 +148,19 @@ print(f"energy {energy:.1f} J over {rec['duration_s']:.2f} s; cap x time allows 
 sys.exit(0 if lo <= energy <= hi else 1)
 PY
 pass "--gpu-power=150: 150 150 during job $job, $(limits n1) after; sacct: $c"
+
+# 3b. A cap with decimals reaches the GPUs as given (no %g rounding), and a workload name that
+# looks like an option neither drains the node nor changes a limit.
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=262.125 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c '"current_limit_W": 262.125' <<<"$out")" -eq 2 ] || fail "job did not see 262.125 W on both GPUs: $out"
+wait_gone "$(job_in "$out")"
+out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=auto --gpu-workload=--json sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+[ "$(grep -c '"current_limit_W": 700' <<<"$out")" -eq 2 ] || fail "auto with workload --json: $out"
+wait_gone "$(job_in "$out")"
+node_state=$(sinfo -h -n n1 -o %t)
+case "$node_state" in idle|mix|alloc) ;; *) fail "n1 is $node_state after --gpu-workload=--json" ;; esac
+[ "$(limits n1)" = "700 700" ] || fail "limits after the 262.125 W and auto jobs: $(limits n1)"
+pass "--gpu-power=262.125: 262.125 W on both GPUs; --gpu-workload=--json: 700 700, n1 $node_state"
 
 # 4. scancel mid-job, with slurmd restarted under the running job first.
 job=$(sbatch -w n1 --gres=gpu:2 --gpu-power=60% -o /dev/null --wrap "sleep 300" | jobid_of)
