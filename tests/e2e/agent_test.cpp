@@ -345,6 +345,30 @@ class AgentE2E : public ::testing::Test {
     return r;
   }
 
+  // One request on a connection of a process running as `uid`: the seconds from its connect to
+  // the answer, and the answer ("no answer" when none came).
+  std::pair<double, std::string> ask_as(uid_t uid, gid_t gid, const std::string& request) const {
+    int p[2];
+    if (::pipe(p) != 0) return {0, "no pipe"};
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(p[0]);
+      if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(126);
+      auto t0 = std::chrono::steady_clock::now();
+      RawClient c(socket_);
+      json a = c.ask(request);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::string out = std::to_string(s) + " " + (a.is_object() ? a.dump() : "no answer");
+      ssize_t n = ::write(p[1], out.data(), out.size());
+      ::_exit(n > 0 ? 0 : 1);
+    }
+    ::close(p[1]);
+    std::string got = test::read_all(p[0]);
+    ::close(p[0]);
+    ::waitpid(pid, nullptr, 0);
+    return {std::atof(got.c_str()), got};
+  }
+
   // Read under the fake's own lock: it truncates and rewrites the file on every set.
   double limit_W(int gpu) const {
     int fd = ::open((dir_.path / "state.json").c_str(), O_RDONLY | O_CLOEXEC);
@@ -771,26 +795,7 @@ TEST_F(AgentE2E, WithoutARateLimitTurnsStillServeAnotherUserPromptly) {
   ASSERT_TRUE(flood.established()) << test::read_text(log_);
   const long answered_before = flood.counts().answers;
   // The other user's report, from a process of its own, timed there.
-  int p[2];
-  ASSERT_EQ(::pipe(p), 0);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(p[0]);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(other->gid()) != 0 || ::setuid(other->uid()) != 0)
-      ::_exit(126);
-    auto t0 = std::chrono::steady_clock::now();
-    RawClient c(socket_);
-    json a = c.ask(R"({"op":"report"})");
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string out = std::to_string(s) + " " + (a.is_object() ? a.dump() : "no answer");
-    ssize_t n = ::write(p[1], out.data(), out.size());
-    ::_exit(n > 0 ? 0 : 1);
-  }
-  ::close(p[1]);
-  std::string got = test::read_all(p[0]);
-  ::close(p[0]);
-  ::waitpid(pid, nullptr, 0);
-  const double other_s = std::atof(got.c_str());
+  auto [other_s, got] = ask_as(other->uid(), other->gid(), R"({"op":"report"})");
   EXPECT_NE(got.find("\"ok\":true"), std::string::npos) << got;
   EXPECT_NE(got.find("\"uid\":" + std::to_string(other->uid())), std::string::npos) << got;
   EXPECT_LT(other_s, 2) << got.substr(0, 200);
@@ -800,6 +805,36 @@ TEST_F(AgentE2E, WithoutARateLimitTurnsStillServeAnotherUserPromptly) {
   std::cout << "[ measured ] without a rate limit, the flood had " << answered - answered_before
             << " reports answered in the 0.5 s after another user's report, which took "
             << other_s * 1000 << " ms\n";
+}
+
+TEST_F(AgentE2E, WhenEveryOrdinarySlotIsTakenRootsEndStillGetsThrough) {
+  // 32 slots for all users together, and one user takes them all.
+  stop_agent();
+  start_agent({"--max-clients", "32"});
+  RawClient prolog(socket_);
+  ASSERT_EQ(prolog.ask(R"({"op":"begin","job":"808","uid":)" + std::to_string(user_->uid()) +
+                       R"(,"gpus":[0],"cap_W":190})")["ok"],
+            true);
+  prolog.close();
+  Flood flood(socket_, user_->uid(), user_->gid(), 1000);
+  ASSERT_TRUE(flood.established()) << test::read_text(log_);
+  // Another user (nobody) finds no slot, and is told so.
+  auto [nobody_s, nobody] = ask_as(65534, 65534, R"({"op":"report"})");
+  EXPECT_NE(nobody.find("regimed serves at most 32 connections of users other than root and "
+                        "admins at once, and all are taken"),
+            std::string::npos)
+      << nobody;
+  // Root, as the epilog, does.
+  test::Env env = {{"REGIME_AGENT_SOCKET", socket_.string()}};
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = test::run({"agent", "request", R"({"op":"end","job":"808"})"}, env, dir_.path);
+  const double end_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out)["restored"].size(), 1u) << r.out;
+  EXPECT_EQ(limit_W(0), 300);
+  EXPECT_LT(end_s, 2);
+  std::cout << "[ measured ] every ordinary slot taken: another user refused in " << nobody_s * 1000
+            << " ms, root's end " << end_s * 1000 << " ms\n";
 }
 
 TEST_F(AgentE2E, UnderAFloodSigtermEndsTheAgentWithinTwoSeconds) {
