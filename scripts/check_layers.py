@@ -2,34 +2,38 @@
 """Fails when a file of one layer includes a header of a layer above it (docs/architecture.md).
 
 Usage: check_layers.py SRC_DIR. Test files (*_test.cpp) may include any layer; every other file
-may include only its own layer and the layers this table lets it use.
+may include only its own layer and the layers it links in CMakeLists.txt's regime_layer() table.
 """
 import pathlib
 import re
 import sys
 
-# Each layer and the layers it may include (besides itself). Keep in step with CMakeLists.txt.
-ALLOWED = {
-    "common": set(),
-    "trace": {"common"},
-    "analysis": {"common", "trace"},
-    "device": {"common", "trace"},
-    "twin": {"common", "trace"},
-    "run": {"common", "trace", "device"},
-    "act": {"common", "trace", "device"},
-    "agent": {"common", "trace", "device", "act"},
-    "sim": {"common", "trace", "device", "run", "twin"},
-    "plan": {"common", "trace", "analysis", "twin"},
-    "store": {"common"},
-    "predict": {"common", "trace", "analysis", "twin"},
-    "control": {"common", "trace", "device", "run", "act"},
-    "report": {"common", "trace", "analysis", "store", "plan"},
-    "export": {"common", "trace", "analysis", "device"},
-    "session": {"common", "trace", "analysis", "device", "twin", "run", "act", "agent", "control",
-                "sim", "plan", "store", "report", "export", "predict"},
-    "cli": {"common", "trace", "analysis", "device", "twin", "run", "act", "agent", "control", "sim",
-            "plan", "store", "report", "export", "predict", "session"},
-}
+CMAKELISTS = pathlib.Path(__file__).resolve().parent.parent / "CMakeLists.txt"
+LAYER_CALL = re.compile(r"regime_layer\(\s*(\w+)(.*?)\)", re.DOTALL)
+
+
+def allowed_from_cmake(text: str):
+    """Each layer and the layers it may include (besides itself): the layers it links PUBLIC in
+    the regime_layer() table of CMakeLists.txt, and theirs in turn. The table is written once."""
+    direct = {}
+    for m in LAYER_CALL.finditer(text):
+        name, body = m.group(1), m.group(2)
+        public = re.search(r"\bPUBLIC\b(.*?)(\bPRIVATE\b|$)", body, re.DOTALL)
+        deps = re.findall(r"\bregime_(\w+)", public.group(1)) if public else []
+        direct[name] = set(deps)
+    allowed = {}
+    for name in direct:
+        seen, todo = set(), list(direct[name])
+        while todo:
+            d = todo.pop()
+            if d not in seen:
+                seen.add(d)
+                todo.extend(direct.get(d, ()))
+        allowed[name] = seen
+    return allowed
+
+
+ALLOWED = allowed_from_cmake(CMAKELISTS.read_text(encoding="utf-8"))
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.MULTILINE)
 
@@ -40,7 +44,7 @@ def violations(src: pathlib.Path):
             continue
         layer = path.relative_to(src).parts[0]
         if layer not in ALLOWED:
-            yield f"{path}: folder '{layer}' is not a known layer (add it to {__file__})"
+            yield f"{path}: folder '{layer}' is not a known layer (add a regime_layer() to {CMAKELISTS})"
             continue
         text = path.read_text(encoding="utf-8")
         for m in INCLUDE.finditer(text):

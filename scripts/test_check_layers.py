@@ -31,6 +31,18 @@ class CheckLayers(unittest.TestCase):
         r = run({"trace/csv_test.cpp": '#include "session/probe.hpp"\n'})
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_the_table_is_read_from_cmake_with_what_each_layer_links_in_turn(self):
+        sys.path.insert(0, str(SCRIPT.parent))
+        import check_layers
+        allowed = check_layers.allowed_from_cmake(
+            "regime_layer(a DIRS a PUBLIC x::y)\n"
+            "regime_layer(b DIRS b PUBLIC regime_a PRIVATE regime_c)\n"
+            "regime_layer(c DIRS c\n   PUBLIC regime_b)\n")
+        self.assertEqual(allowed["a"], set())
+        self.assertEqual(allowed["b"], {"a"})  # PRIVATE links are not includes
+        self.assertEqual(allowed["c"], {"a", "b"})
+        self.assertIn("session", check_layers.ALLOWED["cli"])
+
     def test_an_unknown_folder_fails(self):
         r = run({"misc/x.cpp": "int x;\n"})
         self.assertEqual(r.returncode, 1)

@@ -327,15 +327,20 @@ std::optional<std::string> SafeDir::read(const std::string& name, size_t max_byt
   }
 }
 
-void SafeDir::write_atomic(const std::string& name, std::string_view content, mode_t mode) const {
+namespace {
+// A new temporary file beside `name` in the directory `dir_fd` (O_CREAT|O_EXCL|O_NOFOLLOW), fsync,
+// rename over `name`, fsync of the directory. Error Io on failure (the old content then stays).
+void write_atomic_at(int dir_fd, const fs::path& dir_path, const std::string& name,
+                     std::string_view content, mode_t mode) {
   std::string tmp = "." + name + temp_suffix();
-  std::string full_tmp = (path_ / tmp).string();
-  int fd = ::openat(fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  std::string full_tmp = (dir_path / tmp).string();
+  int fd =
+      ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0)
     throw Error(ErrorKind::Io, fmt::format("cannot create {}: {}", full_tmp, errno_text(errno)));
   auto fail = [&](const std::string& what, int e) {
     ::close(fd);
-    ::unlinkat(fd_, tmp.c_str(), 0);
+    ::unlinkat(dir_fd, tmp.c_str(), 0);
     throw Error(ErrorKind::Io, fmt::format("{} {}: {}", what, full_tmp, errno_text(e)));
   };
   const char* p = content.data();
@@ -352,16 +357,30 @@ void SafeDir::write_atomic(const std::string& name, std::string_view content, mo
   if (::fsync(fd) != 0) fail("cannot flush", errno);
   if (::close(fd) != 0) {
     int e = errno;
-    ::unlinkat(fd_, tmp.c_str(), 0);
+    ::unlinkat(dir_fd, tmp.c_str(), 0);
     throw Error(ErrorKind::Io, fmt::format("cannot close {}: {}", full_tmp, errno_text(e)));
   }
-  if (::renameat(fd_, tmp.c_str(), fd_, name.c_str()) != 0) {
+  if (::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
     int e = errno;
-    ::unlinkat(fd_, tmp.c_str(), 0);
-    throw Error(ErrorKind::Io,
-                fmt::format("cannot rename onto {}: {}", (path_ / name).string(), errno_text(e)));
+    ::unlinkat(dir_fd, tmp.c_str(), 0);
+    throw Error(ErrorKind::Io, fmt::format("cannot rename onto {}: {}", (dir_path / name).string(),
+                                           errno_text(e)));
   }
-  ::fsync(fd_);
+  ::fsync(dir_fd);
+}
+}  // namespace
+
+void SafeDir::write_atomic(const std::string& name, std::string_view content, mode_t mode) const {
+  write_atomic_at(fd_, path_, name, content, mode);
+}
+
+void write_file_atomic(const fs::path& path, const std::string& content) {
+  fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  Fd dir(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.fd < 0)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot open directory {}: {}", parent.string(), errno_text(errno)));
+  write_atomic_at(dir.fd, parent, path.filename().string(), content, 0644);
 }
 
 void SafeDir::remove(const std::string& name) const {

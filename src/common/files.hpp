@@ -26,6 +26,10 @@ namespace regime {
 std::string read_regular_file(const std::filesystem::path& path,
                               size_t max_bytes = size_t{1} << 32);
 
+// Writes `content` to `path` atomically in a directory the caller chose (no ownership check): the
+// writer of SafeDir::write_atomic, through a descriptor of `path`'s directory.
+void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+
 class SafeDir {
  public:
   // Opens `path` one component at a time without letting the kernel follow links (a link is

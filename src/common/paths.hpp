@@ -3,6 +3,9 @@
 #include <optional>
 #include <string>
 
+// write_file_atomic lives with the other file helpers; included here for its existing callers.
+#include "common/files.hpp"
+
 namespace regime {
 
 // Whether this process can change real GPUs' limits: effective uid 0, or CAP_SYS_ADMIN in its
@@ -54,9 +57,5 @@ std::filesystem::path data_dir();
 // `exe_dir` or a folder above it (a build folder: each has a `data` link to the source tree's, and
 // one inside the source tree also finds the tree's own).
 std::optional<std::filesystem::path> find_data_dir(const std::filesystem::path& exe_dir);
-
-// Writes `content` to `path` atomically: a new temporary file in the same directory (O_EXCL,
-// never through a link), fsync, rename, fsync of the directory.
-void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
 }  // namespace regime
