@@ -10,8 +10,9 @@
 
 #include "cli/command.hpp"
 #include "common/error.hpp"
-#include "plan/render.hpp"
+#include "plan/decision_view.hpp"
 #include "session/runs.hpp"
+#include "trace/sweep_table.hpp"
 
 namespace regime::cli {
 
@@ -25,11 +26,15 @@ struct RecommendArgs {
   bool json = false;
 };
 
+std::string ci_cell(const std::optional<Interval>& ci) {
+  return ci ? fmt::format("[{:+.1f}, {:+.1f}]", ci->first, ci->second) : std::string("-");
+}
+
 void run_recommend(const RecommendArgs& a) {
   plan::Objective objective = plan::parse_objective(a.objective);
   if (a.sweep_file.empty() == a.run.empty())
     throw Error(ErrorKind::InvalidArgument, "give --sweep FILE or --run sweep:ID");
-  std::vector<plan::Recommendation> recs;
+  std::vector<session::TableDecision> decided;
   std::string source = a.sweep_file;
   if (!a.run.empty()) {
     session::RunRef ref = session::parse_run_ref(a.run);
@@ -37,31 +42,39 @@ void run_recommend(const RecommendArgs& a) {
       throw Error(ErrorKind::InvalidArgument,
                   "--run takes a kept sweep, sweep:ID (`regime runs` lists them)");
     session::Redecision r = session::decide_again(a.db, ref.id, objective);
-    recs.push_back(r.recommendation);
+    decided.push_back(r.decided);
     source = fmt::format("sweep:{} ({} on {}, first decided under objective {})", r.sweep.id,
                          r.sweep.workload, r.sweep.device, r.sweep.objective);
   } else {
-    recs = plan::recommend(read_sweep_table(a.sweep_file), objective);
+    decided = session::decide_table(read_sweep_table(a.sweep_file), objective);
   }
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& r : recs)
-      list.push_back({{"workload", r.workload}, {"gpu", r.gpu}, {"decision", to_json(r.decision)}});
+    for (const auto& t : decided)
+      list.push_back({{"workload", t.recommendation.workload},
+                      {"gpu", t.recommendation.gpu},
+                      {"decision", plan::decision_json(t.recommendation.decision, t.view)}});
     print_json({{"workloads", list}});
     return;
   }
-  std::cout << fmt::format("{}: {} workload(s), objective {}\n", source, recs.size(),
+  std::cout << fmt::format("{}: {} workload(s), objective {}\n", source, decided.size(),
                            objective.text());
-  std::cout << fmt::format("{:<48} {:<8} {:>8} {:>9} {:>9}  {}\n", "workload", "gpu", "cap W",
-                           "dE %", "dT %", "decision");
-  for (const auto& r : recs) {
-    const auto& d = r.decision;
-    std::cout << fmt::format("{:<48} {:<8} {:>8.1f} {:>+9.1f} {:>+9.1f}  {}\n", r.workload, r.gpu,
-                             d.cap_W, d.energy_change_pct, d.time_change_pct,
-                             d.keep_default ? "keep default" : "cap");
+  std::cout << fmt::format("{:<48} {:<8} {:>8} {:>9} {:>16} {:>9} {:>16}  {}\n", "workload", "gpu",
+                           "cap W", "dE %", "dE 95%", "dT %", "dT 95%", "decision");
+  std::vector<std::string> notes;
+  for (const auto& t : decided) {
+    const plan::DecisionView& v = t.view;
+    std::cout << fmt::format(
+        "{:<48} {:<8} {:>8.1f} {:>+9.1f} {:>16} {:>+9.1f} {:>16}  {}\n", t.recommendation.workload,
+        t.recommendation.gpu, v.cap_W, v.energy_change_pct, ci_cell(v.energy_change_ci_pct),
+        v.time_change_pct, ci_cell(v.time_change_ci_pct), v.keep_default ? "keep default" : "cap");
+    if (!v.time_bound_text.empty())
+      notes.push_back(fmt::format("{}: {}", t.recommendation.workload, v.time_bound_text));
   }
+  for (const auto& n : notes) std::cout << "  " << n << "\n";
   std::cout << "(dE, dT: energy and time per unit of work against the default limit, the highest "
-               "cap of each workload; --json gives each decision's reason)\n";
+               "cap of each workload, with 95% intervals where the rows give them; --json gives "
+               "each decision's reason)\n";
 }
 
 }  // namespace

@@ -95,13 +95,10 @@ void print_text(const session::StudyReport& r, const session::SweepSettings& s,
       std::cout << fmt::format("   strategy {}, objective {}, {} probe(s) of {} planned cap(s)\n",
                                s.strategy, r.sweep->objective.text(), o.probes.size(),
                                r.plan.caps.size());
-      std::cout << plan::results_table(o.probes, r.info.default_limit_W, "step");
+      const plan::DecisionView view = session::decision_view(*r.sweep);
+      std::cout << plan::results_table(o.probes, view, o.default_again);
       std::cout << "   search: " << o.stop_reason << "\n\n";
-      std::cout << "3. " << plan::decision_text(o.decision, r.sweep->unit);
-      if (!o.decision.keep_default)
-        std::cout << "   " << plan::change_text(o.decision, o.probes, r.info.default_limit_W)
-                  << "\n";
-      std::cout << "\n";
+      std::cout << "3. " << plan::decision_text(o.decision, view) << "\n";
       std::cout << "4. " << r.sweep->after << "\n";
     }
   }

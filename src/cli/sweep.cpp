@@ -29,14 +29,15 @@ void print_report(const session::SweepReport& r) {
     std::cout << fmt::format("prior {}: predicted draw {}\n", r.prior,
                              r.prior_draw_W ? fmt::format("{:.1f} W", *r.prior_draw_W)
                                             : std::string("none (the search went its own way)"));
-  std::cout << plan::results_table(o.probes, r.info.default_limit_W, r.unit);
+  const plan::DecisionView view = session::decision_view(r);
+  std::cout << plan::results_table(o.probes, view, o.default_again);
   if (!r.job_devices.empty())
     std::cout << fmt::format(
         "one job on {} GPUs ({}): energy per step summed over them, power W per GPU (mean); "
         "each GPU at each cap:\n{}",
         r.job_devices.size(), r.gpu_label(), session::per_gpu_text(r));
   std::cout << "search: " << o.stop_reason << "\n";
-  std::cout << plan::decision_text(o.decision, r.unit);
+  std::cout << plan::decision_text(o.decision, view);
   if (!r.after.empty()) std::cout << r.after << "\n";
   if (r.stored_id)
     std::cout << fmt::format(

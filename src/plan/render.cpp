@@ -17,6 +17,11 @@ std::string four_digits(double v) {
   const int decimals = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : a >= 1 ? 3 : 4;
   return fmt::format("{:.{}f}", v, decimals);
 }
+// "+0.0", never "-0.0": a change that rounds to nothing has no sign.
+std::string pct_cell(double pct) {
+  const std::string out = fmt::format("{:+.1f}", pct);
+  return out == "-0.0" ? "+0.0" : out;
+}
 }  // namespace
 
 nlohmann::json result_json(const ProbeResult& p) {
@@ -40,31 +45,34 @@ std::vector<ProbeResult> by_cap_desc(std::vector<ProbeResult> probes) {
   return probes;
 }
 
-std::string results_table(const std::vector<ProbeResult>& probes, double default_limit_W,
-                          const std::string& unit) {
+std::string results_table(const std::vector<ProbeResult>& probes, const DecisionView& v,
+                          const std::optional<ProbeResult>& default_again) {
   auto sorted = by_cap_desc(probes);
-  int d = find_probe(sorted, default_limit_W);
-  auto with_ci = [](double v, const Interval& ci) {
-    if (!(ci.second > ci.first)) return four_digits(v);
-    return fmt::format("{} [{}, {}]", four_digits(v), four_digits(ci.first),
+  auto with_ci = [](double value, const Interval& ci) {
+    if (!(ci.second > ci.first)) return four_digits(value);
+    return fmt::format("{} [{}, {}]", four_digits(value), four_digits(ci.first),
                        four_digits(ci.second));
   };
-  std::string out = fmt::format("{:>8} {:>28} {:>32} {:>9} {:>8} {:>8} {:>6}\n", "cap W",
-                                fmt::format("time/{} s", unit), fmt::format("energy/{} J", unit),
-                                "power W", "dE %", "dT %", "steps");
-  for (const auto& p : sorted) {
+  std::string out = fmt::format(
+      "{:>8} {:>28} {:>32} {:>9} {:>8} {:>8} {:>6}\n", "cap W", fmt::format("time/{} s", v.unit),
+      fmt::format("energy/{} J", v.unit), "power W", "dE %", "dT %", "steps");
+  auto row = [&](const ProbeResult& p, const std::string& cap) {
     const Measurement& m = p.measurement;
-    std::string de = "", dt = "";
-    if (d >= 0) {
-      const Measurement& dm = sorted[d].measurement;
-      de = fmt::format("{:+.1f}", (m.energy_per_step_J / dm.energy_per_step_J - 1) * 100);
-      dt = fmt::format("{:+.1f}", (m.time_per_step_s / dm.time_per_step_s - 1) * 100);
+    std::string de, dt;
+    if (auto c = change_vs_default(v, p)) {
+      de = pct_cell(c->energy_pct);
+      dt = pct_cell(c->time_pct);
     }
-    out += fmt::format("{:>8.1f} {:>28} {:>32} {:>9.1f} {:>8} {:>8} {:>6}\n", p.cap_W,
+    out += fmt::format("{:>8} {:>28} {:>32} {:>9.1f} {:>8} {:>8} {:>6}\n", cap,
                        with_ci(m.time_per_step_s, m.time_per_step_ci_s),
                        with_ci(m.energy_per_step_J, m.energy_per_step_ci_J), m.avg_power_W, de, dt,
                        m.steps);
-  }
+  };
+  for (const auto& p : sorted) row(p, fmt::format("{:.1f}", p.cap_W));
+  if (default_again) row(*default_again, fmt::format("{:.1f}*", default_again->cap_W));
+  if (default_again)
+    out += fmt::format("   * the default {:g} W measured again at the end\n", default_again->cap_W);
+  if (!v.reference_text.empty()) out += fmt::format("   dE, dT: against {}\n", v.reference_text);
   // A window that did not settle is worth a line of its own.
   for (const auto& p : sorted)
     if (p.note.rfind("not settled", 0) == 0)
@@ -73,12 +81,20 @@ std::string results_table(const std::vector<ProbeResult>& probes, double default
 }
 
 std::string decision_text(const Decision& d, const std::string& unit) {
+  return decision_text(d, decision_view(d, {}, Objective{ObjectiveKind::Energy}, d.cap_W, unit));
+}
+
+std::string decision_text(const Decision& d, const DecisionView& v) {
+  const std::string& unit = v.unit;
   std::string out =
-      d.keep_default
-          ? fmt::format("decision: keep the default limit {} W\n  reason: {}\n", d.cap_W, d.reason)
+      v.keep_default
+          ? fmt::format("decision: keep the default limit {} W\n  reason: {}\n", v.cap_W, d.reason)
           : fmt::format(
                 "decision: {} W (energy per {} {:+.1f}%, time per {} {:+.1f}%)\n  reason: {}\n",
-                d.cap_W, unit, d.energy_change_pct, unit, d.time_change_pct, d.reason);
+                v.cap_W, unit, v.energy_change_pct, unit, v.time_change_pct, d.reason);
+  if (v.energy_change_ci_pct || v.time_change_ci_pct)
+    out += fmt::format("  change: {}\n", interval_line(v));
+  if (!v.time_bound_text.empty()) out += fmt::format("  time bound: {}\n", v.time_bound_text);
   if (d.noise) out += fmt::format("  noise:  {} per measurement\n", d.noise->describe());
   if (d.drift)
     out += fmt::format(

@@ -166,6 +166,10 @@ constexpr std::string_view kPageScript = R"JS(
       { type: 'line', shape: { x1: hi[0] - w, y1: hi[1], x2: hi[0] + w, y2: hi[1] }, style: st }] };
   };
 
+  // A change as every view of the decision prints it: "-7.6% [-8.4, -6.7]".
+  const signed = (v) => (v >= 0 ? '+' : '') + v.toFixed(1);
+  const pctCi = (v, ci) => signed(v) + '%' + (ci ? ` [${signed(ci[0])}, ${signed(ci[1])}]` : '');
+
   // Sweep (a study): each cap's median with its interval, the decision as a vertical line.
   const sw = data.sweep;
   if (sw && sw.points.length) {
@@ -191,7 +195,8 @@ constexpr std::string_view kPageScript = R"JS(
     sweepChart('chart-sweep-energy', `Energy per ${sw.unit} against the cap`, 'J', (p) => p.energy_per_step_J, (p) => p.energy_per_step_ci_J, 1);
     sweepChart('chart-sweep-time', `Time per ${sw.unit} against the cap`, 'ms', (p) => p.time_per_step_s, (p) => p.time_per_step_ci_s, 1e3);
     text('sweep-note', `${P.length} caps measured (${sw.probes} probes), default limit ${sw.default_limit_W} W. ` +
-         (d.keep_default ? 'Decision: keep the default limit. ' : `Decision: cap at ${d.cap_W} W, energy ${fmtN(d.energy_change_pct, 1)}%, time ${fmtN(d.time_change_pct, 1)}% against the default. `) +
+         (d.keep_default ? 'Decision: keep the default limit. ' : `Decision: cap at ${d.cap_W} W, energy ${pctCi(d.energy_change_pct, d.energy_change_ci_pct)}, time ${pctCi(d.time_change_pct, d.time_change_ci_pct)} against ${d.reference && d.reference.text ? d.reference.text : 'the default'}. `) +
+         (d.time_bound ? `Time bound: ${d.time_bound}. ` : '') +
          (d.reason || ''));
   }
 

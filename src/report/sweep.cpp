@@ -6,8 +6,7 @@
 namespace regime::report {
 
 nlohmann::json sweep_section(const std::vector<plan::ProbeResult>& probes,
-                             const plan::Decision& decision, double default_limit_W,
-                             const std::string& unit) {
+                             const plan::Decision& decision, const plan::DecisionView& view) {
   // Keyed by the cap to 0.1 W, as the decision rule matches caps (find_probe).
   std::map<long long, const plan::ProbeResult*> by_cap;
   for (const plan::ProbeResult& p : probes) by_cap[std::llround(p.cap_W * 10)] = &p;
@@ -23,11 +22,11 @@ nlohmann::json sweep_section(const std::vector<plan::ProbeResult>& probes,
          {"steps", m.steps},
          {"avg_power_W", m.avg_power_W}});
   }
-  return {{"unit", unit},
-          {"default_limit_W", default_limit_W},
+  return {{"unit", view.unit},
+          {"default_limit_W", view.default_limit_W},
           {"probes", probes.size()},
           {"points", points},
-          {"decision", plan::to_json(decision)}};
+          {"decision", plan::decision_json(decision, view)}};
 }
 
 }  // namespace regime::report

@@ -145,9 +145,8 @@ ReportResult write_study_report(const StudyReport& study, const fs::path& out,
   page["title"] = fmt::format("Regime study: {} on {}", study.workload,
                               study.info.name.empty() ? study.device : study.info.name);
   if (study.sweep)
-    page["sweep"] =
-        report::sweep_section(study.sweep->outcome.probes, study.sweep->outcome.decision,
-                              study.info.default_limit_W, study.sweep->unit);
+    page["sweep"] = report::sweep_section(
+        study.sweep->outcome.probes, study.sweep->outcome.decision, decision_view(*study.sweep));
   else
     page["sweep_skipped"] = study.skipped;
   const std::string html = report::render_html(page, read_file(lib));

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <tuple>
 
+#include "analysis/sweep_rows.hpp"
 #include "common/error.hpp"
 #include "common/utc_time.hpp"
 
@@ -128,6 +129,56 @@ StoredResult show_run(const std::string& db, const RunRef& ref) {
   throw Error(ErrorKind::InvalidArgument, "unknown kind of run");
 }
 
+namespace {
+
+// The rows of one (workload, gpu) as a table of their own.
+SweepTable only(const SweepTable& table, const std::string& workload, const std::string& gpu) {
+  SweepTable one;
+  one.source = table.source;
+  for (const SweepRow& r : table.rows)
+    if (r.workload == workload && r.gpu == gpu) one.rows.push_back(r);
+  for (const SweepRow& r : table.again)
+    if (r.workload == workload && r.gpu == gpu) one.again.push_back(r);
+  return one;
+}
+
+// Decided again with the default's second window when there is one: recommend_kept, as the live
+// sweep decided.
+TableDecision decide_one(plan::Recommendation rec, const SweepTable& one,
+                         const std::optional<Measurement>& again,
+                         const plan::Objective& objective) {
+  std::vector<plan::ProbeResult> probes = plan::probes_from_rows(one.rows);
+  if (again) rec = plan::recommend_kept(one, objective, again);
+  plan::DecisionView view = plan::decision_view(rec.decision, probes, objective,
+                                                probes.front().cap_W, one.rows.front().unit);
+  return {std::move(rec), std::move(probes), std::move(view)};
+}
+
+std::optional<Measurement> again_of(const SweepTable& one, const std::string& source) {
+  if (one.again.empty()) return std::nullopt;
+  const SweepRow& a = one.again.front();
+  double default_W = 0;
+  for (const SweepRow& r : one.rows) default_W = std::max(default_W, r.cap_W);
+  if (a.cap_W != default_W)
+    throw Error(ErrorKind::Parse,
+                fmt::format("{}:{}: the row of window 'again' for workload '{}' is at {} W; only "
+                            "the default (the highest cap, {} W) is measured again",
+                            source, a.line, a.workload, a.cap_W, default_W));
+  return to_measurement(a);
+}
+
+}  // namespace
+
+std::vector<TableDecision> decide_table(const SweepTable& table, const plan::Objective& objective) {
+  std::vector<TableDecision> out;
+  for (plan::Recommendation& rec : plan::recommend(table, objective)) {
+    SweepTable one = only(table, rec.workload, rec.gpu);
+    const auto again = again_of(one, table.source);
+    out.push_back(decide_one(std::move(rec), one, again, objective));
+  }
+  return out;
+}
+
 Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Objective& objective) {
   auto found = show_run(db, {RunRef::Kind::Sweep, sweep_id});
   Redecision out{std::get<SweepRecord>(found), {}, std::nullopt};
@@ -135,13 +186,16 @@ Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Obj
   if (table.workloads().size() != 1)
     throw Error(ErrorKind::Parse, fmt::format("sweep:{} holds {} workloads; a kept sweep holds one",
                                               sweep_id, table.workloads().size()));
-  // A live sweep measured its default twice: decide again with both windows, as it did.
-  out.recommendation =
-      plan::recommend_kept(table, objective, plan::default_again_from(out.sweep.decision));
+  // A live sweep measured its default twice: decide again with both windows, as it did (a sweep
+  // kept before its table carried the second window has it in its decision's evidence).
+  std::optional<Measurement> again = again_of(table, table.source);
+  if (!again) again = plan::default_again_from(out.sweep.decision);
+  std::vector<plan::Recommendation> recs = plan::recommend(table, objective);
+  out.decided = decide_one(std::move(recs.front()), table, again, objective);
   // Every decision is kept, the ones made again too, beside the sweep it decides.
   RunStore store = open_store(db);
   {
-    const plan::Recommendation& w = out.recommendation;
+    const plan::Decision& w = out.decided.recommendation.decision;
     DecisionRecord d;
     d.made_at_utc = utc_now_iso();
     d.source = "recommend";
@@ -150,8 +204,8 @@ Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Obj
     d.gpu_name = out.sweep.gpu_name;
     d.workload = out.sweep.workload;
     d.objective = objective.text();
-    if (!w.decision.keep_default) d.cap_W = w.decision.cap_W;
-    d.decision = plan::to_json(w.decision);
+    if (!w.keep_default) d.cap_W = w.cap_W;
+    d.decision = plan::decision_json(w, out.decided.view);
     d.provenance.driver_version = out.sweep.provenance.driver_version;
     d.provenance.options = {{"objective", objective.text()},
                             {"run", fmt::format("sweep:{}", sweep_id)}};

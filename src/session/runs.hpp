@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "plan/decision_view.hpp"
 #include "plan/objective.hpp"
 #include "plan/recommend.hpp"
 #include "store/run_store.hpp"
@@ -49,11 +50,24 @@ using StoredResult =
 // Error NotFound naming the database when there is no such result.
 StoredResult show_run(const std::string& db, const RunRef& ref);
 
+// One workload of a sweep table decided, with the probes it was decided from and its view.
+struct TableDecision {
+  plan::Recommendation recommendation;
+  std::vector<plan::ProbeResult> probes;
+  plan::DecisionView view;
+};
+
+// Every (workload, gpu) of a table decided by the rule of `regime recommend`; one whose table
+// carries the default measured again (window "again", trace/sweep_table.hpp) is decided with both
+// default windows, as its live sweep was. Error Parse when that row is not at the default (the
+// highest cap).
+std::vector<TableDecision> decide_table(const SweepTable& table, const plan::Objective& objective);
+
 // The kept sweep's measurements decided under `objective` (the rule of `regime recommend`).
 // The decision made again is kept in the decisions table (source "recommend").
 struct Redecision {
   SweepRecord sweep;
-  plan::Recommendation recommendation;
+  TableDecision decided;
   std::optional<int64_t> decision_id;
 };
 Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Objective& objective);

@@ -49,7 +49,7 @@ void keep_study(StudyReport& rep, const StudyRequest& r) {
   rec.regime = to_string(rep.regime.regime);
   if (rep.sweep) {
     rec.sweep_id = rep.sweep->stored_id;
-    rec.decision = plan::to_json(rep.sweep->outcome.decision);
+    rec.decision = plan::decision_json(rep.sweep->outcome.decision, decision_view(*rep.sweep));
   }
   rec.report = to_json(rep, r.settings);
   rec.provenance.driver_version = rep.info.driver_version;
@@ -324,15 +324,11 @@ StudyRow study_row(const StudyReport& rep) {
   row.controller_may_help = rep.plan.controller_may_help;
   std::optional<double> decided_W;
   if (rep.sweep) {
-    const auto probes = plan::by_cap_desc(rep.sweep->outcome.probes);
-    double default_J = 0;
-    for (const auto& p : probes)
-      if (std::abs(p.cap_W - rep.info.default_limit_W) < 0.05)
-        default_J = p.measurement.energy_per_step_J;
-    for (const auto& p : probes)
-      if (default_J > 0)
-        row.energy_vs_default_pct.push_back(
-            {p.cap_W, 100 * (p.measurement.energy_per_step_J / default_J - 1)});
+    // Against the default's level the decision used, as every view of it shows.
+    const plan::DecisionView view = decision_view(*rep.sweep);
+    for (const auto& p : plan::by_cap_desc(rep.sweep->outcome.probes))
+      if (auto c = plan::change_vs_default(view, p))
+        row.energy_vs_default_pct.push_back({p.cap_W, c->energy_pct});
     const plan::Decision& d = rep.sweep->outcome.decision;
     row.decision = d.keep_default ? "keep default" : fmt::format("{:g} W", d.cap_W);
     decided_W = d.keep_default ? rep.info.default_limit_W : d.cap_W;
@@ -451,8 +447,7 @@ nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
             {"controller_may_help", rep.plan.controller_may_help}}},
           {"sweep", sweep},
           {"decision",
-           rep.sweep ? plan::decision_json(rep.sweep->outcome.decision, rep.sweep->outcome.probes,
-                                           rep.info.default_limit_W)
+           rep.sweep ? plan::decision_json(rep.sweep->outcome.decision, decision_view(*rep.sweep))
                      : nlohmann::json(nullptr)},
           {"after", or_null(rep.sweep.has_value(), rep.sweep ? rep.sweep->after : "")},
           {"sweep_command", or_null(rep.plan.sweep, rep.sweep_command)},

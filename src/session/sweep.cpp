@@ -294,6 +294,11 @@ SweepReport run_sweep(const SweepRequest& r) {
   return rep;
 }
 
+plan::DecisionView decision_view(const SweepReport& r) {
+  return plan::decision_view(r.outcome.decision, r.outcome.probes, r.objective,
+                             r.info.default_limit_W, r.unit);
+}
+
 std::string per_gpu_text(const SweepReport& r) {
   std::string out;
   if (!r.per_gpu.is_array()) return out;
@@ -320,10 +325,11 @@ nlohmann::json to_json(const SweepReport& r) {
       {"objective", r.objective.text()},
       {"probes", o.probes.size()},
       {"results", results},
-      {"decision", plan::to_json(o.decision)},
+      {"decision", plan::decision_json(o.decision, decision_view(r))},
       {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
       {"stop_reason", o.stop_reason},
       {"per", r.unit == "second" ? "second" : "step"}};
+  if (o.default_again) j["default_again"] = plan::result_json(*o.default_again);
   if (!r.prior.empty())
     j["prior"] = {{"predictor", r.prior},
                   {"draw_W", r.prior_draw_W ? nlohmann::json(*r.prior_draw_W) : nlohmann::json()}};
@@ -339,6 +345,10 @@ std::string sweep_table_csv(const SweepReport& r) {
   std::vector<SweepRow> rows;
   for (const auto& p : plan::by_cap_desc(r.outcome.probes))
     rows.push_back(to_sweep_row(r.workload, r.gpu_label(), p.cap_W, p.measurement, r.unit));
+  if (const auto& a = r.outcome.default_again) {
+    rows.push_back(to_sweep_row(r.workload, r.gpu_label(), a->cap_W, a->measurement, r.unit));
+    rows.back().again = true;
+  }
   return format_sweep_table(rows);
 }
 
@@ -375,7 +385,7 @@ int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json
   rec.default_limit_W = r.info.default_limit_W;
   rec.max_limit_W = r.info.max_limit_W;
   rec.table_csv = sweep_table_csv(r);
-  rec.decision = plan::to_json(r.outcome.decision);
+  rec.decision = plan::decision_json(r.outcome.decision, decision_view(r));
   rec.report = json;
   RunStore store(RunStore::path_or_default(db));
   r.stored_id = store.insert_sweep(rec);

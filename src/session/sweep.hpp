@@ -12,6 +12,7 @@
 
 #include "act/power_limit_guard.hpp"
 #include "common/gpu_info.hpp"
+#include "plan/decision_view.hpp"
 #include "plan/objective.hpp"
 #include "plan/search.hpp"
 #include "session/predict.hpp"
@@ -68,13 +69,18 @@ struct SweepReport {
   std::string gpu_label() const;
 };
 
+// The sweep's decision as every view prints it (plan/decision_view.hpp).
+plan::DecisionView decision_view(const SweepReport& report);
+
 // A job's per-GPU figures, one line per cap: "  250 W: nvml:0 50.1 J 243 W, ... spread 2.1%".
 std::string per_gpu_text(const SweepReport& report);
 
 // The sweep's JSON (`regime sweep --json`, and what the run database keeps).
 nlohmann::json to_json(const SweepReport& report);
 
-// The measured caps as a sweep table (DESIGN.md section 3), highest cap first.
+// The measured caps as a sweep table (DESIGN.md section 3), highest cap first, with the intervals'
+// exact ends and the default measured again at the end (window "again"): what the decision used,
+// so that `regime recommend --sweep` decides it again the same way.
 std::string sweep_table_csv(const SweepReport& report);
 
 // Keeps a device sweep in the run database as a sweep table, so that it can be decided again

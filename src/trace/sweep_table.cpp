@@ -20,7 +20,9 @@ namespace {
 
 const std::vector<std::string> kRequired = {"workload", "gpu",         "cap_W",
                                             "time_s",   "avg_power_W", "unit"};
-const std::vector<std::string> kOptional = {"energy_J", "time_ci_s", "energy_ci_J", "steps"};
+const std::vector<std::string> kOptional = {"energy_J",    "time_ci_s",   "energy_ci_J",
+                                            "steps",       "time_lo_s",   "time_hi_s",
+                                            "energy_lo_J", "energy_hi_J", "window"};
 
 struct Cell {
   std::string text;
@@ -108,7 +110,7 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
   table.source = source;
   std::map<std::string, size_t> col;  // column name -> index
   size_t n_columns = 0;
-  std::set<std::tuple<std::string, std::string, double>> keys;
+  std::set<std::tuple<std::string, std::string, double, bool>> keys;
   int line_no = 0;
   size_t pos = 0;
   bool header_seen = false;
@@ -132,7 +134,8 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
           parse_error(source, line_no, cells[i].column,
                       fmt::format("unknown column '{}' (expected workload,gpu,cap_W,time_s,"
                                   "avg_power_W,unit and optionally energy_J,time_ci_s,"
-                                  "energy_ci_J,steps)",
+                                  "energy_ci_J,steps,time_lo_s,time_hi_s,energy_lo_J,"
+                                  "energy_hi_J,window)",
                                   name));
         if (col.count(name))
           parse_error(source, line_no, cells[i].column, fmt::format("column '{}' twice", name));
@@ -173,14 +176,44 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
                     fmt::format("steps {} is more than {:g}", cell("steps").text, kMaxSteps));
       r.steps = static_cast<int>(*s);
     }
-    if (!keys.insert({r.workload, r.gpu, r.cap_W}).second)
-      parse_error(
-          source, line_no, cell("cap_W").column,
-          fmt::format("a second row for workload '{}' on {} at {} W", r.workload, r.gpu, r.cap_W));
-    table.rows.push_back(std::move(r));
+    // An interval's ends come in pairs, the low end not above the high one.
+    auto bounds = [&](const std::string& lo_name, const std::string& hi_name,
+                      std::optional<double>& lo, std::optional<double>& hi) {
+      lo = optional_number(lo_name, false);
+      hi = optional_number(hi_name, false);
+      const std::string& name = lo ? hi_name : lo_name;
+      if (lo.has_value() != hi.has_value())
+        parse_error(source, line_no, col.count(name) ? cell(name).column : 1,
+                    fmt::format("{} without {}: an interval needs both ends",
+                                lo ? lo_name : hi_name, name));
+      if (lo && *lo > *hi)
+        parse_error(source, line_no, cell(lo_name).column,
+                    fmt::format("{} {} is above {} {}", lo_name, *lo, hi_name, *hi));
+    };
+    bounds("time_lo_s", "time_hi_s", r.time_lo_s, r.time_hi_s);
+    bounds("energy_lo_J", "energy_hi_J", r.energy_lo_J, r.energy_hi_J);
+    if (col.count("window")) {
+      const std::string& w = cell("window").text;
+      if (w == "again")
+        r.again = true;
+      else if (!w.empty() && w != "first")
+        parse_error(source, line_no, cell("window").column,
+                    fmt::format("window '{}': expected first, again or nothing", w));
+    }
+    if (!keys.insert({r.workload, r.gpu, r.cap_W, r.again}).second)
+      parse_error(source, line_no, cell("cap_W").column,
+                  fmt::format("a second row{} for workload '{}' on {} at {} W",
+                              r.again ? " of window 'again'" : "", r.workload, r.gpu, r.cap_W));
+    (r.again ? table.again : table.rows).push_back(std::move(r));
   }
   if (!header_seen) parse_error(source, 1, 1, "empty file: no header line");
   if (table.rows.empty()) parse_error(source, line_no, 1, "no data rows after the header");
+  for (const SweepRow& a : table.again)
+    if (!keys.count({a.workload, a.gpu, a.cap_W, false}))
+      parse_error(source, a.line, 1,
+                  fmt::format("a row of window 'again' for workload '{}' on {} at {} W, but no "
+                              "first row at that cap",
+                              a.workload, a.gpu, a.cap_W));
   return table;
 }
 
@@ -198,17 +231,24 @@ SweepTable read_sweep_table(const std::filesystem::path& path) {
 
 std::string format_sweep_table(const std::vector<SweepRow>& rows) {
   bool has_energy = false, has_tci = false, has_eci = false, has_steps = false;
+  bool has_tb = false, has_eb = false, has_window = false;
   for (const auto& r : rows) {
     has_energy |= r.energy_J.has_value();
     has_tci |= r.time_ci_s.has_value();
     has_eci |= r.energy_ci_J.has_value();
     has_steps |= r.steps.has_value();
+    has_tb |= r.time_lo_s.has_value();
+    has_eb |= r.energy_lo_J.has_value();
+    has_window |= r.again;
   }
   std::string out = "workload,gpu,cap_W,time_s,avg_power_W,unit";
   if (has_energy) out += ",energy_J";
   if (has_tci) out += ",time_ci_s";
   if (has_eci) out += ",energy_ci_J";
   if (has_steps) out += ",steps";
+  if (has_tb) out += ",time_lo_s,time_hi_s";
+  if (has_eb) out += ",energy_lo_J,energy_hi_J";
+  if (has_window) out += ",window";
   out += "\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt_num(*v) : std::string(); };
   for (const auto& r : rows) {
@@ -219,6 +259,9 @@ std::string format_sweep_table(const std::vector<SweepRow>& rows) {
     if (has_tci) out += "," + opt(r.time_ci_s);
     if (has_eci) out += "," + opt(r.energy_ci_J);
     if (has_steps) out += "," + (r.steps ? std::to_string(*r.steps) : std::string());
+    if (has_tb) out += "," + opt(r.time_lo_s) + "," + opt(r.time_hi_s);
+    if (has_eb) out += "," + opt(r.energy_lo_J) + "," + opt(r.energy_hi_J);
+    if (has_window) out += r.again ? ",again" : ",";
     out += "\n";
   }
   return out;

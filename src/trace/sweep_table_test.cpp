@@ -55,6 +55,45 @@ TEST(SweepTable, ErrorsNameFileLineAndColumn) {
             std::string::npos);
 }
 
+// What a live sweep decided with travels in its table: the intervals' exact ends (a bootstrap
+// interval need not be symmetric) and the default measured again at the end, kept apart.
+TEST(SweepTable, CarriesExactIntervalsAndTheDefaultsSecondWindow) {
+  auto t = parse_sweep_table(
+      "workload,gpu,cap_W,time_s,avg_power_W,unit,energy_J,time_lo_s,time_hi_s,energy_lo_J,"
+      "energy_hi_J,window\n"
+      "w,L4,72,0.1,70,step,7,0.099,0.1015,6.9,7.2,\n"
+      "w,L4,60,0.11,59,step,6.5,0.109,0.111,6.4,6.55,first\n"
+      "w,L4,72,0.1002,70.2,step,7.05,0.0995,0.101,6.95,7.1,again\n",
+      "t.csv");
+  ASSERT_EQ(t.rows.size(), 2u);
+  ASSERT_EQ(t.again.size(), 1u);
+  EXPECT_EQ(t.again[0].cap_W, 72);
+  EXPECT_EQ(t.again[0].energy_J, 7.05);
+  EXPECT_EQ(t.rows[0].energy_hi_J, 7.2);
+  EXPECT_EQ(t.rows[0].time_lo_s, 0.099);
+  EXPECT_EQ(t.rows_for("w").size(), 2u);  // the second window is no row of the sweep
+  std::vector<SweepRow> all = t.rows;
+  all.push_back(t.again[0]);
+  auto back = parse_sweep_table(format_sweep_table(all), "back.csv");
+  ASSERT_EQ(back.rows.size(), 2u);
+  ASSERT_EQ(back.again.size(), 1u);
+  EXPECT_EQ(back.again[0].time_hi_s, 0.101);
+  EXPECT_EQ(back.rows[1].energy_lo_J, 6.4);
+
+  const std::string header =
+      "workload,gpu,cap_W,time_s,avg_power_W,unit,time_lo_s,time_hi_s,window\n";
+  EXPECT_EQ(parse_error_of(header + "w,L4,72,0.1,70,step,0.099,,\n", "a.csv"),
+            "a.csv:2:27: time_lo_s without time_hi_s: an interval needs both ends");
+  EXPECT_EQ(parse_error_of(header + "w,L4,72,0.1,70,step,0.2,0.1,\n", "b.csv"),
+            "b.csv:2:21: time_lo_s 0.2 is above time_hi_s 0.1");
+  EXPECT_EQ(parse_error_of(header + "w,L4,72,0.1,70,step,,,later\n", "c.csv"),
+            "c.csv:2:23: window 'later': expected first, again or nothing");
+  EXPECT_EQ(
+      parse_error_of(header + "w,L4,72,0.1,70,step,,,\nw,L4,60,0.1,60,step,,,again\n", "d.csv"),
+      "d.csv:3:1: a row of window 'again' for workload 'w' on L4 at 60 W, but no first row "
+      "at that cap");
+}
+
 TEST(SweepTable, ANonNumberNamesItsColumn) {
   EXPECT_EQ(
       parse_error_of("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,t4,70,abc,60,step\n", "x.csv"),
