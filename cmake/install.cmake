@@ -58,8 +58,19 @@ install(FILES data/report/echarts.min.js DESTINATION ${CMAKE_INSTALL_DATADIR}/re
 install(DIRECTORY deploy/ DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/deploy)
 install(DIRECTORY python/regime_step DESTINATION ${_regime_pythondir}
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+# The licence and changelog where Debian policy puts them: share/doc/regime/copyright and
+# changelog.Debian.gz (compressed reproducibly: no name or time stamp in the gzip header).
+install(FILES packaging/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+set(REGIME_CHANGELOG_GZ ${CMAKE_BINARY_DIR}/changelog.Debian.gz)
+add_custom_command(
+  OUTPUT ${REGIME_CHANGELOG_GZ}
+  COMMAND gzip -9nc ${CMAKE_SOURCE_DIR}/packaging/changelog > ${REGIME_CHANGELOG_GZ}
+  DEPENDS ${CMAKE_SOURCE_DIR}/packaging/changelog
+  VERBATIM)
+add_custom_target(regime_changelog ALL DEPENDS ${REGIME_CHANGELOG_GZ})
+install(FILES ${REGIME_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 file(GLOB REGIME_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
-install(FILES README.md ${REGIME_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md LICENSE ${REGIME_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES packaging/regime.bash-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME regime)
 
@@ -103,7 +114,9 @@ per training step; finds the cap with few probes, applies it safely (journaled, 
 restored) and reports energy per completed step with a confidence interval. NVIDIA GPUs \
 through NVML (loaded at run time), and simulated GPUs for trying it without one.")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
-set(CPACK_DEBIAN_PACKAGE_MAINTAINER "Regime developers")
+# The project has no public list or domain yet: the address says so (.invalid, RFC 2606).
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "Regime developers <maintainers@regime.invalid>")
+set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

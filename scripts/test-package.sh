@@ -107,6 +107,11 @@ expect_completion --caps regime sweep --device sim:t4 --ca
 say "bash completion answers"
 
 [ -f /usr/share/doc/regime/README.md ] && [ -f /usr/share/doc/regime/safety.md ] || fail "docs not in /usr/share/doc/regime"
+grep -q '^License: Apache-2.0' /usr/share/doc/regime/copyright || fail "no Apache-2.0 copyright file in /usr/share/doc/regime"
+zcat /usr/share/doc/regime/changelog.Debian.gz | head -1 | grep -q "^regime ($version)" || fail "changelog.Debian.gz does not start with regime ($version)"
+dpkg-deb --field "$deb" Maintainer | grep -q '<.*@.*>' || fail "the package's Maintainer has no address"
+man -P cat regime 2>/dev/null | grep -q 'EXIT STATUS' || fail "man regime has no EXIT STATUS"
+say "copyright, changelog, maintainer address and exit statuses are in the package"
 [ -x /usr/bin/regimed ] && /usr/bin/regimed --help | grep -q 'node agent' || fail "regimed is not /usr/bin/regimed"
 [ -f /usr/lib/systemd/system/regimed.service ] || [ -f /lib/systemd/system/regimed.service ] || fail "no regimed.service unit"
 
