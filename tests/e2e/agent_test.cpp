@@ -117,11 +117,14 @@ class Flood {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::close(p[0]);
-      // One descriptor per connection: raised while still root, then root is dropped for good.
+      // One descriptor per connection: raised while still root (where the container lets root
+      // raise it; else as far as the hard limit goes), then root is dropped for good.
       rlimit r{static_cast<rlim_t>(connections) + 64, static_cast<rlim_t>(connections) + 64};
-      if (::setrlimit(RLIMIT_NOFILE, &r) != 0 || ::setgroups(0, nullptr) != 0 ||
-          ::setgid(gid) != 0 || ::setuid(uid) != 0)
-        ::_exit(126);
+      if (::setrlimit(RLIMIT_NOFILE, &r) != 0 && ::getrlimit(RLIMIT_NOFILE, &r) == 0) {
+        r.rlim_cur = r.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &r);
+      }
+      if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(126);
       run(socket, connections, p[1]);
     }
     ::close(p[1]);
