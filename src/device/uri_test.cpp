@@ -1,5 +1,6 @@
 #include "device/uri.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -41,6 +42,27 @@ TEST(DeviceUri, RejectsMalformed) {
       EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << bad;
       EXPECT_NE(std::string(e.what()).find("expected nvml:N"), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(DeviceUri, AGpuByUuidOrPciBusIdAsNvidiaSmiTakesIt) {
+  DeviceUri u = parse_device_uri("nvml:GPU-5e2f0c1a-1111-2222-3333-444455556666");
+  EXPECT_EQ(u.uuid(), "GPU-5e2f0c1a-1111-2222-3333-444455556666");
+  EXPECT_FALSE(u.index());
+  const PciAddress want{0, 0x3b, 0, 0};
+  for (const char* text : {"nvml:0000:3b:00.0", "nvml:00000000:3B:00.0", "nvml:3b:00.0"}) {
+    DeviceUri p = parse_device_uri(text);
+    EXPECT_EQ(p.pci_address(), want) << text;
+    EXPECT_FALSE(p.uuid()) << text;
+  }
+  EXPECT_EQ(parse_pci_address("0001:af:1f.7"), (PciAddress{1, 0xaf, 0x1f, 7}));
+  for (const char* bad : {"3b:00", "3b:00.8", "3b:20.0", "g3:00.0", "123:00.0", ":00.0"})
+    EXPECT_FALSE(parse_pci_address(bad)) << bad;
+  try {
+    parse_device_uri("nvml:3b:00");
+    ADD_FAILURE() << "accepted a bus id without a function";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("is not a PCI bus id"));
   }
 }
 

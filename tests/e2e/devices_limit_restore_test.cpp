@@ -117,6 +117,21 @@ TEST_F(DevicesLimitRestoreCli, LimitShowJsonIsGpuInfoAndAListForAll) {
   EXPECT_EQ(all[1].at("device"), "nvml:1");
 }
 
+// As `nvidia-smi -i` takes a GPU: by UUID or PCI bus id (the fake numbers GPU N's bus 0x10 + N).
+TEST_F(DevicesLimitRestoreCli, AGpuIsFoundByUuidOrPciBusId) {
+  for (const char* device : {"nvml:GPU-fake-1", "nvml:0000:11:00.0", "nvml:11:00.0"}) {
+    RunResult r = regime({"limit", "show", "--device", device, "--json"});
+    ASSERT_EQ(r.status, 0) << device << ": " << r.err;
+    EXPECT_EQ(json::parse(r.out).at("uuid"), "GPU-fake-1") << device;
+  }
+  RunResult r = regime({"limit", "show", "--device", "nvml:GPU-nope"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no GPU has this UUID"), std::string::npos) << r.err;
+  r = regime({"limit", "show", "--device", "nvml:0000:99:00.0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no GPU has this PCI bus id"), std::string::npos) << r.err;
+}
+
 TEST_F(DevicesLimitRestoreCli, UnknownGpuIndexIsNamed) {
   RunResult r = regime({"limit", "show", "--device", "nvml:5"});
   EXPECT_EQ(r.status, 2);

@@ -420,6 +420,22 @@ std::vector<GpuPtr> open_nvml(const DeviceUri& uri) {
     if (out.empty()) throw Error(ErrorKind::NotFound, "nvml:all: NVML found no GPU");
     return out;
   }
+  if (uri.uuid() || uri.pci_address()) {
+    // By the name nvidia-smi -i takes: every GPU is looked at, the one that matches opened.
+    for (unsigned i = 0; i < count; ++i) {
+      auto gpu = std::make_unique<NvmlGpu>(lib, i);
+      GpuInfo info = gpu->info();
+      bool match = uri.uuid() ? info.uuid == *uri.uuid()
+                              : parse_pci_address(info.pci_bus_id) == uri.pci_address();
+      if (match) {
+        out.push_back(std::move(gpu));
+        return out;
+      }
+    }
+    throw Error(ErrorKind::NotFound,
+                fmt::format("{}: no GPU has this {} (`regime devices` lists them)", uri.text,
+                            uri.uuid() ? "UUID" : "PCI bus id"));
+  }
   int index = uri.index().value_or(-1);
   if (index < 0 || static_cast<unsigned>(index) >= count)
     throw Error(ErrorKind::NotFound,
