@@ -20,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ using namespace regime;
 struct Workload {
   std::string name, gpu;
   std::vector<SweepRow> rows;
+  bool binds = false;  // power follows the cap on these rows (plan::table_binding over all)
   double e(size_t i) const { return rows[i].energy_per_unit_J(); }
   double t(size_t i) const { return rows[i].time_s; }
   size_t index_of(double cap_W) const {
@@ -79,6 +81,7 @@ std::vector<Workload> workloads_of(const SweepTable& table) {
   for (const auto& name : table.workloads()) {
     Workload w{name, "", table.rows_for(name)};
     w.gpu = w.rows.front().gpu;
+    w.binds = plan::table_binding(plan::probes_from_rows(w.rows)).binds;
     if (w.rows.size() >= 2) out.push_back(std::move(w));
   }
   return out;
@@ -213,7 +216,8 @@ std::vector<Policy> policies(const plan::Objective& objective, bool check_sessio
 struct Tally {
   int n = 0;
   double saved_pct = 0, time_pct = 0, regret_pct = 0, worst_regret_pct = 0, probes = 0;
-  int cost_energy = 0, past_bound = 0, regret_over_3 = 0;
+  int cost_energy = 0, past_bound = 0, regret_over_3 = 0;  // the last where a cap binds
+  double worst_binding_regret_pct = 0;
   void add(const Workload& w, const Pick& p, const plan::Objective& objective) {
     const size_t i = w.index_of(p.cap_W), o = oracle_index(w, objective);
     ++n;
@@ -222,7 +226,10 @@ struct Tally {
     const double regret = (w.e(i) / w.e(o) - 1) * 100;
     regret_pct += regret;
     worst_regret_pct = std::max(worst_regret_pct, regret);
-    if (regret > 3) ++regret_over_3;
+    if (w.binds) {
+      worst_binding_regret_pct = std::max(worst_binding_regret_pct, regret);
+      if (regret > 3) ++regret_over_3;
+    }
     probes += p.probes;
     if (w.e(i) > w.e(0) * (1 + 1e-9)) ++cost_energy;
     if (w.t(i) > time_bound_s(w, objective) * (1 + 1e-9)) ++past_bound;
@@ -237,18 +244,21 @@ struct Tally {
     cost_energy += o.cost_energy;
     past_bound += o.past_bound;
     regret_over_3 += o.regret_over_3;
+    worst_binding_regret_pct = std::max(worst_binding_regret_pct, o.worst_binding_regret_pct);
   }
   std::string row(const std::string& policy, bool measured) const {
     const double k = n > 0 ? 1.0 / n : 0;
-    return fmt::format("| {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} | {} | {} | {} |", policy,
-                       saved_pct * k, time_pct * k, regret_pct * k, worst_regret_pct, regret_over_3,
+    return fmt::format("| {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {:.1f} | {} | {} | {} | {} |",
+                       policy, saved_pct * k, time_pct * k, regret_pct * k, worst_regret_pct,
+                       worst_binding_regret_pct, regret_over_3,
                        measured ? fmt::format("{:.1f}", probes * k) : "-", cost_energy, past_bound);
   }
 };
 
 const char* kHeader =
-    "| policy | energy saved % | time % | mean regret % | worst regret % | regret > 3% | probes | "
-    "cost energy | past bound |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |";
+    "| policy | energy saved % | time % | mean regret % | worst regret % | worst where a cap binds "
+    "% | binding, regret > 3% | probes | cost energy | past bound |\n| --- | --- | --- | --- | --- "
+    "| --- | --- | --- | --- | --- |";
 
 // Runs every policy on every table and prints one table each; returns each policy's tallies per
 // table (policy-major).
@@ -296,9 +306,9 @@ void print_overall(const std::string& title, const std::vector<Policy>& pols,
   fmt::print("\n### {} ({} workloads)\n\n{}\n{}", title, n, kHeader, rows);
 }
 
-// The adaptive search's settings that the cross-check tunes: each is chosen on one table (the
-// value with the best mean saving among those with no pick past the bound and none costing
-// energy), then run as chosen on the others.
+// The adaptive search's settings that the cross-check tunes: each is chosen on one group of
+// tables (the value with the fewest picks that cost energy or break the bound there, then the
+// best mean saving), then run as chosen on the other groups.
 struct Knob {
   std::string name;
   std::vector<double> values;
@@ -307,43 +317,66 @@ struct Knob {
 
 std::vector<Knob> knobs() {
   return {
-      {"decision alpha (keep-default rule)",
-       {0.01, 0.02, 0.05, 0.1, 0.2},
+      {"keep-default rule: false-saving rate (kDecisionAlpha)",
+       {0.01, 0.05, 0.2, 0.5},
        [](plan::SearchOptions& o, double v) { o.decision.decision_alpha = v; }},
-      {"binding alpha",
-       {0.001, 0.01, 0.05},
+      {"binding test: false-alarm rate (kBindingAlpha)",
+       {0.001, 0.01, 0.1},
        [](plan::SearchOptions& o, double v) { o.decision.binding_alpha = v; }},
+      {"least prior dof (kMinPooledPriorDof; the shipped floor, 10, applies beneath)",
+       {10, 30, 100},
+       [](plan::SearchOptions& o, double v) {
+         for (plan::NoisePrior* p :
+              {&o.decision.priors.power, &o.decision.priors.energy, &o.decision.priors.time})
+           p->dof = std::max(p->dof, v);
+       }},
+      {"measure the neighbour of the lowest cap when it is within the bound (0 no, 1 yes)",
+       {0, 1},
+       [](plan::SearchOptions& o, double v) { o.check_above_lowest_cap = v > 0; }},
   };
 }
 
-void cross_check(const std::vector<TableData>& data, const plan::Objective& objective) {
-  fmt::print("\n## Cross-check: each setting chosen on one table, run on the others\n");
+struct Group {
+  std::string label;
+  std::vector<TableData> tables;
+};
+
+Tally run_group(const Group& g, const plan::Objective& objective, const Knob& k, double v) {
+  Tally all;
+  for (const auto& d : g.tables) {
+    const auto picks = adaptive_picks(d, objective, [&](auto& o) { k.set(o, v); });
+    for (size_t i = 0; i < d.workloads.size(); ++i) all.add(d.judged[i], picks[i], objective);
+  }
+  return all;
+}
+
+void cross_check(const std::vector<Group>& groups, const plan::Objective& objective) {
+  fmt::print("\n## Cross-check: each setting chosen on one group, run on the others\n");
   for (const Knob& k : knobs()) {
     fmt::print(
-        "\n### {}\n\n| chosen on | value | run on | energy saved % | regret % | probes | "
-        "cost energy | past bound |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "\n### {}\n\n| chosen on | value | run on | energy saved % | mean regret % | worst "
+        "regret % | probes | cost energy | past bound |\n| --- | --- | --- | --- | --- | --- | --- "
+        "| --- | --- |\n",
         k.name);
-    for (const auto& train : data) {
+    for (const auto& train : groups) {
       double best_v = k.values.front(), best_saved = -1e300;
+      int best_bad = std::numeric_limits<int>::max();
       for (double v : k.values) {
-        const auto picks = adaptive_picks(train, objective, [&](auto& o) { k.set(o, v); });
-        Tally t;
-        for (size_t i = 0; i < train.workloads.size(); ++i)
-          t.add(train.judged[i], picks[i], objective);
-        if (t.cost_energy == 0 && t.past_bound == 0 && t.saved_pct > best_saved) {
+        const Tally t = run_group(train, objective, k, v);
+        const int bad = t.cost_energy + t.past_bound;
+        if (bad < best_bad || (bad == best_bad && t.saved_pct > best_saved + 1e-9)) {
+          best_bad = bad;
           best_saved = t.saved_pct;
           best_v = v;
         }
       }
-      for (const auto& test : data) {
-        const auto picks = adaptive_picks(test, objective, [&](auto& o) { k.set(o, best_v); });
-        Tally t;
-        for (size_t i = 0; i < test.workloads.size(); ++i)
-          t.add(test.judged[i], picks[i], objective);
+      for (const auto& test : groups) {
+        const Tally t = run_group(test, objective, k, best_v);
         const double m = t.n > 0 ? 1.0 / t.n : 0;
-        fmt::print("| {} | {:g} | {}{} | {:.1f} | {:.1f} | {:.1f} | {} | {} |\n", train.label,
-                   best_v, test.label, &test == &train ? " (same)" : "", t.saved_pct * m,
-                   t.regret_pct * m, t.probes * m, t.cost_energy, t.past_bound);
+        fmt::print("| {} | {:g} | {}{} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {} | {} |\n",
+                   train.label, best_v, test.label, &test == &train ? " (itself)" : "",
+                   t.saved_pct * m, t.regret_pct * m, t.worst_regret_pct, t.probes * m,
+                   t.cost_energy, t.past_bound);
       }
     }
   }
@@ -415,7 +448,23 @@ int run(int argc, char** argv) {
   print_overall("real tables", pols, tallies, 0, real);
   print_overall("simulated corpus", pols, tallies, real, data.size());
   if (real > 0 && real < data.size()) print_overall("all tables", pols, tallies, 0, data.size());
-  if (cross) cross_check(data, objective);
+  if (cross) {
+    // Each real table alone, and the simulated corpus judged on its noise-free truth: there a
+    // saving claimed from noise shows as a pick that costs energy or breaks the bound.
+    std::vector<Group> groups;
+    for (size_t i = 0; i < real; ++i) groups.push_back({data[i].label, {data[i]}});
+    Group sims{"simulated corpus (truth)", {}};
+    for (const auto& t : plan::sim_corpus()) {
+      TableData d;
+      d.label = t.measured.source;
+      d.table = t.measured;
+      d.workloads = workloads_of(d.table);
+      d.judged = workloads_of(t.truth);
+      sims.tables.push_back(std::move(d));
+    }
+    groups.push_back(std::move(sims));
+    cross_check(groups, objective);
+  }
   fmt::print("\n({:.1f} s)\n",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return 0;
