@@ -1,6 +1,7 @@
 #include "common/paths.hpp"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -40,9 +41,11 @@ fs::path state_dir() {
   fs::path dir;
   if (const char* v = env_nonempty("REGIME_STATE_DIR")) {
     dir = v;
-  } else if (running_privileged()) {
+  } else if (::geteuid() == 0) {
     // Not root's (or, under sudo, the calling user's) home: a directory another user owns is
-    // refused below, and root's state belongs with the system's.
+    // refused below, and root's state belongs with the system's. (A non-root process holding
+    // CAP_SYS_ADMIN keeps its runs in its own folder; only its power-limit journal is the
+    // system's.)
     dir = "/var/lib/regime";
   } else if (const char* xdg = env_nonempty("XDG_STATE_HOME")) {
     dir = fs::path(xdg) / "regime";
@@ -51,7 +54,13 @@ fs::path state_dir() {
   } else {
     throw Error(ErrorKind::Io, "cannot find a state directory: set REGIME_STATE_DIR or HOME");
   }
-  SafeDir::open(dir, running_privileged() && dir == "/var/lib/regime" ? 0755 : 0700);
+  try {
+    SafeDir::open(dir, ::geteuid() == 0 && dir == "/var/lib/regime" ? 0755 : 0700);
+  } catch (const Error& e) {
+    throw Error(e.kind(), fmt::format("the state folder {} cannot be used: {}; set "
+                                      "REGIME_STATE_DIR to a folder of your own",
+                                      dir.string(), e.what()));
+  }
   return dir;
 }
 
