@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Regime builds with (DESIGN.md section 6), then the npm packages of
+# Installs the Debian packages Regime builds with (docs/install.md), then the npm packages of
 # report/package-lock.json (ECharts, inlined into report pages; playwright-core, which drives
 # Chromium in the report's browser test) and copies ECharts to data/report/. Idempotent: does
 # nothing when everything is already there. Needs root (or sudo) the first time.

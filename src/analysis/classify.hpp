@@ -1,7 +1,7 @@
 #pragma once
-// classify(): a Measurement and the GPU's facts in, the regime out (DESIGN.md section 4), with a
-// confidence, the numbers that decided (units in the keys) and the advice. Every threshold below
-// is explained in docs/analysis.md "Regime rules".
+// classify(): a Measurement and the GPU's facts in, the regime out (docs/contracts.md, "Regimes"),
+// with a confidence, the numbers that decided (units in the keys) and the advice. Every threshold
+// below is explained in docs/analysis.md "Regime rules".
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -66,7 +66,7 @@ RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOve
 // kMinSteps steps); empty when it is long enough.
 std::string too_short_to_classify(const Measurement& m);
 
-// {"regime","confidence","advice","evidence":{...},"measurement":{...}} (DESIGN.md section 3).
+// {"regime","confidence","advice","evidence":{...},"measurement":{...}} (docs/contracts.md).
 nlohmann::json to_json(const RegimeReport& r);
 
 // A readable multi-line summary for the terminal (classify, probe).

@@ -75,8 +75,8 @@ TEST(MeasureH200, GemmEnergyPerStepAndCapReason) {
 }
 
 TEST(MeasureH200, OtherSourcesAgreeWithTheCounter) {
-  // Dropping the counter falls back to integrated instantaneous power: DESIGN.md section 5
-  // found them within 0.6% over 20 s windows.
+  // Dropping the counter falls back to integrated instantaneous power: docs/contracts.md, "H200
+  // facts" found them within 0.6% over 20 s windows.
   Trace t = h200("resnet50");
   const double counter_J = measure(t).energy_per_step_J;
   for (Sample& s : t.samples) s.energy_J.reset();

@@ -35,7 +35,7 @@ struct Measurement {
   std::map<uint64_t, double> reason_fraction;
   bool reasons_known = false;  // the samples carried reason masks (all zero leaves the map empty)
 
-  // Extensions of the DESIGN.md contract (compatible: new fields only).
+  // Extensions of the docs/contracts.md contract (compatible: new fields only).
   bool per_second = false;        // no steps: the per-step figures are per second of the window
   double energy_J = 0;            // energy of the whole window
   double warmup_dropped_s = 0;    // time cut before the window as warm-up

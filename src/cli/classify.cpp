@@ -25,7 +25,7 @@ void add_classify(CLI::App& root, Context&) {
     std::string gpu_model;
   };
   auto a = std::make_shared<ClassifyArgs>();
-  sub->add_option("--trace", a->trace, "Trace CSV (DESIGN.md format)")->required();
+  sub->add_option("--trace", a->trace, "Trace CSV (docs/contracts.md format)")->required();
   auto* steps_opt = sub->add_option(
       "--steps", a->steps, "Steps CSV (default: X.steps.csv beside X.trace.csv, if it exists)");
   auto* no_steps = sub->add_flag("--no-steps", a->no_steps,

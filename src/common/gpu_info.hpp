@@ -5,7 +5,7 @@
 
 namespace regime {
 
-// Static facts and current limits of one GPU (DESIGN.md section 3). Watts, degrees C, MHz.
+// Static facts and current limits of one GPU (docs/contracts.md). Watts, degrees C, MHz.
 struct GpuInfo {
   std::string device;  // the URI that opened it, e.g. "nvml:0", "sim:t4"
   int index = 0;
@@ -30,7 +30,7 @@ struct GpuInfo {
   std::optional<double> max_mem_MHz;
 };
 
-// The JSON contract of DESIGN.md section 3; absent optionals are written as null.
+// The JSON contract of docs/contracts.md; absent optionals are written as null.
 nlohmann::json to_json(const GpuInfo& info);
 
 // The one check of a cap against a device's range, for the guard, the backends and cap lists:

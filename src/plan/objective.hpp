@@ -1,5 +1,5 @@
 #pragma once
-// Objectives (DESIGN.md section 3): what "best cap" means. Every objective is a score to minimise,
+// Objectives (docs/contracts.md): what "best cap" means. Every objective is a score to minimise,
 // computed from a Measurement (per step) and the Measurement at the default limit.
 #include <optional>
 #include <string>

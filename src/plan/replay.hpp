@@ -1,5 +1,5 @@
 #pragma once
-// replay:FILE: probes answered from a recorded sweep table (DESIGN.md section 3) instead of from
+// replay:FILE: probes answered from a recorded sweep table (docs/contracts.md) instead of from
 // hardware, so search strategies run on real measurements. The table stands for one GPU: its
 // limits are the lowest and the highest cap, and the default is the highest (sweeps start there).
 #include <string>

@@ -1,8 +1,9 @@
 #pragma once
-// `regime study`, the main job (DESIGN.md sections 1 and 3): probe, classify, sweep if warranted,
-// decide, report. This file holds the pure parts: which caps the regime warrants sweeping, the
-// command a user runs to sweep a real GPU, the interval of the decision's energy change, and the
-// study's JSON and text. The edges (running work, setting limits) are in src/session/study.cpp.
+// `regime study`, the main job (docs/architecture.md and docs/contracts.md): probe, classify, sweep
+// if warranted, decide, report. This file holds the pure parts: which caps the regime warrants
+// sweeping, the command a user runs to sweep a real GPU, the interval of the decision's energy
+// change, and the study's JSON and text. The edges (running work, setting limits) are in
+// src/session/study.cpp.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>

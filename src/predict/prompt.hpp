@@ -1,8 +1,8 @@
 #pragma once
-// The study's three prompts (PAPER.md, finding 6), as chat messages: zero-shot (the GPU's name and
-// the workload), spec (plus the GPU's spec sheet from data/gpus) and one-shot (plus one measured
-// example of the same GPU). Each asks for one JSON object. Pure: the text depends on nothing but
-// the arguments, so a cached answer is found again for the same question.
+// The study's three prompts (docs/paper.md, finding 6), as chat messages: zero-shot (the GPU's name
+// and the workload), spec (plus the GPU's spec sheet from data/gpus) and one-shot (plus one
+// measured example of the same GPU). Each asks for one JSON object. Pure: the text depends on
+// nothing but the arguments, so a cached answer is found again for the same question.
 #include <optional>
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// `regime study`, the main job (DESIGN.md section 1): probe the pair at the current limit, name
+// `regime study`, the main job (docs/architecture.md): probe the pair at the current limit, name
 // its regime, sweep the caps the regime warrants (a physical GPU only with --actuate, never under
 // REGIME_READ_ONLY), decide, and say what was left set.
 #include <nlohmann/json.hpp>

@@ -78,7 +78,7 @@ std::string per_gpu_text(const SweepReport& report);
 // The sweep's JSON (`regime sweep --json`, and what the run database keeps).
 nlohmann::json to_json(const SweepReport& report);
 
-// The measured caps as a sweep table (DESIGN.md section 3), highest cap first, with the intervals'
+// The measured caps as a sweep table (docs/contracts.md), highest cap first, with the intervals'
 // exact ends and the default measured again at the end (window "again"): what the decision used,
 // so that `regime recommend --sweep` decides it again the same way.
 std::string sweep_table_csv(const SweepReport& report);

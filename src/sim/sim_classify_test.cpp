@@ -34,7 +34,7 @@ void PrintTo(const SimCase& c, std::ostream* os) {
   *os << c.device << " " << c.workload << " " << c.seconds << " s";
 }
 
-// What the twin's analytic steady state says, in the terms of DESIGN.md section 4.
+// What the twin's analytic steady state says, in the terms of docs/contracts.md, "Regimes".
 Regime twin_regime(sim::SimGpu& sim, const std::string& workload) {
   const twin::SteadyState s = twin::steady_state(
       sim.spec(), twin::workload_on(twin::sim_workload_profile(workload), sim.spec()),
@@ -92,8 +92,8 @@ INSTANTIATE_TEST_SUITE_P(Twin, SimRegimes,
                            return out;
                          });
 
-// The H200 facts of DESIGN.md section 5, reproduced on the twin: one card, several regimes; and the
-// thermal case the real card never reached.
+// The H200 facts of docs/contracts.md, "H200 facts", reproduced on the twin: one card, several
+// regimes; and the thermal case the real card never reached.
 TEST(SimRegimesH200, OneCardSeveralRegimes) {
   Regime expected = Regime::Idle;
   EXPECT_EQ(probe_sim({"sim:h200,seed=5", "gemm", 30}, expected).regime, Regime::CapBound);

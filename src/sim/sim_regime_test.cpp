@@ -1,5 +1,6 @@
 // The sim: devices through measure() and classify(): one card, several
-// regimes (DESIGN.md section 5) and the study's T4/GV100 regimes, from time-stepped traces.
+// regimes (docs/contracts.md, "H200 facts") and the study's T4/GV100 regimes, from time-stepped
+// traces.
 #include <gtest/gtest.h>
 
 #include "analysis/classify.hpp"

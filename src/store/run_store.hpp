@@ -63,7 +63,7 @@ struct SweepRecord {
   std::string objective;  // as decided then
   double default_limit_W = 0;
   double max_limit_W = 0;
-  std::string table_csv;  // every measured cap as a sweep table (DESIGN.md section 3)
+  std::string table_csv;  // every measured cap as a sweep table (docs/contracts.md)
   nlohmann::json decision;
   nlohmann::json report;  // the command's whole JSON
   Provenance provenance;  // schema 3

@@ -1,5 +1,5 @@
 #pragma once
-// Trace files (DESIGN.md section 3): samples `X.trace.csv`, steps `X.steps.csv`, and, as an
+// Trace files (docs/contracts.md): samples `X.trace.csv`, steps `X.steps.csv`, and, as an
 // extension, the driver's power buffer `X.power.csv` (`t_s,power_W`). An empty cell is a field
 // the device did not report. Readers refuse malformed input with ErrorKind::Parse and a message
 // "FILE:LINE:COLUMN: what is wrong"; writers emit the shortest decimal that reads back exactly.

@@ -1,5 +1,5 @@
 #pragma once
-// Sweep tables (DESIGN.md section 3): recorded data, one row per measured cap of a GPU + workload
+// Sweep tables (docs/contracts.md): recorded data, one row per measured cap of a GPU + workload
 // pair. The one parser of them: the planner (recommend, replay:) and the twin (sim fit) both read
 // them here.
 // Required columns `workload,gpu,cap_W,time_s,avg_power_W,unit`; optional `energy_J`, `time_ci_s`,

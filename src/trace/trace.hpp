@@ -1,7 +1,7 @@
 #pragma once
 // The plain data every part of Regime exchanges: what a device reported (Sample), when a unit of
 // work ran (Step), and a whole recorded run (Trace). A missing field is std::nullopt, written as an
-// empty cell in the CSV (DESIGN.md section 3).
+// empty cell in the CSV (docs/contracts.md).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,8 +1,8 @@
-// The study's T4/L4/GV100 findings (PAPER.md) and the H200 facts of DESIGN.md section 5, from the
-// steady-state twin. Regimes are told apart with simple thresholds here (the classifier is in
-// src/analysis). Each GPU's figures are calibrated to what is asserted about it (its spec file's
-// "calibration" says which constants were chosen for it): they show the twin can hold these
-// findings with physically plausible constants, not that it predicts them.
+// The study's T4/L4/GV100 findings (docs/paper.md) and the H200 facts of docs/contracts.md, "H200
+// facts", from the steady-state twin. Regimes are told apart with simple thresholds here (the
+// classifier is in src/analysis). Each GPU's figures are calibrated to what is asserted about it
+// (its spec file's "calibration" says which constants were chosen for it): they show the twin can
+// hold these findings with physically plausible constants, not that it predicts them.
 #include <gtest/gtest.h>
 
 #include <algorithm>

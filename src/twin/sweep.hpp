@@ -1,5 +1,5 @@
 #pragma once
-// Fitting the twin to sweep tables (DESIGN.md section 3; parsed by trace/sweep_table.hpp): fit
+// Fitting the twin to sweep tables (docs/contracts.md; parsed by trace/sweep_table.hpp): fit
 // each workload from a few of its caps, predict the rest, and score the predictions against what
 // was measured.
 #include <optional>

@@ -1,6 +1,6 @@
-// The study's cap findings through `regime sweep` on simulated GPUs (PAPER.md): on the T4 60 W is
-// never the energy choice; on the L4 a lower cap saves. (The sim T4 and L4 are calibrated to these
-// findings: docs/twin.md.)
+// The study's cap findings through `regime sweep` on simulated GPUs (docs/paper.md): on the T4 60 W
+// is never the energy choice; on the L4 a lower cap saves. (The sim T4 and L4 are calibrated to
+// these findings: docs/twin.md.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
