@@ -95,7 +95,7 @@ RunEnd ControlLoop::run_until(double end_s) {
 
 void ControlLoop::decide(LaneState& s, double now) {
   const Trace& trace = loop_.trace(s.lane.gpu);
-  const double t0 = trace.samples.empty() ? now : trace.samples.front().t_s;
+  const double t0 = loop_.t_start_s();  // the trace may start later: long runs forget
   ControlInput in = summarize(trace.samples, s.last_s, now, s.limit_W);
   s.last_s = now;
   const double period = s.lane.controller->period_s();

@@ -17,6 +17,8 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 // Two instants closer than this are the same instant (floating-point sums of periods).
 constexpr double kSameInstant_s = 1e-7;
+// Samples reserved at the start: a 5-minute stretch (4.6 MB at 10 ms), the span a long run keeps.
+constexpr double kReserve_s = 300;
 
 double process_cpu_s() {
   rusage usage{};
@@ -76,10 +78,12 @@ RunLoop::~RunLoop() {
 }
 
 void RunLoop::start() {
-  // Reserve the whole run up front so the 100 Hz path never allocates.
+  // Reserve up to kReserve_s of samples up front so the 100 Hz path rarely allocates; a long run
+  // that forgets what it has measured (forget_before) then never grows past it.
   for (Lane& lane : lanes_) {
     if (o_.duration_s > 0)
-      lane.trace.samples.reserve(static_cast<size_t>(o_.duration_s / o_.sample_period_s) + 16);
+      lane.trace.samples.reserve(
+          static_cast<size_t>(std::min(o_.duration_s, kReserve_s) / o_.sample_period_s) + 16);
     lane.health0 = lane.gpu->read_health();
   }
   cpu0_s_ = process_cpu_s();
@@ -180,6 +184,27 @@ void RunLoop::sample(double now, bool with_energy) {
     if (o_.on_sample) o_.on_sample(lane.trace.samples.back());
   }
   now_s_ = now;
+}
+
+void RunLoop::forget_before(double t_s) {
+  for (Lane& lane : lanes_) {
+    Trace& tr = lane.trace;
+    auto after = std::partition_point(tr.samples.begin(), tr.samples.end(),
+                                      [&](const Sample& s) { return s.t_s <= t_s; });
+    // Back to the last counter reading at or before t_s.
+    auto keep = after;
+    while (keep != tr.samples.begin() && !std::prev(keep)->energy_J) --keep;
+    if (keep == tr.samples.begin()) continue;  // no reading to anchor on: keep everything
+    const double from_s = std::prev(keep)->t_s;
+    tr.samples.erase(tr.samples.begin(), std::prev(keep));
+    tr.steps.erase(tr.steps.begin(),
+                   std::partition_point(tr.steps.begin(), tr.steps.end(),
+                                        [&](const Step& s) { return s.t_start_s < from_s; }));
+    tr.power_points.erase(
+        tr.power_points.begin(),
+        std::partition_point(tr.power_points.begin(), tr.power_points.end(),
+                             [&](const PowerPoint& p) { return p.t_s < from_s; }));
+  }
 }
 
 void RunLoop::drain() {

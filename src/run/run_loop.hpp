@@ -77,7 +77,14 @@ class RunLoop {
   const Trace& trace() const { return lanes_.front().trace; }  // the first GPU's
   const Trace& trace(size_t gpu) const { return lanes_.at(gpu).trace; }
   size_t gpu_count() const { return lanes_.size(); }
-  double now_s() const { return now_s_; }  // the time of the latest sample
+  double now_s() const { return now_s_; }     // the time of the latest sample
+  double t_start_s() const { return t0_s_; }  // the first sample's time, run clock
+
+  // Lets a long run keep memory flat: drops each GPU's samples, steps and power points from
+  // before t_s, keeping the last sample with an energy reading at or before t_s (and all that
+  // follows it), so a window that starts at t_s is still bracketed by the counter. A caller that
+  // has measured what it needs up to t_s calls this; trace() then starts near t_s.
+  void forget_before(double t_s);
 
  private:
   // A periodic schedule on origin + k * period. Absolute deadlines keep a 100 Hz loop from

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -76,6 +78,109 @@ MeasureOptions measure_options(const ControlRequest& r) {
 }
 
 }  // namespace
+
+namespace {
+
+double sq(double x) { return x * x; }
+
+// Every stride-th of a sorted list, the middle one of each stride: order statistics of the same
+// spread.
+std::vector<double> every(const std::vector<double>& sorted, size_t stride) {
+  std::vector<double> out;
+  for (size_t i = stride / 2; i < sorted.size(); i += stride) out.push_back(sorted[i]);
+  return out;
+}
+
+}  // namespace
+
+void SegmentedMeasurement::add(const Measurement& m) {
+  if (!m.per_second && m.steps > 0)
+    steps_.add(m, m.steps);
+  else
+    seconds_.add(m, std::max(0.0, m.window_end_s - m.window_start_s));
+}
+
+Measurement SegmentedMeasurement::result() const {
+  if (segments() == 0) throw Error(ErrorKind::Internal, "segmented measurement: no segment");
+  return steps_.count > 0 ? steps_.result() : seconds_.result();
+}
+
+void SegmentedMeasurement::Fold::add(const Measurement& m, double w) {
+  if (count++ == 0) first = m;
+  end_s = m.window_end_s;
+  const double d = std::max(0.0, m.window_end_s - m.window_start_s);
+  energy_J += m.energy_J;
+  seconds += d;
+  weight += w;
+  steps += m.steps;
+  samples += m.samples;
+  source = std::max(source, m.energy_source);  // the least direct source any segment used
+  time_sum += w * m.time_per_step_s;
+  time_lo2 += sq(w * (m.time_per_step_s - m.time_per_step_ci_s.first));
+  time_hi2 += sq(w * (m.time_per_step_ci_s.second - m.time_per_step_s));
+  energy_lo2 += sq(w * (m.energy_per_step_J - m.energy_per_step_ci_J.first));
+  energy_hi2 += sq(w * (m.energy_per_step_ci_J.second - m.energy_per_step_J));
+  p95_W.add(m.p95_power_W, d);
+  temp_C.add(m.mean_temp_C, d);
+  sm_MHz.add(m.mean_sm_MHz, d);
+  p05_sm_MHz.add(m.p05_sm_MHz, d);
+  util_pct.add(m.mean_util_pct, d);
+  limit_W.add(m.mean_limit_W, d);
+  gap.add(m.step_gap_fraction, d);
+  auto larger = [](std::optional<double>& into, const std::optional<double>& v) {
+    if (v) into = std::max(into.value_or(*v), *v);
+  };
+  larger(max_temp_C, m.max_temp_C);
+  larger(max_sm_MHz, m.max_sm_MHz_seen);
+  reasons_known = reasons_known || m.reasons_known;
+  for (const auto& [bit, fraction] : m.reason_fraction) reason_seconds[bit] += fraction * d;
+  // Thinned alike, every kept window stands for as many: the quantiles stay unbiased.
+  std::vector<double> kept = every(m.window_power_W, stride), merged;
+  std::merge(window_power_W.begin(), window_power_W.end(), kept.begin(), kept.end(),
+             std::back_inserter(merged));
+  window_power_W = std::move(merged);
+  while (window_power_W.size() > kMaxPowerWindows) {
+    window_power_W = every(window_power_W, 2);
+    stride *= 2;
+  }
+}
+
+Measurement SegmentedMeasurement::Fold::result() const {
+  Measurement out = first;
+  out.window_end_s = end_s;
+  out.energy_J = energy_J;
+  out.steps = steps;
+  out.samples = samples;
+  out.energy_source = source;
+  out.avg_power_W = seconds > 0 ? energy_J / seconds : 0;
+  if (weight > 0) {
+    // With steps: energy over steps; without: over seconds (time per step stays 1).
+    out.energy_per_step_J = energy_J / weight;
+    out.energy_per_step_ci_J = {out.energy_per_step_J - std::sqrt(energy_lo2) / weight,
+                                out.energy_per_step_J + std::sqrt(energy_hi2) / weight};
+    out.time_per_step_s = time_sum / weight;
+    out.time_per_step_ci_s = {out.time_per_step_s - std::sqrt(time_lo2) / weight,
+                              out.time_per_step_s + std::sqrt(time_hi2) / weight};
+  }
+  out.p95_power_W = p95_W.mean().value_or(out.p95_power_W);
+  out.mean_temp_C = temp_C.mean();
+  out.max_temp_C = max_temp_C;
+  out.mean_sm_MHz = sm_MHz.mean();
+  out.p05_sm_MHz = p05_sm_MHz.mean();
+  out.max_sm_MHz_seen = max_sm_MHz;
+  out.mean_util_pct = util_pct.mean();
+  out.mean_limit_W = limit_W.mean();
+  out.step_gap_fraction = gap.mean();
+  out.reasons_known = reasons_known;
+  out.reason_fraction.clear();
+  if (seconds > 0)
+    for (const auto& [bit, s] : reason_seconds) out.reason_fraction[bit] = s / seconds;
+  out.window_power_W = window_power_W;
+  if (count > 1)
+    out.steady_state_rule +=
+        fmt::format("; then {} more segment(s) measured as the run went, detection off", count - 1);
+  return out;
+}
 
 std::string gate_reason(const RegimeReport& report, const GpuInfo& info) {
   switch (report.regime) {
@@ -221,6 +326,55 @@ std::vector<EvaluationWindow> measure_windows(const Trace& trace,
 
 namespace {
 
+// A long run without --evaluate is measured in segments as it goes: the first long enough for the
+// warm-up to be found in it, the rest shorter, each measured at its end and then forgotten.
+constexpr double kFirstSegment_s = 180;
+constexpr double kSegment_s = 120;
+
+struct SegmentPlan {
+  bool on = false;
+  double from_s = 0;  // start of the segment being recorded, run clock
+  double first_s = 0;
+  double end_s = 0;  // the run's planned end
+  MeasureOptions first, later;
+};
+
+SegmentPlan segment_plan(const ControlRequest& r, double t0_s) {
+  SegmentPlan p;
+  p.first_s = kFirstSegment_s + r.warmup_s.value_or(0);
+  p.on = !r.evaluate && r.seconds > p.first_s + kSegment_s / 2;
+  p.from_s = t0_s;
+  p.end_s = t0_s + r.seconds;
+  p.first = measure_options(r);
+  p.later.detect_steady_state = false;  // found in the first segment
+  return p;
+}
+
+// Runs the loop (under control when `cl` is given) to its end. When the plan is on, each GPU's
+// segment is measured at each cut and forgotten; the last segment is left to the caller.
+RunEnd run_to_end(RunLoop& loop, control::ControlLoop* cl, SegmentPlan& plan,
+                  std::vector<SegmentedMeasurement>& segments) {
+  auto advance = [&](double until_s) {
+    if (cl) return cl->run_until(until_s);
+    return loop.run_until([&](const Trace&, double now) { return now >= until_s; });
+  };
+  if (plan.on) {
+    // The last segment is at least half a segment long.
+    for (double cut = plan.from_s + plan.first_s; cut + kSegment_s / 2 < plan.end_s;
+         cut += kSegment_s) {
+      const RunEnd end = advance(cut);
+      if (end != RunEnd::StopRequested) return end;
+      const double now = loop.now_s();
+      const MeasureOptions& mo = segments.front().segments() == 0 ? plan.first : plan.later;
+      for (size_t i = 0; i < segments.size(); ++i)
+        segments[i].add(measure_window(loop.trace(i), plan.from_s, now, mo));
+      loop.forget_before(now);
+      plan.from_s = now;
+    }
+  }
+  return advance(std::numeric_limits<double>::infinity());
+}
+
 // One GPU of the run: its report (filled as the run goes), its controller and its guard's slot.
 struct Lane {
   ControlReport rep;
@@ -344,6 +498,8 @@ ControlReport run_control(const ControlRequest& r) {
   std::vector<Trace> traces;
   RunStats stats;
   std::vector<std::pair<double, double>> windows;  // [start, end] of each, run clock
+  SegmentPlan plan;
+  std::vector<SegmentedMeasurement> segments(lanes.size());
   try {
     RunOptions ro;
     ro.duration_s = r.seconds;
@@ -355,6 +511,7 @@ ControlReport run_control(const ControlRequest& r) {
     RunLoop loop(gpus, *work, ro, targets.front().clock());
     loop.start();
     const double t0 = loop.now_s();
+    plan = segment_plan(r, t0);
     for (Lane& l : lanes) {
       l.rep.engaged = !gated;
       l.rep.reason = gated ? "" : "thermal: controlling from the start";
@@ -397,30 +554,38 @@ ControlReport run_control(const ControlRequest& r) {
            g.info.current_limit_W});
     }
     RunEnd end = RunEnd::Duration;
-    if (!control_lanes.empty()) {
-      control::ControlLoop cl(loop, control_lanes, rep.dry_run);
-      if (!r.evaluate) {
-        end = cl.run();
-      } else {
-        const double window_s = (t0 + r.seconds - loop.now_s()) / (r.windows + 1);
-        windows = run_windows(loop, cl, *work, window_s, r.windows, t0 + r.seconds, end);
-        Evaluation ev;
-        ev.window_s = window_s;
-        ev.lead_in_s = window_s;
-        ev.settle_s = settle_s;
-        rep.evaluation = ev;
-        for (Lane& l : lanes)
-          if (l.rep.engaged) l.rep.evaluation = ev;
-      }
+    std::optional<control::ControlLoop> cl;
+    if (!control_lanes.empty()) cl.emplace(loop, control_lanes, rep.dry_run);
+    if (cl && r.evaluate) {
+      const double window_s = (t0 + r.seconds - loop.now_s()) / (r.windows + 1);
+      windows = run_windows(loop, *cl, *work, window_s, r.windows, t0 + r.seconds, end);
+      Evaluation ev;
+      ev.window_s = window_s;
+      ev.lead_in_s = window_s;
+      ev.settle_s = settle_s;
+      rep.evaluation = ev;
+      for (Lane& l : lanes)
+        if (l.rep.engaged) l.rep.evaluation = ev;
+    } else {
+      end = run_to_end(loop, cl ? &*cl : nullptr, plan, segments);
+    }
+    if (cl)
       for (size_t k = 0; k < control_lanes.size(); ++k) {
         ControlReport& g = lanes[control_lanes[k].gpu].rep;
-        g.actions = cl.actions(k);
-        g.decisions = cl.decisions(k);
+        g.actions = cl->actions(k);
+        g.decisions = cl->decisions(k);
       }
-    } else {
-      end = loop.run_until([](const Trace&, double) { return false; });
-    }
     traces = loop.finish_all(&stats);
+    if (plan.on)
+      for (size_t i = 0; i < lanes.size(); ++i) {
+        const bool first = segments[i].segments() == 0;
+        try {
+          segments[i].add(measure_window(traces[i], plan.from_s, stats.t_end_s,
+                                         first ? plan.first : plan.later));
+        } catch (const Error&) {
+          if (first) throw;  // a tail too short to measure adds nothing to what was measured
+        }
+      }
     // A command that ends by itself before --seconds is fine when it succeeded: the run is
     // judged on what ran. A failing one passes its status on.
     std::optional<int> status = work->exit_status();
@@ -441,8 +606,8 @@ ControlReport run_control(const ControlRequest& r) {
     ControlReport& g = lanes[i].rep;
     g.limit_after_W = gpus[i]->info().current_limit_W;
     g.duration_s = stats.t_end_s - stats.t_start_s;
-    g.origin_s = traces[i].samples.empty() ? 0 : traces[i].samples.front().t_s;
-    g.measurement = measure(traces[i], measure_options(r));
+    g.origin_s = stats.t_start_s;
+    g.measurement = plan.on ? segments[i].result() : measure(traces[i], measure_options(r));
     per_gpu.push_back(g.measurement);
     if (rep.evaluation) per_gpu_windows.push_back(measure_windows(traces[i], windows, settle_s));
     if (g.evaluation) {
