@@ -351,7 +351,12 @@ void ProcessWorkload::start(double) {
   ::sigaction(SIGHUP, nullptr, &old_hup_);
   forward_hup_ = (old_hup_.sa_flags & SA_SIGINFO) != 0 || old_hup_.sa_handler != SIG_IGN;
   if (forward_hup_) ::sigaction(SIGHUP, &forward, nullptr);
-  ::sigaction(SIGPIPE, &ignore, &old_pipe_);
+  // A write to a closed pipe must not end regime mid-run, so the default SIGPIPE is ignored; a
+  // handler already there stays (a power-limit guard's survives such writes and restores every
+  // limit on a SIGPIPE another process sends).
+  ::sigaction(SIGPIPE, nullptr, &old_pipe_);
+  if ((old_pipe_.sa_flags & SA_SIGINFO) == 0 && old_pipe_.sa_handler == SIG_DFL)
+    ::sigaction(SIGPIPE, &ignore, nullptr);
   // A workload started while another's forwarding is still installed chains to what that one
   // found, never to the forwarding itself (which would re-raise forever).
   if (old_int_.sa_handler != forward_signal) g_previous_int = old_int_;

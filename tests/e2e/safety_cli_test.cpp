@@ -163,6 +163,21 @@ TEST_F(SafetyCli, SighupStopsTheWorkloadAndRestores) {
   }
 }
 
+// A SIGPIPE sent by another process while the workload runs ends the sweep like any fatal signal:
+// every limit back first, then exit 141 (the workload runner keeps the guard's handler).
+TEST_F(SafetyCli, AKillPipeDuringAWorkloadRestoresAndExits141) {
+  for (const std::string mode : {"live", "restart"}) {
+    fs::remove(sb_.path() / "pid");
+    Child c = sb_.start(sweep(mode, ""));
+    ASSERT_TRUE(wait_for_cap(kCapWait_s)) << c.err();
+    ::kill(c.pid, SIGPIPE);
+    EXPECT_EQ(c.wait(), 128 + SIGPIPE) << mode << ": " << c.err();
+    EXPECT_TRUE(process_gone(5)) << mode << ": the workload outlived the signal";
+    EXPECT_DOUBLE_EQ(limit_W(), 300) << mode;
+    EXPECT_FALSE(journaled()) << mode;
+  }
+}
+
 TEST_F(SafetyCli, AWorkloadThatIgnoresTheInterruptIsStoppedAfterTheGrace) {
   Child c = sb_.start(sweep("live", "trap '' INT TERM HUP;"));
   ASSERT_TRUE(wait_for_cap(kCapWait_s)) << c.err();
