@@ -1,23 +1,41 @@
 #pragma once
 // The HTTP side of the exporter: GET /metrics answers the Prometheus text format, GET / a short
-// page that links it; anything else 404 (405 for other methods). Served by cpp-httplib on its own
-// threads; the address is loopback unless the user names another.
+// page that links it; anything else 404, other methods 405. Served by one thread that polls every
+// connection, so that slow or hostile clients cost a few kB each and never hold up a scrape: a
+// request is read into a fixed buffer (line and headers at most kMaxRequestBytes, a body never),
+// each connection has a deadline, and when all places are taken the oldest unanswered
+// connection makes room for the newest. The address is loopback unless the user names another.
+#include <cstddef>
 #include <functional>
-#include <memory>
 #include <string>
 #include <thread>
 
 #include "export/listen_address.hpp"
 
-namespace httplib {
-class Server;
-}
-
 namespace regime::exporter {
+
+inline constexpr size_t kMaxRequestBytes = 8192;  // request line and headers
+inline constexpr size_t kMaxConnections = 256;    // at once, slow ones included
+inline constexpr double kRequestDeadline_s = 5;   // to send the request; Prometheus sends at once
+inline constexpr double kAnswerDeadline_s = 10;   // the whole exchange (Prometheus's timeout)
+
+struct HttpAnswer {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+  bool head = false;  // a HEAD request: the headers only
+};
+
+// The answer to the request line and headers in `request` (everything up to the blank line).
+// Pure; `metrics_text` is called for GET /metrics only.
+HttpAnswer answer_request(std::string_view request,
+                          const std::function<std::string()>& metrics_text);
+// The whole response: status line, headers (Connection: close), body.
+std::string format_answer(const HttpAnswer& answer);
 
 class MetricsServer {
  public:
-  // `metrics_text` builds one answer to /metrics; it is called on the server's threads.
+  // `metrics_text` builds one answer to /metrics; it is called on the server's thread.
   explicit MetricsServer(std::function<std::string()> metrics_text);
   ~MetricsServer();  // stops
   MetricsServer(const MetricsServer&) = delete;
@@ -29,7 +47,11 @@ class MetricsServer {
   void stop();
 
  private:
-  std::unique_ptr<httplib::Server> server_;
+  void serve();
+  std::function<std::string()> metrics_text_;
+  int listen_fd_ = -1;
+  int wake_read_fd_ = -1;
+  int wake_write_fd_ = -1;
   std::thread thread_;
 };
 

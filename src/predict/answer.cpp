@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "predict/chat_client.hpp"
 
 namespace regime::predict {
 
@@ -20,11 +21,8 @@ constexpr double kMaxPlausible_W = 5000;
 // (recursive) is kept away from a remote server's megabytes.
 constexpr size_t kMaxAnswerChars = 4096;
 
-std::string quote(const std::string& content) {
-  std::string s = content.substr(0, 160);
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return "'" + s + (content.size() > 160 ? "...'" : "'");
-}
+// The answer is a server's text: quoted without control characters (no terminal escapes).
+std::string quote(const std::string& content) { return quote_received(content); }
 
 [[noreturn]] void refuse(const std::string& content, const std::string& why) {
   throw Error(ErrorKind::Parse, "the LLM's answer " + quote(content) + " " + why +

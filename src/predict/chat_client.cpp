@@ -3,16 +3,23 @@
 #include <fmt/core.h>
 #include <httplib.h>
 
+#include <atomic>
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <limits>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
 #include "common/error.hpp"
+#include "predict/socket_bytes.hpp"
 
 namespace regime::predict {
 
@@ -26,7 +33,7 @@ std::string what_failed(httplib::Error e, const ChatOptions& o, const std::strin
       return fmt::format("no connection to {} within {:g} s (--timeout-s)", url, o.timeout_s);
     case httplib::Error::Read:
       return fmt::format(
-          "no answer from {} within {:g} s (--timeout-s), or the connection was "
+          "no complete answer from {} within {:g} s (--timeout-s), or the connection was "
           "closed",
           url, o.timeout_s);
     case httplib::Error::Write:
@@ -46,7 +53,136 @@ std::string what_failed(httplib::Error e, const ChatOptions& o, const std::strin
   }
 }
 
+using Clock = std::chrono::steady_clock;
+
+// Room for the status line and headers on top of the body bound.
+constexpr uint64_t kHeaderAllowanceBytes = 64 * 1024;
+// How often the watchdog looks: a flood at loopback speed gets a few MB past the bound at most.
+constexpr auto kWatchInterval = std::chrono::milliseconds(5);
+
+enum class Cut { None, Deadline, Size };
+
+// Shuts the connection down once the attempt's deadline passes or the server has sent more than
+// `max_bytes`: also where the library reads without a callback (a status line or headers dripped
+// byte by byte, headers without end, a TLS handshake). On the descriptor itself, not through
+// httplib's stop(), which waits for a connect or a handshake to finish.
+class Watchdog {
+ public:
+  Watchdog(const std::atomic<int>& fd, Clock::time_point deadline, uint64_t max_bytes)
+      : thread_([this, &fd, deadline, max_bytes] {
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!done_) {
+            const int s = fd.load();
+            if (cut_ == Cut::None && Clock::now() >= deadline) {
+              cut_ = Cut::Deadline;
+            } else if (cut_ == Cut::None && s >= 0) {
+              const auto received = tcp_bytes_received(s);
+              if (received && *received > max_bytes) cut_ = Cut::Size;
+            }
+            // Again at every look: the library may make a new connection (a redirect).
+            if (cut_ != Cut::None && s >= 0) ::shutdown(s, SHUT_RDWR);
+            wake_.wait_for(lock, kWatchInterval);
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  Cut cut() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cut_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  Cut cut_ = Cut::None;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+// Built anew, not replaced in place: a body full of matches stays linear.
+void replace_all(std::string& text, const std::string& what, const std::string& with) {
+  if (what.empty() || text.find(what) == std::string::npos) return;
+  std::string out;
+  out.reserve(text.size());
+  size_t from = 0;
+  for (size_t at; (at = text.find(what, from)) != std::string::npos; from = at + what.size())
+    out.append(text, from, at - from).append(with);
+  out.append(text, from, std::string::npos);
+  text = std::move(out);
+}
+
+bool is_token_char(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) == 0 && c != '"' && c != '\'' && c != ',' &&
+         c != ';' && c != '\\' && c != '<' && c != '>';
+}
+
+// "Bearer TOKEN" (any case, also "bearer: TOKEN", "Bearer=TOKEN") with the token cut out, the key's
+// or another's (a proxy's, a previous request's). A scan, not std::regex: the text is a server's,
+// up to max_response_bytes, and libstdc++'s regex recurses per character.
+std::string redact_bearer_tokens(const std::string& text) {
+  constexpr std::string_view kWord = "bearer";
+  std::string out;
+  out.reserve(text.size());
+  size_t copied = 0;  // text before this is in `out`
+  for (size_t at = 0; at + kWord.size() <= text.size(); ++at) {
+    bool word = at == 0 || std::isalnum(static_cast<unsigned char>(text[at - 1])) == 0;
+    for (size_t i = 0; i < kWord.size() && word; ++i)
+      word = std::tolower(static_cast<unsigned char>(text[at + i])) == kWord[i];
+    if (!word) continue;
+    size_t start = at + kWord.size();
+    while (start < text.size() && (std::isspace(static_cast<unsigned char>(text[start])) != 0 ||
+                                   text[start] == ':' || text[start] == '=' || text[start] == '"'))
+      ++start;
+    // "bearers" is a word, not a header; "[API key]" is cut already.
+    if (start == at + kWord.size() || start == text.size() || text[start] == '[') continue;
+    size_t end = start;
+    while (end < text.size() && is_token_char(text[end])) ++end;
+    if (end == start) continue;
+    out.append(text, copied, start - copied);
+    out += "[redacted]";
+    copied = end;
+    at = end - 1;
+  }
+  out.append(text, copied, std::string::npos);
+  return out;
+}
+
 }  // namespace
+
+std::string redact_secret(std::string text, const std::string& key) {
+  if (!key.empty()) {
+    replace_all(text, key, "[API key]");
+    const std::string escaped = nlohmann::json(key).dump();  // as a JSON string echoes it
+    replace_all(text, escaped.substr(1, escaped.size() - 2), "[API key]");
+  }
+  return redact_bearer_tokens(text);
+}
+
+std::string quote_received(const std::string& text, size_t max_chars) {
+  std::string out = "'";
+  size_t i = 0;
+  for (; i < text.size() && i < max_chars; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    out += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+  }
+  // Not half a UTF-8 character: drop continuation bytes and their lead at the cut.
+  if (i < text.size()) {
+    size_t end = out.size();
+    while (end > 1 && (static_cast<unsigned char>(out[end - 1]) & 0xC0) == 0x80) --end;
+    if (end > 1 && (static_cast<unsigned char>(out[end - 1]) & 0x80) != 0) --end;
+    out.resize(end);
+    out += "...";
+  }
+  return out + "'";
+}
 
 std::string api_key_from_env() {
   for (const char* name : {"REGIME_LLM_API_KEY", "OPENAI_API_KEY"})
@@ -76,7 +212,9 @@ double retry_wait_s(int attempt, const std::string& retry_after, const ChatOptio
   static const std::regex secs(R"(\s*([0-9]+(\.[0-9]+)?)\s*)");
   std::smatch m;
   if (std::regex_match(retry_after, m, secs)) {
-    wait = std::stod(m[1].str());
+    const std::string digits = m[1].str();
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), wait);
+    if (ec == std::errc::result_out_of_range) wait = std::numeric_limits<double>::infinity();
   } else if (!retry_after.empty()) {
     std::tm tm{};  // "Wed, 21 Oct 2015 07:28:00 GMT"
     if (strptime(retry_after.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm) != nullptr)
@@ -100,11 +238,9 @@ std::string response_content(const std::string& body) {
         c["message"]["content"].is_string())
       return c["message"]["content"].get<std::string>();
   }
-  std::string start = body.substr(0, 160);
-  throw Error(
-      ErrorKind::Parse,
-      "the endpoint's response is not a chat completion (no choices[0].message.content): '" +
-          start + (body.size() > 160 ? "...'" : "'"));
+  throw Error(ErrorKind::Parse,
+              "the endpoint's response is not a chat completion (no choices[0].message.content): " +
+                  quote_received(body));
 }
 
 ChatClient::ChatClient(ChatOptions options, std::string api_key)
@@ -119,13 +255,6 @@ ChatClient::ChatClient(ChatOptions options, std::string api_key)
   if (!options_.log) options_.log = [](const std::string& line) { std::cerr << line << "\n"; };
 }
 
-std::string ChatClient::redact(std::string text) const {
-  if (api_key_.empty()) return text;
-  for (size_t at; (at = text.find(api_key_)) != std::string::npos;)
-    text.replace(at, api_key_.size(), "[API key]");
-  return text;
-}
-
 std::string ChatClient::complete(const std::vector<ChatMessage>& messages) {
   httplib::Client client(endpoint_.origin);
   const auto whole_s = static_cast<time_t>(options_.timeout_s);
@@ -133,22 +262,66 @@ std::string ChatClient::complete(const std::vector<ChatMessage>& messages) {
   client.set_connection_timeout(whole_s, usec);
   client.set_read_timeout(whole_s, usec);
   client.set_write_timeout(whole_s, usec);
+  // The socket, for the watchdog's byte count (the library makes one per connection).
+  std::atomic<int> socket_fd{-1};
+  client.set_socket_options([&socket_fd](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    socket_fd.store(sock);
+  });
   if (endpoint_.origin.rfind("https://", 0) == 0) {
     client.enable_server_certificate_verification(true);
     if (!options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file);
   }
-  httplib::Headers headers;
-  if (!api_key_.empty()) headers.emplace("Authorization", "Bearer " + api_key_);
-  const std::string body = request_body(options_.model, messages);
+  httplib::Request request;
+  request.method = "POST";
+  request.path = endpoint_.path;
+  if (!api_key_.empty()) request.headers.emplace("Authorization", "Bearer " + api_key_);
+  request.headers.emplace("Content-Type", "application/json");
+  request.body = request_body(options_.model, messages);
   const std::string url = endpoint_.origin + endpoint_.path;
+  const size_t max_body = options_.max_response_bytes;
   for (int attempt = 0;; ++attempt) {
     ++requests_;
-    auto res = client.Post(endpoint_.path, headers, body, "application/json");
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(options_.timeout_s));
+    std::string received;
+    bool too_big = false;
+    bool too_late = false;
+    request.response_handler = [&received](const httplib::Response&) {
+      received.clear();  // a redirect's body is not the answer
+      return true;
+    };
+    request.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+      if (Clock::now() >= deadline) return !(too_late = true);
+      if (received.size() + n > max_body) return !(too_big = true);
+      received.append(data, n);
+      return true;
+    };
+    Cut cut = Cut::None;
+    httplib::Result res = [&] {
+      Watchdog watchdog(socket_fd, deadline, max_body + kHeaderAllowanceBytes);
+      httplib::Result r = client.send(request);
+      socket_fd.store(-1);  // closed by now: the watchdog must not touch the number again
+      cut = watchdog.cut();
+      return r;
+    }();
+    if (too_big || cut == Cut::Size)
+      throw Error(ErrorKind::Io,
+                  fmt::format("{} sent more than {} bytes, far more than a chat completion; "
+                              "the answer was dropped",
+                              url, max_body));
+    if (too_late || cut == Cut::Deadline)
+      throw Error(ErrorKind::Io, fmt::format("no complete answer from {} within {:g} s "
+                                             "(--timeout-s)",
+                                             url, options_.timeout_s));
     if (!res) throw Error(ErrorKind::Io, redact(what_failed(res.error(), options_, url)));
     const int status = res->status;
-    if (status >= 200 && status < 300) return response_content(res->body);
+    // Everything the server sent is redacted before anyone reads it: an endpoint may echo the
+    // request, Authorization header included.
+    received = redact(std::move(received));
+    if (status >= 200 && status < 300) return response_content(received);
     const bool retriable = status == 429 || status >= 500;
-    std::string detail = res->body.substr(0, 200);
     if (retriable && attempt < options_.retries) {
       double wait = retry_wait_s(attempt + 1, res->get_header_value("Retry-After"), options_);
       options_.log(fmt::format("regime: {} answered HTTP {}; retrying in {:.1f} s (retry {} of {})",
@@ -160,8 +333,8 @@ std::string ChatClient::complete(const std::vector<ChatMessage>& messages) {
     if (retriable) msg += fmt::format(" after {} retries", options_.retries);
     if (status == 401 || status == 403)
       msg += " (set the key in REGIME_LLM_API_KEY or OPENAI_API_KEY)";
-    if (!detail.empty()) msg += ": " + detail;
-    throw Error(ErrorKind::Io, redact(msg));
+    if (!received.empty()) msg += ": " + quote_received(received, 200);
+    throw Error(ErrorKind::Io, msg);
   }
 }
 

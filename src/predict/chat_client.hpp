@@ -2,7 +2,9 @@
 // The client of an OpenAI-compatible chat-completions service (hosted services, vLLM,
 // llama.cpp's server, Ollama) over HTTP or HTTPS. The API key comes from the environment and is
 // sent only in the Authorization header: it is never printed, logged or stored, and is cut out of
-// any error text a server might echo. Failures are typed errors with plain messages.
+// everything a server sends back (answers and error bodies alike) before anyone reads it. An
+// answer is bounded in size and in time: a server that floods or drips cannot grow the process
+// or hold it past --timeout-s. Failures are typed errors with plain messages.
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,11 +16,12 @@ namespace regime::predict {
 struct ChatOptions {
   std::string endpoint;  // base URL ("http://127.0.0.1:8000/v1") or the full .../chat/completions
   std::string model;
-  std::string ca_file;     // PEM file of the CAs to trust for HTTPS (empty: the system's)
-  double timeout_s = 60;   // connect, send and read, each
-  int retries = 3;         // further attempts after a 429 or 5xx answer
-  double backoff_s = 1;    // first wait; doubles each attempt
-  double max_wait_s = 60;  // longest single wait, Retry-After included
+  std::string ca_file;    // PEM file of the CAs to trust for HTTPS (empty: the system's)
+  double timeout_s = 60;  // one attempt, whole: connect, send and the answer read to its end
+  size_t max_response_bytes = 1 << 20;  // answer body; a chat completion is a few kB
+  int retries = 3;                      // further attempts after a 429 or 5xx answer
+  double backoff_s = 1;                 // first wait; doubles each attempt
+  double max_wait_s = 60;               // longest single wait, Retry-After included
   // Injected for tests (default: std::this_thread::sleep_for and a line on stderr).
   std::function<void(double seconds)> sleep;
   std::function<void(const std::string& line)> log;
@@ -38,22 +41,31 @@ Endpoint parse_endpoint(const std::string& url);
 // server sent one, else backoff_s * 2^(attempt-1); never more than max_wait_s.
 double retry_wait_s(int attempt, const std::string& retry_after, const ChatOptions& options);
 
+// `text` with every copy of `key` (also JSON-escaped) and any bearer token cut out: what a
+// server echoes of a request must not reach a terminal or the run store.
+std::string redact_secret(std::string text, const std::string& key);
+// At most `max_chars` of text received from a server, quoted for a message: control characters
+// (terminal escapes, line breaks) shown as '?', cut at a UTF-8 character boundary.
+std::string quote_received(const std::string& text, size_t max_chars = 160);
+
 // The request body: model, the messages, temperature 0 (the same question, the same answer).
 std::string request_body(const std::string& model, const std::vector<ChatMessage>& messages);
-// choices[0].message.content of a response body; Error Parse when the body is not one.
+// choices[0].message.content of a response body; Error Parse (quoting the body's start) when the
+// body is not one. Callers pass a redacted body.
 std::string response_content(const std::string& body);
 
 class ChatClient {
  public:
   ChatClient(ChatOptions options, std::string api_key);
-  // One completion. Error Io for a refused connection, a time-out, a TLS failure, an HTTP error
-  // (after the retries for 429 and 5xx); Error Parse for a response that is not chat completions.
+  // One completion, redacted. Error Io for a refused connection, a time-out (timeout_s for the
+  // whole attempt), an answer over max_response_bytes, a TLS failure, an HTTP error (after the
+  // retries for 429 and 5xx); Error Parse for a response that is not chat completions.
   std::string complete(const std::vector<ChatMessage>& messages);
   int requests_sent() const { return requests_; }
   const ChatOptions& options() const { return options_; }
 
  private:
-  std::string redact(std::string text) const;
+  std::string redact(std::string text) const { return redact_secret(std::move(text), api_key_); }
   ChatOptions options_;
   Endpoint endpoint_;
   std::string api_key_;

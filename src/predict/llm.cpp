@@ -52,6 +52,8 @@ Prediction LlmPredictor::predict(const PredictQuery& q) {
     if (!client_) client_ = std::make_unique<ChatClient>(options_, api_key_);
     content = client_->complete(messages);
   }
+  // The client redacts what it receives; an answer cached by an older version may not be.
+  content = redact_secret(std::move(*content), api_key_);
   LlmAnswer a;
   try {
     a = parse_llm_answer(*content);

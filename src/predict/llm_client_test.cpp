@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/error.hpp"
 #include "predict/chat_client.hpp"
@@ -191,7 +193,7 @@ TEST_F(LlmPredictorTest, Retries500WithBackoffThenFailsSayingSo) {
   ErrorKind kind{};
   std::string msg = error_of([&] { p.predict(query()); }, &kind);
   EXPECT_EQ(kind, ErrorKind::Io);
-  EXPECT_THAT(msg, HasSubstr("HTTP 500 after 2 retries: upstream exploded"));
+  EXPECT_THAT(msg, HasSubstr("HTTP 500 after 2 retries: 'upstream exploded'"));
   EXPECT_EQ(server.requests(), 3u);
   EXPECT_THAT(waits, ElementsAre(0.25, 0.5));
 }
@@ -215,7 +217,7 @@ TEST_F(LlmPredictorTest, ATimeOutSaysSo) {
   ErrorKind kind{};
   std::string msg = error_of([&] { p.predict(query()); }, &kind);
   EXPECT_EQ(kind, ErrorKind::Io);
-  EXPECT_THAT(msg, HasSubstr("no answer from http://127.0.0.1:"));
+  EXPECT_THAT(msg, HasSubstr("no complete answer from http://127.0.0.1:"));
   EXPECT_THAT(msg, HasSubstr("within 0.3 s"));
 }
 
@@ -223,6 +225,96 @@ TEST_F(LlmPredictorTest, ANonChatResponseIsRefused) {
   server.push({200, "", "<html>gateway</html>", {}, 0});
   LlmPredictor p(PromptKind::Spec, options(server.url()), kKey, nullptr);
   EXPECT_THAT(error_of([&] { p.predict(query()); }), HasSubstr("not a chat completion"));
+}
+
+TEST(ChatRedaction, CutsTheKeyItsJsonFormAndEveryBearerToken) {
+  const std::string key = "sk-a\"b\\c-SECRET";
+  const std::string json_form = R"(sk-a\"b\\c-SECRET)";
+  std::string echoed = "Authorization: Bearer " + key + "\n{\"auth\": \"Bearer " + json_form +
+                       "\"} authorization:bearer other-token-123; Bearers of news";
+  std::string out = redact_secret(echoed, key);
+  EXPECT_EQ(out.find("SECRET"), std::string::npos) << out;
+  EXPECT_EQ(out.find("other-token-123"), std::string::npos) << out;
+  EXPECT_THAT(out, HasSubstr("Bearers of news"));  // a word, not a header
+  EXPECT_THAT(out, HasSubstr("authorization:bearer [redacted];"));
+  EXPECT_THAT(out, HasSubstr("\"Bearer [API key]\""));
+  EXPECT_EQ(redact_secret("about 230 W", key), "about 230 W");
+  // No key (a local server): bearer tokens are still cut.
+  EXPECT_EQ(redact_secret("Bearer abc", ""), "Bearer [redacted]");
+}
+
+TEST(ChatRedaction, QuotesReceivedTextWithoutControlCharactersOrHalfCharacters) {
+  EXPECT_EQ(quote_received("a\x1b[31mred\nline", 160), "'a?[31mred?line'");
+  EXPECT_EQ(quote_received("ab\xc3\xa9", 3), "'ab...'");  // not half of the é
+  EXPECT_EQ(quote_received(std::string(500, 'x'), 4), "'xxxx...'");
+}
+
+// A loopback server that answers 200 with whatever is asked of it, echoing the request as some
+// gateways and debugging proxies do: the request line, every header and the body.
+struct EchoServer {
+  explicit EchoServer(std::function<std::string(const std::string& echo)> body) {
+    server.Post("/v1/chat/completions",
+                [body](const httplib::Request& req, httplib::Response& res) {
+                  std::string echo = req.method + " " + req.path + " HTTP/1.1\r\n";
+                  for (const auto& [k, v] : req.headers) echo += k + ": " + v + "\r\n";
+                  echo += "\r\n" + req.body;
+                  res.set_content(body(echo), "application/json");
+                });
+    port = server.bind_to_any_port("127.0.0.1");
+    thread = std::thread([this] { server.listen_after_bind(); });
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~EchoServer() {
+    server.stop();
+    thread.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/v1"; }
+  httplib::Server server;
+  std::thread thread;
+  int port = 0;
+};
+
+TEST_F(LlmPredictorTest, AnAnswerThatIsNoChatCompletionAndEchoesTheRequestIsRedacted) {
+  EchoServer echo([](const std::string& e) { return e; });
+  MapCache cache;
+  LlmPredictor p(PromptKind::Spec, options(echo.url()), kKey, &cache);
+  ErrorKind kind{};
+  const std::string msg = error_of([&] { p.predict(query()); }, &kind);
+  EXPECT_EQ(kind, ErrorKind::Parse);
+  EXPECT_THAT(msg, HasSubstr("not a chat completion"));
+  EXPECT_THAT(msg, HasSubstr("Authorization: Bearer [API key]"));  // the echo did arrive
+  EXPECT_THAT(msg, Not(HasSubstr(kKey)));
+  EXPECT_THAT(msg, Not(HasSubstr("\r")));
+  EXPECT_TRUE(cache.kept.empty());
+}
+
+TEST_F(LlmPredictorTest, AChatAnswerEchoingTheKeyIsKeptAndShownRedacted) {
+  EchoServer echo([](const std::string& e) {
+    const std::string content = nlohmann::json{{"avg_power_W", 70}, {"echo", e}}.dump();
+    return nlohmann::json{
+        {"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}}
+        .dump();
+  });
+  MapCache cache;
+  LlmPredictor p(PromptKind::Spec, options(echo.url()), kKey, &cache);
+  EXPECT_DOUBLE_EQ(p.predict(query()).avg_power_W.value_or(0), 70);
+  ASSERT_EQ(cache.kept.size(), 1u);
+  EXPECT_THAT(cache.kept.begin()->second, HasSubstr("Bearer [API key]"));
+  EXPECT_THAT(cache.kept.begin()->second, Not(HasSubstr(kKey)));
+  // An answer that is no power quotes the redacted echo.
+  EchoServer prose([](const std::string& e) {
+    return nlohmann::json{{"choices", {{{"message", {{"content", "no idea " + e}}}}}}}.dump();
+  });
+  LlmPredictor q(PromptKind::Spec, options(prose.url()), kKey, nullptr);
+  const std::string msg = error_of([&] { q.predict(query()); });
+  EXPECT_THAT(msg, HasSubstr("no idea POST"));
+  EXPECT_THAT(msg, Not(HasSubstr(kKey)));
+}
+
+TEST(ChatRetry, AHugeRetryAfterIsTheLongestWait) {
+  ChatOptions o;
+  o.max_wait_s = 7;
+  EXPECT_DOUBLE_EQ(retry_wait_s(1, std::string(400, '9'), o), 7.0);
 }
 
 TEST(ChatConnection, ARefusedConnectionSaysWhere) {

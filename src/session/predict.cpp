@@ -57,11 +57,17 @@ Made make(const std::string& name, const LlmSettings& llm, const std::string& db
   return m;
 }
 
+// The start of the first line, enough to tell the kinds of file apart: a file whose first line
+// never ends (a huge file without line breaks) is not read past it.
 std::string first_line(const std::string& path) {
-  std::ifstream in(path);
+  constexpr std::streamsize kEnough = 4096;
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, "cannot read " + path);
-  std::string line;
-  std::getline(in, line);
+  std::string line(kEnough, '\0');
+  in.read(line.data(), kEnough);
+  line.resize(static_cast<size_t>(in.gcount()));
+  if (const auto nl = line.find('\n'); nl != std::string::npos) line.resize(nl);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
   return line;
 }

@@ -16,7 +16,6 @@
 #include <limits>
 
 #include "common/error.hpp"
-#include "common/files.hpp"
 
 namespace regime {
 
@@ -46,36 +45,119 @@ struct Row {
   size_t column(size_t i) const { return csv_column(text, fields[i].offset); }
 };
 
+// Lines of a text in memory, or of a file read in chunks: a file is never held whole, and a line
+// is at most kMaxLineBytes (a trace row is about 80 bytes), so a file of gigabytes without a line
+// break is refused after its first megabyte, at line 1.
+class LineSource {
+ public:
+  explicit LineSource(std::string_view text) : text_(text), eof_(true) {}
+  // Owns `fd` (a regular file, open for reading).
+  LineSource(int fd, const std::string& source) : fd_(fd), source_(&source) {}
+  ~LineSource() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  LineSource(const LineSource&) = delete;
+  LineSource& operator=(const LineSource&) = delete;
+
+  // The next line without its line ending, valid until the next call; false at the end.
+  bool next(std::string_view& line) {
+    size_t scanned = pos_;
+    for (;;) {
+      const std::string_view text = view();
+      const size_t nl = text.find('\n', scanned);
+      if (nl != std::string_view::npos) {
+        line = text.substr(pos_, nl - pos_);
+        pos_ = nl + 1;
+        break;
+      }
+      if (eof_) {
+        if (pos_ >= text.size()) return false;
+        line = text.substr(pos_);
+        pos_ = text.size();
+        break;
+      }
+      if (text.size() - pos_ > kMaxLineBytes)
+        parse_fail(*source_, line_ + 1, 1,
+                   fmt::format("line {} is longer than {} bytes: not a CSV file of this kind",
+                               line_ + 1, kMaxLineBytes));
+      scanned = text.size() - pos_;
+      refill();
+    }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF files
+    ++line_;
+    return true;
+  }
+  size_t line() const { return line_; }
+
+ private:
+  static constexpr size_t kMaxLineBytes = 1 << 20;
+  static constexpr size_t kChunkBytes = 1 << 20;
+
+  std::string_view view() const { return fd_ >= 0 ? std::string_view(buffer_) : text_; }
+
+  // Drops the lines already read and appends the next chunk of the file.
+  void refill() {
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+    const size_t have = buffer_.size();
+    buffer_.resize(have + kChunkBytes);
+    ssize_t n = 0;
+    do {
+      n = ::read(fd_, buffer_.data() + have, kChunkBytes);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0)
+      throw Error(ErrorKind::Io, fmt::format("cannot read {}: {}", *source_, std::strerror(errno)));
+    buffer_.resize(have + static_cast<size_t>(n));
+    eof_ = n == 0;
+  }
+
+  std::string_view text_;
+  int fd_ = -1;
+  const std::string* source_ = nullptr;
+  std::string buffer_;
+  size_t pos_ = 0;
+  size_t line_ = 0;
+  bool eof_ = false;
+};
+
+// The text quoted for a message: at most 80 bytes of it.
+std::string excerpt(std::string_view text) {
+  constexpr size_t kMax = 80;
+  return text.size() <= kMax ? std::string(text) : std::string(text.substr(0, kMax)) + "...";
+}
+
 class RowReader {
  public:
-  RowReader(std::string_view text, const std::string& source, std::string_view header,
+  // The header is checked first, before any row is read.
+  RowReader(LineSource& lines, const std::string& source, std::string_view header,
             std::vector<std::string_view> names)
-      : text_(strip_utf8_bom(text)), source_(source), names_(std::move(names)) {
+      : lines_(lines), source_(source), names_(std::move(names)) {
     std::string_view first;
-    if (!next_line(first)) fail(1, 1, fmt::format("empty file, expected the header '{}'", header));
+    if (!lines_.next(first))
+      fail(1, 1, fmt::format("empty file, expected the header '{}'", header));
+    first = strip_utf8_bom(first);
     if (first != header)
-      fail(line_, 1, fmt::format("unexpected header '{}', expected '{}'", first, header));
+      fail(1, 1, fmt::format("unexpected header '{}', expected '{}'", excerpt(first), header));
   }
 
   // Next non-empty row; false at the end of the text.
   bool next(Row& row) {
     std::string_view line;
     do {
-      if (!next_line(line)) return false;
+      if (!lines_.next(line)) return false;
     } while (line.empty());
-    row.line = line_;
+    row.line = lines_.line();
     row.text = line;
-    split_csv_record(line, source_, line_, row.fields);
+    split_csv_record(line, source_, row.line, row.fields);
     if (row.fields.size() > names_.size())
-      fail(line_, row.column(names_.size()),
+      fail(row.line, row.column(names_.size()),
            fmt::format("too many columns: expected {} ({})", names_.size(), column_list()));
     if (row.fields.size() != names_.size())
-      fail(line_, csv_column(line, line.size()),
+      fail(row.line, csv_column(line, line.size()),
            fmt::format("{} column(s), expected {} ({})", row.fields.size(), names_.size(),
                        column_list()));
     return true;
   }
-
   [[noreturn]] void fail(size_t line, size_t column, const std::string& what) const {
     parse_fail(source_, line, column, what);
   }
@@ -125,32 +207,38 @@ class RowReader {
   }
 
  private:
-  bool next_line(std::string_view& line) {
-    if (pos_ >= text_.size()) return false;
-    const size_t nl = text_.find('\n', pos_);
-    const size_t end = nl == std::string_view::npos ? text_.size() : nl;
-    line = text_.substr(pos_, end - pos_);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF files
-    pos_ = end + 1;
-    ++line_;
-    return true;
-  }
-
   std::string column_list() const {
     std::string s;
     for (size_t i = 0; i < names_.size(); ++i) s += (i ? "," : "") + std::string(names_[i]);
     return s;
   }
 
-  std::string_view text_;
+  LineSource& lines_;
   const std::string& source_;
   std::vector<std::string_view> names_;
-  size_t pos_ = 0;
-  size_t line_ = 0;
 };
 
-// Only a regular file: a FIFO or a device as a trace would block or never end.
-std::string read_file(const std::filesystem::path& path) { return read_regular_file(path); }
+// Keeps `fd`, opened with O_NONBLOCK, if it is a regular file, and makes it blocking (a regular
+// file never blocks, but keep the descriptor ordinary); else closes it and throws `refusal`.
+void require_regular(int fd, const std::string& refusal) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorKind::Io, refusal);
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+}
+
+// Opens a regular file for reading: a FIFO or a device as a trace would block or never end, so
+// the type is checked on a non-blocking descriptor before a byte is read.
+int open_regular_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+  require_regular(fd, fmt::format("{} is not a regular file: refusing to use it", path.string()));
+  return fd;
+}
 
 template <typename T>
 void append_optional(fmt::memory_buffer& out, const std::optional<T>& v) {
@@ -178,6 +266,83 @@ void format_step(fmt::memory_buffer& out, const Step& s) {
 
 void format_point(fmt::memory_buffer& out, const PowerPoint& p) {
   fmt::format_to(std::back_inserter(out), "{},{}\n", p.t_s, p.power_W);
+}
+
+std::vector<Sample> parse_trace_csv_lines(LineSource& lines, const std::string& source) {
+  RowReader reader(lines, source, kTraceCsvHeader,
+                   {"t_s", "gpu", "power_W", "power_avg_W", "energy_J", "temp_C", "sm_MHz",
+                    "mem_MHz", "util_pct", "limit_W", "reasons"});
+  std::vector<Sample> samples;
+  // Time must not go backwards per GPU (several GPUs may share a sampling instant). A few GPUs
+  // at most: a flat list, sized by the GPUs the file has, not by the largest index in it.
+  std::vector<std::pair<int, double>> last_t_by_gpu;
+  Row row;
+  while (reader.next(row)) {
+    Sample s;
+    s.t_s = reader.time(row, 0);
+    s.gpu = reader.integer<int>(row, 1);
+    if (s.gpu < 0 || s.gpu > kMaxGpuIndex)
+      reader.fail(row.line, row.column(1),
+                  fmt::format("gpu index {} is outside 0-{}", s.gpu, kMaxGpuIndex));
+    s.power_W = reader.optional_number(row, 2);
+    s.power_avg_W = reader.optional_number(row, 3);
+    s.energy_J = reader.optional_number(row, 4);
+    s.temp_C = reader.optional_number(row, 5);
+    s.sm_MHz = reader.optional_number(row, 6);
+    s.mem_MHz = reader.optional_number(row, 7);
+    s.util_pct = reader.optional_number(row, 8);
+    s.limit_W = reader.optional_number(row, 9);
+    s.reasons = reader.optional_integer<uint64_t>(row, 10);
+    auto last = std::find_if(last_t_by_gpu.begin(), last_t_by_gpu.end(),
+                             [&](const auto& g) { return g.first == s.gpu; });
+    if (last == last_t_by_gpu.end()) {
+      last_t_by_gpu.emplace_back(s.gpu, s.t_s);
+    } else {
+      if (s.t_s < last->second)
+        reader.fail(row.line, row.column(0),
+                    fmt::format("time goes backwards: t_s {} after {} (gpu {})", s.t_s,
+                                last->second, s.gpu));
+      last->second = s.t_s;
+    }
+    samples.push_back(s);
+  }
+  return samples;
+}
+
+std::vector<Step> parse_steps_csv_lines(LineSource& lines, const std::string& source) {
+  RowReader reader(lines, source, kStepsCsvHeader, {"step", "t_start_s", "t_end_s"});
+  std::vector<Step> steps;
+  Row row;
+  while (reader.next(row)) {
+    Step s;
+    s.step = reader.integer<int64_t>(row, 0);
+    s.t_start_s = reader.time(row, 1);
+    s.t_end_s = reader.time(row, 2);
+    if (s.t_end_s < s.t_start_s)
+      reader.fail(row.line, row.column(2),
+                  fmt::format("step ends before it starts: t_end_s {} < t_start_s {}", s.t_end_s,
+                              s.t_start_s));
+    if (!steps.empty() && s.t_start_s < steps.back().t_start_s)
+      reader.fail(row.line, row.column(1),
+                  fmt::format("time goes backwards: t_start_s {} after {}", s.t_start_s,
+                              steps.back().t_start_s));
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+std::vector<PowerPoint> parse_power_csv_lines(LineSource& lines, const std::string& source) {
+  RowReader reader(lines, source, kPowerCsvHeader, {"t_s", "power_W"});
+  std::vector<PowerPoint> points;
+  Row row;
+  while (reader.next(row)) {
+    PowerPoint p{reader.time(row, 0), reader.number(row, 1)};
+    if (!points.empty() && p.t_s < points.back().t_s)
+      reader.fail(row.line, row.column(0),
+                  fmt::format("time goes backwards: t_s {} after {}", p.t_s, points.back().t_s));
+    points.push_back(p);
+  }
+  return points;
 }
 
 }  // namespace
@@ -274,95 +439,36 @@ std::string csv_field(std::string_view value) {
 }
 
 std::vector<Sample> parse_trace_csv(std::string_view text, const std::string& source) {
-  RowReader reader(text, source, kTraceCsvHeader,
-                   {"t_s", "gpu", "power_W", "power_avg_W", "energy_J", "temp_C", "sm_MHz",
-                    "mem_MHz", "util_pct", "limit_W", "reasons"});
-  std::vector<Sample> samples;
-  samples.reserve(text.size() / 64);  // rows are about 60-80 bytes
-  // Time must not go backwards per GPU (several GPUs may share a sampling instant). A few GPUs
-  // at most: a flat list, sized by the GPUs the file has, not by the largest index in it.
-  std::vector<std::pair<int, double>> last_t_by_gpu;
-  Row row;
-  while (reader.next(row)) {
-    Sample s;
-    s.t_s = reader.time(row, 0);
-    s.gpu = reader.integer<int>(row, 1);
-    if (s.gpu < 0 || s.gpu > kMaxGpuIndex)
-      reader.fail(row.line, row.column(1),
-                  fmt::format("gpu index {} is outside 0-{}", s.gpu, kMaxGpuIndex));
-    s.power_W = reader.optional_number(row, 2);
-    s.power_avg_W = reader.optional_number(row, 3);
-    s.energy_J = reader.optional_number(row, 4);
-    s.temp_C = reader.optional_number(row, 5);
-    s.sm_MHz = reader.optional_number(row, 6);
-    s.mem_MHz = reader.optional_number(row, 7);
-    s.util_pct = reader.optional_number(row, 8);
-    s.limit_W = reader.optional_number(row, 9);
-    s.reasons = reader.optional_integer<uint64_t>(row, 10);
-    auto last = std::find_if(last_t_by_gpu.begin(), last_t_by_gpu.end(),
-                             [&](const auto& g) { return g.first == s.gpu; });
-    if (last == last_t_by_gpu.end()) {
-      last_t_by_gpu.emplace_back(s.gpu, s.t_s);
-    } else {
-      if (s.t_s < last->second)
-        reader.fail(row.line, row.column(0),
-                    fmt::format("time goes backwards: t_s {} after {} (gpu {})", s.t_s,
-                                last->second, s.gpu));
-      last->second = s.t_s;
-    }
-    samples.push_back(s);
-  }
-  return samples;
+  LineSource lines(text);
+  return parse_trace_csv_lines(lines, source);
 }
 
 std::vector<Step> parse_steps_csv(std::string_view text, const std::string& source) {
-  RowReader reader(text, source, kStepsCsvHeader, {"step", "t_start_s", "t_end_s"});
-  std::vector<Step> steps;
-  steps.reserve(text.size() / 40);
-  Row row;
-  while (reader.next(row)) {
-    Step s;
-    s.step = reader.integer<int64_t>(row, 0);
-    s.t_start_s = reader.time(row, 1);
-    s.t_end_s = reader.time(row, 2);
-    if (s.t_end_s < s.t_start_s)
-      reader.fail(row.line, row.column(2),
-                  fmt::format("step ends before it starts: t_end_s {} < t_start_s {}", s.t_end_s,
-                              s.t_start_s));
-    if (!steps.empty() && s.t_start_s < steps.back().t_start_s)
-      reader.fail(row.line, row.column(1),
-                  fmt::format("time goes backwards: t_start_s {} after {}", s.t_start_s,
-                              steps.back().t_start_s));
-    steps.push_back(s);
-  }
-  return steps;
+  LineSource lines(text);
+  return parse_steps_csv_lines(lines, source);
 }
 
 std::vector<PowerPoint> parse_power_csv(std::string_view text, const std::string& source) {
-  RowReader reader(text, source, kPowerCsvHeader, {"t_s", "power_W"});
-  std::vector<PowerPoint> points;
-  points.reserve(text.size() / 24);
-  Row row;
-  while (reader.next(row)) {
-    PowerPoint p{reader.time(row, 0), reader.number(row, 1)};
-    if (!points.empty() && p.t_s < points.back().t_s)
-      reader.fail(row.line, row.column(0),
-                  fmt::format("time goes backwards: t_s {} after {}", p.t_s, points.back().t_s));
-    points.push_back(p);
-  }
-  return points;
+  LineSource lines(text);
+  return parse_power_csv_lines(lines, source);
 }
 
 std::vector<Sample> read_trace_csv(const std::filesystem::path& path) {
-  return parse_trace_csv(read_file(path), path.string());
+  const std::string source = path.string();
+  LineSource lines(open_regular_file(path), source);
+  return parse_trace_csv_lines(lines, source);
 }
 
 std::vector<Step> read_steps_csv(const std::filesystem::path& path) {
-  return parse_steps_csv(read_file(path), path.string());
+  const std::string source = path.string();
+  LineSource lines(open_regular_file(path), source);
+  return parse_steps_csv_lines(lines, source);
 }
 
 std::vector<PowerPoint> read_power_csv(const std::filesystem::path& path) {
-  return parse_power_csv(read_file(path), path.string());
+  const std::string source = path.string();
+  LineSource lines(open_regular_file(path), source);
+  return parse_power_csv_lines(lines, source);
 }
 
 namespace {
@@ -425,13 +531,7 @@ CsvFileWriter::CsvFileWriter(const std::filesystem::path& path, std::string_view
     throw Error(ErrorKind::Io,
                 fmt::format("cannot create '{}': {}", path.string(),
                             errno == ELOOP ? "it is a symbolic link" : std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(ErrorKind::Io,
-                fmt::format("cannot create '{}': not a regular file", path.string()));
-  }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  require_regular(fd, fmt::format("cannot create '{}': not a regular file", path.string()));
   file_ = ::fdopen(fd, "wb");
   if (!file_) {
     int e = errno;

@@ -1,9 +1,19 @@
 // End-to-end: `regime export` from the command line: it serves /metrics until SIGTERM and exits 0,
-// stops by itself after --seconds, refuses bad options with one line, and says so when its port is
-// taken. (Its metrics under a real Prometheus server: tests/prometheus.)
+// stops by itself after --seconds, refuses bad options with one line, says so when its port is
+// taken, and holds bounded memory under header and body floods and slow clients. (Its metrics under
+// a real Prometheus server: tests/prometheus.)
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
 #include <regex>
 #include <thread>
 
@@ -59,6 +69,126 @@ TEST(ExportCli, StopsAfterSeconds) {
   EXPECT_GE(took_s, 1.5);
   EXPECT_LT(took_s, 10);
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(stopped after [23] round\(s\)\n)"))) << r.out;
+}
+
+// A connection to the exporter on loopback; -1 when it cannot connect.
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `request` and reads the answer until the exporter closes, at most `timeout_s`.
+std::string ask(int port, const std::string& request, double timeout_s = 3) {
+  const int fd = connect_to(port);
+  if (fd < 0) return "";
+  timeval tv{static_cast<time_t>(timeout_s), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    answer.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return answer;
+}
+
+// Bytes of `unit` sent over and over on one connection until the exporter closes it or `limit`
+// bytes are sent.
+size_t flood(int port, const std::string& start, const std::string& unit, size_t limit) {
+  const int fd = connect_to(port);
+  if (fd < 0) return 0;
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  size_t sent = 0;
+  for (const std::string* data = &start; sent < limit; data = &unit) {
+    const ssize_t n = ::send(fd, data->data(), data->size(), MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return sent;
+}
+
+// The most memory the process has held resident, MB.
+double peak_rss_MB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024;
+  return -1;
+}
+
+TEST(ExportCli, FloodsAndSlowClientsCostBoundedMemoryAndNeverStarveAScrape) {
+  TempDir dir;
+  test::Child c =
+      test::spawn({"export", "--device", "sim:h200", "--listen", "127.0.0.1:0", "--period", "0.2"},
+                  {}, dir.path);
+  // Stopped however the test ends (an assertion returns early).
+  bool reaped = false;
+  const std::unique_ptr<void, std::function<void(void*)>> stop_exporter(&c, [&](void*) {
+    if (reaped) return;
+    ::kill(c.pid, SIGKILL);
+    c.wait();
+  });
+  const std::string port_text = wait_for_url(c);
+  ASSERT_FALSE(port_text.empty()) << "exit " << (::kill(c.pid, 0) == 0 ? "none yet" : "early")
+                                  << "\n"
+                                  << c.out() << c.err();
+  const int port = std::stoi(port_text);
+  const std::string scrape = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  EXPECT_EQ(ask(port, scrape).rfind("HTTP/1.1 200 OK", 0), 0u);
+  const std::string line(1000, 'h');
+  // 300 MB of headers: the connection is dropped after the first few kB.
+  const size_t header_bytes =
+      flood(port, "GET /metrics HTTP/1.1\r\n", "X-Flood: " + line + "\r\n", 300u << 20);
+  EXPECT_LT(header_bytes, 64u << 20);
+  // A 500 MB POST: refused without reading the body.
+  const size_t post_bytes =
+      flood(port, "POST /metrics HTTP/1.1\r\nContent-Length: 524288000\r\n\r\n", line, 500u << 20);
+  EXPECT_LT(post_bytes, 64u << 20);
+  EXPECT_THAT(ask(port, "POST /metrics HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"),
+              ::testing::StartsWith("HTTP/1.1 405"));
+  EXPECT_THAT(ask(port, "GET /metrics HTTP/1.1\r\n" + std::string(9000, 'x') + "\r\n\r\n"),
+              ::testing::StartsWith("HTTP/1.1 431"));
+  EXPECT_THAT(ask(port, "GET /nope HTTP/1.1\r\n\r\n"), ::testing::StartsWith("HTTP/1.1 404"));
+  // 300 slow clients that never finish their request (more than there are places), while
+  // Prometheus scrapes: every scrape is answered, at once.
+  std::vector<int> slow;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = connect_to(port);
+    if (fd >= 0) ::send(fd, "GET /metr", 9, MSG_NOSIGNAL);
+    slow.push_back(fd);
+  }
+  int answered = 0;
+  for (int i = 0; i < 12; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string answer = ask(port, scrape, 2);
+    const double took_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (answer.rfind("HTTP/1.1 200 OK", 0) == 0 &&
+        answer.find("regime_gpu_power_watts") != std::string::npos && took_s < 1)
+      ++answered;
+  }
+  EXPECT_EQ(answered, 12);
+  for (int fd : slow)
+    if (fd >= 0) ::close(fd);
+  const double peak_MB = peak_rss_MB(c.pid);
+  std::cout << "header flood: " << header_bytes << " bytes sent before the exporter closed; 500 MB "
+            << "POST: " << post_bytes
+            << " bytes; scrapes answered beside 300 slow clients: " << answered
+            << " of 12; peak resident " << peak_MB << " MB\n";
+  EXPECT_GT(peak_MB, 0);
+  EXPECT_LE(peak_MB, 64);
+  ::kill(c.pid, SIGTERM);
+  EXPECT_EQ(c.wait(), 0) << c.err();
+  reaped = true;
 }
 
 TEST(ExportCli, BadOptionsAreOneLine) {

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
@@ -75,6 +77,46 @@ TEST_F(HostileInput, AbsurdValuesInATraceNameFileLineAndColumn) {
   r = regime({"classify", "--trace", h200("resnet50").string(), "--steps", steps.string()});
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr(steps.string() + ":2:1: bad integer '1e20' in column step"));
+}
+
+constexpr const char* kTraceCsvHeaderText =
+    "t_s,gpu,power_W,power_avg_W,energy_J,temp_C,sm_MHz,mem_MHz,util_pct,limit_W,reasons";
+
+TEST_F(HostileInput, AHugeMalformedTraceFailsFastInBoundedMemoryNamingTheLine) {
+  // Was: the whole 3 GB read into memory (and a row vector reserved by its size) before
+  // "unexpected header": 51 s and 12.3 GB. Sparse files: gigabytes that take no disk.
+  struct Case {
+    std::string name, start, says;
+  };
+  const std::vector<Case> cases = {
+      {"no line break", "not,a,header", ":1:1: line 1 is longer than"},
+      {"a bad header", "t_s,gpu,power_W\n", ":1:1: unexpected header 't_s,gpu,power_W'"},
+      {"a bad row", std::string(kTraceCsvHeaderText) + "\n1,0,100,,,,,,,,\nnonsense\n", ":3:"},
+  };
+  for (const auto& c : cases) {
+    const fs::path p = dir.path / "huge.trace.csv";
+    write_text(p, c.start);
+    ASSERT_EQ(::truncate(p.c_str(), off_t{3} << 30), 0);
+    // The child's peak resident memory (VmHWM), watched until it exits.
+    const auto t0 = std::chrono::steady_clock::now();
+    Child child = spawn({"classify", "--trace", p.string()}, {}, dir.path);
+    double peak_MB = 0;
+    int st = 0;
+    while (::waitpid(child.pid, &st, WNOHANG) != child.pid) {
+      std::ifstream status("/proc/" + std::to_string(child.pid) + "/status");
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmHWM:", 0) == 0)
+          peak_MB = std::max(peak_MB, std::stod(line.substr(6)) / 1024);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string err = child.err();
+    EXPECT_EQ(decode_status(st), 2) << c.name << ": " << err.substr(0, 500);
+    EXPECT_THAT(err, HasSubstr(p.string() + c.says)) << c.name;
+    EXPECT_LT(err.size(), 1000u) << c.name;
+    EXPECT_LT(seconds, 5) << c.name;
+    EXPECT_LE(peak_MB, 64) << c.name;
+  }
 }
 
 TEST_F(HostileInput, AFifoOrADeviceWhereAFileIsMeantIsRefusedAtOnce) {

@@ -1,10 +1,22 @@
 // regime predict, regime predict eval and regime sweep --prior, run as a user would (the real
 // binary), with a scripted chat-completions server on loopback for the LLM predictors.
+#include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
 
 #include "support/chat_server.hpp"
 #include "support/cli_run.hpp"
@@ -157,6 +169,250 @@ TEST(PredictCli, FailuresNameTheCauseAndNeverTheKey) {
     EXPECT_THAT(r.err, Not(HasSubstr(kKey)));
   }
   EXPECT_THAT(file_bytes(dir.path / "runs.sqlite"), Not(HasSubstr(kKey)));
+}
+
+// A loopback server that reads each request (headers and a Content-Length body) and then does
+// whatever `reply` does with the socket: echo it, flood, drip. Unlike test::ChatServer it can
+// misbehave at the byte level.
+class HostileServer {
+ public:
+  using Reply = std::function<void(int fd, const std::string& request)>;
+  explicit HostileServer(Reply reply) : reply_(std::move(reply)) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+        ::listen(listen_fd_, 16) != 0 ||
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      throw std::runtime_error("hostile server: cannot listen");
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;  // shut down
+        // A client that shut its side down may leave a window of zero open for a long while.
+        timeval tv{2, 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        const std::string request = read_request(fd);
+        reply_(fd, request);
+        ::close(fd);
+      }
+    });
+  }
+  ~HostileServer() {
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(listen_fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+
+  // Writes all of `data`; false once the client has gone.
+  static bool send_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+ private:
+  static std::string read_request(int fd) {
+    std::string in;
+    char buf[4096];
+    size_t body_at = std::string::npos;
+    size_t length = 0;
+    while (body_at == std::string::npos || in.size() < body_at + length) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      in.append(buf, static_cast<size_t>(n));
+      if (body_at == std::string::npos && (body_at = in.find("\r\n\r\n")) != std::string::npos) {
+        body_at += 4;
+        std::smatch m;
+        const std::string head = in.substr(0, body_at);
+        if (std::regex_search(head, m, std::regex(R"(Content-Length: (\d+))", std::regex::icase)))
+          length = std::stoul(m[1].str());
+      }
+    }
+    return in;
+  }
+
+  Reply reply_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+struct PeakRun {
+  int status = -1;
+  double seconds = 0;
+  double peak_MB = 0;  // the child's VmHWM, the most it ever held resident
+  std::string err;
+};
+
+// `regime args...`, watching the child's peak resident memory until it exits.
+PeakRun run_watching_memory(const std::vector<std::string>& args, const test::Env& env,
+                            const fs::path& dir) {
+  PeakRun r;
+  const auto t0 = std::chrono::steady_clock::now();
+  test::Child c = test::spawn(args, env, dir);
+  const std::string status_path = "/proc/" + std::to_string(c.pid) + "/status";
+  for (;;) {
+    std::ifstream in(status_path);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("VmHWM:", 0) == 0)
+        r.peak_MB = std::max(r.peak_MB, std::stod(line.substr(6)) / 1024);
+    int st = 0;
+    if (::waitpid(c.pid, &st, WNOHANG) == c.pid) {
+      r.status = test::decode_status(st);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.err = c.err();
+  return r;
+}
+
+std::vector<std::string> predict_args(const std::string& endpoint, const fs::path& dir,
+                                      const std::string& timeout_s) {
+  return {"predict",
+          "--gpu",
+          "t4",
+          "--workload",
+          "resnet50",
+          "--predictor",
+          "llm:spec",
+          "--model",
+          "m",
+          "--endpoint",
+          endpoint,
+          "--timeout-s",
+          timeout_s,
+          "--retries",
+          "0",
+          "--db",
+          (dir / "runs.sqlite").string()};
+}
+
+TEST(PredictCli, AnEndpointEchoingTheRequestNeverShowsOrStoresTheKey) {
+  test::TempDir dir;
+  bool chat = false;
+  HostileServer echo([&chat](int fd, const std::string& request) {
+    // A non-chat echo first, then a chat completion whose answer carries the echo.
+    std::string body = request;
+    if (chat) {
+      const size_t from = request.find("Authorization:");
+      const std::string line = request.substr(from, request.find("\r\n", from) - from);
+      body =
+          json{{"choices",
+                {{{"message", {{"content", json{{"avg_power_W", 66}, {"echo", line}}.dump()}}}}}}}
+              .dump();
+    }
+    chat = true;
+    HostileServer::send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: " +
+                                    std::to_string(body.size()) + "\r\n\r\n" + body);
+  });
+  const test::Env env = {{"REGIME_LLM_API_KEY", kKey}};
+  auto refused = test::run(predict_args(echo.url(), dir.path, "10"), env, dir.path);
+  EXPECT_EQ(refused.status, 2) << refused.err;  // Parse
+  EXPECT_THAT(refused.err, HasSubstr("not a chat completion"));
+  EXPECT_THAT(refused.err, HasSubstr("Bearer [API key]"));  // the echo was there, redacted
+  auto kept = test::run(predict_args(echo.url(), dir.path, "10"), env, dir.path);
+  EXPECT_EQ(kept.status, 0) << kept.err;
+  EXPECT_THAT(kept.out, HasSubstr("66.0 W"));
+  for (const auto& out : {refused.out, refused.err, kept.out, kept.err})
+    EXPECT_THAT(out, Not(HasSubstr(kKey)));
+  const std::string db = file_bytes(dir.path / "runs.sqlite");
+  EXPECT_THAT(db, HasSubstr("Bearer [API key]"));  // the answer was kept, redacted
+  EXPECT_THAT(db, Not(HasSubstr(kKey)));
+}
+
+TEST(PredictCli, AFloodingOrDrippingEndpointCostsBoundedMemoryAndTime) {
+  test::TempDir dir;
+  const std::string block(64 * 1024, 'x');
+  struct Case {
+    std::string name;
+    HostileServer::Reply reply;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"a 600 MB body",
+       [&](int fd, const std::string&) {
+         if (!HostileServer::send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 600000000\r\n\r\n"))
+           return;
+         for (size_t sent = 0; sent < 600000000 && HostileServer::send_all(fd, block);)
+           sent += block.size();
+       },
+       "sent more than"},
+      {"an endless body",
+       [&](int fd, const std::string&) {
+         if (!HostileServer::send_all(fd, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")) return;
+         while (HostileServer::send_all(fd, block)) {
+         }
+       },
+       "sent more than"},
+      {"endless headers",
+       [&](int fd, const std::string&) {
+         std::string headers;
+         for (int i = 0; i < 4096; ++i) headers += "X-Flood: yes\r\n";
+         if (!HostileServer::send_all(fd, "HTTP/1.1 200 OK\r\n")) return;
+         while (HostileServer::send_all(fd, headers)) {
+         }
+       },
+       "sent more than"},
+      {"an endless chunked body",
+       [&](int fd, const std::string&) {
+         if (!HostileServer::send_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
+           return;
+         const std::string chunk = fmt::format("{:x}\r\n{}\r\n", block.size(), block);
+         while (HostileServer::send_all(fd, chunk)) {
+         }
+       },
+       "sent more than"},
+  };
+  for (const auto& c : cases) {
+    HostileServer server(c.reply);
+    const PeakRun r = run_watching_memory(predict_args(server.url(), dir.path, "5"), {}, dir.path);
+    std::cout << fmt::format("{}: exit {} after {:.2f} s, peak resident {:.1f} MB\n", c.name,
+                             r.status, r.seconds, r.peak_MB);
+    EXPECT_EQ(r.status, 7) << c.name << ": " << r.err;  // Io, not an abort or an internal error
+    EXPECT_THAT(r.err, HasSubstr(c.says)) << c.name;
+    EXPECT_LE(r.peak_MB, 64) << c.name;
+    EXPECT_LT(r.seconds, 6) << c.name;
+  }
+}
+
+TEST(PredictCli, ASlowDripEndsAtTheTimeOut) {
+  test::TempDir dir;
+  const std::vector<std::pair<std::string, HostileServer::Reply>> cases = {
+      {"a body a byte at a time",
+       [](int fd, const std::string&) {
+         if (!HostileServer::send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"))
+           return;
+         while (HostileServer::send_all(fd, "x"))
+           std::this_thread::sleep_for(std::chrono::milliseconds(100));
+       }},
+      {"headers a byte at a time",
+       [](int fd, const std::string&) {
+         const std::string head = "HTTP/1.1 200 OK\r\nX-Slow: ";
+         for (char ch : head)
+           if (!HostileServer::send_all(fd, std::string_view(&ch, 1))) return;
+         while (HostileServer::send_all(fd, "y"))
+           std::this_thread::sleep_for(std::chrono::milliseconds(100));
+       }},
+  };
+  for (const auto& [name, reply] : cases) {
+    HostileServer server(reply);
+    const PeakRun r = run_watching_memory(predict_args(server.url(), dir.path, "2"), {}, dir.path);
+    std::cout << fmt::format("{}: exit {} after {:.2f} s (--timeout-s 2)\n", name, r.status,
+                             r.seconds);
+    EXPECT_EQ(r.status, 7) << name << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("within 2 s (--timeout-s)")) << name;
+    EXPECT_LT(r.seconds, 3) << name << " ran " << r.seconds << " s";  // the deadline + 1 s
+  }
 }
 
 TEST(PredictCli, EvalScoresSpecBaselineAndTwinOnTheZeusTablesAndH200Traces) {
