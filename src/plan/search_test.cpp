@@ -123,6 +123,38 @@ TEST(PlanSearchTimeBound, AThermalCliffIsFoundUnderTheDefault) {
   EXPECT_LT(out.decision.energy_change_pct, -20) << out.decision.reason;
 }
 
+// Every cap binds on every workload (no row repeats the default): the table's noise is pooled
+// from the roughness of the rows' curves, not the fixed 2% x 2 dof guess, and a clear saving is
+// taken.
+TEST(PlanSearchTimeBound, ATableWithoutRepeatRowsPoolsItsNoiseFromItsCurves) {
+  const std::vector<double> jitter{0.004, -0.006, 0.008, -0.003, 0.005, -0.007, 0.002};
+  std::vector<std::vector<ProbeResult>> workloads;
+  for (int w = 0; w < 6; ++w) {
+    std::vector<ProbeResult> rows;
+    for (size_t i = 0; i < jitter.size(); ++i) {
+      const double cap = 300 - 25 * static_cast<double>(i);
+      const double j = jitter[(i + static_cast<size_t>(w)) % jitter.size()];
+      ProbeResult r;
+      r.cap_W = cap;
+      r.measurement.avg_power_W = 0.95 * cap * (1 + j);
+      r.measurement.time_per_step_s = (1 + 0.03 * static_cast<double>(i)) * (1 - j);
+      r.measurement.energy_per_step_J = r.measurement.avg_power_W * r.measurement.time_per_step_s;
+      rows.push_back(r);
+    }
+    workloads.push_back(rows);
+  }
+  const NoisePriors p = table_noise_priors(workloads, "binding.csv");
+  EXPECT_NE(p.energy.source.find("pooled"), std::string::npos) << p.energy.source;
+  EXPECT_LT(p.energy.rel_sd, 0.02);
+  DecisionInputs in;
+  in.objective = parse_objective("");
+  in.default_limit_W = in.max_power_W = 300;
+  in.priors = p;
+  const Decision d = decide(workloads.front(), in);
+  EXPECT_FALSE(d.keep_default) << d.reason;
+  EXPECT_LE(d.time_change_pct, 10.0) << d.reason;
+}
+
 TEST(PlanSimCorpus, IsDeterministicAndShapedUnlikeTheRealTables) {
   const auto a = sim_corpus(7), b = sim_corpus(7);
   ASSERT_EQ(a.size(), b.size());
