@@ -2,11 +2,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <numeric>
 
 namespace regime::cli {
 
@@ -95,6 +97,90 @@ void check_sample_count(double seconds, double sample_ms) {
                   seconds, sample_ms, samples, kMaxSamplesPerGpu,
                   std::ceil(seconds * 1000.0 / kMaxSamplesPerGpu),
                   std::floor(kMaxSamplesPerGpu * sample_ms / 1000.0)));
+}
+
+namespace {
+
+// Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+// neighbouring letters (--devcie for --device) each cost one.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  std::iota(d[0].begin(), d[0].end(), size_t{0});
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+std::string bare(const std::string& name) {
+  const size_t start = name.find_first_not_of('-');
+  return start == std::string::npos ? "" : name.substr(start);
+}
+
+// Every name an option of `app` answers to, as typed.
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// The message for the first argument `app` itself left over, "" when none.
+std::string left_over_message(const CLI::App& app, const std::string& command) {
+  // CLI11 keeps the -- before a workload command among them.
+  const std::vector<std::string> all = app.remaining(false);
+  const auto left = std::find_if(all.begin(), all.end(), [](const auto& a) { return a != "--"; });
+  if (left == all.end()) return "";
+  const std::string where = command.empty() ? "regime" : "regime " + command;
+  const std::string& arg = *left;
+  if (arg.size() < 2 || arg[0] != '-')
+    return fmt::format(
+        "{}: unexpected argument '{}' (a workload command goes after --; {} --help "
+        "lists the options)",
+        where, arg, where);
+  const std::string typed = arg.substr(0, arg.find('='));
+  const std::string near = nearest_option(typed, option_names(app));
+  if (near.empty())
+    return fmt::format("{}: unknown option {} ({} --help lists the options)", where, typed, where);
+  return fmt::format("{}: unknown option {}; did you mean {}? ({} --help lists the options)", where,
+                     typed, near, where);
+}
+
+}  // namespace
+
+std::string nearest_option(const std::string& typed, const std::vector<std::string>& known) {
+  const std::string t = bare(typed);
+  const size_t allowed = t.size() <= 4 ? 1 : t.size() <= 8 ? 2 : 3;
+  std::string best;
+  size_t best_distance = allowed + 1;
+  for (const auto& name : known) {
+    const size_t d = edit_distance(t, bare(name));
+    if (d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string unknown_argument_message(const CLI::App& app) {
+  std::string message = left_over_message(app, "");
+  std::string command;
+  for (const CLI::App* at = &app; message.empty();) {
+    const std::vector<CLI::App*> chosen = at->get_subcommands();
+    if (chosen.empty()) break;
+    at = chosen.front();
+    command += (command.empty() ? "" : " ") + at->get_name();
+    message = left_over_message(*at, command);
+  }
+  return message;
 }
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }

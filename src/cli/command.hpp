@@ -49,6 +49,17 @@ void let_numbers_be_normalised(CLI::App& app);
 inline constexpr double kMaxSamplesPerGpu = 8.64e6;
 void check_sample_count(double seconds, double sample_ms);  // throws CLI::ValidationError
 
+// The option name of `known` nearest to `typed` (both as typed: "--seconds", "-o"), or "" when
+// none is near enough to be a slip of the keyboard: edit distance with a swap of two neighbours
+// counting once, at most 1 for names of up to 4 letters, 2 up to 8 and 3 beyond.
+std::string nearest_option(const std::string& typed, const std::vector<std::string>& known);
+
+// One usage line for the first option `app` or the command chosen under it did not know, or
+// for an argument nothing took ("" when every argument was taken). CLI11 notices these only
+// after its other checks (a required option, an exclusion), whose errors then mislead: a
+// mistyped --seconds value became part of the workload command.
+std::string unknown_argument_message(const CLI::App& app);
+
 // Prints JSON the same way everywhere: two-space indent, newline.
 void print_json(const nlohmann::json& j);
 // Each as one "regime: ..." line on stderr.

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -14,8 +15,11 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "cli/task_progress.hpp"
+#include "common/error.hpp"
 #include "device/device_list.hpp"
+#include "device/registry.hpp"
 #include "device/uri.hpp"
+#include "twin/spec.hpp"
 
 namespace regime::cli {
 
@@ -161,6 +165,40 @@ void print_text(const session::ControlReport& r) {
                              *r.stored_id);
 }
 
+// --evaluate without --seconds: a run long enough for the slowest of these cards, as run_control
+// asks (session/control.cpp): regime-gated's probe (60 s unless probe_s says), then a lead-in and
+// each window settling for three thermal time constants (the dwell where the model is unknown) and
+// measured as long again; rounded up to whole minutes. Returns the 300 s default, and leaves the
+// refusal to run_control, for a device or policy it cannot read here.
+double evaluation_seconds(const session::ControlRequest& r, std::string& why) {
+  double tau_s = 0;
+  try {
+    for (const auto& uri : split_device_list(r.device))
+      for (const auto& gpu : open_devices(uri)) {
+        std::optional<double> tau;
+        try {
+          tau = twin::load_gpu_spec(gpu->info().name).thermal_time_constant_s;
+        } catch (const Error&) {  // a model Regime has no data for
+        }
+        tau_s = std::max(tau_s, tau.value_or(control::thermal_defaults(gpu->info(), tau).dwell_s));
+      }
+    const control::PolicySpec spec = control::parse_policy(r.policy);
+    const double probe_s =
+        spec.name == "regime-gated" ? control::number_param(spec, "probe_s").value_or(60) : 0;
+    if (tau_s <= 0) return r.seconds;
+    const double settle_s = 3 * tau_s;
+    const double seconds = 60 * std::ceil((probe_s + (r.windows + 1) * 2 * settle_s) / 60);
+    why = fmt::format(
+        "control --evaluate: running {:.0f} s ({:.0f} min) so that each of the {} windows can "
+        "settle ({:.0f} s, 3 thermal time constants of this card) and be measured; --seconds sets "
+        "another length",
+        seconds, seconds / 60, r.windows, settle_s);
+    return seconds;
+  } catch (const Error&) {
+    return r.seconds;
+  }
+}
+
 }  // namespace
 
 // A controller runs beside a whole training job, but not unbounded: the run's samples are kept.
@@ -183,10 +221,11 @@ void add_control(CLI::App& root, Context&) {
                   "thermal[:target_C=..,band_C=..,step_W=..,period_s=..,dwell_s=..] or "
                   "regime-gated[:inner=thermal,probe_s=..,<thermal keys>]")
       ->capture_default_str();
-  sub->add_option("--seconds", r->seconds,
-                  "Run length in seconds, at most a week (simulated seconds on sim: devices)")
-      ->capture_default_str()
-      ->check(number_in(0, kMaxControlSeconds, true));
+  auto* seconds = sub->add_option(
+      "--seconds", r->seconds,
+      "Run length in seconds, at most a week (simulated seconds on sim: devices); with "
+      "--evaluate, long enough for the card's windows by default");
+  seconds->capture_default_str()->check(number_in(0, kMaxControlSeconds, true));
   sub->add_option("--sample-ms", r->sample_ms, "Sampling period, ms")
       ->capture_default_str()
       ->check(number_in(1, 10000));
@@ -216,7 +255,12 @@ void add_control(CLI::App& root, Context&) {
   workload->excludes(command);
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
-  sub->callback([r, json, quiet] {
+  sub->callback([r, json, quiet, seconds] {
+    if (r->evaluate && seconds->count() == 0) {
+      std::string why;
+      r->seconds = evaluation_seconds(*r, why);
+      if (!why.empty()) std::cerr << "regime: " << why << "\n";
+    }
     check_sample_count(r->seconds, r->sample_ms);
     r->workload.stdout_to_stderr = *json;
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "control");

@@ -60,6 +60,21 @@ std::string conversion_message(const std::string& what) {
                      what.substr(prefix.size(), eq - prefix.size()), what.substr(eq + 3));
 }
 
+// A parse that failed: an option or argument no command knows first (CLI11 checks requirements
+// and exclusions before it looks for those, and their errors then point elsewhere), then CLI11's
+// own error.
+int parse_error(const CLI::App& app, const CLI::ParseError& e) {
+  if (const std::string unknown = regime::cli::unknown_argument_message(app); !unknown.empty()) {
+    std::cerr << "regime: usage: " << unknown << "\n";
+    return 2;
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && app.get_subcommands().empty())
+    return usage_error("a command is needed; the commands are: " + command_list());
+  if (dynamic_cast<const CLI::ConversionError*>(&e))
+    return usage_error(conversion_message(e.what()));
+  return usage_error(e.what());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,14 +103,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --help-all, --version
-  } catch (const CLI::RequiredError& e) {
-    if (app.get_subcommands().empty())
-      return usage_error("a command is needed; the commands are: " + command_list());
-    return usage_error(e.what());
-  } catch (const CLI::ConversionError& e) {
-    return usage_error(conversion_message(e.what()));
   } catch (const CLI::ParseError& e) {
-    return usage_error(e.what());
+    return parse_error(app, e);
   } catch (const regime::WorkloadFailed& e) {
     auto subs = app.get_subcommands();
     std::cerr << fmt::format("regime: {} stopped: {}\n",

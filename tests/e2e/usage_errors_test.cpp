@@ -45,6 +45,72 @@ TEST(UsageErrors, AnUnexpectedArgumentOrMissingOptionExitsTwoOnOneLine) {
   }
 }
 
+// A mistyped option is named, with the nearest of that command's options, before the errors it
+// would otherwise cause (its value taken as the workload command, a required option missing).
+TEST(UsageErrors, AMistypedOptionIsNamedWithTheNearestOneFirst) {
+  TempDir dir;
+  const Env env = {{"REGIME_STATE_DIR", (dir.path / "state").string()}};
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"probe", "--device", "sim:t4", "--workload", "sim:resnet50", "--secnds", "5"},
+       "regime: usage: regime probe: unknown option --secnds; did you mean --seconds? (regime "
+       "probe --help lists the options)\n"},
+      {{"limit", "set", "--devcie", "sim:t4", "--watts", "300"},
+       "regime: usage: regime limit set: unknown option --devcie; did you mean --device?"},
+      {{"sweep", "--devcie", "sim:t4", "--workload", "sim:resnet50"},
+       "unknown option --devcie; did you mean --device?"},
+      {{"control", "--device", "sim:t4", "--workload", "sim:resnet50", "--evalute"},
+       "regime control: unknown option --evalute; did you mean --evaluate?"},
+      {{"study", "--device=sim:t4", "--workload", "sim:resnet50", "--objectiv=energy"},
+       "unknown option --objectiv; did you mean --objective?"},
+      {{"export", "--lisen", ":1"},
+       "regime export: unknown option --lisen; did you mean --listen?"},
+      {{"devices", "--jsn"}, "unknown option --jsn; did you mean --json?"},
+      // Nothing near: the command's --help, no guess.
+      {{"probe", "--device", "sim:t4", "--frobnicate"},
+       "regime probe: unknown option --frobnicate (regime probe --help lists the options)"},
+      {{"--verbose", "devices"}, "regime: unknown option --verbose (regime --help"},
+  };
+  for (const auto& c : cases) {
+    RunResult r = run(c.args, env, dir.path);
+    EXPECT_EQ(r.status, 2) << c.args.front() << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // After --, an option belongs to the workload command.
+  RunResult after = run({"probe", "--device", "sim:t4", "--seconds", "5", "--", "true", "--secnds"},
+                        env, dir.path);
+  EXPECT_EQ(after.err.find("unknown option"), std::string::npos) << after.err;
+}
+
+// README.md's `regime control ... --evaluate` gives no --seconds: the run is made long enough for
+// the card (the T4's 40 s time constant: 8 windows of 2 x 120 s) and says so.
+TEST(UsageErrors, ControlEvaluateWithoutSecondsRunsLongEnoughForTheCard) {
+  TempDir dir;
+  const Env env = {{"REGIME_STATE_DIR", (dir.path / "state").string()}};
+  RunResult r = run({"control", "--device", "sim:t4", "--workload", "sim:vgg16", "--policy",
+                     "thermal", "--evaluate", "--json"},
+                    env, dir.path);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("control --evaluate: running 1920 s (32 min)"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("\"verdict\""), std::string::npos) << r.out;
+  // regime-gated probes first (60 s), then the same windows.
+  RunResult gated =
+      run({"control", "--device", "sim:t4", "--workload", "sim:vgg16", "--evaluate", "--dry-run"},
+          env, dir.path);
+  EXPECT_NE(gated.err.find("running 1980 s"), std::string::npos) << gated.err;
+  // A length given is kept, and refused when too short.
+  RunResult given = run({"control", "--device", "sim:t4", "--workload", "sim:vgg16", "--policy",
+                         "thermal", "--evaluate", "--seconds", "600"},
+                        env, dir.path);
+  EXPECT_NE(given.status, 0);
+  EXPECT_NE(given.err.find("give --seconds 1920 or more"), std::string::npos) << given.err;
+}
+
 TEST(UsageErrors, HelpAndVersionSucceed) {
   EXPECT_EQ(run({"--help"}, {}, "/tmp").status, 0);
   EXPECT_EQ(run({"study", "--help"}, {}, "/tmp").status, 0);
