@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -37,6 +38,10 @@ void add_export(CLI::App& root, Context&) {
                   "sim:NAME to run on every sim: device while exporting (a demonstration)");
   sub->callback([=] {
     if (seconds_opt->count()) r->seconds = *seconds;
+    // A long-running service: a closed stdout (its starter gone, a pipe closed before SIGTERM)
+    // must not kill it with SIGPIPE, least of all in its last line. The HTTP server writes to
+    // its sockets with MSG_NOSIGNAL.
+    ::signal(SIGPIPE, SIG_IGN);
     const auto started = [&](const session::ExportStarted& s) {
       std::cout << fmt::format("regime export: serving {} GPU(s) at {}\n", s.gpus.size(), s.url);
       std::cout << fmt::format("  {:<12} {:<8} {:<24} {}\n", "device", "index", "model", "uuid");
