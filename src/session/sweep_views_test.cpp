@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "plan/render.hpp"
+#include "report/sweep.hpp"
 #include "session/runs.hpp"
 #include "session/study.hpp"
 #include "session/sweep.hpp"
@@ -135,8 +136,10 @@ TEST(SweepViews, EveryViewOfAStudyAgreesOnEverySimulatedGpu) {
       ++swept;
       const plan::DecisionView v = decision_view(*rep.sweep);
       const auto& o = rep.sweep->outcome;
-      expect_views_agree(o.decision, v, o.probes, o.default_again,
-                         to_json(rep, r.settings)["decision"], what);
+      const nlohmann::json json = to_json(rep, r.settings)["decision"];
+      expect_views_agree(o.decision, v, o.probes, o.default_again, json, what);
+      // The report page shows the same decision.
+      EXPECT_EQ(report::sweep_section(o.probes, o.decision, v)["decision"], json) << what;
       // The study's table of several GPUs compares each cap with the same level.
       const StudyRow row = study_row(rep);
       for (const auto& [cap, pct] : row.energy_vs_default_pct)
