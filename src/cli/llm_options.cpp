@@ -15,7 +15,8 @@ void add_llm_options(CLI::App* sub, session::LlmSettings& s) {
                   "system's)")
       ->check(CLI::ExistingFile);
   sub->add_option("--timeout-s", s.timeout_s,
-                  "Seconds to wait for the endpoint to connect and to answer (default 60)")
+                  "Seconds one attempt may take in all, from connecting to the last byte of the "
+                  "answer (default 60)")
       ->check(number_in(0, 3600, true));
   sub->add_option("--retries", s.retries,
                   "Retries after an HTTP 429 or 5xx answer, with back-off that honours "
