@@ -37,12 +37,6 @@ Change relative_change(double chosen, const Interval& chosen_ci, double base,
   return c;
 }
 
-std::string pct_text(const Change& c) {
-  std::string out = fmt::format("{:+.1f}%", c.pct);
-  if (c.ci_pct) out += fmt::format(" [{:+.1f}, {:+.1f}]", c.ci_pct->first, c.ci_pct->second);
-  return out;
-}
-
 }  // namespace
 
 SweepPlan plan_sweep(const RegimeReport& report, const GpuInfo& info) {
@@ -139,34 +133,6 @@ Change time_change(const plan::ProbeResult& chosen, const plan::ProbeResult& at_
   return relative_change(chosen.measurement.time_per_step_s, chosen.measurement.time_per_step_ci_s,
                          at_default.measurement.time_per_step_s,
                          at_default.measurement.time_per_step_ci_s);
-}
-
-nlohmann::json decision_json(const plan::Decision& d, const std::vector<plan::ProbeResult>& probes,
-                             double default_limit_W) {
-  nlohmann::json j = plan::to_json(d);
-  int chosen = plan::find_probe(probes, d.cap_W);
-  int base = plan::find_probe(probes, default_limit_W);
-  j["energy_change_ci_pct"] = nullptr;
-  j["time_change_ci_pct"] = nullptr;
-  if (chosen < 0 || base < 0) return j;
-  auto size = [](int i) { return static_cast<size_t>(i); };
-  Change e = energy_change(probes[size(chosen)], probes[size(base)]);
-  Change t = time_change(probes[size(chosen)], probes[size(base)]);
-  if (e.ci_pct) j["energy_change_ci_pct"] = {e.ci_pct->first, e.ci_pct->second};
-  if (t.ci_pct) j["time_change_ci_pct"] = {t.ci_pct->first, t.ci_pct->second};
-  return j;
-}
-
-std::string change_text(const plan::Decision& d, const std::vector<plan::ProbeResult>& probes,
-                        double default_limit_W) {
-  int chosen = plan::find_probe(probes, d.cap_W);
-  int base = plan::find_probe(probes, default_limit_W);
-  if (chosen < 0 || base < 0) return "no measurement at both caps to compare";
-  auto size = [](int i) { return static_cast<size_t>(i); };
-  Change e = energy_change(probes[size(chosen)], probes[size(base)]);
-  Change t = time_change(probes[size(chosen)], probes[size(base)]);
-  return fmt::format("energy per step {}, time per step {}{} against {:g} W", pct_text(e),
-                     pct_text(t), e.ci_pct ? " (95% CI)" : "", default_limit_W);
 }
 
 }  // namespace regime::plan

@@ -52,13 +52,4 @@ struct Change {
 Change energy_change(const plan::ProbeResult& chosen, const plan::ProbeResult& at_default);
 Change time_change(const plan::ProbeResult& chosen, const plan::ProbeResult& at_default);
 
-// The decision's JSON (plan::to_json) plus "energy_change_ci_pct" and "time_change_ci_pct" when
-// the probes carry intervals.
-nlohmann::json decision_json(const plan::Decision& d, const std::vector<plan::ProbeResult>& probes,
-                             double default_limit_W);
-
-// "energy per step -17.1% [-17.9, -16.2] 95% CI, time per step +37.9% [+36.8, +39.2]"
-std::string change_text(const plan::Decision& d, const std::vector<plan::ProbeResult>& probes,
-                        double default_limit_W);
-
 }  // namespace regime::plan

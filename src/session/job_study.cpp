@@ -182,7 +182,9 @@ nlohmann::json study_job(const JobStudyRequest& r) {
   keep_sweep(rep, "study", to_json(rep), r.db.string(), settings_json(r.settings, "plan"));
   study["sweep_id"] = *rep.stored_id;
   // The decision's figures (the whole evidence is the sweep's, in the run store).
-  const nlohmann::json dj = plan::decision_json(d, rep.outcome.probes, infos[0].default_limit_W);
+  // One view of the decision, as every other command prints it (plan/decision_view.hpp).
+  const plan::DecisionView view = decision_view(rep);
+  const nlohmann::json dj = plan::decision_json(d, view);
   study["decision"] = nlohmann::json::object();
   for (const char* key : {"keep_default", "cap_W", "objective", "energy_change_pct",
                           "energy_change_ci_pct", "time_change_pct", "time_change_ci_pct"})
@@ -190,7 +192,7 @@ nlohmann::json study_job(const JobStudyRequest& r) {
   study["cap_W"] = d.keep_default ? nlohmann::json(nullptr) : nlohmann::json(d.cap_W);
   return finish(d.keep_default ? "keep_default" : "decided",
                 fmt::format("sweep:{} over {} caps: {}", *rep.stored_id, rep.outcome.probes.size(),
-                            plan::change_text(d, rep.outcome.probes, infos[0].default_limit_W)));
+                            d.keep_default ? d.reason : plan::interval_line(view)));
 }
 
 int spawn_job_study(const JobBegin& job) {
