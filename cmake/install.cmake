@@ -5,7 +5,8 @@
 #   GPU spec files  share/regime/gpus/*.json      (found from the binary's own place, paths.hpp)
 #   Python helper   lib/python3/dist-packages/regime_step  (prefix /usr; else lib/pythonX.Y/...)
 #   docs            share/doc/regime/
-#   man page        share/man/man1/regime.1       (help2man from --help, every subcommand's too)
+#   man pages       share/man/man1/regime.1       (help2man from --help, every subcommand's too),
+#                   share/man/man8/regimed.8      (the node agent's, from regimed --help)
 #   completion      share/bash-completion/completions/regime
 #   node agent      bin/regimed, lib/systemd/system/regimed.service (not enabled: it starts once
 #                   /etc/regime/regimed.policy exists and an administrator enables it),
@@ -90,8 +91,21 @@ add_custom_command(
   DEPENDS regime ${CMAKE_SOURCE_DIR}/cmake/manpage.cmake ${CMAKE_SOURCE_DIR}/packaging/regime.h2m
   COMMENT "Man page regime.1 from regime --help"
   VERBATIM)
-add_custom_target(regime_man ALL DEPENDS ${REGIME_MAN_PAGE})
+# The node agent's page the same way, from `regimed --help` and packaging/regimed.h2m.
+set(REGIMED_MAN_PAGE ${CMAKE_BINARY_DIR}/regimed.8)
+add_custom_command(
+  OUTPUT ${REGIMED_MAN_PAGE}
+  COMMAND ${CMAKE_COMMAND} -DREGIME=$<TARGET_FILE:regimed> -DHELP2MAN=${HELP2MAN}
+          -DSTATIC_INCLUDE=${CMAKE_SOURCE_DIR}/packaging/regimed.h2m -DOUT=${REGIMED_MAN_PAGE}
+          "-DNAME=Regime's node agent: GPU power limits for the users its policy allows"
+          -DSECTION=8 -P ${CMAKE_SOURCE_DIR}/cmake/manpage.cmake
+  DEPENDS regimed ${CMAKE_SOURCE_DIR}/cmake/manpage.cmake
+          ${CMAKE_SOURCE_DIR}/packaging/regimed.h2m
+  COMMENT "Man page regimed.8 from regimed --help"
+  VERBATIM)
+add_custom_target(regime_man ALL DEPENDS ${REGIME_MAN_PAGE} ${REGIMED_MAN_PAGE})
 install(FILES ${REGIME_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${REGIMED_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 
 if(REGIME_BUILD_TESTS)
   # The installed tree on its own (no root): scripts/test-install-tree.sh. The Debian package is

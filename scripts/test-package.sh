@@ -34,7 +34,7 @@ else
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
     -DREGIME_WERROR=ON -DREGIME_BUILD_TESTS=OFF -DREGIME_BUILD_BENCH=OFF >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target regime regime_man
+cmake --build "$build" -j "$(nproc)" --target regime regimed regime_man
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 rm -f "$build"/regime_*.deb
 (cd "$build" && cpack -G DEB >/dev/null)
@@ -75,6 +75,21 @@ for cmd in "" $(help_words regime | grep -v '^-'); do
   [ -z "$cmd" ] || grep -qF "regime $cmd" "$work/man.txt" || fail "man regime has no section for regime $cmd"
 done
 say "man regime agrees with --help on $checked subcommand and option names"
+
+# The node agent: its version, and its page (section 8) with every option of its --help.
+[ "$(command -v regimed)" = /usr/bin/regimed ] || fail "regimed is not /usr/bin/regimed"
+grep -qx "regimed $version" <<<"$(regimed --version)" || fail "regimed --version does not say regimed $version"
+page=$(man -w regimed 2>&1) || true
+grep -qx '/usr/share/man/man8/regimed.8\(.gz\)\{0,1\}' <<<"$page" || fail "man -w regimed: $page"
+MANWIDTH=200 man regimed 2>/dev/null | col -b >"$work/regimed.man.txt"
+grep -q '^EXIT STATUS' "$work/regimed.man.txt" || fail "man regimed shows no EXIT STATUS"
+grep -qF '/var/lib/regime/agent-jobs.json' "$work/regimed.man.txt" || fail "man regimed names no agent-jobs.json"
+agent_options=$(regimed --help | sed -n 's/^  \(-h, \)\{0,1\}\(--[a-z-]*\).*/\2/p')
+[ "$(wc -l <<<"$agent_options")" -ge 8 ] || fail "regimed --help lists only: $agent_options"
+for word in $agent_options; do
+  grep -qF -- "$word" "$work/regimed.man.txt" || fail "'regimed --help' lists $word, man regimed does not"
+done
+say "man regimed agrees with --help on $(wc -l <<<"$agent_options") options"
 
 # The main job on a simulated GPU, from the installed spec files.
 regime study --device sim:h200 --workload sim:resnet50 | tee "$work/study"

@@ -1,7 +1,7 @@
 // regimed: the node agent. Alone on the node it changes GPU power limits, for the callers its
 // policy allows, over a Unix socket (docs/agent.md).
 //
-//   regimed [--socket PATH] [--policy FILE] [limits, see kUsage]
+//   regimed [--socket PATH] [--policy FILE] [limits, see kUsage] | --help | --version
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -19,6 +19,7 @@
 #include "agent/server.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/version.hpp"
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/registry.hpp"
 
@@ -43,6 +44,9 @@ constexpr const char* kUsage =
     "                             that at once)\n"
     "  --idle-timeout-s S         a connection holding no cap that sends nothing for S seconds\n"
     "                             is closed (default 5)\n"
+    "\n"
+    "  -h, --help      this text\n"
+    "  --version       the version\n"
     "\n"
     "Environment: REGIME_NVML_LIBRARY (the NVML library), REGIME_SYSTEM_STATE_DIR (journal and\n"
     "locks instead of /var/lib/regime and /run/regime), REGIME_READ_ONLY (refuse every change).\n";
@@ -116,6 +120,10 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       std::cout << kUsage;
+      return 0;
+    }
+    if (a == "--version") {
+      std::cout << "regimed " << regime::regime_version() << "\n";
       return 0;
     }
     if ((a == "--socket" || a == "--policy") && i + 1 < argc) {

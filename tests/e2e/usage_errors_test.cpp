@@ -1,8 +1,11 @@
 // Command-line conventions: every usage error exits 2 with one line naming what is wrong; help and
 // version exit 0.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <cstdio>
+#include <string>
 
 #include "support/cli_run.hpp"
 
@@ -117,6 +120,29 @@ TEST(UsageErrors, HelpAndVersionSucceed) {
   RunResult v = run({"--version"}, {}, "/tmp");
   EXPECT_EQ(v.status, 0);
   EXPECT_EQ(v.out.rfind("regime ", 0), 0u) << v.out;
+}
+
+// `regimed ARGS` through the shell: its stdout and exit status (stderr to /dev/null).
+std::pair<std::string, int> run_regimed(const std::string& args) {
+  FILE* p = ::popen((std::string(REGIMED_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = ::pclose(p);
+  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+// The node agent answers --version and --help as regime does (its man page is made from them),
+// and refuses what it does not know.
+TEST(UsageErrors, RegimedHasVersionAndHelp) {
+  auto [version, status] = run_regimed("--version");
+  EXPECT_EQ(status, 0);
+  const std::string regime_version = run({"--version"}, {}, "/tmp").out;
+  EXPECT_EQ(version, "regimed " + regime_version.substr(std::string("regime ").size())) << version;
+  auto [help, help_status] = run_regimed("--help");
+  EXPECT_EQ(help_status, 0);
+  EXPECT_NE(help.find("--version"), std::string::npos) << help;
+  EXPECT_EQ(run_regimed("--verison").second, 2);
 }
 
 // Numbers on the command line are decimal: hex (CLI11 and strtod read 0x12C as 300), inf and nan
