@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "act/journal.hpp"
 #include "analysis/classify.hpp"
 #include "analysis/data_parallel.hpp"
 #include "analysis/sweep_rows.hpp"
@@ -36,7 +37,7 @@ std::string apply_or_restore(PowerLimitGuard& guard, const plan::Decision& d, bo
     return fmt::format(
         "applied: {:g} W left set (enforced {:g} W); the original {:g} W is in the journal "
         "under {}: `regime restore` brings it back",
-        d.cap_W, enforced, original_W, state_dir().string());
+        d.cap_W, enforced, original_W, journal_path().string());
   }
   guard.restore();
   std::string after = fmt::format("restored the original limit {:g} W", original_W);
@@ -45,6 +46,20 @@ std::string apply_or_restore(PowerLimitGuard& guard, const plan::Decision& d, bo
   else if (!d.keep_default)
     after += " (--apply would leave the chosen cap set)";
   return after;
+}
+
+// The node agent restores a cap when the connection that set it closes, so a cap left "set" by an
+// unprivileged sweep would be gone when regime ends: refused before any work, saying what works.
+void refuse_apply_through_agent(const SweepSettings& s, const std::vector<Gpu*>& gpus) {
+  if (!s.apply) return;
+  for (Gpu* g : gpus)
+    if (g->changes_through_agent())
+      throw Error(ErrorKind::ActuationRefused,
+                  fmt::format("--apply cannot leave a cap on {}: its limit changes through the "
+                              "node agent, which restores it when this command ends. Run the "
+                              "sweep as root to keep the cap, or let jobs take the kept decision "
+                              "(`--gpu-power=auto` under Slurm)",
+                              g->info().device));
 }
 
 // --prior: the predicted draw at the default limit places the second probe.
@@ -122,6 +137,7 @@ SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
   check_actuation(policy, rep.info, gpu.is_physical(), rep.info.default_limit_W);
   if (s.apply && gpu.is_physical() && !policy.actuate)
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
+  refuse_apply_through_agent(s, {&gpu});
   plan::SearchOptions opt = search_options(rep.info, s, caps, true);
   apply_prior(rep, opt, s, rep.info.name, rep.workload);
   // Heat drifts under a sweep: the default is measured again at the end (plan/decision.hpp).
@@ -191,6 +207,7 @@ SweepReport sweep_job(std::vector<Target>& targets, const WorkloadSpec& workload
     if (s.apply && gpus[i]->is_physical() && !policy.actuate)
       throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   }
+  refuse_apply_through_agent(s, gpus);
   plan::SearchOptions opt = search_options(rep.info, s, caps, false);
   // P_max of the job (zeus): every GPU may draw its highest limit.
   opt.decision.max_power_W = rep.info.max_limit_W * static_cast<double>(gpus.size());
@@ -231,7 +248,7 @@ SweepReport sweep_job(std::vector<Target>& targets, const WorkloadSpec& workload
     rep.after = fmt::format(
         "applied: {:g} W left set on {} GPUs; the originals ({:g} W) are in the journal under "
         "{}: `regime restore` brings them back",
-        d.cap_W, gpus.size(), original_W, state_dir().string());
+        d.cap_W, gpus.size(), original_W, journal_path().string());
   } else {
     guards.restore();
     rep.after =

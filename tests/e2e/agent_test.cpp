@@ -487,6 +487,13 @@ TEST_F(AgentE2E, AnUnprivilegedSweepActuatesThroughTheAgent) {
   EXPECT_NE(log.find("GPU-fake-agent-0) capped at 250 W"), std::string::npos) << log;
   EXPECT_EQ(limit_W(0), 300);
   EXPECT_TRUE(journal_files().empty());
+  // --apply would say "left set" while the agent restores the cap when the command ends:
+  // refused before any work.
+  r = as_user({"sweep", "--device", "nvml:0", "--caps", "250", "--actuate", "--apply",
+               "--step-regex", "step", "--", "sh", "-c", "echo step"});
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_NE(r.err.find("changes through the node agent"), std::string::npos) << r.err;
+  EXPECT_EQ(limit_W(0), 300);
 }
 
 TEST_F(AgentE2E, WithoutTheAgentTheUserCannotSetALimit) {
