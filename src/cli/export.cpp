@@ -1,6 +1,7 @@
 // regime export --device D... [--listen ADDR] [--period S] [--window S] [--seconds S]
-// [--workload sim:NAME]: a Prometheus exporter of the GPUs' power, energy, temperature, clocks,
-// limits, clock-event reasons and rolling regime (docs/export.md). Read-only.
+// [--workload sim:NAME]: a Prometheus exporter of the GPUs' power, energy, utilization,
+// temperature, clocks, limits, clock-event reasons, rolling regime, the node agent's job and the
+// cap Regime holds (docs/export.md). Read-only.
 #include "session/export.hpp"
 
 #include <fmt/core.h>
@@ -22,7 +23,7 @@ void add_export(CLI::App& root, Context&) {
       ->required();
   sub->add_option("--listen", r->listen,
                   "HOST:PORT to serve /metrics on; loopback unless you name another address "
-                  "(port 0: any free port)")
+                  "(port 0: any free port; the default port is not dcgm-exporter's 9400)")
       ->capture_default_str();
   sub->add_option("--period", r->period_s, "Seconds between rounds of reads")
       ->capture_default_str()

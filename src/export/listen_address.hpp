@@ -4,7 +4,9 @@
 
 namespace regime::exporter {
 
-inline constexpr const char* kDefaultListen = "127.0.0.1:9400";
+// Not 9400, dcgm-exporter's, which already runs on most GPU nodes (docs/export.md, "Port").
+inline constexpr int kDefaultPort = 9463;
+inline constexpr const char* kDefaultListen = "127.0.0.1:9463";
 
 struct ListenAddress {
   std::string host;               // "127.0.0.1", "::1", "0.0.0.0"; no brackets

@@ -17,7 +17,8 @@ TEST(ListenAddress, ParsesHostAndPort) {
   EXPECT_EQ(v6.port, 0);
   EXPECT_EQ(v6.to_string(), "[::1]:0");
   EXPECT_EQ(parse_listen_address("0.0.0.0:65535").port, 65535);
-  EXPECT_EQ(parse_listen_address(kDefaultListen).port, 9400);
+  EXPECT_EQ(parse_listen_address(kDefaultListen).port, kDefaultPort);
+  EXPECT_NE(kDefaultPort, 9400);  // dcgm-exporter's
 }
 
 TEST(ListenAddress, RefusesWhatIsNotHostColonPort) {

@@ -6,6 +6,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <unistd.h>
 
 #include <array>
 #include <bit>
@@ -13,6 +14,7 @@
 #include <set>
 
 #include "analysis/reasons.hpp"
+#include "common/version.hpp"
 
 namespace regime::exporter {
 
@@ -27,8 +29,10 @@ constexpr std::array kRegimes = {Regime::CapBound, Regime::ThermalBound, Regime:
                                  Regime::Underutilized, Regime::Idle};
 constexpr std::array kLimitKinds = {"current", "enforced", "default", "min", "max"};
 
+// Regime's own labels, and dcgm-exporter's for the same identity.
 Labels base(const GpuLabels& g) {
-  return {{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}};
+  return {{"index", g.index}, {"uuid", g.uuid},       {"model", g.model},      {"gpu", g.index},
+          {"UUID", g.uuid},   {"modelName", g.model}, {"Hostname", g.hostname}};
 }
 
 Labels with(Labels l, const std::string& key, const std::string& value) {
@@ -60,10 +64,32 @@ void set_counter(Family<Counter>& f, const Labels& l, double total) {
   c->Increment(total - c->Value());
 }
 
+// A series whose labels may change from round to round (a job's id, whether a cap is kept): the
+// one with the old labels goes when they change or when there is none (nullopt).
+void set_info(Family<Gauge>& f, std::map<GpuLabels, Labels>& seen, const GpuLabels& g,
+              const std::optional<Labels>& now, double value) {
+  auto it = seen.find(g);
+  if (it != seen.end() && (!now || it->second != *now)) {
+    remove(f, it->second);
+    seen.erase(it);
+  }
+  if (!now) return;
+  f.Add(*now).Set(value);
+  seen[g] = *now;
+}
+
 }  // namespace
 
+const std::string& node_hostname() {
+  static const std::string name = [] {
+    char buf[256] = {};
+    return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string();
+  }();
+  return name;
+}
+
 GpuLabels labels_of(const GpuInfo& info) {
-  return {std::to_string(info.index), info.uuid, info.name};
+  return {std::to_string(info.index), info.uuid, info.name, node_hostname()};
 }
 
 std::string reason_label(uint64_t bits) {
@@ -86,6 +112,27 @@ struct ExporterMetrics::Families {
                    .Name("regime_gpu_energy_joules_total")
                    .Help("The GPU's cumulative energy counter, joules")
                    .Register(r)),
+        utilization(
+            prometheus::BuildGauge()
+                .Name("regime_gpu_utilization_ratio")
+                .Help("Fraction of the last sample period a kernel ran on the GPU, 0 to 1 "
+                      "(NVML's GPU utilization; dcgm-exporter's DCGM_FI_DEV_GPU_UTIL / 100)")
+                .Register(r)),
+        job(prometheus::BuildGauge()
+                .Name("regime_gpu_job_info")
+                .Help("1 while the node agent serves a job on the GPU; hpc_job is its Slurm job "
+                      "id (dcgm-exporter's label for it). Join on UUID to label other series")
+                .Register(r)),
+        cap(prometheus::BuildGauge()
+                .Name("regime_gpu_cap_watts")
+                .Help("The power limit Regime holds on the GPU, watts, while its journal has the "
+                      "original to restore; kept=\"true\" for a cap left on purpose (a decision "
+                      "applied, limit set), \"false\" for a run's")
+                .Register(r)),
+        build_info(prometheus::BuildGauge()
+                       .Name("regime_build_info")
+                       .Help("1, with the version of the regime binary serving these metrics")
+                       .Register(r)),
         temperature(prometheus::BuildGauge()
                         .Name("regime_gpu_temperature_celsius")
                         .Help("GPU die temperature, degrees Celsius")
@@ -135,6 +182,10 @@ struct ExporterMetrics::Families {
 
   Family<Gauge>& power;
   Family<Counter>& energy;
+  Family<Gauge>& utilization;
+  Family<Gauge>& job;
+  Family<Gauge>& cap;
+  Family<Gauge>& build_info;
   Family<Gauge>& temperature;
   Family<Gauge>& sm_clock;
   Family<Gauge>& limit;
@@ -146,11 +197,15 @@ struct ExporterMetrics::Families {
   Family<Gauge>& scrape_duration;
   Family<Counter>& scrapes;
   std::map<GpuLabels, std::set<std::string>> reasons_seen;
+  std::map<GpuLabels, Labels> job_seen, cap_seen;  // the labels of each GPU's series now
 };
 
 std::vector<std::string> metric_names() {
   return {"regime_gpu_power_watts",
           "regime_gpu_energy_joules_total",
+          "regime_gpu_utilization_ratio",
+          "regime_gpu_job_info",
+          "regime_gpu_cap_watts",
           "regime_gpu_temperature_celsius",
           "regime_gpu_sm_clock_hertz",
           "regime_gpu_power_limit_watts",
@@ -160,7 +215,8 @@ std::vector<std::string> metric_names() {
           "regime_exporter_read_duration_seconds",
           "regime_exporter_read_errors_total",
           "regime_exporter_scrape_duration_seconds",
-          "regime_exporter_scrapes_total"};
+          "regime_exporter_scrapes_total",
+          "regime_build_info"};
 }
 
 ExporterMetrics::ExporterMetrics()
@@ -168,6 +224,7 @@ ExporterMetrics::ExporterMetrics()
       f_(std::make_unique<Families>(*registry_)) {
   f_->scrape_duration.Add({});
   f_->scrapes.Add({});
+  f_->build_info.Add({{"version", regime_version()}}).Set(1);
 }
 
 ExporterMetrics::~ExporterMetrics() = default;
@@ -181,6 +238,14 @@ void ExporterMetrics::publish(const GpuReading& r, const std::optional<Regime>& 
     set_counter(f_->energy, l, *s.energy_J);
   else
     remove(f_->energy, l);
+  set_gauge(f_->utilization, l, s.util_pct ? std::optional(*s.util_pct / 100.0) : std::nullopt);
+  set_info(f_->job, f_->job_seen, g,
+           r.job ? std::optional(with(l, "hpc_job", *r.job)) : std::nullopt, 1);
+  set_info(f_->cap, f_->cap_seen, g,
+           r.capped && r.info.current_limit_W > 0
+               ? std::optional(with(l, "kept", r.cap_kept ? "true" : "false"))
+               : std::nullopt,
+           r.info.current_limit_W);
   set_gauge(f_->temperature, l, s.temp_C);
   set_gauge(f_->sm_clock, l, s.sm_MHz ? std::optional(*s.sm_MHz * 1e6) : std::nullopt);
   const std::array<double, kLimitKinds.size()> limits = {
@@ -211,6 +276,9 @@ void ExporterMetrics::remove_gpu_series(const GpuLabels& g) {
   const Labels l = base(g);
   remove(f_->power, l);
   remove(f_->energy, l);
+  remove(f_->utilization, l);
+  set_info(f_->job, f_->job_seen, g, std::nullopt, 0);
+  set_info(f_->cap, f_->cap_seen, g, std::nullopt, 0);
   remove(f_->temperature, l);
   remove(f_->sm_clock, l);
   remove(f_->read_duration, l);

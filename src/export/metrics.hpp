@@ -1,6 +1,8 @@
 #pragma once
 // The metrics the exporter serves (docs/export.md), kept in a prometheus-cpp registry and written
-// in the Prometheus text format. Every GPU series carries the labels index, uuid and model. A
+// in the Prometheus text format. Every GPU series carries the labels index, uuid and model, and
+// the same identity as dcgm-exporter names it (gpu, UUID, modelName, Hostname) so that a query or
+// dashboard can join the two exporters' series. A
 // field a round could not read has its series removed, so Prometheus marks it stale instead of
 // repeating an old value; a GPU that stops answering loses all of its GPU series and keeps only
 // the exporter's own (regime_exporter_gpu_up 0, read errors counting).
@@ -22,12 +24,14 @@ namespace regime::exporter {
 
 // The identity every GPU series carries.
 struct GpuLabels {
-  std::string index, uuid, model;
+  std::string index, uuid, model, hostname;
   bool operator<(const GpuLabels& o) const {
     return uuid < o.uuid || (uuid == o.uuid && index < o.index);
   }
 };
-GpuLabels labels_of(const GpuInfo& info);
+GpuLabels labels_of(const GpuInfo& info);  // hostname: this machine's, node_hostname()
+// This machine's name as gethostname() gives it (dcgm-exporter's Hostname), read once.
+const std::string& node_hostname();
 
 // Every metric family name the exporter serves, GPU series first (the dashboard test checks its
 // queries against a real scrape, docs/export.md lists them).

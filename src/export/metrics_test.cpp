@@ -7,10 +7,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <regex>
 
 #include "analysis/reasons.hpp"
 #include "common/error.hpp"
+#include "common/version.hpp"
 #include "export/reading.hpp"
 #include "export/server.hpp"
 
@@ -31,12 +36,30 @@ GpuReading reading(double power_W, double energy_J) {
   r.sample.energy_J = energy_J;
   r.sample.temp_C = 61;
   r.sample.sm_MHz = 1755;
+  r.sample.util_pct = 87;
   r.reason_times = ReasonTimes{{{reason::kSwPowerCap, 12.5}, {kThermalReasons, 0.25}}};
   r.read_s = 0.004;
   return r;
 }
 
-const std::string kGpu = R"(index="1",model="NVIDIA H200",uuid="GPU-abc")";
+// The label text of a GPU series as the text format writes it (labels sorted by name): Regime's
+// own, dcgm-exporter's for the same identity, and `extra`.
+std::string gpu_labels(const std::map<std::string, std::string>& extra = {},
+                       const std::string& index = "1", const std::string& uuid = "GPU-abc") {
+  std::map<std::string, std::string> all = {{"index", index},
+                                            {"uuid", uuid},
+                                            {"model", "NVIDIA H200"},
+                                            {"gpu", index},
+                                            {"UUID", uuid},
+                                            {"modelName", "NVIDIA H200"},
+                                            {"Hostname", node_hostname()}};
+  all.insert(extra.begin(), extra.end());
+  std::string out;
+  for (const auto& [k, v] : all) out += (out.empty() ? "" : ",") + k + "=\"" + v + "\"";
+  return out;
+}
+
+const std::string kGpu = gpu_labels();
 
 // The value of the one line "NAME{LABELS} VALUE", nullopt when there is none.
 std::optional<double> value(const std::string& text, const std::string& series) {
@@ -47,41 +70,26 @@ std::optional<double> value(const std::string& text, const std::string& series) 
 
 TEST(ExporterMetrics, PublishesEverySeriesWithTheGpuLabels) {
   ExporterMetrics m;
-  m.publish(reading(498.5, 1000), Regime::CapBound);
+  GpuReading r = reading(498.5, 1000);
+  r.job = "12";
+  r.capped = true;
+  m.publish(r, Regime::CapBound);
   const std::string t = m.scrape();
   EXPECT_EQ(value(t, "regime_gpu_power_watts{" + kGpu + "}"), 498.5) << t;
   EXPECT_EQ(value(t, "regime_gpu_energy_joules_total{" + kGpu + "}"), 1000);
   EXPECT_EQ(value(t, "regime_gpu_temperature_celsius{" + kGpu + "}"), 61);
   EXPECT_EQ(value(t, "regime_gpu_sm_clock_hertz{" + kGpu + "}"), 1755e6);
+  EXPECT_EQ(value(t, "regime_gpu_power_limit_watts{" + gpu_labels({{"limit", "enforced"}}) + "}"),
+            500);
+  EXPECT_EQ(value(t, "regime_gpu_power_limit_watts{" + gpu_labels({{"limit", "min"}}) + "}"), 200);
+  EXPECT_EQ(value(t, "regime_gpu_clock_event_seconds_total{" +
+                         gpu_labels({{"reason", "sw_power_cap"}}) + "}"),
+            12.5);
   EXPECT_EQ(
-      value(
-          t,
-          R"(regime_gpu_power_limit_watts{index="1",limit="enforced",model="NVIDIA H200",uuid="GPU-abc"})"),
-      500);
-  EXPECT_EQ(
-      value(
-          t,
-          R"(regime_gpu_power_limit_watts{index="1",limit="min",model="NVIDIA H200",uuid="GPU-abc"})"),
-      200);
-  EXPECT_EQ(
-      value(
-          t,
-          R"(regime_gpu_clock_event_seconds_total{index="1",model="NVIDIA H200",reason="sw_power_cap",uuid="GPU-abc"})"),
-      12.5);
-  EXPECT_EQ(
-      value(
-          t,
-          R"(regime_gpu_clock_event_seconds_total{index="1",model="NVIDIA H200",reason="thermal",uuid="GPU-abc"})"),
+      value(t, "regime_gpu_clock_event_seconds_total{" + gpu_labels({{"reason", "thermal"}}) + "}"),
       0.25);
-  EXPECT_EQ(
-      value(
-          t,
-          R"(regime_gpu_regime{index="1",model="NVIDIA H200",regime="cap-bound",uuid="GPU-abc"})"),
-      1);
-  EXPECT_EQ(
-      value(t,
-            R"(regime_gpu_regime{index="1",model="NVIDIA H200",regime="headroom",uuid="GPU-abc"})"),
-      0);
+  EXPECT_EQ(value(t, "regime_gpu_regime{" + gpu_labels({{"regime", "cap-bound"}}) + "}"), 1);
+  EXPECT_EQ(value(t, "regime_gpu_regime{" + gpu_labels({{"regime", "headroom"}}) + "}"), 0);
   EXPECT_EQ(value(t, "regime_exporter_gpu_up{" + kGpu + "}"), 1);
   EXPECT_EQ(value(t, "regime_exporter_read_duration_seconds{" + kGpu + "}"), 0.004);
   EXPECT_EQ(value(t, "regime_exporter_scrapes_total"), 1);
@@ -96,9 +104,7 @@ TEST(ExporterMetrics, NoRegimeYetLeavesEveryRegimeAtZero) {
   m.publish(reading(100, 1), std::nullopt);
   const std::string t = m.scrape();
   EXPECT_EQ(std::regex_search(t, std::regex(R"(\nregime_gpu_regime\{[^}]*\} 1\n)")), false) << t;
-  EXPECT_EQ(
-      value(t, R"(regime_gpu_regime{index="1",model="NVIDIA H200",regime="idle",uuid="GPU-abc"})"),
-      0);
+  EXPECT_EQ(value(t, "regime_gpu_regime{" + gpu_labels({{"regime", "idle"}}) + "}"), 0);
 }
 
 TEST(ExporterMetrics, AFieldNotReadLosesItsSeries) {
@@ -147,16 +153,102 @@ TEST(ExporterMetrics, ALostGpuKeepsOnlyTheExportersOwnSeriesUntilItAnswersAgain)
   for (const auto& line :
        {"regime_gpu_power_watts{", "regime_gpu_regime{", "regime_gpu_power_limit_watts{",
         "regime_gpu_clock_event_seconds_total{", "regime_exporter_read_duration_seconds{"})
-    EXPECT_EQ(t.find(std::string(line) + R"(index="1")"), std::string::npos) << line << "\n" << t;
-  EXPECT_EQ(t.find("GPU-abc\",reason"), std::string::npos);
+    EXPECT_FALSE(
+        std::regex_search(t, std::regex("\n" + std::string(line).substr(0, std::strlen(line) - 1) +
+                                        R"(\{[^}]*"GPU-abc")")))
+        << line << "\n"
+        << t;
   EXPECT_EQ(value(t, "regime_exporter_gpu_up{" + kGpu + "}"), 0);
   EXPECT_EQ(value(t, "regime_exporter_read_errors_total{" + kGpu + "}"), 2);
-  EXPECT_EQ(value(t, R"(regime_gpu_power_watts{index="0",model="NVIDIA H200",uuid="GPU-other"})"),
-            200);
+  EXPECT_EQ(value(t, "regime_gpu_power_watts{" + gpu_labels({}, "0", "GPU-other") + "}"), 200);
   m.publish(reading(310, 20), Regime::Headroom);
   t = m.scrape();
   EXPECT_EQ(value(t, "regime_gpu_power_watts{" + kGpu + "}"), 310);
   EXPECT_EQ(value(t, "regime_exporter_gpu_up{" + kGpu + "}"), 1);
+}
+
+TEST(ExporterMetrics, UtilizationBuildInfoAndTheDcgmExporterLabels) {
+  ExporterMetrics m;
+  m.publish(reading(300, 10), std::nullopt);
+  const std::string t = m.scrape();
+  EXPECT_EQ(value(t, "regime_gpu_utilization_ratio{" + kGpu + "}"), 0.87) << t;
+  EXPECT_EQ(value(t, "regime_build_info{version=\"" + regime_version() + "\"}"), 1) << t;
+  // A dcgm-exporter style selector finds the series.
+  EXPECT_NE(t.find(R"(gpu="1")"), std::string::npos);
+  EXPECT_NE(t.find(R"(modelName="NVIDIA H200")"), std::string::npos);
+  EXPECT_NE(t.find(R"(UUID="GPU-abc")"), std::string::npos);
+  EXPECT_FALSE(node_hostname().empty());
+  EXPECT_NE(t.find("Hostname=\"" + node_hostname() + "\""), std::string::npos);
+}
+
+TEST(ExporterMetrics, AJobAndACapAreSeriesOnlyWhileTheyLast) {
+  ExporterMetrics m;
+  GpuReading r = reading(300, 10);
+  m.publish(r, std::nullopt);
+  std::string t = m.scrape();
+  EXPECT_EQ(t.find("regime_gpu_job_info{"), std::string::npos) << t;
+  EXPECT_EQ(t.find("regime_gpu_cap_watts{"), std::string::npos) << t;
+  r.job = "4242";
+  r.capped = true;
+  m.publish(r, std::nullopt);
+  t = m.scrape();
+  EXPECT_EQ(value(t, "regime_gpu_job_info{" + gpu_labels({{"hpc_job", "4242"}}) + "}"), 1) << t;
+  EXPECT_EQ(value(t, "regime_gpu_cap_watts{" + gpu_labels({{"kept", "false"}}) + "}"), 500) << t;
+  // The next job, a kept cap: the old series go at once.
+  r.job = "4243";
+  r.cap_kept = true;
+  m.publish(r, std::nullopt);
+  t = m.scrape();
+  EXPECT_FALSE(value(t, "regime_gpu_job_info{" + gpu_labels({{"hpc_job", "4242"}}) + "}")) << t;
+  EXPECT_EQ(value(t, "regime_gpu_job_info{" + gpu_labels({{"hpc_job", "4243"}}) + "}"), 1) << t;
+  EXPECT_FALSE(value(t, "regime_gpu_cap_watts{" + gpu_labels({{"kept", "false"}}) + "}")) << t;
+  EXPECT_EQ(value(t, "regime_gpu_cap_watts{" + gpu_labels({{"kept", "true"}}) + "}"), 500) << t;
+  // The job ends and the limit is restored; then the GPU is lost: nothing is left of either.
+  r.job.reset();
+  r.capped = false;
+  m.publish(r, std::nullopt);
+  t = m.scrape();
+  EXPECT_EQ(t.find("regime_gpu_job_info{"), std::string::npos) << t;
+  EXPECT_EQ(t.find("regime_gpu_cap_watts{"), std::string::npos) << t;
+  r.job = "7";
+  m.publish(r, std::nullopt);
+  m.gpu_failed(labels_of(r.info));
+  EXPECT_EQ(m.scrape().find("regime_gpu_job_info{"), std::string::npos);
+}
+
+TEST(NodeState, JobsAndCapsFromTheAgentsJobsAndTheJournal) {
+  const auto jobs = jobs_by_uuid(nlohmann::json::parse(R"({"version":1,"jobs":[
+      {"job":"4242","uid":1001,"gpus":[{"uuid":"GPU-a"},{"uuid":"GPU-b","energy_start_J":5}]},
+      {"job":7,"gpus":[{"uuid":"GPU-c"}]},
+      {"job":"9","gpus":[{"index":2}]}]})"));
+  EXPECT_EQ(jobs, (std::map<std::string, std::string>{{"GPU-a", "4242"}, {"GPU-b", "4242"}}));
+  EXPECT_TRUE(jobs_by_uuid(nlohmann::json()).empty());
+  EXPECT_TRUE(jobs_by_uuid(nlohmann::json::parse("[1,2]")).empty());
+
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("regime-node-state-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "power-limits");
+  std::ofstream(dir / "agent-jobs.json")
+      << R"({"jobs":[{"job":"4242","gpus":[{"uuid":"GPU-abc"}]}]})";
+  std::ofstream(dir / "power-limits" / "GPU-abc.json")
+      << R"({"device":"nvml:1","uuid":"GPU-abc","original_limit_W":700,"pid":0,"kept":true})";
+  GpuReading r = reading(300, 10);
+  read_node_state(r, dir);
+  EXPECT_EQ(r.job, "4242");
+  EXPECT_TRUE(r.capped);
+  EXPECT_TRUE(r.cap_kept);
+  // Another GPU, a malformed journal entry, a missing folder: nothing.
+  GpuReading other = reading(300, 10);
+  other.info.uuid = "GPU-other";
+  std::ofstream(dir / "power-limits" / "GPU-other.json") << "{not json";
+  read_node_state(other, dir);
+  EXPECT_FALSE(other.job);
+  EXPECT_FALSE(other.capped);
+  GpuReading none = reading(300, 10);
+  read_node_state(none, dir / "missing");
+  EXPECT_FALSE(none.job);
+  EXPECT_FALSE(none.capped);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ExporterMetrics, ReasonLabels) {

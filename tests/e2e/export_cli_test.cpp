@@ -17,6 +17,7 @@
 #include <regex>
 #include <thread>
 
+#include "export/listen_address.hpp"
 #include "support/cli_run.hpp"
 
 namespace regime {
@@ -211,6 +212,43 @@ TEST(ExportCli, BadOptionsAreOneLine) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+// dcgm-exporter listens on 9400 on most GPU nodes: the default port is another, and serves while
+// 9400 is taken; a dcgm-exporter style selector (gpu, modelName, UUID, Hostname) finds the series.
+TEST(ExportCli, TheDefaultPortServesWhereDcgmExportersIsTaken) {
+  const int dcgm = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(9400);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // Taken by this test, or already by something else: either way not free.
+  if (::bind(dcgm, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) ::listen(dcgm, 1);
+  TempDir dir;
+  test::Child c = test::spawn(
+      {"export", "--device", "sim:h200", "--workload", "sim:resnet50", "--period", "0.2"}, {},
+      dir.path);
+  const std::string port = wait_for_url(c);
+  ASSERT_EQ(port, std::to_string(exporter::kDefaultPort)) << c.out() << c.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const std::string text =
+      ask(exporter::kDefaultPort, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  ::kill(c.pid, SIGTERM);
+  EXPECT_EQ(c.wait(), 0) << c.err();
+  ::close(dcgm);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::regex power(
+      "\nregime_gpu_power_watts\\{Hostname=\"" + std::string(host) +
+      "\",UUID=\"GPU-sim-h200-[0-9]+\",gpu=\"0\",index=\"0\",model=\"NVIDIA "
+      "H200\",modelName=\"NVIDIA H200\",uuid=\"GPU-sim-h200-[0-9]+\"\\} [0-9.]+\n");
+  EXPECT_TRUE(std::regex_search(text, power)) << text;
+  EXPECT_TRUE(
+      std::regex_search(text, std::regex(R"(\nregime_build_info\{version="[0-9.]+"\} 1\n)")))
+      << text;
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(\nregime_gpu_utilization_ratio\{[^}]*gpu="0"[^}]*\} (0|1|0\.[0-9]+)\n)")))
+      << text;
 }
 
 }  // namespace
