@@ -71,17 +71,18 @@ void MarkerWorkload::start(double) {
 
 std::vector<Step> MarkerWorkload::poll_steps() {
   std::vector<Step> out;
-  char buf[512];
+  static thread_local std::vector<char> buf(kMaxStepDatagramBytes);
   for (;;) {
-    ssize_t n = ::recv(fd_, buf, sizeof buf - 1, MSG_DONTWAIT);
+    ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
     if (n < 0) break;  // EAGAIN: nothing more now
-    StepParse p = parse_step_datagram(std::string_view(buf, static_cast<size_t>(n)));
-    if (p.step) {
-      out.push_back(*p.step);
-      ++received_;
-    } else {
-      ++malformed_;
-      last_error_ = p.error;
+    for (StepParse& p : parse_step_batch(std::string_view(buf.data(), static_cast<size_t>(n)))) {
+      if (p.step) {
+        out.push_back(*p.step);
+        ++received_;
+      } else {
+        ++malformed_;
+        last_error_ = p.error;
+      }
     }
   }
   return out;

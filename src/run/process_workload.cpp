@@ -439,17 +439,20 @@ void ProcessWorkload::listen() {
 }
 
 void ProcessWorkload::drain_socket() {
-  char buf[512];
+  static thread_local std::vector<char> buf(kMaxStepDatagramBytes);
   for (;;) {
-    ssize_t n = ::recv(socket_fd_, buf, sizeof buf - 1, MSG_DONTWAIT);
+    ssize_t n = ::recv(socket_fd_, buf.data(), buf.size(), MSG_DONTWAIT);
     if (n < 0) return;  // EAGAIN: nothing more now
-    StepParse p = parse_step_datagram(std::string_view(buf, static_cast<size_t>(n)));
+    std::vector<StepParse> batch =
+        parse_step_batch(std::string_view(buf.data(), static_cast<size_t>(n)));
     std::lock_guard lock(mutex_);
-    if (p.step) {
-      pending_.push_back(*p.step);
-    } else {
-      ++malformed_;
-      last_error_ = p.error;
+    for (StepParse& p : batch) {
+      if (p.step) {
+        pending_.push_back(*p.step);
+      } else {
+        ++malformed_;
+        last_error_ = p.error;
+      }
     }
   }
 }

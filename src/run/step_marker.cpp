@@ -53,6 +53,20 @@ StepParse parse_step_datagram(std::string_view text) {
   return StepParse{Step{*n, *t_start, *t_end}, {}};
 }
 
+std::vector<StepParse> parse_step_batch(std::string_view text) {
+  std::vector<StepParse> out;
+  const std::string_view whole = text;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    out.push_back(parse_step_datagram(line));
+  }
+  if (out.empty()) out.push_back(parse_step_datagram(whole));  // an empty datagram is malformed
+  return out;
+}
+
 std::string format_step_datagram(const Step& step) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "step %lld %.6f %.6f", static_cast<long long>(step.step),

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trace/trace.hpp"
 
@@ -22,6 +23,14 @@ struct StepParse {
 };
 
 StepParse parse_step_datagram(std::string_view text);
+
+// A datagram may carry a batch: several such lines, each ended by '\n' (the last may lack it),
+// so a helper can send its steps a few times a second rather than one datagram a step, and the
+// sampler can drain them once a second within the socket's queue of datagrams. Each line is
+// parsed as above; blank lines are skipped. The receivers read datagrams of up to
+// kMaxStepDatagramBytes; a longer one is cut there, and its cut line counts as malformed.
+inline constexpr size_t kMaxStepDatagramBytes = 64 * 1024;
+std::vector<StepParse> parse_step_batch(std::string_view text);
 
 // The datagram for a step (what the Python helper sends).
 std::string format_step_datagram(const Step& step);
