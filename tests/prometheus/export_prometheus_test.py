@@ -7,8 +7,12 @@ generated configuration that scrapes both every second (its storage in a tempora
 then asks Prometheus's HTTP API for every series and checks the values: power near what the
 device draws, the energy counter rising, the limits the devices report, one regime named, the
 lost GPU's series stale while the other GPU is still served, and not one call that sets a limit
-(the fake NVML logs every call). Then the Grafana dashboard in deploy/ is checked against a real
-scrape: every metric its queries name is one the exporter serves.
+(the fake NVML logs every call). Every GPU series carries dcgm-exporter's labels too (gpu, UUID,
+modelName, Hostname), so a dcgm-exporter style query finds it; the fake GPU 0 is given a node
+agent's job and a kept cap in the node state (agent-jobs.json, the power-limit journal), which
+come back as regime_gpu_job_info{hpc_job=...} and regime_gpu_cap_watts. Then the Grafana
+dashboard in deploy/ is checked against a real scrape: every metric its queries name is one the
+exporter serves.
 
 Environment: REGIME_BINARY, REGIME_FAKE_NVML, REGIME_SOURCE_DIR (ctest sets them). Exits 77
 (skipped) only where no prometheus binary is installed.
@@ -125,6 +129,15 @@ class ExporterUnderPrometheus(unittest.TestCase):
                     "REGIME_STATE_DIR": os.path.join(t, "state"),
                     "REGIME_SYSTEM_STATE_DIR": os.path.join(t, "system-state")})
         env.pop("REGIME_READ_ONLY", None)  # the exporter must not need it to stay read-only
+        # The node state as the agent and a kept cap leave it: a job on GPU 0, its limit held.
+        system = os.path.join(t, "system-state")
+        os.makedirs(os.path.join(system, "power-limits"))
+        with open(os.path.join(system, "agent-jobs.json"), "w") as f:
+            json.dump({"version": 1, "jobs": [{"job": "4242", "uid": 1001, "since_unix_s": 1,
+                                               "gpus": [{"uuid": "GPU-fake-0"}]}]}, f)
+        with open(os.path.join(system, "power-limits", "GPU-fake-0.json"), "w") as f:
+            json.dump({"device": "nvml:0", "uuid": "GPU-fake-0", "original_limit_W": 700,
+                       "pid": 0, "pid_start_ticks": 0, "time_unix_s": 1, "kept": True}, f)
         # Prometheus first, ready before the exporters start, so that what the test waits for
         # (the fake GPU 1 going, about 12 s after its exporter starts) is timed from the
         # exporters' start alone, however slowly Prometheus starts.
@@ -210,6 +223,40 @@ class ExporterUnderPrometheus(unittest.TestCase):
             self.assertTrue(m.get("index", "").isdigit(), m)
             self.assertTrue(m.get("uuid", "").startswith("GPU-"), m)
             self.assertEqual(m.get("model"), "NVIDIA H200", m)
+
+    def test_every_gpu_series_carries_dcgm_exporters_labels_too(self):
+        host = socket.gethostname()
+        for r in self.query('{__name__=~"regime_gpu_.*"}'):
+            m = r["metric"]
+            self.assertEqual((m.get("gpu"), m.get("UUID"), m.get("modelName"), m.get("Hostname")),
+                             (m["index"], m["uuid"], m["model"], host), m)
+        # A dcgm-exporter style selector finds Regime's series.
+        found = self.query('regime_gpu_power_watts{gpu="0",modelName="NVIDIA H200"}')
+        self.assertEqual(sorted(r["metric"]["UUID"][:8] for r in found), ["GPU-fake", "GPU-sim-"])
+
+    def test_build_info_and_utilization(self):
+        info = self.query("regime_build_info")
+        self.assertEqual(len(info), 2, info)  # one per exporter
+        for r in info:
+            self.assertRegex(r["metric"]["version"], r"^\d+\.\d+\.\d+$")
+            self.assertEqual(float(r["value"][1]), 1.0)
+        util = self.values("regime_gpu_utilization_ratio")
+        self.assertIn("GPU-fake-0", util)
+        self.assertTrue(any(k.startswith("GPU-sim") for k in util), util)
+        for uuid, u in util.items():
+            self.assertTrue(0 <= u <= 1, (uuid, u))
+
+    def test_the_agents_job_and_the_cap_regime_holds(self):
+        jobs = self.query("regime_gpu_job_info")
+        self.assertEqual([(r["metric"]["UUID"], r["metric"]["hpc_job"]) for r in jobs],
+                         [("GPU-fake-0", "4242")])
+        cap = self.query("regime_gpu_cap_watts")
+        self.assertEqual([(r["metric"]["UUID"], r["metric"]["kept"], float(r["value"][1]))
+                          for r in cap], [("GPU-fake-0", "true", 700.0)])
+        # The job joins any other series by UUID, as a dashboard would label it.
+        joined = self.query("regime_gpu_power_watts * on (UUID) group_left (hpc_job) "
+                            "regime_gpu_job_info")
+        self.assertEqual([r["metric"].get("hpc_job") for r in joined], ["4242"])
 
     def test_power_is_what_the_devices_draw(self):
         p = self.values("regime_gpu_power_watts")
@@ -298,7 +345,7 @@ class ExporterUnderPrometheus(unittest.TestCase):
             dash = json.load(f)
         for panel in dash["panels"]:
             for target in panel.get("targets", []):
-                expr = target["expr"].replace("$gpu", ".*")
+                expr = target["expr"].replace("$gpu", ".*").replace("$host", ".*")
                 result = self.query(expr)
                 self.assertTrue(result, f"panel '{panel['title']}': {expr} gave nothing")
                 if panel["type"] == "state-timeline":
@@ -323,12 +370,23 @@ class DashboardMatchesTheExporter(unittest.TestCase):
             if var.get("type") == "query":
                 q = var["query"]
                 exprs.append(q["query"] if isinstance(q, dict) else q)
+        # Every legend names the host and the GPU, so that GPUs of different hosts differ.
+        for p in dash["panels"]:
+            for t in p.get("targets", []):
+                if "uuid" in t["expr"]:
+                    self.assertIn("{{Hostname}} GPU {{gpu}}", t["legendFormat"], p["title"])
         tmp = tempfile.mkdtemp(prefix="regime-dash-")
         p = None
         try:
+            # A cap held on the simulated GPU, so that the cap's series is served too.
+            uuid = "GPU-sim-h200-0000000000000001"
+            os.makedirs(os.path.join(tmp, "power-limits"))
+            with open(os.path.join(tmp, "power-limits", uuid + ".json"), "w") as f:
+                json.dump({"device": "sim:h200", "uuid": uuid, "original_limit_W": 700,
+                           "pid": 0, "kept": True}, f)
+            env = dict(os.environ, REGIME_SYSTEM_STATE_DIR=tmp)
             p, url = start_exporter(["--device", "sim:h200", "--workload", "sim:resnet50",
-                                     "--period", "0.2"], dict(os.environ),
-                                    os.path.join(tmp, "export.log"))
+                                     "--period", "0.2"], env, os.path.join(tmp, "export.log"))
             time.sleep(1.5)
             served = set(re.findall(r"^# TYPE (\w+) ", http_get(url)[1], re.MULTILINE))
         finally:
@@ -341,7 +399,8 @@ class DashboardMatchesTheExporter(unittest.TestCase):
         self.assertTrue(named, exprs)
         self.assertEqual(named - served, set(), f"queries name metrics the exporter lacks")
         titles = " ".join(p["title"].lower() for p in dash["panels"])
-        for word in ("power", "energy", "temperature", "clock", "limit", "reason", "regime"):
+        for word in ("power", "energy", "temperature", "clock", "limit", "reason", "regime",
+                     "utilization", "cap"):
             self.assertIn(word, titles)
 
 
