@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "predict/chat_client.hpp"
+#include "predict/received_text.hpp"
 
 namespace regime::predict {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "predict/prompt.hpp"
+#include "predict/received_text.hpp"
 
 namespace regime::predict {
 
@@ -40,13 +41,6 @@ Endpoint parse_endpoint(const std::string& url);
 // The wait before retry `attempt` (1-based): Retry-After in seconds (or an HTTP date) when the
 // server sent one, else backoff_s * 2^(attempt-1); never more than max_wait_s.
 double retry_wait_s(int attempt, const std::string& retry_after, const ChatOptions& options);
-
-// `text` with every copy of `key` (also JSON-escaped) and any bearer token cut out: what a
-// server echoes of a request must not reach a terminal or the run store.
-std::string redact_secret(std::string text, const std::string& key);
-// At most `max_chars` of text received from a server, quoted for a message: control characters
-// (terminal escapes, line breaks) shown as '?', cut at a UTF-8 character boundary.
-std::string quote_received(const std::string& text, size_t max_chars = 160);
 
 // The request body: model, the messages, temperature 0 (the same question, the same answer).
 std::string request_body(const std::string& model, const std::vector<ChatMessage>& messages);
