@@ -233,10 +233,14 @@ PowerLimitGuard::~PowerLimitGuard() {
       restore_locked();
     }
   } catch (const std::exception& e) {
+    // Through the node agent nothing is journaled here: the agent holds the original and puts
+    // it back when this process's connection closes.
     std::cerr << fmt::format(
-        "regime: could not restore the power limit of {}: {}\n  the original is in the "
-        "journal; run `regime restore` to retry\n",
-        device_, e.what());
+        "regime: could not restore the power limit of {}: {}\n  {}\n", device_, e.what(),
+        journaled_  ? "the original is in the journal; run `regime restore` to retry"
+        : physical_ ? "the node agent holds the original and restores it when this "
+                      "command ends"
+                    : "a simulated device: nothing outlives this command");
   } catch (...) {
   }
   unregister_live_guard(this);
