@@ -1,6 +1,7 @@
 // regime: the command table, the device backends, and the one place errors become exit codes.
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -60,6 +61,45 @@ std::string conversion_message(const std::string& what) {
                      what.substr(prefix.size(), eq - prefix.size()), what.substr(eq + 3));
 }
 
+// Site defaults, then the user's (docs/install.md, "Configuration"): CLI11 reads the files in
+// reverse and the first value found wins, so the user's file beats the site's and the command line
+// beats both. Only absolute paths: a relative HOME or XDG_CONFIG_HOME names no file.
+std::string default_config_files() {
+  std::string files = "/etc/regime/regime.toml";
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg != nullptr && xdg[0] == '/')
+    files += fmt::format(",{}/regime/regime.toml", xdg);
+  else if (home != nullptr && home[0] == '/')
+    files += fmt::format(",{}/.config/regime/regime.toml", home);
+  return files;
+}
+
+// CLI11 says "INI was not able to parse probe.secnds" of a key in a config file that no option
+// of that command has: the key, and the nearest option of the command.
+std::string config_key_message(const CLI::App& app, const std::string& what) {
+  const std::string prefix = "INI was not able to parse ";
+  if (what.rfind(prefix, 0) != 0) return what;
+  const std::string key = what.substr(prefix.size());
+  const CLI::App* at = &app;
+  size_t start = 0;
+  for (size_t dot; (dot = key.find('.', start)) != std::string::npos; start = dot + 1) {
+    try {
+      at = at->get_subcommand(key.substr(start, dot - start));
+    } catch (const CLI::OptionNotFound&) {
+      break;
+    }
+  }
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : at->get_options())
+    for (const auto& l : opt->get_lnames()) names.push_back(l);
+  const std::string near = regime::cli::nearest_option(key.substr(start), names);
+  return fmt::format(
+      "a config file (--config FILE, /etc/regime/regime.toml or ~/.config/regime/regime.toml) "
+      "sets '{}', which is no option{}",
+      key, near.empty() ? "" : fmt::format("; did you mean {}?", near));
+}
+
 // A parse that failed: an option or argument no command knows first (CLI11 checks requirements
 // and exclusions before it looks for those, and their errors then point elsewhere), then CLI11's
 // own error.
@@ -70,6 +110,8 @@ int parse_error(const CLI::App& app, const CLI::ParseError& e) {
   }
   if (dynamic_cast<const CLI::RequiredError*>(&e) && app.get_subcommands().empty())
     return usage_error("a command is needed; the commands are: " + command_list());
+  if (dynamic_cast<const CLI::ConfigError*>(&e))
+    return usage_error(config_key_message(app, e.what()));
   if (dynamic_cast<const CLI::ConversionError*>(&e))
     return usage_error(conversion_message(e.what()));
   return usage_error(e.what());
@@ -86,6 +128,17 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("regime ") + REGIME_VERSION);
   app.require_subcommand(1);
   app.fallthrough(false);
+  app.set_config("--config", "",
+                 "TOML file of option defaults, a [COMMAND] section each (default: "
+                 "/etc/regime/regime.toml, then ~/.config/regime/regime.toml; the command line "
+                 "wins over the user's file, which wins over the site's)")
+      ->default_str(default_config_files())
+      ->option_text("FILE")  // the default holds this user's HOME: not for --help or the man page
+      ->delimiter(',')
+      ->expected(1, 2)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // A key that is no option of its command is an error, as a mistyped option is.
+  app.allow_config_extras(CLI::config_extras_mode::error);
   regime::cli::Context ctx;
   if (argc > 1 && argv[1][0] != '-') {
     std::string_view first = argv[1];

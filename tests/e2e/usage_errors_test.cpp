@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "support/cli_run.hpp"
@@ -112,6 +113,40 @@ TEST(UsageErrors, ControlEvaluateWithoutSecondsRunsLongEnoughForTheCard) {
                         env, dir.path);
   EXPECT_NE(given.status, 0);
   EXPECT_NE(given.err.find("give --seconds 1920 or more"), std::string::npos) << given.err;
+}
+
+// Site defaults in a config file (docs/install.md, "Configuration"): the user's file
+// ($XDG_CONFIG_HOME/regime/regime.toml) fills options the command line leaves out, the command
+// line wins, --config names another file; a key that is no option, or a --config file that is
+// missing, is a usage error naming it.
+TEST(UsageErrors, AConfigFileGivesDefaultsTheCommandLineOverrides) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path / "xdg" / "regime");
+  write_text(dir.path / "xdg" / "regime" / "regime.toml",
+             "[probe]\ndevice = \"sim:t4\"\nworkload = \"sim:resnet50\"\nseconds = 3\n");
+  const Env env = {{"REGIME_STATE_DIR", (dir.path / "state").string()},
+                   {"XDG_CONFIG_HOME", (dir.path / "xdg").string()}};
+  RunResult from_file = run({"probe"}, env, dir.path);
+  EXPECT_NE(from_file.err.find("(3.00 s,"), std::string::npos) << from_file.err;
+  RunResult given = run({"probe", "--seconds", "1"}, env, dir.path);
+  EXPECT_NE(given.err.find("(1.00 s,"), std::string::npos) << given.err;
+  write_text(dir.path / "other.toml", "[probe]\nseconds = 2\n");
+  RunResult other = run({"--config", (dir.path / "other.toml").string(), "probe", "--device",
+                         "sim:t4", "--workload", "sim:resnet50"},
+                        env, dir.path);
+  EXPECT_NE(other.err.find("(2.00 s,"), std::string::npos) << other.err;
+  // Not a key of probe: named, with the nearest.
+  write_text(dir.path / "xdg" / "regime" / "regime.toml", "[probe]\nsecnds = 3\n");
+  RunResult bad = run({"probe", "--device", "sim:t4", "--workload", "sim:resnet50"}, env, dir.path);
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_NE(bad.err.find("sets 'probe.secnds', which is no option; did you mean seconds?"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(lines(bad.err), 1u) << bad.err;
+  RunResult missing =
+      run({"--config", (dir.path / "nope.toml").string(), "devices"}, env, dir.path);
+  EXPECT_EQ(missing.status, 2) << missing.err;
+  EXPECT_NE(missing.err.find("nope.toml was not readable"), std::string::npos) << missing.err;
 }
 
 TEST(UsageErrors, HelpAndVersionSucceed) {
