@@ -33,6 +33,8 @@ __all__ = [
     "reset",
     "send_step",
     "RegimeHFCallback",
+    "hf_callback",
+    "hf_callback_class",
     "lightning_callback",
     "lightning_callback_class",
 ]
@@ -229,25 +231,34 @@ def lightning_callback(module=None):
 
 
 def __getattr__(name):
-    # ``regime_step.RegimeLightningCallback`` is made when first asked for (PEP 562), so
-    # importing this module never imports Lightning.
+    # ``regime_step.RegimeLightningCallback`` and ``RegimeHFCallback`` are made when first asked
+    # for (PEP 562), so importing this module never imports Lightning or transformers. The HF one
+    # subclasses transformers.TrainerCallback when the script has imported transformers, and is
+    # duck-typed otherwise (importing transformers here would cost seconds where it is unused).
     if name == "RegimeLightningCallback":
         return lightning_callback_class()
+    if name == "RegimeHFCallback":
+        loaded = sys.modules.get("transformers")
+        return _hf_class_on(getattr(loaded, "TrainerCallback", None) if loaded else None)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
-class RegimeHFCallback(object):
+class _HFSteps(object):
     """Hugging Face ``transformers.Trainer`` callback: reports each optimizer step.
 
     A step runs from ``on_step_begin`` (the first micro-batch of a gradient-accumulation window
     starts) to ``on_step_end`` (after the optimizer step) and is numbered by
     ``state.global_step``, the optimizer steps completed so far (the first is 1), the same
-    steps and numbers as the Lightning callback.
+    steps and numbers as the Lightning callback. Micro-batches (``on_substep_end``), evaluation,
+    logging and saving mark nothing.
 
-    Duck-typed (Trainer calls ``on_*`` hooks by name and takes any object), so this module
-    imports without transformers; use ``Trainer(..., callbacks=[RegimeHFCallback()])``."""
+    Where transformers is imported it is a subclass of ``transformers.TrainerCallback``, as the
+    Trainer's own callbacks are; without it, a plain object the Trainer takes all the same (it
+    calls ``on_*`` hooks by name). Use ``Trainer(..., callbacks=[RegimeHFCallback()])`` (the
+    class itself works too: the Trainer makes the instance)."""
 
-    def __init__(self):
+    def __init__(self, *args, **kwargs):
+        super(_HFSteps, self).__init__(*args, **kwargs)
         self._t_start = None
 
     def on_step_begin(self, args=None, state=None, control=None, **kwargs):
@@ -255,15 +266,54 @@ class RegimeHFCallback(object):
 
     def on_step_end(self, args=None, state=None, control=None, **kwargs):
         if self._t_start is not None:
-            n = getattr(state, "global_step", None)
-            send_step(self._t_start, time.time(), n if isinstance(n, int) and n >= 0 else None)
+            send_step(self._t_start, time.time(), _global_step(state))
             self._t_start = None
         return control
+
+
+class _DuckHFCallback(_HFSteps):
+    __doc__ = _HFSteps.__doc__
 
     def __getattr__(self, name):
         if name.startswith("on_"):
             return _noop
         raise AttributeError(name)
+
+
+_hf_classes = {}  # transformers' TrainerCallback class (or None: no transformers) -> our class
+
+
+def _hf_class_on(base):
+    cls = _hf_classes.get(base)
+    if cls is None:
+        if base is None:
+            cls = type("RegimeHFCallback", (_DuckHFCallback,), {})
+        else:
+            cls = type("RegimeHFCallback", (_HFSteps, base), {})
+        cls.__module__, cls.__qualname__, cls.__doc__ = __name__, "RegimeHFCallback", _HFSteps.__doc__
+        _hf_classes[base] = cls
+    return cls
+
+
+def hf_callback_class(module=None):
+    """The Hugging Face callback class: a subclass of ``TrainerCallback`` of ``module`` (a module
+    or its name, by default ``transformers``, imported if the script has not), or, where
+    transformers does not import, a duck-typed class the Trainer takes all the same. Made once
+    per base and then reused."""
+    if module is None:
+        module = sys.modules.get("transformers")
+    if module is None or isinstance(module, str):
+        try:
+            module = importlib.import_module(module or "transformers")
+        except ImportError:
+            return _hf_class_on(None)
+    return _hf_class_on(getattr(module, "TrainerCallback", None))
+
+
+def hf_callback(module=None):
+    """A new Hugging Face callback that marks each optimizer step:
+    ``Trainer(..., callbacks=[regime_step.hf_callback()])``."""
+    return hf_callback_class(module)()
 
 
 def _noop(*args, **kwargs):
