@@ -83,11 +83,32 @@ namespace {
 
 double sq(double x) { return x * x; }
 
-// Every stride-th of a sorted list, the middle one of each stride: order statistics of the same
-// spread.
-std::vector<double> every(const std::vector<double>& sorted, size_t stride) {
+// Adjacent pairs of a sorted list of (value, weight) merged into their weighted mean: half the
+// length, the same total weight, the order kept.
+std::vector<std::pair<double, double>> halve(const std::vector<std::pair<double, double>>& w) {
+  std::vector<std::pair<double, double>> out;
+  for (size_t i = 0; i + 1 < w.size(); i += 2) {
+    const double weight = w[i].second + w[i + 1].second;
+    out.emplace_back((w[i].first * w[i].second + w[i + 1].first * w[i + 1].second) / weight,
+                     weight);
+  }
+  if (w.size() % 2 == 1) out.push_back(w.back());
+  return out;
+}
+
+// At most `n` evenly spaced quantiles of a sorted list of (value, weight).
+std::vector<double> quantiles(const std::vector<std::pair<double, double>>& w, size_t n) {
+  double total = 0;
+  for (const auto& p : w) total += p.second;
+  n = std::min(n, static_cast<size_t>(std::llround(total)));
   std::vector<double> out;
-  for (size_t i = stride / 2; i < sorted.size(); i += stride) out.push_back(sorted[i]);
+  double below = 0;
+  size_t j = 0;
+  for (size_t i = 0; i < n && !w.empty(); ++i) {
+    const double target = (static_cast<double>(i) + 0.5) / static_cast<double>(n) * total;
+    while (j + 1 < w.size() && below + w[j].second < target) below += w[j++].second;
+    out.push_back(w[j].first);
+  }
   return out;
 }
 
@@ -135,14 +156,13 @@ void SegmentedMeasurement::Fold::add(const Measurement& m, double w) {
   reasons_known = reasons_known || m.reasons_known;
   for (const auto& [bit, fraction] : m.reason_fraction) reason_seconds[bit] += fraction * d;
   // Thinned alike, every kept window stands for as many: the quantiles stay unbiased.
-  std::vector<double> kept = every(m.window_power_W, stride), merged;
-  std::merge(window_power_W.begin(), window_power_W.end(), kept.begin(), kept.end(),
+  // Merged as weighted points and halved when too many: every window keeps its weight.
+  std::vector<std::pair<double, double>> incoming, merged;
+  for (double v : m.window_power_W) incoming.emplace_back(v, 1.0);
+  std::merge(window_power_W.begin(), window_power_W.end(), incoming.begin(), incoming.end(),
              std::back_inserter(merged));
   window_power_W = std::move(merged);
-  while (window_power_W.size() > kMaxPowerWindows) {
-    window_power_W = every(window_power_W, 2);
-    stride *= 2;
-  }
+  while (window_power_W.size() > kMaxPowerWindows) window_power_W = halve(window_power_W);
 }
 
 Measurement SegmentedMeasurement::Fold::result() const {
@@ -175,7 +195,7 @@ Measurement SegmentedMeasurement::Fold::result() const {
   out.reason_fraction.clear();
   if (seconds > 0)
     for (const auto& [bit, s] : reason_seconds) out.reason_fraction[bit] = s / seconds;
-  out.window_power_W = window_power_W;
+  out.window_power_W = quantiles(window_power_W, kMaxPowerWindows);
   if (count > 1)
     out.steady_state_rule +=
         fmt::format("; then {} more segment(s) measured as the run went, detection off", count - 1);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/classify.hpp"
@@ -116,12 +117,13 @@ struct ControlReport {
 // measured on its own and folded in here, and its samples are then forgotten, so what a run keeps
 // is flat in its length. The result is the run's Measurement: energy summed and divided by the
 // steps summed; time per step, intervals, means and fractions weighted by steps (per-second
-// figures: by seconds); maxima the largest; the 0.5 s power windows merged and thinned to at most
-// kMaxPowerWindows order statistics. Segments without a complete step count for nothing when
-// others have steps, as a whole-run measurement leaves out the time outside its steps.
+// figures: by seconds); maxima the largest; the 0.5 s power windows merged, kept as at most
+// kMaxPowerWindows weighted points, and given back as as many evenly spaced quantiles. Segments
+// without a complete step count for nothing when others have steps, as a whole-run measurement
+// leaves out the time outside its steps.
 class SegmentedMeasurement {
  public:
-  static constexpr size_t kMaxPowerWindows = 4096;
+  static constexpr size_t kMaxPowerWindows = 1024;
   void add(const Measurement& segment);
   int segments() const { return steps_.count + seconds_.count; }
   // Error Internal before the first add().
@@ -150,8 +152,7 @@ class SegmentedMeasurement {
     std::optional<double> max_temp_C, max_sm_MHz;
     std::map<uint64_t, double> reason_seconds;
     bool reasons_known = false;
-    std::vector<double> window_power_W;  // sorted; each stands for `stride` windows
-    size_t stride = 1;
+    std::vector<std::pair<double, double>> window_power_W;  // (W, windows it stands for), sorted
     void add(const Measurement& m, double weight);
     Measurement result() const;
   };
