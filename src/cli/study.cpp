@@ -153,11 +153,13 @@ void add_study(CLI::App& root, Context&) {
                   "Also write the study as one HTML page (docs/report.md): the probe's "
                   "timeline, the regime, energy and time per step against the cap");
   auto quiet = std::make_shared<bool>(false);
-  sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
+  sub->add_flag("--quiet", *quiet,
+                "Nothing on stderr while it runs: no progress line and no line per cap (the "
+                "result is printed as usual; errors and warnings still go to stderr)");
   sub->callback([r, json, report_path, quiet] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
-    attach_progress(r->settings, progress, !*json);
+    attach_progress(r->settings, progress, !*json && !*quiet);
     if (split_device_list(r->device).size() > 1 && !session::study_is_one_job(r->device)) {
       // Several GPUs studied in turn, then one table of them all.
       if (!report_path->empty())

@@ -92,11 +92,13 @@ void add_sweep(CLI::App& root, Context&) {
                   "FILE` decides it again)");
   sub->add_option("command", r->workload.command, "The workload command, after --");
   auto quiet = std::make_shared<bool>(false);
-  sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
+  sub->add_flag("--quiet", *quiet,
+                "Nothing on stderr while it runs: no progress line and no line per cap (the "
+                "result is printed as usual; errors and warnings still go to stderr)");
   sub->callback([r, json, quiet] {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "sweep");
-    attach_progress(r->settings, progress, !*json);
+    attach_progress(r->settings, progress, !*json && !*quiet);
     session::SweepReport rep = session::run_sweep(*r);
     progress.stop();
     if (*json)

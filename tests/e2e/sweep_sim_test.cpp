@@ -77,3 +77,30 @@ TEST(SweepSimCli, RestartModeAgreesWithLiveOnTheT4) {
 
 }  // namespace
 }  // namespace regime
+
+namespace regime {
+namespace {
+
+// --quiet: the result on stdout, no progress on stderr while it runs (no line per cap, only
+// warnings); without it, a line per cap.
+TEST(SweepSimCli, QuietPrintsNothingOnStderrWhileItRuns) {
+  auto dir = fs::temp_directory_path() / ("regime-quiet-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const test::Env env = {{"REGIME_STATE_DIR", (dir / "state").string()}};
+  for (const char* command : {"sweep", "study"}) {
+    auto quiet = test::run({command, "--device", "sim:l4", "--workload", "sim:resnet50", "--quiet"},
+                           env, dir);
+    EXPECT_EQ(quiet.status, 0) << quiet.err;
+    // Warnings may remain ("regime: the card was still heating ..."); no progress, no probe lines.
+    EXPECT_EQ(("\n" + quiet.err).find("\nprobe "), std::string::npos)
+        << command << ": " << quiet.err;
+    EXPECT_EQ(quiet.err.find('\r'), std::string::npos) << command;
+    EXPECT_NE(quiet.out.find("decision"), std::string::npos) << quiet.out;
+    auto loud = test::run({command, "--device", "sim:l4", "--workload", "sim:resnet50"}, env, dir);
+    EXPECT_NE(("\n" + loud.err).find("\nprobe "), std::string::npos) << command << ": " << loud.err;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace regime
