@@ -11,6 +11,7 @@
 
 #include "cli/command.hpp"
 #include "cli/llm_options.hpp"
+#include "common/error.hpp"
 
 namespace regime::cli {
 
@@ -69,9 +70,10 @@ void add_predict(CLI::App& root, Context&) {
   sub->add_option("--workload", r->workload,
                   "What trains: model, batch, precision, input size, e.g. \"resnet50 bs256 bf16 "
                   "224x224\" or imagenet/resnet50/bs128/adadelta");
+  r->predictor = "twin";
   sub->add_option("--predictor", r->predictor,
                   "spec-baseline | twin | spec-baseline:one-shot | twin:one-shot | llm:zero-shot "
-                  "| llm:spec | llm:one-shot");
+                  "| llm:spec | llm:one-shot (default twin)");
   sub->add_option("--example-workload", r->example_workload,
                   "One-shot predictors: the measured example's workload (same GPU)");
   sub->add_option("--example-power", r->example_power_W,
@@ -130,10 +132,17 @@ void add_predict(CLI::App& root, Context&) {
             rep.skipped.size() - kShown);
       return;
     }
-    if (r->gpu.empty() || r->workload.empty() || r->predictor.empty())
-      throw CLI::RequiredError(
-          "predict needs --gpu, --workload and --predictor (or: predict eval)");
+    if (r->gpu.empty() || r->workload.empty())
+      throw Error(ErrorKind::InvalidArgument,
+                  "predict needs --gpu and --workload, e.g. `regime predict --gpu t4 --workload "
+                  "\"resnet50 bs64 fp16\"`; `regime predict eval` scores predictors");
     auto rep = session::run_predict(*r);
+    // A predictor with no answer at all is an error, not a row of dashes.
+    const predict::Prediction& p = rep.prediction;
+    if (!r->show_prompt && !p.avg_power_W && !p.time_per_step_s && !p.energy_per_step_J &&
+        !p.regime)
+      throw Error(ErrorKind::NotFound, fmt::format("no prediction from {}: {}", p.predictor,
+                                                   p.note.empty() ? "no answer" : p.note));
     if (r->show_prompt) {
       nlohmann::json msgs = nlohmann::json::array();
       for (const auto& m : rep.prompt) msgs.push_back({{"role", m.role}, {"content", m.content}});

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <vector>
 
 #include "analysis/classify.hpp"
 #include "analysis/measurement.hpp"
@@ -65,6 +66,16 @@ class TwinPredictor : public Predictor {
     p.power_half_width_rel = twin::spec_uncertainty(spec, spec.default_limit_W).half_width_rel;
     p.note = fmt::format("twin steady state of sim:{} on the {} at {:g} W ({:.0f} MHz, {:.0f} C)",
                          profile, spec.name, spec.default_limit_W, s.sm_MHz, s.temp_C);
+    // The profile is one batch size and precision: say so rather than answer another as if it
+    // had been modelled.
+    std::vector<std::string> unmodelled;
+    if (q.workload.batch) unmodelled.push_back(fmt::format("batch {}", *q.workload.batch));
+    if (!q.workload.precision.empty()) unmodelled.push_back(q.workload.precision);
+    if (!unmodelled.empty())
+      p.note += fmt::format(
+          "; {} not modelled: the profile has its own batch size and "
+          "precision, so every batch size and precision gets this answer",
+          fmt::join(unmodelled, ", "));
     return p;
   }
 };

@@ -70,6 +70,24 @@ TEST(PredictCli, PredictJsonHasTheContractFields) {
   EXPECT_THAT(text.out, HasSubstr("not a measurement"));
 }
 
+// What a new user tries first: the default predictor, two batch sizes, a workload no predictor
+// knows.
+TEST(PredictCli, ItSaysWhatItDoesNotModelAndFailsWithoutAnAnswer) {
+  test::TempDir dir;
+  auto small =
+      test::run({"predict", "--gpu", "h200", "--workload", "resnet50 bs8 fp32"}, {}, dir.path);
+  ASSERT_EQ(small.status, 0) << small.err;
+  EXPECT_THAT(small.out, HasSubstr("(twin)"));  // the default predictor
+  EXPECT_THAT(small.out, HasSubstr("batch 8, fp32 not modelled"));
+  auto none = test::run({"predict", "--gpu", "h200", "--workload", "frobnicator"}, {}, dir.path);
+  EXPECT_EQ(none.status, 2) << none.out;
+  EXPECT_THAT(none.err, HasSubstr("no prediction from twin: the twin has no profile of"));
+  EXPECT_EQ(none.out, "");
+  auto missing = test::run({"predict", "--gpu", "h200"}, {}, dir.path);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_THAT(missing.err, HasSubstr("predict needs --gpu and --workload, e.g."));
+}
+
 TEST(PredictCli, BadInputIsAClearError) {
   test::TempDir dir;
   auto r = test::run({"predict", "--gpu", "t4", "--workload", "x", "--predictor", "oracle"}, {},
