@@ -100,6 +100,41 @@ BENCHMARK(BM_Sampler100HzWall)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
 
+// The same whole loop (ProcessWorkload, CSV writer) waking every `period_ms`: what the wake rate
+// costs on its own, the reads being microseconds.
+void BM_SamplerWallByPeriod(benchmark::State& state) {
+  std::filesystem::path csv = std::filesystem::temp_directory_path() /
+                              ("sampler_bench_p_" + std::to_string(::getpid()) + ".csv");
+  for (auto _ : state) {
+    regime::WallClock wall;
+    regime::testing::TestGpu gpu(wall, 600);
+    RunOptions o;
+    o.duration_s = 5;
+    o.sample_period_s = static_cast<double>(state.range(0)) / 1000.0;
+    RunStats stats;
+    regime::TraceCsvWriter writer(csv);
+    o.on_sample = [&](const regime::Sample& s) { writer.append(s); };
+    regime::ProcessOptions p;
+    p.argv = {"sleep", "10"};
+    regime::ProcessWorkload work(p, wall);
+    regime::run(gpu, work, o, wall, &stats);
+    writer.close();
+    state.SetIterationTime(stats.wall_s);
+    state.counters["cpu_pct_of_one_core"] = 100.0 * stats.cpu_s / stats.wall_s;
+    state.counters["ticks"] = static_cast<double>(stats.ticks);
+  }
+  std::filesystem::remove(csv);
+}
+BENCHMARK(BM_SamplerWallByPeriod)
+    ->Arg(10)
+    ->Arg(100)
+    ->Arg(1000)
+    ->ArgName("period_ms")
+    ->Iterations(1)
+    ->Repetitions(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
