@@ -115,9 +115,13 @@ void list(const std::string& db, size_t limit, const session::RunsFilter& filter
           : fmt::format(" (gpu '{}', workload '{}')", filter.gpu, filter.workload));
   auto row = [](const std::string& ref, const std::string& when, const std::string& device,
                 const std::string& a, const std::string& b, const std::string& workload) {
-    std::cout << fmt::format("  {:<12} {}  {:<10} {:<14} {:<13} {}\n", ref, when, device, a, b,
+    std::cout << fmt::format("  {:<12} {:<20}  {:<10} {:<14} {:<13} {}\n", ref, when, device, a, b,
                              workload);
   };
+  if (l.probes.size() + l.sweeps.size() + l.studies.size() + l.decisions.size() +
+          l.control_runs.size() >
+      0)
+    row("RESULT", "WHEN (UTC)", "DEVICE", "REGIME / KIND", "OUTCOME", "WORKLOAD");
   for (const auto& r : l.probes)
     row(fmt::format("probe:{}", r.id), r.started_at_utc, r.device, r.regime.value_or("-"), r.status,
         r.workload);
@@ -154,11 +158,29 @@ void show_sweep(const SweepRecord& s, bool json) {
             << s.table_csv;
 }
 
-// Everything but a sweep: its summary with the whole record kept (the command's JSON).
+// A JSON value as one line of text: strings bare, null as "-", a decision by its reason.
+std::string value_text(const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("reason") && v["reason"].is_string())
+    return v["reason"].get<std::string>();
+  if (v.is_object()) return "(with --json)";
+  return v.dump();
+}
+
+// Everything but a sweep: its summary, in text one field a line with the advice or reason the
+// record carries, and the whole record (the command's own JSON) with --json.
 void show_record(nlohmann::json j, const char* key, const nlohmann::json& value, bool json) {
-  j[key] = value;
-  if (json) return print_json(j);
-  std::cout << j.dump(2) << "\n";
+  if (json) {
+    j[key] = value;
+    return print_json(j);
+  }
+  for (const auto& [name, v] : j.items())
+    std::cout << fmt::format("{:<16} {}\n", name + ":", value_text(v));
+  for (const char* said : {"advice", "reason"})
+    if (value.is_object() && value.contains(said) && value[said].is_string())
+      std::cout << fmt::format("{:<16} {}\n", std::string(said) + ":", value_text(value[said]));
+  std::cout << fmt::format("(the whole record, {}: add --json)\n", key);
 }
 
 void show(const std::string& db, const std::string& ref, bool json) {

@@ -104,6 +104,14 @@ TEST_F(RunsCli, EveryKindIsListedShownAndFilteredByGpuAndWorkload) {
   RunResult text = regime({"runs"});
   EXPECT_NE(text.out.find("control:1"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(study_id), std::string::npos) << text.out;
+  // A header row names the columns.
+  EXPECT_NE(text.out.find("RESULT       WHEN (UTC)"), std::string::npos) << text.out;
+  // `runs show` is text by default: one field a line and the advice, the record with --json.
+  RunResult shown_study = regime({"runs", "show", study_id});
+  EXPECT_EQ(shown_study.status, 0) << shown_study.err;
+  EXPECT_NE(shown_study.out.find("regime:"), std::string::npos) << shown_study.out;
+  EXPECT_NE(shown_study.out.find("add --json"), std::string::npos) << shown_study.out;
+  EXPECT_EQ(shown_study.out.find('{'), std::string::npos) << shown_study.out;
   RunResult none = regime({"runs", "show", "control:7"});
   EXPECT_EQ(none.status, 2);
   EXPECT_NE(none.err.find("no control:7 in"), std::string::npos) << none.err;
