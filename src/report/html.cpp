@@ -34,11 +34,15 @@ th { font-weight: 600; color: #3a4152; } td.num { text-align: right; font-varian
 tr.current td { background: #f3eefc; }
 .chart { width: 100%; height: 230px; } .chart.tall { height: 320px; }
 .row2 { display: flex; gap: 16px; } .row2 > div { flex: 1; min-width: 0; }
+.decision { font-size: 17px; padding: 12px 16px; margin: 14px 0 6px; border-left: 6px solid #8a2be2; background: #f6f2fb; }
+.decision .why { display: block; font-size: 13px; color: #5a6275; margin-top: 4px; }
+details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 </style>
 </head>
 <body>
 <h1 id="title"></h1>
 <div class="meta" id="meta"></div>
+<div class="decision" id="decision"><span id="decision-text"></span><span class="why" id="decision-why"></span></div>
 <h2>Regime and evidence</h2>
 <div class="cards">
   <div class="card"><div>regime</div><div class="big regime" id="regime"></div><div class="ci" id="confidence"></div></div>
@@ -47,7 +51,8 @@ tr.current td { background: #f3eefc; }
   <div class="card"><div>average power</div><div class="big" id="power"></div><div class="ci" id="window"></div></div>
 </div>
 <p id="advice"></p>
-<table id="evidence"></table>
+<details id="evidence-box"><summary>Evidence: the numbers that named the regime</summary>
+<table id="evidence"></table></details>
 <h2>Timeline</h2>
 <p class="note" id="timeline-note"></p>
 <div id="timeline"></div>
@@ -103,8 +108,18 @@ constexpr std::string_view kPageScript = R"JS(
     for (const [v, num] of cells) { const td = tr.insertCell(); td.textContent = v; if (num) td.className = 'num'; }
     return tr;
   };
+  // Evidence in words: "sw power cap 99.8" rather than {"sw_power_cap":99.8}.
+  const words = (k) => k.replace(/_/g, ' ').replace(/ pct$/, ' %').replace(/ W$/, ', W').replace(/ MHz$/, ', MHz').replace(/ C$/, ', C');
+  const valueText = (v) => {
+    if (v === null || v === undefined) return 'none';
+    if (typeof v === 'number') return String(Math.round(v * 1000) / 1000);
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (typeof v === 'object' && !Array.isArray(v))
+      return Object.entries(v).map(([a, b]) => `${words(a)} ${valueText(b)}`).join(', ') || 'none';
+    return Array.isArray(v) ? v.map(valueText).join(', ') : String(v);
+  };
   for (const [k, v] of Object.entries(reg.evidence || {}))
-    addRow(ev, [[k], [typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : JSON.stringify(v), typeof v === 'number']]);
+    addRow(ev, [[words(k)], [valueText(v), typeof v === 'number']]);
 
   // Timeline: one chart per quantity on a shared time axis, zoomed together.
   const tl = data.timeline, S = tl.series;
@@ -139,7 +154,7 @@ constexpr std::string_view kPageScript = R"JS(
     timelineCharts.push(c);
   };
   panel('chart-power', `Power (${tl.power_source}) and limit`, 'W',
-        [lineSeries('power', S.power_W, '#d9534f'), lineSeries('limit', S.limit_W, '#333', { lineStyle: { width: 1.5, type: 'dashed' } })], 'tall');
+        [lineSeries('power', S.power_W, '#d9534f'), lineSeries('limit', S.limit_W, '#1b1b1b', { z: 5, lineStyle: { width: 2, type: 'dashed' } })], 'tall');
   panel('chart-temperature', 'Temperature', '°C', [lineSeries('temperature', S.temp_C, '#e69f00')]);
   panel('chart-sm-clock', 'SM clock', 'MHz', [lineSeries('SM clock', S.sm_MHz, '#0072b2')]);
   if (S.step_ms.t_s.length)
@@ -175,14 +190,22 @@ constexpr std::string_view kPageScript = R"JS(
   if (sw && sw.points.length) {
     el('sweep-section').hidden = false;
     const P = sw.points, d = sw.decision;
-    const sweepChart = (id, title, unit, value, getCi, scale) => {
+    const ref = d.reference || {};
+    const sweepChart = (id, title, unit, value, getCi, scale, refValue, budget) => {
       const holder = document.createElement('div');
       el('sweep-charts').appendChild(holder);
-      const markLine = { silent: true, symbol: 'none', lineStyle: { color: '#8a2be2', type: 'solid', width: 2 },
-        label: { formatter: (d.keep_default ? 'keep the default, ' : 'decision, ') + `${d.cap_W} W`, color: '#8a2be2' },
-        data: [{ xAxis: d.cap_W }] };
+      const lines = [{ xAxis: d.cap_W, label: { formatter: (d.keep_default ? 'keep the default, ' : 'decision, ') + `${d.cap_W} W`, color: '#8a2be2' } }];
+      // The slowdown budget as a line: a cap whose time lies above it breaks the objective.
+      if (budget) lines.push({ yAxis: budget.value * scale, lineStyle: { color: '#c0392b', type: 'dashed', width: 1.5 },
+                               label: { formatter: budget.label, position: 'insideEndTop', color: '#c0392b' } });
+      const markLine = { silent: true, symbol: 'none', lineStyle: { color: '#8a2be2', type: 'solid', width: 2 }, data: lines };
+      // Each cap also as a change against the default, the way the decision is stated.
+      const tip = (ps) => ps.filter((q) => q.seriesName === 'median').map((q) => {
+        const cap = q.value[0], v = q.value[1] / scale;
+        const pct = refValue ? ` (${signed(100 * (v / refValue - 1))}% against the default)` : '';
+        return `${cap} W: ${sig(v * scale)} ${unit}${pct}`; }).join('<br>');
       addChart(holder, id, 'tall', {
-        title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } }, tooltip: { trigger: 'axis' },
+        title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } }, tooltip: { trigger: 'axis', formatter: tip },
         grid: { left: 64, right: 24, top: 40, bottom: 40 },
         xAxis: { type: 'value', name: 'cap, W', scale: true, nameLocation: 'middle', nameGap: 24 },
         yAxis: { type: 'value', name: unit, scale: true, nameGap: 8 },
@@ -192,8 +215,10 @@ constexpr std::string_view kPageScript = R"JS(
           { name: '95% interval', type: 'custom', encode: { x: 0, y: [1, 2] }, renderItem: errorBarItem(() => 5),
             data: P.map((p) => { const a = getCi(p); return [p.cap_W, a[0] * scale, a[1] * scale]; }) }] });
     };
-    sweepChart('chart-sweep-energy', `Energy per ${sw.unit} against the cap`, 'J', (p) => p.energy_per_step_J, (p) => p.energy_per_step_ci_J, 1);
-    sweepChart('chart-sweep-time', `Time per ${sw.unit} against the cap`, 'ms', (p) => p.time_per_step_s, (p) => p.time_per_step_ci_s, 1e3);
+    sweepChart('chart-sweep-energy', `Energy per ${sw.unit} against the cap`, 'J', (p) => p.energy_per_step_J, (p) => p.energy_per_step_ci_J, 1, ref.energy_per_step_J);
+    const budget = (d.max_slowdown_pct !== null && d.max_slowdown_pct !== undefined && ref.time_per_step_s)
+      ? { value: ref.time_per_step_s * (1 + d.max_slowdown_pct / 100), label: `+${d.max_slowdown_pct}% time budget` } : null;
+    sweepChart('chart-sweep-time', `Time per ${sw.unit} against the cap`, 'ms', (p) => p.time_per_step_s, (p) => p.time_per_step_ci_s, 1e3, ref.time_per_step_s, budget);
     text('sweep-note', `${P.length} caps measured (${sw.probes} probes), default limit ${sw.default_limit_W} W. ` +
          (d.keep_default ? 'Decision: keep the default limit. ' : `Decision: cap at ${d.cap_W} W, energy ${pctCi(d.energy_change_pct, d.energy_change_ci_pct)}, time ${pctCi(d.time_change_pct, d.time_change_ci_pct)} against ${d.reference && d.reference.text ? d.reference.text : 'the default'}. `) +
          (d.time_bound ? `Time bound: ${d.time_bound}. ` : '') +
@@ -203,6 +228,21 @@ constexpr std::string_view kPageScript = R"JS(
   if (!(sw && sw.points.length) && data.sweep_skipped) {
     el('sweep-section').hidden = false;
     text('sweep-note', 'No sweep ran: ' + data.sweep_skipped);
+  }
+
+  // The decision first, in one line, with the same figures as every other view of it.
+  if (sw && sw.points.length) {
+    const d = sw.decision;
+    text('decision-text', d.keep_default
+      ? `Decision: keep the default limit (${sw.default_limit_W} W).`
+      : `Decision: cap at ${d.cap_W} W: energy per ${sw.unit} ${pctCi(d.energy_change_pct, d.energy_change_ci_pct)}, time per ${sw.unit} ${pctCi(d.time_change_pct, d.time_change_ci_pct)} against ${d.reference && d.reference.text ? d.reference.text : 'the default'}.`);
+    text('decision-why', (d.time_bound ? d.time_bound + '. ' : '') + (d.reason || ''));
+  } else if (data.sweep_skipped) {
+    text('decision-text', `Decision: keep the limit: no sweep ran.`);
+    text('decision-why', data.sweep_skipped);
+  } else {
+    text('decision-text', `Regime ${reg.name}: a probe names the regime; \`regime study\` or \`regime sweep\` decides a cap.`);
+    text('decision-why', reg.advice || '');
   }
 
   // Comparison: the newest measured run of each GPU + workload pair in the store.
@@ -224,7 +264,7 @@ constexpr std::string_view kPageScript = R"JS(
       yAxis: { type: 'value', name: unit, nameGap: 8 },
       series: [bars(value, scale), errorBars(getCi, scale)] });
   };
-  if (rows.length) {
+  if (rows.length > 1) {
     compareChart('chart-compare-energy', `Energy per ${cmp.per} (median, 95% interval)`, 'J', (r) => r.energy_per_step_J, (r) => r.energy_per_step_ci_J, 1);
     if (cmp.per === 'step')
       compareChart('chart-compare-time', 'Time per step (median, 95% interval)', 'ms', (r) => r.time_per_step_s, (r) => r.time_per_step_ci_s, 1e3);
@@ -240,7 +280,7 @@ constexpr std::string_view kPageScript = R"JS(
                   [sig(r.energy_per_step_J), true], [iv(r.energy_per_step_ci_J, 1), true],
                   [sig(r.time_per_step_s * 1e3), true], [iv(r.time_per_step_ci_s, 1e3), true],
                   [fmtN(r.avg_power_W, 1), true], [r.started_at_utc]], r.current ? 'current' : '');
-  text('comparison-note', `${rows.length} run(s): this one and the newest finished run of every other GPU + workload pair in the store, per ${cmp.per}.` +
+  text('comparison-note', (rows.length > 1 ? `${rows.length} run(s): this one and the newest finished run of every other GPU + workload pair in the store, per ${cmp.per}.` : `Only this run is in the store: charts across GPUs and workloads appear once other pairs are measured.`) +
        (cmp.left_out_other_unit ? ` ${cmp.left_out_other_unit} run(s) measured per ${cmp.per === 'step' ? 'second' : 'step'} are left out (another unit).` : '') +
        (cmp.left_out_unmeasured ? ` ${cmp.left_out_unmeasured} run(s) without a measurement (running or failed) are left out.` : ''));
   text('generated', `Generated by regime report at ${data.generated_utc}. Charts: Apache ECharts ${echarts.version}, inlined; the page loads nothing from the network.`);

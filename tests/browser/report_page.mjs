@@ -58,6 +58,16 @@ try {
     downsampling: document.getElementById('downsampling').textContent,
     regime: document.getElementById('regime').textContent,
     comparison_rows: document.querySelectorAll('#comparison tbody tr').length,
+    decision: document.getElementById('decision-text').textContent,
+    // The decision leads: its banner lies above the fold, before the regime cards and charts.
+    decision_top_px: document.getElementById('decision').getBoundingClientRect().top,
+    evidence_open: document.getElementById('evidence-box').open,
+    budget_lines: (() => {
+      const div = document.getElementById('chart-sweep-time');
+      const chart = div && window.echarts.getInstanceByDom(div);
+      if (!chart) return 0;
+      return chart.getOption().series.flatMap((s) => (s.markLine && s.markLine.data) || []).filter((l) => l.yAxis !== undefined).length;
+    })(),
     all_charts: document.querySelectorAll('.chart').length,
   }));
   for (const c of charts) {
@@ -69,6 +79,10 @@ try {
   }
   if (notes.all_charts !== expected.length) problems.push(`${notes.all_charts} charts on the page, expected ${expected.length}`);
   if (!/points/.test(notes.downsampling)) problems.push(`no downsampling note: '${notes.downsampling}'`);
+  if (!/^(Decision|Regime)\b/.test(notes.decision)) problems.push(`no decision line at the top: '${notes.decision}'`);
+  if (notes.decision_top_px > 200) problems.push(`the decision starts ${notes.decision_top_px} px down`);
+  if (notes.evidence_open) problems.push('the raw evidence table is open by default');
+  if (expected.includes('chart-sweep-time') && notes.budget_lines < 1) problems.push('the time chart has no slowdown-budget line');
   await page.screenshot({ path: path.join(outDir, 'report-page.png'), fullPage: true });
   await page.locator('#timeline').screenshot({ path: path.join(outDir, 'report-timeline.png') });
   await page.locator('#comparison-charts').screenshot({ path: path.join(outDir, 'report-comparison.png') });
