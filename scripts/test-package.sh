@@ -41,6 +41,7 @@ rm -f "$build"/regime_*.deb
 deb=$(ls "$build"/regime_"$version"_*.deb)
 say "built $deb ($(du -h "$deb" | cut -f1))"
 dpkg-deb --field "$deb" Package Version Depends Recommends
+dpkg-deb --field "$deb" Maintainer | grep -q '<.*@.*>' || fail "the package's Maintainer has no address"
 
 # From here on the package is installed; take it away whatever happens.
 trap 'dpkg -r regime >/dev/null 2>&1 || true' EXIT
@@ -124,7 +125,6 @@ say "bash completion answers"
 [ -f /usr/share/doc/regime/README.md ] && [ -f /usr/share/doc/regime/safety.md ] || fail "docs not in /usr/share/doc/regime"
 grep -q '^License: Apache-2.0' /usr/share/doc/regime/copyright || fail "no Apache-2.0 copyright file in /usr/share/doc/regime"
 zcat /usr/share/doc/regime/changelog.Debian.gz | head -1 | grep -q "^regime ($version)" || fail "changelog.Debian.gz does not start with regime ($version)"
-dpkg-deb --field "$deb" Maintainer | grep -q '<.*@.*>' || fail "the package's Maintainer has no address"
 man -P cat regime 2>/dev/null | grep -q 'EXIT STATUS' || fail "man regime has no EXIT STATUS"
 say "copyright, changelog, maintainer address and exit statuses are in the package"
 [ -x /usr/bin/regimed ] && /usr/bin/regimed --help | grep -q 'node agent' || fail "regimed is not /usr/bin/regimed"
