@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <tuple>
 
 #include "analysis/sweep_rows.hpp"
@@ -16,6 +17,17 @@ namespace regime::session {
 namespace {
 
 RunStore open_store(const std::string& db) { return RunStore(RunStore::path_or_default(db)); }
+
+// A read opens only a database that is there: a mistyped --db must not create folders and an empty
+// database and then list nothing as if nothing had been kept.
+void require_existing(const std::string& db) {
+  const std::filesystem::path path = RunStore::path_or_default(db);
+  if (!std::filesystem::exists(path))
+    throw Error(ErrorKind::NotFound,
+                fmt::format("no run database at {}: nothing was kept there (probes, sweeps and "
+                            "studies create it; check --db)",
+                            path.string()));
+}
 
 }  // namespace
 
@@ -94,8 +106,15 @@ bool matches(const RunsFilter& f, const std::string& device, const std::string& 
 }
 
 RunsListing list_runs(const std::string& db, size_t limit, const RunsFilter& f) {
-  RunStore store = open_store(db);
   RunsListing l;
+  // Nothing kept yet in the default place is an empty listing; a --db that is not there is an
+  // error.
+  if (db.empty() && !std::filesystem::exists(RunStore::default_path())) {
+    l.db = std::filesystem::absolute(RunStore::default_path()).string();
+    return l;
+  }
+  require_existing(db);
+  RunStore store = open_store(db);
   l.db = std::filesystem::absolute(store.path()).string();
   auto same = [](const auto& r) {
     return std::tuple<std::string, std::string, std::string, std::string>{r.device, r.gpu_name,
@@ -113,6 +132,7 @@ RunsListing list_runs(const std::string& db, size_t limit, const RunsFilter& f) 
 }
 
 StoredResult show_run(const std::string& db, const RunRef& ref) {
+  require_existing(db);
   RunStore store = open_store(db);
   switch (ref.kind) {
     case RunRef::Kind::Probe:

@@ -117,10 +117,26 @@ TEST_F(RunsCli, EveryKindIsListedShownAndFilteredByGpuAndWorkload) {
   EXPECT_NE(none.err.find("no control:7 in"), std::string::npos) << none.err;
 }
 
+// A read command given a --db that is not there says so, and creates nothing.
+TEST_F(RunsCli, AMistypedDbIsNamedAndNothingIsCreated) {
+  namespace fs = std::filesystem;
+  const fs::path typo = fs::path(::testing::TempDir()) / "no-such-folder" / "runs.sqlite";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"runs", "--db", typo.string()},
+        std::vector<std::string>{"runs", "--db", typo.string(), "show", "probe:1"}}) {
+    RunResult r = regime(args);
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.err.find("no run database at " + typo.string()), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(typo.parent_path()));
+}
+
 TEST_F(RunsCli, UnknownOrWrongRunsAreNamed) {
+  // Nothing kept yet: the database itself is named as missing (the sweep is named once one
+  // exists: EveryKindIsListedShownAndFilteredByGpuAndWorkload).
   RunResult none = regime({"recommend", "--run", "sweep:9"});
   EXPECT_EQ(none.status, 2);
-  EXPECT_NE(none.err.find("no sweep:9 in"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("no run database at"), std::string::npos) << none.err;
   RunResult probe = regime({"recommend", "--run", "probe:1"});
   EXPECT_EQ(probe.status, 2);
   EXPECT_NE(probe.err.find("--run takes a kept sweep"), std::string::npos) << probe.err;
