@@ -83,6 +83,21 @@ try {
   if (notes.decision_top_px > 200) problems.push(`the decision starts ${notes.decision_top_px} px down`);
   if (notes.evidence_open) problems.push('the raw evidence table is open by default');
   if (expected.includes('chart-sweep-time') && notes.budget_lines < 1) problems.push('the time chart has no slowdown-budget line');
+  // The decision (cap, intervals, objective in its reason) without scrolling on a wide and a narrow
+  // screen, and no raw JSON anywhere on the page; a screenshot of the first screen at each width.
+  for (const width of [1400, 900]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const seen = await page.evaluate(() => {
+      const box = document.getElementById('decision').getBoundingClientRect();
+      const shown = document.body.innerText;
+      return { bottom: box.bottom, json: /[{\[]\s*"[A-Za-z_]+"\s*:/.test(shown) };
+    });
+    if (seen.bottom > 900) problems.push(`at ${width} px the decision ends ${seen.bottom} px down, below the first screen`);
+    if (seen.json) problems.push(`raw JSON shown on the page at ${width} px`);
+    await page.screenshot({ path: path.join(outDir, `report-first-screen-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
   await page.screenshot({ path: path.join(outDir, 'report-page.png'), fullPage: true });
   await page.locator('#timeline').screenshot({ path: path.join(outDir, 'report-timeline.png') });
   await page.locator('#comparison-charts').screenshot({ path: path.join(outDir, 'report-comparison.png') });
