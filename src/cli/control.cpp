@@ -17,9 +17,7 @@
 #include "cli/task_progress.hpp"
 #include "common/error.hpp"
 #include "device/device_list.hpp"
-#include "device/registry.hpp"
 #include "device/uri.hpp"
-#include "twin/spec.hpp"
 
 namespace regime::cli {
 
@@ -165,34 +163,18 @@ void print_text(const session::ControlReport& r) {
                              *r.stored_id);
 }
 
-// --evaluate without --seconds: a run long enough for the slowest of these cards, as run_control
-// asks (session/control.cpp): regime-gated's probe (60 s unless probe_s says), then a lead-in and
-// each window settling for three thermal time constants (the dwell where the model is unknown) and
-// measured as long again; rounded up to whole minutes. Returns the 300 s default, and leaves the
-// refusal to run_control, for a device or policy it cannot read here.
+// --evaluate without --seconds: the least run the session demands for these cards
+// (session::evaluation_length), rounded up to whole minutes. Keeps the 300 s default, leaving the
+// refusal to run_control, for a device or policy it cannot read.
 double evaluation_seconds(const session::ControlRequest& r, std::string& why) {
-  double tau_s = 0;
   try {
-    for (const auto& uri : split_device_list(r.device))
-      for (const auto& gpu : open_devices(uri)) {
-        std::optional<double> tau;
-        try {
-          tau = twin::load_gpu_spec(gpu->info().name).thermal_time_constant_s;
-        } catch (const Error&) {  // a model Regime has no data for
-        }
-        tau_s = std::max(tau_s, tau.value_or(control::thermal_defaults(gpu->info(), tau).dwell_s));
-      }
-    const control::PolicySpec spec = control::parse_policy(r.policy);
-    const double probe_s =
-        spec.name == "regime-gated" ? control::number_param(spec, "probe_s").value_or(60) : 0;
-    if (tau_s <= 0) return r.seconds;
-    const double settle_s = 3 * tau_s;
-    const double seconds = 60 * std::ceil((probe_s + (r.windows + 1) * 2 * settle_s) / 60);
+    const session::EvaluationLength need = session::evaluation_length(r);
+    const double seconds = 60 * std::ceil(need.min_s / 60);
     why = fmt::format(
         "control --evaluate: running {:.0f} s ({:.0f} min) so that each of the {} windows can "
         "settle ({:.0f} s, 3 thermal time constants of this card) and be measured; --seconds sets "
         "another length",
-        seconds, seconds / 60, r.windows, settle_s);
+        seconds, seconds / 60, r.windows, need.settle_s);
     return seconds;
   } catch (const Error&) {
     return r.seconds;

@@ -255,6 +255,18 @@ void refuse_dry_evaluation(const ControlReport& rep, const ActuationPolicy& poli
 
 constexpr double kSettleTimeConstants = 3;  // 95% of a first-order step response
 
+// How long one GPU's die takes to settle at a new limit: kSettleTimeConstants thermal time
+// constants, the controller's dwell where the card's constant is unknown.
+double settle_seconds(std::optional<double> tau_s, const control::ThermalParams& p) {
+  return kSettleTimeConstants * tau_s.value_or(p.dwell_s);
+}
+
+// An evaluation's length: the probe, then a lead-in and `windows` windows, each settling and then
+// measured as long again.
+double evaluation_seconds(double probe_s, int windows, double settle_s) {
+  return probe_s + (windows + 1) * 2 * settle_s;
+}
+
 // The level of each arm, and the changes, fitted over the windows (analysis/interleaved.hpp).
 void judge_windows(Evaluation& ev) {
   std::vector<ArmWindow> energy, time;
@@ -437,6 +449,23 @@ void keep_control_run(ControlReport& rep, const ControlRequest& r) {
 
 }  // namespace
 
+EvaluationLength evaluation_length(const ControlRequest& r) {
+  control::PolicySpec spec = control::parse_policy(r.policy);
+  const bool gated = spec.name == "regime-gated";
+  std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
+  EvaluationLength out;
+  double probe_s = 0;
+  for (Gpu* g : control_gpus(targets)) {
+    const GpuInfo info = g->info();
+    const std::optional<double> tau_s = time_constant_s(info);
+    const control::ThermalParams p = control::thermal_params(
+        gated ? inner_spec(spec, probe_s) : spec, control::thermal_defaults(info, tau_s));
+    out.settle_s = std::max(out.settle_s, settle_seconds(tau_s, p));
+  }
+  out.min_s = evaluation_seconds(probe_s, r.windows, out.settle_s);
+  return out;
+}
+
 ControlReport run_control(const ControlRequest& r) {
   validate(r);
   if (r.evaluate && !(r.windows >= 5 && r.windows % 2 == 1 && r.windows <= 101))
@@ -483,17 +512,17 @@ ControlReport run_control(const ControlRequest& r) {
   // An evaluation's windows: each long enough for the slowest die to settle at the new limit and
   // then be measured for as long again.
   double settle_s = 0;
-  for (const Lane& l : lanes)
-    settle_s = std::max(settle_s, kSettleTimeConstants * l.tau_s.value_or(l.rep.thermal.dwell_s));
-  const double control_s = r.seconds - (gated ? rep.probe_s : 0);
-  if (r.evaluate && control_s / (r.windows + 1) < 2 * settle_s)
+  for (const Lane& l : lanes) settle_s = std::max(settle_s, settle_seconds(l.tau_s, l.rep.thermal));
+  const double probe_s = gated ? rep.probe_s : 0;
+  const double control_s = r.seconds - probe_s;
+  if (r.evaluate && r.seconds < evaluation_seconds(probe_s, r.windows, settle_s))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--evaluate: a lead-in and {} windows of {:.0f} s are too short for "
                             "this card: each needs {:.0f} s to settle ({:g} thermal time "
                             "constants) and as long again to measure; give --seconds {:.0f} or "
                             "more",
                             r.windows, control_s / (r.windows + 1), settle_s, kSettleTimeConstants,
-                            std::ceil(r.seconds - control_s + (r.windows + 1) * 2 * settle_s)));
+                            std::ceil(evaluation_seconds(probe_s, r.windows, settle_s))));
   // thermal acts from the start: refuse what it may not do before any work runs.
   if (!gated && r.evaluate && rep.dry_run) refuse_dry_evaluation(rep, policy);
   if (!gated && !rep.dry_run)
