@@ -4,8 +4,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 
+#include "common/error.hpp"
+#include "common/files.hpp"
 #include "common/paths.hpp"
 
 namespace regime::exporter {
@@ -15,14 +16,11 @@ namespace {
 // A small JSON file, or a discarded value (not an object) when it is missing, unreadable, too
 // large or malformed.
 nlohmann::json read_small_json(const std::filesystem::path& path) {
-  constexpr uintmax_t kMaxBytes = 1 << 20;
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec || size > kMaxBytes) return nullptr;
-  std::ifstream in(path, std::ios::binary);
-  std::string text(static_cast<size_t>(size), '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(size))) return nullptr;
-  return nlohmann::json::parse(text, nullptr, false);
+  try {
+    return nlohmann::json::parse(read_regular_file(path, size_t{1} << 20), nullptr, false);
+  } catch (const Error&) {
+    return nullptr;
+  }
 }
 
 // A UUID as the journal names its file: NVML's UUIDs are letters, digits and dashes already; any
