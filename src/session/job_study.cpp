@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "run/wall_clock.hpp"
 #include "session/job_journal.hpp"
 #include "session/probers.hpp"
+#include "session/study.hpp"
 #include "store/job_store.hpp"
 
 namespace regime::session {
@@ -127,18 +129,11 @@ nlohmann::json study_job(const JobStudyRequest& r) {
                               "without them the work done is unknown, so nothing is decided and "
                               "the limits stay as they are; mark steps with python/regime_step",
                               r.probe_seconds));
-  std::vector<Regime> regimes;
-  std::vector<RegimeReport> reports;
-  for (size_t k = 0; k < gpus.size(); ++k) {
-    reports.push_back(classify(measure(loop.trace(k)), infos[k]));
-    regimes.push_back(reports.back().regime);
-  }
-  const Regime regime = job_regime(regimes);
-  size_t worst = 0;
-  for (size_t k = 0; k < reports.size(); ++k)
-    if (reports[k].regime == regime) worst = k;
-  study["regime"] = to_string(regime);
-  const plan::SweepPlan sweep_plan = plan::plan_sweep(reports[worst], infos[worst]);
+  std::vector<Measurement> per_gpu;
+  for (size_t k = 0; k < gpus.size(); ++k) per_gpu.push_back(measure(loop.trace(k)));
+  const ProbeVerdict verdict = classify_probe(per_gpu, infos);
+  study["regime"] = to_string(verdict.regime.regime);
+  const plan::SweepPlan sweep_plan = plan_study_sweep(verdict, infos);
   study["plan"] = {{"sweep", sweep_plan.sweep}, {"caps", sweep_plan.caps}, {"why", sweep_plan.why}};
   if (!sweep_plan.sweep) return finish("keep_default", sweep_plan.why);
 
@@ -154,18 +149,13 @@ nlohmann::json study_job(const JobStudyRequest& r) {
     study["cap_W"] = cap_W;
     save();
   };
-  SweepReport rep;
-  for (const auto& g : infos) rep.device += (rep.device.empty() ? "" : ",") + g.device;
-  rep.workload = workload;
-  rep.info = infos[0];
-  plan::SearchOptions opt = search_options(rep.info, r.settings, sweep_plan.caps, false);
-  opt.decision.max_power_W = rep.info.max_limit_W * static_cast<double>(gpus.size());
-  opt.remeasure_default = true;
-  rep.strategy = opt.strategy;
-  rep.objective = opt.decision.objective;
-  JobLiveProber prober(loop, work, set_all, r.settings.budget);
+  std::vector<std::string> devices;
+  for (const auto& g : infos) devices.push_back(g.device);
+  // Kept under the model's name alone, as `--gpu-power=auto` looks decisions up (job.hpp).
+  SweepReport rep = new_sweep_report({fmt::format("{}", fmt::join(devices, ","))}, infos, workload);
   try {
-    rep.outcome = plan::search(prober, opt);
+    search_live(rep, infos, sweep_search_options(rep, gpus.size(), sweep_plan.caps, r.settings),
+                loop, work, set_all, r.settings.budget);
   } catch (const WorkloadFailed& e) {
     return finish("interrupted", std::string("the job ended during the sweep: ") + e.what());
   } catch (const Error& e) {

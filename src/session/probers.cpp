@@ -163,23 +163,6 @@ std::string no_step_markers_message(const std::string& workload, double window_s
       workload, window_s);
 }
 
-LiveProber::LiveProber(RunLoop& loop, Workload& workload, PowerLimitGuard& guard,
-                       ProbeBudget budget)
-    : loop_(loop), workload_(workload), guard_(guard), budget_(budget) {}
-
-plan::ProbeResult LiveProber::probe(double cap_W) {
-  guard_.set(cap_W);
-  ProbeWindow window(cap_W, loop_.now_s(), budget_);
-  std::optional<plan::ProbeResult> result;
-  loop_.run_until([&](const Trace& trace, double now_s) {
-    if (workload_.interrupted_by() != 0) return true;
-    result = window.update(trace, now_s);
-    return result.has_value();
-  });
-  finished_window(result, workload_, budget_);
-  return *result;
-}
-
 RestartProber::RestartProber(Gpu& gpu, Clock& clock, std::function<WorkloadPtr()> make_workload,
                              PowerLimitGuard& guard, ProbeBudget budget)
     : gpu_(gpu),
@@ -215,16 +198,11 @@ plan::ProbeResult RestartProber::probe(double cap_W) {
   return *result;
 }
 
-JobLiveProber::JobLiveProber(RunLoop& loop, Workload& workload, PowerLimitGuardSet& guards,
-                             ProbeBudget budget)
-    : JobLiveProber(
-          loop, workload, [&guards](double cap_W) { guards.set_all(cap_W); }, budget) {}
-
-JobLiveProber::JobLiveProber(RunLoop& loop, Workload& workload, std::function<void(double)> set_all,
-                             ProbeBudget budget)
+LiveProber::LiveProber(RunLoop& loop, Workload& workload, std::function<void(double)> set_all,
+                       ProbeBudget budget)
     : loop_(loop), workload_(workload), set_all_(std::move(set_all)), budget_(budget) {}
 
-plan::ProbeResult JobLiveProber::probe(double cap_W) {
+plan::ProbeResult LiveProber::probe(double cap_W) {
   set_all_(cap_W);
   ProbeWindow window(cap_W, loop_.now_s(), budget_);
   std::vector<const Trace*> traces;

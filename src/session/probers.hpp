@@ -13,7 +13,6 @@
 #include <map>
 #include <vector>
 
-#include "act/guard_set.hpp"
 #include "act/power_limit_guard.hpp"
 #include "common/clock.hpp"
 #include "plan/probe.hpp"
@@ -46,20 +45,6 @@ struct ProbeBudget {
 // accepts per-second figures instead.
 std::string no_step_markers_message(const std::string& workload, double window_s);
 
-// live: one running workload; the cap changes between windows of one started RunLoop. Throws
-// WorkloadFailed, naming the exit status, when the workload ends before a window is done.
-class LiveProber : public plan::Prober {
- public:
-  LiveProber(RunLoop& loop, Workload& workload, PowerLimitGuard& guard, ProbeBudget budget);
-  plan::ProbeResult probe(double cap_W) override;
-
- private:
-  RunLoop& loop_;
-  Workload& workload_;
-  PowerLimitGuard& guard_;
-  ProbeBudget budget_;
-};
-
 // restart: one run of a fresh workload per cap.
 class RestartProber : public plan::Prober {
  public:
@@ -75,16 +60,17 @@ class RestartProber : public plan::Prober {
   ProbeBudget budget_;
 };
 
-// live, one job on several GPUs (data parallel): one cap set on every GPU through the guard set,
-// each GPU measured over the same window, and the job's figures (energy summed, the shared step
-// time) given to the search. Each GPU's own figures are kept per cap.
-class JobLiveProber : public plan::Prober {
+// live: one running workload; the cap changes between windows of one started RunLoop, on every
+// GPU the loop samples (one GPU, or every GPU of one data-parallel job): each GPU is measured
+// over the same window and the job's figures (energy summed, the shared step time; one GPU's own)
+// go to the search. Each GPU's own figures are kept per cap. Throws WorkloadFailed, naming the
+// exit status, when the workload ends before a window is done.
+class LiveProber : public plan::Prober {
  public:
-  JobLiveProber(RunLoop& loop, Workload& workload, PowerLimitGuardSet& guards, ProbeBudget budget);
-  // The cap reaches every GPU through `set_all` (a scheduler job's caps go through the node agent
-  // or the journal: session/job.hpp's JobCaps).
-  JobLiveProber(RunLoop& loop, Workload& workload, std::function<void(double)> set_all,
-                ProbeBudget budget);
+  // The cap reaches every GPU through `set_all` (the guards of a sweep, or a scheduler job's
+  // caps through the node agent or the journal: session/job.hpp's JobCaps).
+  LiveProber(RunLoop& loop, Workload& workload, std::function<void(double)> set_all,
+             ProbeBudget budget);
   plan::ProbeResult probe(double cap_W) override;
   // cap -> each GPU's Measurement at that cap (the first probe of the cap, as in the results).
   const std::map<double, std::vector<Measurement>>& per_gpu() const { return per_gpu_; }

@@ -74,12 +74,12 @@ void validate(const StudyRequest& r) {
 constexpr double kStudyFlatTemp_C_per_min = 0.5;
 constexpr double kStudySlopeWindow_s = 20;
 
-// One run at the current limit, measured and classified; nothing is changed. A card still heating
+// One run at the current limit, measured on each GPU; nothing is changed. A card still heating
 // after probe_seconds is watched on until its temperature is flat (or max_probe_seconds), and the
 // last probe_seconds are classified. With an output folder the trace goes to DIR/probe.trace.csv
 // and its siblings.
-RegimeReport probe_pair(const StudyRequest& r, std::vector<Target>& targets,
-                        const std::vector<Gpu*>& gpus, StudyReport& rep) {
+std::vector<Measurement> probe_pair(const StudyRequest& r, std::vector<Target>& targets,
+                                    const std::vector<Gpu*>& gpus, StudyReport& rep) {
   WorkloadPtr work = targets.front().make_workload(r.workload);
   RunOptions o;
   o.duration_s = 0;  // until the heating is over or the workload ends
@@ -142,7 +142,6 @@ RegimeReport probe_pair(const StudyRequest& r, std::vector<Target>& targets,
         rep.end_temp_slope_C_per_min));
   MeasureOptions mo;
   std::vector<Measurement> per_gpu;
-  std::vector<RegimeReport> regimes;
   for (size_t i = 0; i < traces.size(); ++i) {
     const Trace& t = traces[i];
     const double end_s = t.samples.empty() ? 0 : t.samples.back().t_s;
@@ -158,17 +157,8 @@ RegimeReport probe_pair(const StudyRequest& r, std::vector<Target>& targets,
                           : ""),
           status);
     per_gpu.push_back(m);
-    regimes.push_back(classify(m, gpus[i]->info()));
   }
-  if (regimes.size() == 1) return regimes.front();
-  // The job: the most constrained GPU's report stands for it (it sets the shared step).
-  std::vector<Regime> names;
-  for (const auto& g : regimes) names.push_back(g.regime);
-  const Regime job = job_regime(names);
-  rep.gpu_regimes = regimes;
-  rep.job_measurement = combine_data_parallel(per_gpu);
-  return *std::find_if(regimes.begin(), regimes.end(),
-                       [&](const RegimeReport& g) { return g.regime == job; });
+  return per_gpu;
 }
 
 // Long enough for the gated controller's probe, a lead-in and the default windows, each of twice
@@ -241,6 +231,25 @@ void study_control(const StudyRequest& r, bool physical, StudyReport& rep,
 
 }  // namespace
 
+ProbeVerdict classify_probe(const std::vector<Measurement>& per_gpu,
+                            const std::vector<GpuInfo>& infos) {
+  ProbeVerdict v;
+  std::vector<Regime> names;
+  for (size_t i = 0; i < per_gpu.size(); ++i) {
+    v.gpus.push_back(classify(per_gpu[i], infos.at(i)));
+    names.push_back(v.gpus.back().regime);
+  }
+  const Regime job = job_regime(names);
+  while (v.gpus[v.gpu].regime != job) ++v.gpu;
+  v.regime = v.gpus[v.gpu];
+  v.job = combine_data_parallel(per_gpu);
+  return v;
+}
+
+plan::SweepPlan plan_study_sweep(const ProbeVerdict& v, const std::vector<GpuInfo>& infos) {
+  return plan::plan_sweep(v.regime, infos.at(v.gpu));
+}
+
 StudyReport run_study(const StudyRequest& r) {
   validate(r);
   std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
@@ -260,8 +269,15 @@ StudyReport run_study(const StudyRequest& r) {
   rep.info = gpus.front()->info();
   if (targets.size() > 1)
     for (const Target& t : targets) rep.job_devices.push_back(t.uri());
-  rep.regime = probe_pair(r, targets, gpus, rep);
-  rep.plan = plan::plan_sweep(rep.regime, rep.info);
+  std::vector<GpuInfo> infos;
+  for (Gpu* g : gpus) infos.push_back(g->info());
+  const ProbeVerdict verdict = classify_probe(probe_pair(r, targets, gpus, rep), infos);
+  rep.regime = verdict.regime;
+  if (targets.size() > 1) {
+    rep.gpu_regimes = verdict.gpus;
+    rep.job_measurement = verdict.job;
+  }
+  rep.plan = plan_study_sweep(verdict, infos);
   rep.sweep_command = plan::sweep_command(
       {r.device, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),
        r.settings.strategy, r.settings.objective},
@@ -283,9 +299,7 @@ StudyReport run_study(const StudyRequest& r) {
         rep.sweep_command;
   }
   if (rep.skipped.empty()) {
-    rep.sweep = targets.size() > 1
-                    ? sweep_job(targets, r.workload, rep.plan.caps, r.settings, policy)
-                    : sweep_target(targets.front(), r.workload, rep.plan.caps, r.settings, policy);
+    rep.sweep = sweep_targets(targets, r.workload, rep.plan.caps, r.settings, policy);
     keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db,
                settings_json(r.settings, "plan"));
   }

@@ -64,7 +64,7 @@ struct StudyReport {
   // A job on several GPUs (nvml:0,1, nvml:all, nvml:job): one run of the command over all of
   // them, each GPU classified on its own figures (in the order of `job_devices`); `regime` is then
   // the most constrained GPU's, the job's, since the GPU a limit holds back sets the shared step.
-  // The sweep sets one cap on every GPU (sweep_job). Empty for one GPU.
+  // The sweep sets one cap on every GPU (sweep_targets). Empty for one GPU.
   std::vector<std::string> job_devices;
   std::vector<RegimeReport> gpu_regimes;
   std::optional<Measurement> job_measurement;  // energy summed over the GPUs, the shared steps
@@ -91,6 +91,20 @@ struct StudyRow {
 };
 StudyRow study_row(const StudyReport& report);
 std::string format_study_table(const std::vector<StudyRow>& rows);
+
+// The steps of a study after its probe, which a scheduler job's study (session/job_study.hpp)
+// takes too: the probe's regime, and the sweep it warrants.
+struct ProbeVerdict {
+  RegimeReport regime;             // the job's: its most constrained GPU's report (one GPU's own)
+  size_t gpu = 0;                  // whose report that is
+  std::vector<RegimeReport> gpus;  // each GPU's, in order
+  Measurement job;                 // energy summed over the GPUs, the shared steps
+};
+// Each GPU classified on its own figures: the GPU a limit holds back sets the shared step.
+ProbeVerdict classify_probe(const std::vector<Measurement>& per_gpu,
+                            const std::vector<GpuInfo>& infos);
+// The caps the probe's regime warrants, on the GPU that names it.
+plan::SweepPlan plan_study_sweep(const ProbeVerdict& verdict, const std::vector<GpuInfo>& infos);
 
 // True when --device names one job on several real GPUs (nvml:0,1, nvml:all with several GPUs,
 // nvml:job): studied as one job by run_study. A list of simulated GPUs is not a job.

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <fstream>
+#include <map>
 
+#include "act/guard_set.hpp"
 #include "act/journal.hpp"
 #include "analysis/classify.hpp"
 #include "analysis/data_parallel.hpp"
@@ -26,27 +28,6 @@
 namespace regime::session {
 
 namespace {
-
-// Leaves the chosen cap set (--apply) or restores the original; says which.
-std::string apply_or_restore(PowerLimitGuard& guard, const plan::Decision& d, bool apply,
-                             const GpuInfo& info) {
-  double original_W = guard.original_limit_W().value_or(info.enforced_limit_W);
-  if (apply && !d.keep_default) {
-    double enforced = guard.set(d.cap_W);
-    guard.keep();
-    return fmt::format(
-        "applied: {:g} W left set (enforced {:g} W); the original {:g} W is in the journal "
-        "under {}: `regime restore` brings it back",
-        d.cap_W, enforced, original_W, journal_path().string());
-  }
-  guard.restore();
-  std::string after = fmt::format("restored the original limit {:g} W", original_W);
-  if (apply)
-    after += " (--apply: the decision keeps the default, nothing to apply)";
-  else if (!d.keep_default)
-    after += " (--apply would leave the chosen cap set)";
-  return after;
-}
 
 // The node agent restores a cap when the connection that set it closes, so a cap left "set" by an
 // unprivileged sweep would be gone when regime ends: refused before any work, saying what works.
@@ -122,155 +103,207 @@ plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
   return opt;
 }
 
-SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
-                         const std::vector<double>& caps, const SweepSettings& s,
-                         const ActuationPolicy& policy) {
-  if (s.mode != "live" && s.mode != "restart")
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--mode '{}': expected live or restart", s.mode));
-  Gpu& gpu = target.gpu();
-  SweepReport rep;
-  rep.device = target.uri();
-  rep.workload = workload.display_name();
-  rep.info = gpu.info();
-  // Refuse before any work starts: a sweep changes the limit at its first probe.
-  check_actuation(policy, rep.info, gpu.is_physical(), rep.info.default_limit_W);
-  if (s.apply && gpu.is_physical() && !policy.actuate)
-    throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
-  refuse_apply_through_agent(s, {&gpu});
-  plan::SearchOptions opt = search_options(rep.info, s, caps, true);
-  apply_prior(rep, opt, s, rep.info.name, rep.workload);
-  // Heat drifts under a sweep: the default is measured again at the end (plan/decision.hpp).
-  opt.remeasure_default = true;
-  if (s.on_plan) s.on_plan(caps.size() + 1);
-  rep.strategy = opt.strategy;
-  rep.objective = opt.decision.objective;
-
-  PowerLimitGuard guard(gpu, policy);
-  try {
-    if (s.mode == "restart") {
-      RestartProber prober(
-          gpu, target.clock(), [&] { return target.make_workload(workload); }, guard, s.budget);
-      rep.outcome = plan::search(prober, opt);
-    } else {
-      WorkloadPtr w = target.make_workload(workload);
-      RunOptions ro;
-      ro.duration_s = 0;  // until the search ends or the workload does
-      RunLoop loop(gpu, *w, ro, target.clock());
-      loop.start();
-      LiveProber prober(loop, *w, guard, s.budget);
-      rep.outcome = plan::search(prober, opt);
-      loop.finish();
-    }
-  } catch (const WorkloadFailed& e) {
-    guard.restore();
-    throw WorkloadFailed(std::string(e.what()) + "; the original power limit was restored",
-                         e.exit_status);
-  }
-  rep.after = apply_or_restore(guard, rep.outcome.decision, s.apply, rep.info);
-  // Accepted per-second windows (--per-second): every figure is per second.
-  for (const auto& p : rep.outcome.probes)
-    if (p.measurement.per_second) rep.unit = "second";
-  return rep;
-}
-
 std::string SweepReport::gpu_label() const {
   return job_devices.size() > 1 ? fmt::format("{}x {}", job_devices.size(), info.name) : info.name;
 }
 
-SweepReport sweep_job(std::vector<Target>& targets, const WorkloadSpec& workload,
-                      const std::vector<double>& caps, const SweepSettings& s,
-                      const ActuationPolicy& policy) {
+namespace {
+
+// The GPUs of one sweep: one, or every GPU of one job, which takes one cap for all: real GPUs of
+// one model and range, swept live.
+std::vector<Gpu*> sweep_gpus(std::vector<Target>& targets, const SweepSettings& s) {
+  if (s.mode != "live" && s.mode != "restart")
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--mode '{}': expected live or restart", s.mode));
+  if (targets.size() == 1) return {&targets.front().gpu()};
   std::vector<Gpu*> gpus = job_gpus(targets);
   if (s.mode != "live")
     throw Error(ErrorKind::InvalidArgument,
                 "a job on several GPUs is swept live only (--mode live): a restart per cap would "
                 "start every rank again");
-  std::vector<GpuInfo> infos;
-  for (Gpu* g : gpus) infos.push_back(g->info());
-  for (const GpuInfo& g : infos)
-    if (g.name != infos[0].name || g.default_limit_W != infos[0].default_limit_W ||
-        g.min_limit_W != infos[0].min_limit_W || g.max_limit_W != infos[0].max_limit_W)
-      throw Error(
-          ErrorKind::InvalidArgument,
-          fmt::format("one cap for a job needs GPUs of one model and range: {} is {} "
-                      "({:g}-{:g} W), {} is {} ({:g}-{:g} W); sweep each GPU alone",
-                      infos[0].device, infos[0].name, infos[0].min_limit_W, infos[0].max_limit_W,
-                      g.device, g.name, g.min_limit_W, g.max_limit_W));
-  SweepReport rep;
-  for (const Target& t : targets) rep.job_devices.push_back(t.uri());
-  rep.device = fmt::format("{}", fmt::join(rep.job_devices, ","));
-  rep.workload = workload.display_name();
-  rep.info = infos[0];
+  const GpuInfo first = gpus.front()->info();
+  for (Gpu* gpu : gpus) {
+    const GpuInfo g = gpu->info();
+    if (g.name != first.name || g.default_limit_W != first.default_limit_W ||
+        g.min_limit_W != first.min_limit_W || g.max_limit_W != first.max_limit_W)
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("one cap for a job needs GPUs of one model and range: {} is {} "
+                              "({:g}-{:g} W), {} is {} ({:g}-{:g} W); sweep each GPU alone",
+                              first.device, first.name, first.min_limit_W, first.max_limit_W,
+                              g.device, g.name, g.min_limit_W, g.max_limit_W));
+  }
+  return gpus;
+}
+
+// Refused before any work starts: a sweep changes the limits at its first probe.
+void check_can_sweep(const std::vector<Gpu*>& gpus, const std::vector<GpuInfo>& infos,
+                     const SweepSettings& s, const ActuationPolicy& policy) {
   for (size_t i = 0; i < gpus.size(); ++i) {
     check_actuation(policy, infos[i], gpus[i]->is_physical(), infos[i].default_limit_W);
     if (s.apply && gpus[i]->is_physical() && !policy.actuate)
       throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
   }
   refuse_apply_through_agent(s, gpus);
-  plan::SearchOptions opt = search_options(rep.info, s, caps, false);
-  // P_max of the job (zeus): every GPU may draw its highest limit.
-  opt.decision.max_power_W = rep.info.max_limit_W * static_cast<double>(gpus.size());
-  opt.remeasure_default = true;
-  rep.strategy = opt.strategy;
-  rep.objective = opt.decision.objective;
+}
 
-  PowerLimitGuardSet guards(gpus, policy);
-  WorkloadPtr w = targets.front().make_workload(workload);
-  RunOptions ro;
-  ro.duration_s = 0;
-  RunLoop loop(gpus, *w, ro, targets.front().clock());
-  JobLiveProber prober(loop, *w, guards, s.budget);
-  // The default's regime: each GPU classified on its own figures, the most constrained one the
-  // job's (analysis/data_parallel.hpp).
-  opt.classify = [&prober, &infos](const Measurement&) -> std::optional<Regime> {
-    const auto& by_cap = prober.per_gpu();
-    if (by_cap.empty()) return std::nullopt;
-    const auto& at = by_cap.rbegin()->second;  // the default: the highest cap
+// One GPU's guard speaks for itself; a job's guards speak for the job (act/guard_set.hpp).
+double set_every(PowerLimitGuardSet& guards, double cap_W) {
+  return guards.size() == 1 ? guards.at(0).set(cap_W) : guards.set_all(cap_W).front();
+}
+void restore_every(PowerLimitGuardSet& guards) {
+  if (guards.size() == 1)
+    guards.at(0).restore();
+  else
+    guards.restore();
+}
+
+// Leaves the chosen cap set (--apply) or restores the originals; says which.
+std::string apply_or_restore(PowerLimitGuardSet& guards, const plan::Decision& d, bool apply,
+                             const GpuInfo& info) {
+  const size_t n = guards.size();
+  const double original_W = guards.original_limit_W().value_or(info.enforced_limit_W);
+  if (apply && !d.keep_default) {
+    const double enforced_W = set_every(guards, d.cap_W);
+    guards.keep();
+    if (n > 1)
+      return fmt::format(
+          "applied: {:g} W left set on {} GPUs; the originals ({:g} W) are in the journal under "
+          "{}: `regime restore` brings them back",
+          d.cap_W, n, original_W, journal_path().string());
+    return fmt::format(
+        "applied: {:g} W left set (enforced {:g} W); the original {:g} W is in the journal "
+        "under {}: `regime restore` brings it back",
+        d.cap_W, enforced_W, original_W, journal_path().string());
+  }
+  restore_every(guards);
+  std::string after = fmt::format("restored the original limit {:g} W", original_W);
+  if (n > 1) after += fmt::format(" on {} GPUs", n);
+  if (apply)
+    after += " (--apply: the decision keeps the default, nothing to apply)";
+  else if (!d.keep_default)
+    after += " (--apply would leave the chosen cap set)";
+  return after;
+}
+
+// The default's regime: each GPU classified on its own figures there (the first probe, at the
+// highest cap), the most constrained one the job's (analysis/data_parallel.hpp).
+std::function<std::optional<Regime>(const Measurement&)> classify_default(
+    const std::vector<GpuInfo>& infos, const LiveProber* prober) {
+  return [infos, prober](const Measurement& m) -> std::optional<Regime> {
+    std::vector<Measurement> at_default{m};
+    if (prober && !prober->per_gpu().empty()) at_default = prober->per_gpu().rbegin()->second;
     std::vector<Regime> regimes;
-    for (size_t i = 0; i < at.size(); ++i) regimes.push_back(classify(at[i], infos[i]).regime);
+    for (size_t i = 0; i < at_default.size(); ++i)
+      regimes.push_back(classify(at_default[i], infos.at(i)).regime);
     return job_regime(regimes);
   };
-  try {
-    loop.start();
-    rep.outcome = plan::search(prober, opt);
-    loop.finish_all();
-  } catch (const WorkloadFailed& e) {
-    guards.restore();
-    throw WorkloadFailed(std::string(e.what()) + "; every GPU's original power limit was restored",
-                         e.exit_status);
-  }
-  const plan::Decision& d = rep.outcome.decision;
-  const double original_W = guards.original_limit_W().value_or(rep.info.enforced_limit_W);
-  if (s.apply && !d.keep_default) {
-    guards.set_all(d.cap_W);
-    guards.keep();
-    rep.after = fmt::format(
-        "applied: {:g} W left set on {} GPUs; the originals ({:g} W) are in the journal under "
-        "{}: `regime restore` brings them back",
-        d.cap_W, gpus.size(), original_W, journal_path().string());
-  } else {
-    guards.restore();
-    rep.after =
-        fmt::format("restored the original limit {:g} W on {} GPUs", original_W, gpus.size());
-    if (!d.keep_default && !s.apply) rep.after += " (--apply would leave the chosen cap set)";
-  }
-  rep.per_gpu = nlohmann::json::array();
-  for (const auto& [cap, ms] : prober.per_gpu()) {
+}
+
+// Accepted per-second windows (--per-second): every figure is per second.
+void set_unit(SweepReport& rep) {
+  for (const auto& p : rep.outcome.probes)
+    if (p.measurement.per_second) rep.unit = "second";
+}
+
+// Each GPU's figures at each cap, for a job's report.
+nlohmann::json per_gpu_json(const std::map<double, std::vector<Measurement>>& by_cap,
+                            const std::vector<std::string>& devices) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [cap, ms] : by_cap) {
     GpuSpread sp = gpu_spread(ms);
     nlohmann::json g = nlohmann::json::array();
     for (size_t i = 0; i < ms.size(); ++i)
-      g.push_back({{"device", rep.job_devices[i]},
+      g.push_back({{"device", devices.at(i)},
                    {"energy_per_step_J", ms[i].energy_per_step_J},
                    {"avg_power_W", ms[i].avg_power_W},
                    {"time_per_step_s", ms[i].time_per_step_s}});
-    rep.per_gpu.push_back({{"cap_W", cap},
-                           {"gpus", g},
-                           {"energy_spread_pct", 100 * sp.energy_rel},
-                           {"power_spread_W", sp.power_W}});
+    out.push_back({{"cap_W", cap},
+                   {"gpus", g},
+                   {"energy_spread_pct", 100 * sp.energy_rel},
+                   {"power_spread_W", sp.power_W}});
   }
-  for (const auto& p : rep.outcome.probes)
-    if (p.measurement.per_second) rep.unit = "second";
+  return out;
+}
+
+}  // namespace
+
+SweepReport new_sweep_report(const std::vector<std::string>& devices,
+                             const std::vector<GpuInfo>& infos, const std::string& workload) {
+  SweepReport rep;
+  if (devices.size() > 1) rep.job_devices = devices;
+  rep.device = fmt::format("{}", fmt::join(devices, ","));
+  rep.workload = workload;
+  rep.info = infos.at(0);
+  return rep;
+}
+
+plan::SearchOptions sweep_search_options(SweepReport& rep, size_t gpus,
+                                         const std::vector<double>& caps, const SweepSettings& s) {
+  plan::SearchOptions opt = search_options(rep.info, s, caps, false);
+  // P_max of the job (zeus): every GPU may draw its highest limit.
+  opt.decision.max_power_W = rep.info.max_limit_W * static_cast<double>(gpus);
+  apply_prior(rep, opt, s, rep.info.name, rep.workload);
+  // Heat drifts under a sweep: the default is measured again at the end (plan/decision.hpp).
+  opt.remeasure_default = true;
+  if (s.on_plan) s.on_plan(caps.size() + 1);
+  rep.strategy = opt.strategy;
+  rep.objective = opt.decision.objective;
+  return opt;
+}
+
+void search_live(SweepReport& rep, const std::vector<GpuInfo>& infos, plan::SearchOptions opt,
+                 RunLoop& loop, Workload& work, std::function<void(double)> set_all,
+                 const ProbeBudget& budget) {
+  LiveProber prober(loop, work, std::move(set_all), budget);
+  opt.classify = classify_default(infos, &prober);
+  rep.outcome = plan::search(prober, opt);
+  if (!rep.job_devices.empty()) rep.per_gpu = per_gpu_json(prober.per_gpu(), rep.job_devices);
+  set_unit(rep);
+}
+
+SweepReport sweep_targets(std::vector<Target>& targets, const WorkloadSpec& workload,
+                          const std::vector<double>& caps, const SweepSettings& s,
+                          const ActuationPolicy& policy) {
+  std::vector<Gpu*> gpus = sweep_gpus(targets, s);
+  std::vector<GpuInfo> infos;
+  std::vector<std::string> devices;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    infos.push_back(gpus[i]->info());
+    devices.push_back(targets[i].uri());
+  }
+  SweepReport rep = new_sweep_report(devices, infos, workload.display_name());
+  check_can_sweep(gpus, infos, s, policy);
+  plan::SearchOptions opt = sweep_search_options(rep, gpus.size(), caps, s);
+
+  Target& first = targets.front();
+  PowerLimitGuardSet guards(gpus, policy);
+  try {
+    if (s.mode == "restart") {
+      RestartProber prober(
+          first.gpu(), first.clock(), [&] { return first.make_workload(workload); }, guards.at(0),
+          s.budget);
+      opt.classify = classify_default(infos, nullptr);
+      rep.outcome = plan::search(prober, opt);
+      set_unit(rep);
+    } else {
+      WorkloadPtr w = first.make_workload(workload);
+      RunOptions ro;
+      ro.duration_s = 0;  // until the search ends or the workload does
+      RunLoop loop(gpus, *w, ro, first.clock());
+      loop.start();
+      search_live(
+          rep, infos, opt, loop, *w, [&guards](double cap_W) { set_every(guards, cap_W); },
+          s.budget);
+      loop.finish_all();
+    }
+  } catch (const WorkloadFailed& e) {
+    restore_every(guards);
+    throw WorkloadFailed(std::string(e.what()) +
+                             (gpus.size() == 1 ? "; the original power limit was restored"
+                                               : "; every GPU's original power limit was restored"),
+                         e.exit_status);
+  }
+  rep.after = apply_or_restore(guards, rep.outcome.decision, s.apply, rep.info);
   return rep;
 }
 
@@ -279,18 +312,14 @@ SweepReport sweep_devices(const SweepRequest& r) {
   if (parse_device_uri(split_device_list(r.device).front()).scheme == "replay")
     return sweep_replay(r);
   validate(r.workload, "regime sweep --device nvml:0 --actuate -- python3 train.py");
-  if (runs_as_job(r.device)) {
-    std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
-    GpuInfo info = targets.front().gpu().info();
-    SweepReport rep = sweep_job(targets, r.workload, plan::parse_caps(r.caps, info), r.settings,
-                                ActuationPolicy::from_flags(r.actuate));
-    keep_sweep(rep, "sweep", to_json(rep), r.settings.db, settings_json(r.settings, r.caps));
-    return rep;
-  }
-  Target target = open_target(r.device);
-  GpuInfo info = target.gpu().info();
-  SweepReport rep = sweep_target(target, r.workload, plan::parse_caps(r.caps, info), r.settings,
-                                 ActuationPolicy::from_flags(r.actuate));
+  std::vector<Target> targets;
+  if (runs_as_job(r.device))
+    targets = open_targets(resolve_job_device(r.device, r.workload));
+  else
+    targets.push_back(open_target(r.device));
+  const GpuInfo info = targets.front().gpu().info();
+  SweepReport rep = sweep_targets(targets, r.workload, plan::parse_caps(r.caps, info), r.settings,
+                                  ActuationPolicy::from_flags(r.actuate));
   keep_sweep(rep, "sweep", to_json(rep), r.settings.db, settings_json(r.settings, r.caps));
   return rep;
 }

@@ -97,17 +97,29 @@ nlohmann::json settings_json(const SweepSettings& s, const std::string& caps);
 plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
                                    std::vector<double> caps, bool classify_default);
 
-// Sweeps `caps` on an opened target. The actuation policy is checked before any work starts.
-// Throws WorkloadFailed (the limit already restored) when the workload ends first.
-SweepReport sweep_target(Target& target, const WorkloadSpec& workload,
-                         const std::vector<double>& caps, const SweepSettings& s,
-                         const ActuationPolicy& policy);
+// Sweeps `caps` on opened targets: one GPU, or every GPU of one job with one cap for all (real
+// GPUs of one model and range, live only: Error InvalidArgument otherwise), each set and restored
+// through its PowerLimitGuard. The actuation policy is checked before any work starts. Throws
+// WorkloadFailed (the limits already restored) when the workload ends first.
+SweepReport sweep_targets(std::vector<Target>& targets, const WorkloadSpec& workload,
+                          const std::vector<double>& caps, const SweepSettings& s,
+                          const ActuationPolicy& policy);
 
-// One cap for every GPU of one job (GPUs of one model, real ones: Error InvalidArgument
-// otherwise): live only; every GPU is set and restored through a PowerLimitGuardSet.
-SweepReport sweep_job(std::vector<Target>& targets, const WorkloadSpec& workload,
-                      const std::vector<double>& caps, const SweepSettings& s,
-                      const ActuationPolicy& policy);
+// The steps of every device sweep, which a scheduler job's study (session/job_study.hpp) runs on
+// its own loop and caps as well:
+// A report on `devices` (one, or a job's: then `job_devices` is set) before any probe.
+SweepReport new_sweep_report(const std::vector<std::string>& devices,
+                             const std::vector<GpuInfo>& infos, const std::string& workload);
+// The search options over `caps` for `gpus` GPUs of rep.info's model: the job's P_max, the prior,
+// the default measured again at the end; records the strategy and objective in `rep`.
+plan::SearchOptions sweep_search_options(SweepReport& rep, size_t gpus,
+                                         const std::vector<double>& caps, const SweepSettings& s);
+// The live search on a started loop sampling the GPUs of `infos`: one cap at a time on all of
+// them through `set_all`, the default's regime the most constrained GPU's. Fills rep.outcome, the
+// unit and, for a job, each GPU's figures per cap.
+void search_live(SweepReport& rep, const std::vector<GpuInfo>& infos, plan::SearchOptions opt,
+                 RunLoop& loop, Workload& work, std::function<void(double)> set_all,
+                 const ProbeBudget& budget);
 
 // `regime sweep`: opens the device (or the table) and sweeps; a device list sweeps one job.
 SweepReport run_sweep(const SweepRequest& request);
