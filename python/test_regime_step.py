@@ -15,7 +15,9 @@ import regime_step  # noqa: E402
 
 
 class Listener(object):
-    """A datagram socket standing in for regime's step listener."""
+    """A datagram socket standing in for regime's step listener: it reads datagrams as regime
+    does (a batch of lines each) and hands out one marker line at a time. Reading first flushes
+    the helper's batch, as its flush period or the end of the script would."""
 
     def __init__(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -23,20 +25,30 @@ class Listener(object):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(self.path)
         self.sock.settimeout(2)
+        self.lines = []
+        self.datagrams = 0
+
+    def _take(self, data):
+        self.datagrams += 1
+        self.lines += [line for line in data.decode("ascii").split("\n") if line.strip()]
 
     def recv(self):
-        return self.sock.recv(512).decode("ascii")
+        regime_step.flush()
+        while not self.lines:
+            self._take(self.sock.recv(65536))
+        return self.lines.pop(0)
 
     def pending(self):
+        regime_step.flush()
         self.sock.setblocking(False)
-        out = []
         try:
             while True:
-                out.append(self.sock.recv(512).decode("ascii"))
+                self._take(self.sock.recv(65536))
         except BlockingIOError:
             pass
         finally:
             self.sock.settimeout(2)
+        out, self.lines = self.lines, []
         return out
 
     def close(self):
@@ -51,7 +63,8 @@ def parse(datagram):
 
 class EnvCase(unittest.TestCase):
     def setUp(self):
-        self.saved = {k: os.environ.get(k) for k in ("REGIME_STEP_SOCKET", "RANK", "LOCAL_RANK")}
+        self.saved = {k: os.environ.get(k)
+                      for k in ("REGIME_STEP_SOCKET", "REGIME_STEP_FLUSH_S", "RANK", "LOCAL_RANK")}
         for k in self.saved:
             os.environ.pop(k, None)
         self.listener = Listener()
@@ -116,8 +129,84 @@ class TestMark(EnvCase):
 
     def test_a_vanished_listener_never_raises(self):
         self.listener.close()
-        self.assertFalse(regime_step.mark())
+        self.assertTrue(regime_step.mark())  # taken into the batch
+        self.assertFalse(regime_step.flush())  # the batch is lost, silently
         self.listener = Listener()  # for tearDown
+
+
+class TestBatches(EnvCase):
+    def test_markers_go_out_in_one_datagram_per_flush_period(self):
+        os.environ["REGIME_STEP_FLUSH_S"] = "0.2"
+        regime_step.reset()
+        spans = []
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            with regime_step.step():
+                t0 = time.time()
+                time.sleep(0.002)
+            spans.append((t0, time.time()))
+        self.listener.sock.setblocking(False)
+        sent_while_running = 0
+        try:
+            while True:
+                self.listener.sock.recv(65536)
+                sent_while_running += 1
+        except BlockingIOError:
+            pass
+        self.listener.sock.settimeout(2)
+        # about 0.5 s / 0.2 s batches, not a datagram for each of the ~200 steps
+        self.assertGreaterEqual(sent_while_running, 1)
+        self.assertLessEqual(sent_while_running, 4)
+        self.assertGreater(len(spans), 20)
+
+    def test_each_marker_keeps_the_times_of_its_own_step(self):
+        regime_step.send_step(10.0, 10.25, n=3)
+        regime_step.send_step(10.25, 11.5)
+        lines = self.listener.pending()
+        self.assertEqual(self.listener.datagrams, 1)
+        self.assertEqual([parse(d) for d in lines],
+                         [("step", 3, 10.0, 10.25), ("step", 4, 10.25, 11.5)])
+
+    def test_zero_period_sends_a_datagram_per_step(self):
+        os.environ["REGIME_STEP_FLUSH_S"] = "0"
+        regime_step.reset()
+        for _ in range(3):
+            regime_step.mark()
+        self.listener.sock.setblocking(False)
+        got = []
+        try:
+            while True:
+                got.append(self.listener.sock.recv(65536).decode("ascii"))
+        except BlockingIOError:
+            pass
+        self.assertEqual(len(got), 3)
+        self.assertEqual([parse(d)[1] for d in got], [0, 1, 2])
+
+    def test_a_batch_never_outgrows_a_datagram(self):
+        os.environ["REGIME_STEP_FLUSH_S"] = "3600"
+        regime_step.reset()
+        for i in range(3000):
+            regime_step.send_step(1e9 + i, 1e9 + i + 0.5)
+        self.listener.pending()
+        self.assertGreater(self.listener.datagrams, 1)
+        self.assertEqual(len(self.listener.lines), 0)
+
+    def test_unsent_markers_go_out_at_exit(self):
+        code = ("import sys; sys.path.insert(0, %r); import regime_step\n"
+                "for _ in range(5): regime_step.mark()\n" % HERE)
+        env = dict(os.environ, REGIME_STEP_FLUSH_S="3600")
+        result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = self.listener.pending()
+        self.assertEqual([parse(d)[1] for d in lines], [0, 1, 2, 3, 4])
+        self.assertEqual(self.listener.datagrams, 1)
+
+    def test_a_bad_flush_period_is_refused_with_the_variable_named(self):
+        os.environ["REGIME_STEP_FLUSH_S"] = "soon"
+        with self.assertRaisesRegex(ValueError, "REGIME_STEP_FLUSH_S"):
+            regime_step.reset()
+        os.environ["REGIME_STEP_FLUSH_S"] = "1"
 
 
 class TestWithoutRegime(unittest.TestCase):

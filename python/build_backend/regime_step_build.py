@@ -5,6 +5,11 @@ package (setuptools before 70.1), which a fresh `python3 -m venv` lacks, and off
 fetch it. This backend needs nothing, so `pip install ./python` works offline with or without
 --no-build-isolation. It packs regime_step/ and the metadata of pyproject.toml's [project]; the
 version is regime_step.__version__.
+
+With REGIME_WHEEL_LIBRARY=PATH (the build sets it: cmake/python.cmake) the wheel also carries
+that libregime_monitor.so inside the package, so the in-process monitor works wherever the
+wheel is installed; such a wheel is tagged for this platform (py3-none-linux_x86_64). Run as a
+script, it builds that wheel into the folder given: `regime_step_build.py OUTDIR`.
 """
 
 import base64
@@ -12,12 +17,32 @@ import hashlib
 import io
 import os
 import re
+import sys
+import sysconfig
 import tarfile
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "regime_step"
-TAG = "py3-none-any"
+LIBRARY_ENV = "REGIME_WHEEL_LIBRARY"
+LIBRARY_NAME = "libregime_monitor.so"
+
+
+def _library():
+    """The monitor library to bundle, or None: pure Python."""
+    path = os.environ.get(LIBRARY_ENV)
+    if not path:
+        return None
+    if not os.path.isfile(path):
+        raise FileNotFoundError("%s=%s: no such file (the libregime_monitor.so to bundle)"
+                                % (LIBRARY_ENV, path))
+    return path
+
+
+def _tag():
+    if _library() is None:
+        return "py3-none-any"
+    return "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
 
 def _project():
@@ -81,16 +106,19 @@ def _write_wheel(wheel_directory, contents):
     contents = list(contents) + [
         (info + "/METADATA", _metadata().encode()),
         (info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: regime_step_build\n"
-                           "Root-Is-Purelib: true\nTag: %s\n" % TAG).encode()),
+                           "Root-Is-Purelib: %s\nTag: %s\n"
+                           % ("true" if _library() is None else "false", _tag())).encode()),
         (info + "/top_level.txt", (PACKAGE + "\n").encode()),
     ]
     record = [_record_line(name, data) for name, data in contents] + [info + "/RECORD,,"]
     contents.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
-    filename = "%s-%s.whl" % (_dist_name(), TAG)
+    filename = "%s-%s.whl" % (_dist_name(), _tag())
     with zipfile.ZipFile(os.path.join(wheel_directory, filename), "w",
                          zipfile.ZIP_DEFLATED) as whl:
         for name, data in contents:
-            whl.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), data)
+            entry = zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
+            entry.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
+            whl.writestr(entry, data)
     return filename
 
 
@@ -109,8 +137,14 @@ def get_requires_for_build_editable(config_settings=None):
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     files = []
     for name, path in _package_files():
+        if os.path.basename(path) == LIBRARY_NAME:
+            continue  # a copy left in the source folder: only the one asked for is bundled
         with open(path, "rb") as f:
             files.append((name, f.read()))
+    library = _library()
+    if library is not None:
+        with open(library, "rb") as f:
+            files.append((PACKAGE + "/" + LIBRARY_NAME, f.read()))
     return _write_wheel(wheel_directory, files)
 
 
@@ -133,3 +167,10 @@ def build_sdist(sdist_directory, config_settings=None):
         entry.size = len(pkg_info)
         tar.addfile(entry, io.BytesIO(pkg_info))
     return filename
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: regime_step_build.py OUTDIR  (REGIME_WHEEL_LIBRARY=PATH bundles the "
+                 "monitor library)")
+    print(os.path.join(sys.argv[1], build_wheel(sys.argv[1])))

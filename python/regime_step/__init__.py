@@ -1,10 +1,14 @@
 """Step markers for Regime (stdlib only, Python 3.8+).
 
 When a training script runs under ``regime probe -- python3 train.py``, Regime sets
-``REGIME_STEP_SOCKET`` to a Unix datagram socket. Each completed step is reported as one
-datagram ``step <n> <t_start_s> <t_end_s>`` (Unix seconds), so Regime can compute time and energy
-per step. Without that variable every function here does nothing, so scripts run unchanged
-outside Regime. A marker that cannot be delivered is dropped: training is never slowed or stopped.
+``REGIME_STEP_SOCKET`` to a Unix datagram socket. Each completed step is reported as a line
+``step <n> <t_start_s> <t_end_s>`` (Unix seconds, taken when the step ran), so Regime can compute
+time and energy per step. Lines are sent in batches, one datagram at most every
+``REGIME_STEP_FLUSH_S`` seconds (default 1; 0 sends a datagram per step), and at ``flush()``, at
+exit and at a window's end: at hundreds of steps a second a datagram per step would wake Regime
+hundreds of times a second. Without that variable every function here does nothing, so scripts
+run unchanged outside Regime. A marker that cannot be delivered is dropped: training is never
+slowed or stopped.
 
     import regime_step
     for batch in loader:
@@ -15,6 +19,7 @@ or call ``regime_step.mark()`` once at the end of each step. In distributed runs
 sends (environment RANK, else LOCAL_RANK), so a step is counted once.
 """
 
+import atexit
 import contextlib
 import importlib
 import os
@@ -30,6 +35,7 @@ __all__ = [
     "enabled",
     "mark",
     "step",
+    "flush",
     "reset",
     "send_step",
     "RegimeHFCallback",
@@ -37,15 +43,36 @@ __all__ = [
     "hf_callback_class",
     "lightning_callback",
     "lightning_callback_class",
+    "Monitor",
 ]
 # RegimeLightningCallback is an attribute too, made on first use (see __getattr__ below); it is
 # left out of __all__ so that ``from regime_step import *`` never needs Lightning.
 
 ENV_VAR = "REGIME_STEP_SOCKET"
+FLUSH_ENV_VAR = "REGIME_STEP_FLUSH_S"
+DEFAULT_FLUSH_S = 1.0
+# Regime reads datagrams of up to 64 KiB; a batch is sent before it reaches this size, well
+# inside that and inside the default socket send buffer.
+MAX_BATCH_BYTES = 32 * 1024
+
+
+def _flush_period_s():
+    text = os.environ.get(FLUSH_ENV_VAR)
+    if text is None or text.strip() == "":
+        return DEFAULT_FLUSH_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise ValueError("%s=%r: give the seconds between step-marker batches, a number >= 0 "
+                         "(0: one datagram per step)" % (FLUSH_ENV_VAR, text))
+    return value
 
 
 class _Sender:
-    """The socket and step counter of this process (re-created after a fork)."""
+    """The socket, step counter and batch of unsent markers of this process (re-created after a
+    fork, so a child never sends its parent's batch)."""
 
     def __init__(self):
         self.pid = os.getpid()
@@ -56,6 +83,10 @@ class _Sender:
         self.next_step = 0
         self.last_end = time.time()
         self.dropped = 0
+        self.flush_s = _flush_period_s()
+        self.batch = []
+        self.batch_bytes = 0
+        self.batch_since = None  # monotonic time of the oldest unsent marker
         if self.path is not None:
             try:
                 self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -64,14 +95,32 @@ class _Sender:
                 self.sock = None
 
     def send(self, n, t_start, t_end):
+        """Queues one marker; sends the batch when it is due. True when the marker was taken."""
         if self.sock is None:
             return False
-        data = ("step %d %.6f %.6f" % (n, t_start, t_end)).encode("ascii")
+        line = "step %d %.6f %.6f\n" % (n, t_start, t_end)
+        now = time.monotonic()
+        if self.batch_since is None:
+            self.batch_since = now
+        self.batch.append(line)
+        self.batch_bytes += len(line)
+        if (now - self.batch_since >= self.flush_s or
+                self.batch_bytes + 64 > MAX_BATCH_BYTES):
+            return self.flush()
+        return True
+
+    def flush(self):
+        """Sends the unsent markers as one datagram. False when there was one and it was lost."""
+        if self.sock is None or not self.batch:
+            return True
+        data = "".join(self.batch).encode("ascii")
+        count = len(self.batch)
+        self.batch, self.batch_bytes, self.batch_since = [], 0, None
         try:
             self.sock.sendto(data, self.path)
             return True
         except OSError:
-            self.dropped += 1
+            self.dropped += count
             return False
 
 
@@ -99,14 +148,32 @@ def enabled():
 
 
 def reset():
-    """Re-reads the environment and restarts step numbering; the next step starts now."""
+    """Sends what is unsent, re-reads the environment and restarts step numbering; the next
+    step starts now."""
     global _sender
+    if _sender is not None and _sender.pid == os.getpid():
+        _sender.flush()
+        if _sender.sock is not None:
+            _sender.sock.close()
     _sender = None
     _get()
 
 
+def flush():
+    """Sends the markers not yet sent now (at a window's end, before a long pause). True unless
+    a batch was lost; a no-op outside Regime."""
+    s = _sender
+    if s is None or s.pid != os.getpid():
+        return True
+    return s.flush()
+
+
+atexit.register(flush)
+
+
 def send_step(t_start, t_end, n=None):
-    """Reports one step with explicit Unix times. Returns True if the datagram went out."""
+    """Reports one step with explicit Unix times. Returns True when the marker was taken for
+    sending (it goes out with its batch), False outside Regime or when a batch was lost."""
     s = _get()
     if n is None:
         n = s.next_step
@@ -114,6 +181,9 @@ def send_step(t_start, t_end, n=None):
         raise ValueError("step ends (%r) before it starts (%r)" % (t_end, t_start))
     s.next_step = n + 1
     s.last_end = t_end
+    monitors = sys.modules.get(__name__ + ".monitor")
+    if monitors is not None:  # in-process monitors count the step too
+        monitors._report_step(t_start, t_end)
     return s.send(n, t_start, t_end)
 
 
@@ -158,9 +228,25 @@ class _LightningSteps(object):
     in the measurement says how much that is)."""
 
     def __init__(self, *args, **kwargs):
+        self.monitor = kwargs.pop("monitor", None)
         super(_LightningSteps, self).__init__(*args, **kwargs)
         self._t_start = None
         self._last_global_step = None
+        self.windows = []  # with a monitor: each epoch's window, then the whole training's
+
+    # With a Monitor (regime_step.Monitor), a window over each training epoch and one over the
+    # whole training; the steps reach it through send_step.
+    def on_train_start(self, trainer, pl_module, *args, **kwargs):
+        if self.monitor is not None:
+            self.monitor.begin_window("train")
+
+    def on_train_epoch_start(self, trainer, pl_module, *args, **kwargs):
+        if self.monitor is not None:
+            self.monitor.begin_window("epoch")
+
+    def on_train_epoch_end(self, trainer, pl_module, *args, **kwargs):
+        if self.monitor is not None:
+            self.windows.append(self.monitor.end_window("epoch"))
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx, *args, **kwargs):
         if self._t_start is None:
@@ -181,6 +267,15 @@ class _LightningSteps(object):
             send_step(self._t_start, time.time(), g)
             self._t_start = None
             self._last_global_step = g
+
+    # Batched markers go out before a pause (validation) and at the end of training.
+    def on_validation_start(self, trainer, pl_module, *args, **kwargs):
+        flush()
+
+    def on_train_end(self, trainer, pl_module, *args, **kwargs):
+        flush()
+        if self.monitor is not None:
+            self.windows.append(self.monitor.end_window("train"))
 
 
 def _global_step(trainer):
@@ -224,10 +319,11 @@ def lightning_callback_class(module=None):
     return cls
 
 
-def lightning_callback(module=None):
+def lightning_callback(module=None, monitor=None):
     """A new Lightning callback that marks each optimizer step:
-    ``Trainer(callbacks=[regime_step.lightning_callback()])``."""
-    return lightning_callback_class(module)()
+    ``Trainer(callbacks=[regime_step.lightning_callback()])``. With ``monitor`` (a
+    regime_step.Monitor) it also measures each epoch and the whole training (``.windows``)."""
+    return lightning_callback_class(module)(monitor=monitor)
 
 
 def __getattr__(name):
@@ -235,6 +331,9 @@ def __getattr__(name):
     # for (PEP 562), so importing this module never imports Lightning or transformers. The HF one
     # subclasses transformers.TrainerCallback when the script has imported transformers, and is
     # duck-typed otherwise (importing transformers here would cost seconds where it is unused).
+    if name in ("Monitor", "Window", "MonitorError"):
+        from regime_step import monitor  # ctypes and the core's library: only when asked for
+        return getattr(monitor, name)
     if name == "RegimeLightningCallback":
         return lightning_callback_class()
     if name == "RegimeHFCallback":
@@ -258,8 +357,27 @@ class _HFSteps(object):
     class itself works too: the Trainer makes the instance)."""
 
     def __init__(self, *args, **kwargs):
+        self.monitor = kwargs.pop("monitor", None)
         super(_HFSteps, self).__init__(*args, **kwargs)
         self._t_start = None
+        self.windows = []  # with a monitor: each epoch's window, then the whole training's
+
+    # With a Monitor (regime_step.Monitor), a window over each epoch and one over the whole
+    # training; the steps reach it through send_step.
+    def on_train_begin(self, args=None, state=None, control=None, **kwargs):
+        if self.monitor is not None:
+            self.monitor.begin_window("train")
+        return control
+
+    def on_epoch_begin(self, args=None, state=None, control=None, **kwargs):
+        if self.monitor is not None:
+            self.monitor.begin_window("epoch")
+        return control
+
+    def on_epoch_end(self, args=None, state=None, control=None, **kwargs):
+        if self.monitor is not None:
+            self.windows.append(self.monitor.end_window("epoch"))
+        return control
 
     def on_step_begin(self, args=None, state=None, control=None, **kwargs):
         self._t_start = time.time()
@@ -268,6 +386,17 @@ class _HFSteps(object):
         if self._t_start is not None:
             send_step(self._t_start, time.time(), _global_step(state))
             self._t_start = None
+        return control
+
+    # Batched markers go out before a pause (evaluation) and at the end of training.
+    def on_evaluate(self, args=None, state=None, control=None, **kwargs):
+        flush()
+        return control
+
+    def on_train_end(self, args=None, state=None, control=None, **kwargs):
+        flush()
+        if self.monitor is not None:
+            self.windows.append(self.monitor.end_window("train"))
         return control
 
 
@@ -310,10 +439,11 @@ def hf_callback_class(module=None):
     return _hf_class_on(getattr(module, "TrainerCallback", None))
 
 
-def hf_callback(module=None):
+def hf_callback(module=None, monitor=None):
     """A new Hugging Face callback that marks each optimizer step:
-    ``Trainer(..., callbacks=[regime_step.hf_callback()])``."""
-    return hf_callback_class(module)()
+    ``Trainer(..., callbacks=[regime_step.hf_callback()])``. With ``monitor`` (a
+    regime_step.Monitor) it also measures each epoch and the whole training (``.windows``)."""
+    return hf_callback_class(module)(monitor=monitor)
 
 
 def _noop(*args, **kwargs):
