@@ -15,7 +15,8 @@ intervals. A window's figures are ready once the buffer covering its end has bee
 (about a second after it ends); reading them waits for that.
 
 The library is found at $REGIME_MONITOR_LIBRARY, else inside this package (the wheel the build
-ships), else where the Debian package installs it (/usr/lib/regime).
+ships), else where the Debian package installs it (/usr/lib/regime), else in a checkout's
+build/ci.
 """
 
 import contextlib
@@ -30,14 +31,16 @@ __all__ = ["Monitor", "Window", "MonitorError", "library_path"]
 
 LIBRARY_ENV = "REGIME_MONITOR_LIBRARY"
 LIBRARY_NAME = "libregime_monitor.so"
-_HERE = os.path.dirname(os.path.abspath(__file__))
+_HERE = os.path.dirname(os.path.realpath(__file__))
 # Prefixes the .deb (or cmake --install) may have put the package under: PREFIX/lib/python3*/
 # {dist,site}-packages/regime_step, with the library at PREFIX/lib/regime/.
 _PREFIX = os.path.abspath(os.path.join(_HERE, "..", "..", ".."))
 _CANDIDATES = (os.path.join(_HERE, LIBRARY_NAME),
                os.path.join(_PREFIX, "lib", "regime", LIBRARY_NAME),
                "/usr/lib/regime/" + LIBRARY_NAME,
-               "/usr/local/lib/regime/" + LIBRARY_NAME)
+               "/usr/local/lib/regime/" + LIBRARY_NAME,
+               # a checkout's own build (the README's build folder)
+               os.path.join(_HERE, "..", "..", "build", "ci", LIBRARY_NAME))
 
 _OK, _ERROR, _NOT_READY, _TOO_SMALL = 0, -1, -2, -3
 _ERROR_SIZE = 1024
