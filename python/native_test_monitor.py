@@ -123,6 +123,30 @@ class MonitorInProcess(unittest.TestCase):
                            cb.windows[0].energy_J + cb.windows[1].energy_J - 1e-9)
 
 
+    def test_the_lightning_callback_measures_epochs_and_the_training(self):
+        class Callback(object):  # the shape of Lightning's base class
+            pass
+
+        class Trainer(object):
+            global_step = 0
+
+        lightning = type(sys)("stand_in_lightning")
+        lightning.Callback = Callback
+        cb = self.regime_step.lightning_callback(lightning, monitor=self.monitor)
+        trainer = Trainer()
+        cb.on_train_start(trainer, None)
+        cb.on_train_epoch_start(trainer, None)
+        for i in range(4):
+            cb.on_train_batch_start(trainer, None, None, i)
+            time.sleep(0.01)
+            trainer.global_step += 1
+            cb.on_train_batch_end(trainer, None, None, None, i)
+        cb.on_train_epoch_end(trainer, None)
+        cb.on_train_end(trainer, None)
+        self.assertEqual([(w.name, w.steps) for w in cb.windows], [("epoch", 4), ("train", 4)])
+        self.assertAlmostEqual(cb.windows[1].avg_power_W, FAKE_GPU_W, delta=0.004 * FAKE_GPU_W)
+
+
 class MonitorInstalled(unittest.TestCase):
     """From a plain venv, offline: install, then `with monitor.window("step")` gives joules with
     an interval on the fake NVML."""

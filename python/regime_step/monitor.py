@@ -32,11 +32,11 @@ __all__ = ["Monitor", "Window", "MonitorError", "library_path"]
 LIBRARY_ENV = "REGIME_MONITOR_LIBRARY"
 LIBRARY_NAME = "libregime_monitor.so"
 _HERE = os.path.dirname(os.path.realpath(__file__))
-# Prefixes the .deb (or cmake --install) may have put the package under: PREFIX/lib/python3*/
-# {dist,site}-packages/regime_step, with the library at PREFIX/lib/regime/.
-_PREFIX = os.path.abspath(os.path.join(_HERE, "..", "..", ".."))
+# cmake --install puts the package at PREFIX/lib/python3*/dist-packages/regime_step and the
+# library at PREFIX/lib/regime/.
+_LIBDIR = os.path.abspath(os.path.join(_HERE, "..", "..", ".."))
 _CANDIDATES = (os.path.join(_HERE, LIBRARY_NAME),
-               os.path.join(_PREFIX, "lib", "regime", LIBRARY_NAME),
+               os.path.join(_LIBDIR, "regime", LIBRARY_NAME),
                "/usr/lib/regime/" + LIBRARY_NAME,
                "/usr/local/lib/regime/" + LIBRARY_NAME,
                # a checkout's own build (the README's build folder)
