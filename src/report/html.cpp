@@ -42,7 +42,7 @@ details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 <body>
 <h1 id="title"></h1>
 <div class="meta" id="meta"></div>
-<div class="decision" id="decision"><span id="decision-text"></span><span class="why" id="decision-why"></span></div>
+<div class="decision" id="decision"><span id="decision-text"></span><span class="why" id="decision-why"></span><span class="why" id="decision-restore"></span></div>
 <h2>Regime and evidence</h2>
 <div class="cards">
   <div class="card"><div>regime</div><div class="big regime" id="regime"></div><div class="ci" id="confidence"></div></div>
@@ -244,6 +244,18 @@ constexpr std::string_view kPageScript = R"JS(
     text('decision-text', `Regime ${reg.name}: a probe names the regime; \`regime study\` or \`regime sweep\` decides a cap.`);
     text('decision-why', reg.advice || '');
   }
+
+  // What was restored: the limit put back, on which GPU and when, or that nothing was changed. A
+  // sweep changes the limit after the probe this page's trace holds; unless the caller said what
+  // it put back, the line says what the sweep did and how the command ends.
+  const rs = data.restore || null;
+  let restoreText = rs ? rs.text : '';
+  if (sw && sw.points.length && !(rs && rs.restored)) {
+    const caps = sw.points.map((p) => p.cap_W);
+    restoreText = `Power limit: the sweep set ${caps.length} caps (${Math.min(...caps)} to ${Math.max(...caps)} W) on ${rs ? rs.gpu : run.device}; ` +
+      'the study puts the original limit back when it ends unless --apply left the chosen cap set, and its last lines say which.';
+  }
+  text('decision-restore', restoreText);
 
   // Comparison: the newest measured run of each GPU + workload pair in the store.
   const cmp = data.comparison, rows = cmp.rows;

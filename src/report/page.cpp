@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "report/downsample.hpp"
+#include "report/restore.hpp"
 
 namespace regime::report {
 
@@ -182,6 +183,13 @@ json build_page_data(const RunRecord& run, const Trace& trace,
   if (auto a = number(m, "window_start_s"), b = number(m, "window_end_s"); a && b)
     window = {*a - t0_s, *b - t0_s};
 
+  std::vector<double> limits_W;
+  for (const Sample& s : samples)
+    if (s.limit_W) limits_W.push_back(*s.limit_W);
+  const std::string gpu_label =
+      (run.gpu_name.empty() ? run.device : run.gpu_name) +
+      (run.gpu_uuid.empty() ? std::string() : fmt::format(" ({})", run.gpu_uuid));
+
   const json& r = run.report;
   return {
       {"title", fmt::format("Regime run {}: {} on {}", run.id, run.workload,
@@ -212,6 +220,7 @@ json build_page_data(const RunRecord& run, const Trace& trace,
         {"steps", trace.steps.size()},
         {"series", series}}},
       {"comparison", comparison_rows(run, store_runs)},
+      {"restore", limit_restore_section(std::nullopt, limits_W, gpu_label)},
   };
 }
 

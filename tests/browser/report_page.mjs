@@ -59,6 +59,7 @@ try {
     regime: document.getElementById('regime').textContent,
     comparison_rows: document.querySelectorAll('#comparison tbody tr').length,
     decision: document.getElementById('decision-text').textContent,
+    restore: document.getElementById('decision-restore').textContent,
     // The decision leads: its banner lies above the fold, before the regime cards and charts.
     decision_top_px: document.getElementById('decision').getBoundingClientRect().top,
     evidence_open: document.getElementById('evidence-box').open,
@@ -81,6 +82,12 @@ try {
   if (!/points/.test(notes.downsampling)) problems.push(`no downsampling note: '${notes.downsampling}'`);
   if (!/^(Decision|Regime)\b/.test(notes.decision)) problems.push(`no decision line at the top: '${notes.decision}'`);
   if (notes.decision_top_px > 200) problems.push(`the decision starts ${notes.decision_top_px} px down`);
+  // What was restored, on the decision card: the limit and the GPU, or that nothing changed. A page
+  // with a sweep says what the sweep set and how the command ends; a probe's, that nothing changed.
+  const restoreRule = expected.includes('chart-sweep-energy')
+    ? /^Power limit: the sweep set \d+ caps \(\d+(\.\d+)? to \d+(\.\d+)? W\) on .+; the study puts the original limit back/
+    : /^Nothing to restore: the power limit of .+ stayed at \d+(\.\d+)? W throughout; no limit was changed\.$/;
+  if (!restoreRule.test(notes.restore)) problems.push(`the decision card does not say what was restored: '${notes.restore}'`);
   if (notes.evidence_open) problems.push('the raw evidence table is open by default');
   if (expected.includes('chart-sweep-time') && notes.budget_lines < 1) problems.push('the time chart has no slowdown-budget line');
   // The decision (cap, intervals, objective in its reason) without scrolling on a wide and a narrow
