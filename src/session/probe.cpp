@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "analysis/measure.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -118,145 +121,7 @@ void add_warnings(const ProbeRequest& r, bool is_command, const Trace& trace,
         report.measurement.steps, kShortRun_s, kShortRunSteps));
 }
 
-}  // namespace
-
-ProbeReport run_probe(const ProbeRequest& r) {
-  validate(r);
-  WorkloadSpec spec = r.workload;
-  spec.step_socket = !r.no_steps;
-  Target target = open_target(r.device);
-  ProbeReport out;
-  out.simulated = target.simulated();
-  out.is_command = !spec.command.empty();
-  GpuInfo info = target.gpu().info();
-  // The workload first: a bad regex or an unknown sim workload leaves no run record behind.
-  WorkloadPtr work = target.make_workload(spec);
-
-  fs::path db_path = RunStore::path_or_default(r.db);
-  RunStore store(db_path);
-  RunRecord& rec = out.record;
-  rec = new_record(r, info, target.wall().unix_now_s());
-  rec.id = store.insert(rec);  // recorded as running: a crash still leaves the trace findable
-  TracePaths paths = trace_paths(r, rec.id);
-  rec.trace_path = fs::absolute(paths.trace).string();
-  rec.steps_path = fs::absolute(paths.steps).string();
-  auto fail = [&](const std::string& why, const nlohmann::json& run_info) {
-    rec.status = "failed";
-    rec.exit_status = work->exit_status();
-    rec.report = {{"error", why}, {"run", run_info}};
-    store.update(rec);
-  };
-
-  // A command on a real GPU: what it uses against what is measured.
-  nlohmann::json usage = target.simulated() ? nlohmann::json() : one_gpu_devices_json(info, spec);
-  JobProcessWatch watch({info}, spec);
-  RunStats stats;
-  Trace trace;
-  try {
-    store.update(rec);
-    if (paths.trace.has_parent_path()) fs::create_directories(paths.trace.parent_path());
-    TraceCsvWriter trace_writer(paths.trace);
-    StepsCsvWriter steps_writer(paths.steps);
-    RunOptions o;
-    o.duration_s = r.seconds;
-    o.sample_period_s = r.sample_ms / 1000.0;
-    o.energy_period_s = r.energy_period_s;
-    ProbeProgress progress;
-    progress.total_s = r.seconds;
-    std::optional<double> first_t_s;
-    o.on_sample = [&](const Sample& s) {
-      trace_writer.append(s);
-      watch.maybe_check(*work, s.t_s);
-      if (!r.on_progress) return;
-      if (!first_t_s) first_t_s = s.t_s;
-      progress.elapsed_s = s.t_s - *first_t_s;
-      progress.power_W = s.power_W ? s.power_W : s.power_avg_W;
-      progress.temp_C = s.temp_C;
-      r.on_progress(progress);
-    };
-    o.on_step = [&](const Step& s) {
-      steps_writer.append(s);
-      ++progress.steps;
-    };
-    trace = run(target.gpu(), *work, o, target.clock(), &stats);
-    trace_writer.close();
-    steps_writer.close();
-    if (!trace.power_points.empty()) write_power_csv(paths.power, trace.power_points);
-  } catch (const std::exception& e) {
-    fail(e.what(), nullptr);
-    throw;
-  }
-  if (usage.is_object())
-    for (const auto& w : usage.value("warnings", std::vector<std::string>{}))
-      out.warnings.push_back(w);
-  add_process_findings(watch, usage, out.warnings);
-  rec.exit_status = work->exit_status();
-  bool stopped_at_limit = stats.ended_by == RunEnd::Duration;
-  if (work->malformed_markers() > 0)
-    out.warnings.push_back(fmt::format("ignored {} malformed step marker(s); last: {}",
-                                       work->malformed_markers(), work->last_marker_error()));
-  out.run = run_json(rec, db_path, trace, stats, out.simulated, stopped_at_limit);
-  if (!usage.is_null()) out.run["job_devices"] = usage;
-
-  RegimeReport report;
-  try {
-    const Measurement m = measure(trace, measure_options(r));
-    // Too little to measure: no regime at all, rather than a guess from a few samples.
-    if (const std::string why = too_short_to_classify(m); !why.empty()) {
-      const bool ended_itself = !stopped_at_limit;
-      std::string what = fmt::format(
-          "run {} ({:.2f} s{}): no regime: {}{}", rec.id, stats.t_end_s - stats.t_start_s,
-          rec.exit_status ? fmt::format(", exit status {}", *rec.exit_status) : std::string(), why,
-          ended_itself ? "; the command ended before there was enough to measure"
-                       : "; probe for longer (--seconds)");
-      fail(what, out.run);
-      out.failure = what;
-      out.exit_status = rec.exit_status && *rec.exit_status != 0 ? *rec.exit_status : 1;
-      return out;
-    }
-    report = classify(m, info);
-  } catch (const Error& e) {
-    fail(e.what(), out.run);
-    std::string what =
-        fmt::format("run {} ({:.1f} s, exit status {}): cannot measure it: {}", rec.id,
-                    stats.t_end_s - stats.t_start_s,
-                    rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what());
-    // A command that failed by itself: say why nothing was measured, and pass its status on.
-    if (rec.exit_status && *rec.exit_status != 0 && !stopped_at_limit) {
-      out.failure = what;
-      out.exit_status = *rec.exit_status;
-      return out;
-    }
-    throw Error(e.kind(), what);
-  }
-  add_warnings(r, out.is_command, trace, report, out.warnings);
-  out.report = report;
-  nlohmann::json j = to_json(out);
-  rec.status = "done";
-  rec.regime = to_string(report.regime);
-  rec.confidence = report.confidence;
-  rec.measurement = j["measurement"];
-  rec.report = j;
-  store.update(rec);
-  // The command's own status, unless regime ended it at the time limit (a probe of a long job
-  // is expected to cut it short: that is success).
-  out.exit_status = !rec.exit_status || stopped_at_limit ? 0 : *rec.exit_status;
-  return out;
-}
-
-nlohmann::json to_json(const ProbeReport& p) {
-  nlohmann::json out = p.report ? regime::to_json(*p.report) : nlohmann::json::object();
-  for (auto& [k, v] : p.run.items()) out[k] = v;
-  return out;
-}
-
-}  // namespace regime::session
-
-namespace regime::session {
-
-namespace {
-
-// "out.trace.csv" -> "out-gpu1.trace.csv": one trace per GPU beside the name given.
+// "out.trace.csv" -> "out-gpu1.trace.csv": one trace per GPU of a job beside the name given.
 std::string per_gpu_trace_out(const std::string& given, const GpuInfo& info) {
   if (given.empty()) return given;
   const std::string tag = fmt::format("-gpu{}", info.index);
@@ -266,94 +131,202 @@ std::string per_gpu_trace_out(const std::string& given, const GpuInfo& info) {
   return given + tag;
 }
 
-}  // namespace
-
-JobProbeReport run_job_probe(const ProbeRequest& r) {
-  validate(r);
-  WorkloadSpec spec = r.workload;
-  spec.step_socket = !r.no_steps;
-  std::vector<Target> targets = open_targets(resolve_job_device(r.device, spec));
-  std::vector<Gpu*> gpus = job_gpus(targets);
-  JobProbeReport out;
-  out.is_command = !spec.command.empty();
+// The GPUs of one probe, opened: one, or every GPU of one job (real ones).
+struct ProbeGpus {
+  std::vector<Target> targets;
+  std::vector<Gpu*> gpus;
   std::vector<GpuInfo> infos;
-  for (Gpu* g : gpus) infos.push_back(g->info());
-  WorkloadPtr work = targets.front().make_workload(spec);
-  out.usage = job_devices_json(infos, spec);
-  for (const auto& w : out.usage.value("warnings", std::vector<std::string>{}))
-    out.warnings.push_back(w);
+  bool job = false;
+  bool simulated() const { return targets.front().simulated(); }
+};
 
-  fs::path db_path = RunStore::path_or_default(r.db);
-  RunStore store(db_path);
-  const size_t n = targets.size();
+ProbeGpus open_one(const std::string& device) {
+  ProbeGpus set;
+  set.targets.push_back(open_target(device));
+  set.gpus.push_back(&set.targets.front().gpu());
+  set.infos.push_back(set.gpus.front()->info());
+  return set;
+}
+
+ProbeGpus open_job(const std::string& device, const WorkloadSpec& spec) {
+  ProbeGpus set;
+  set.targets = open_targets(resolve_job_device(device, spec));
+  set.gpus = job_gpus(set.targets);
+  for (Gpu* g : set.gpus) set.infos.push_back(g->info());
+  set.job = true;
+  return set;
+}
+
+// Each GPU's run record, kept as running before the run (a crash still leaves the trace
+// findable); returns where each GPU's files go.
+std::vector<TracePaths> start_records(const ProbeRequest& r, ProbeGpus& set, RunStore& store,
+                                      std::vector<ProbeReport>& gpus) {
   std::vector<TracePaths> paths;
-  out.gpus.resize(n);
-  for (size_t i = 0; i < n; ++i) {
+  gpus.resize(set.gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) {
     ProbeRequest ri = r;
-    ri.device = targets[i].uri();
-    ri.trace_out = per_gpu_trace_out(r.trace_out, infos[i]);
-    RunRecord& rec = out.gpus[i].record;
-    rec = new_record(ri, infos[i], targets[i].wall().unix_now_s());
-    rec.options["job_devices"] = r.device;
+    if (set.job) {
+      ri.device = set.targets[i].uri();
+      ri.trace_out = per_gpu_trace_out(r.trace_out, set.infos[i]);
+    }
+    RunRecord& rec = gpus[i].record;
+    rec = new_record(ri, set.infos[i], set.targets[i].wall().unix_now_s());
+    if (set.job) rec.options["job_devices"] = r.device;
     rec.id = store.insert(rec);
     paths.push_back(trace_paths(ri, rec.id));
     rec.trace_path = fs::absolute(paths[i].trace).string();
     rec.steps_path = fs::absolute(paths[i].steps).string();
-    out.gpus[i].is_command = out.is_command;
+    store.update(rec);
   }
-  auto fail_all = [&](const std::string& why) {
-    for (auto& g : out.gpus) {
-      g.record.status = "failed";
-      g.record.exit_status = work->exit_status();
-      g.record.report = {{"error", why}};
-      store.update(g.record);
-    }
-  };
+  return paths;
+}
 
-  JobProcessWatch watch(infos, spec);
+// One run over every GPU of the set: each GPU's samples go to its trace file as they come, the
+// shared steps to every GPU's steps file, and the progress is handed on once a tick.
+std::vector<Trace> record_run(const ProbeRequest& r, ProbeGpus& set, Workload& work,
+                              JobProcessWatch& watch, const std::vector<TracePaths>& paths,
+                              RunStats& stats) {
+  const size_t n = set.gpus.size();
+  std::vector<std::unique_ptr<TraceCsvWriter>> writers;
+  std::vector<std::unique_ptr<StepsCsvWriter>> step_writers;
+  for (const TracePaths& p : paths) {
+    if (p.trace.has_parent_path()) fs::create_directories(p.trace.parent_path());
+    writers.push_back(std::make_unique<TraceCsvWriter>(p.trace));
+    step_writers.push_back(std::make_unique<StepsCsvWriter>(p.steps));
+  }
+  RunOptions o;
+  o.duration_s = r.seconds;
+  o.sample_period_s = r.sample_ms / 1000.0;
+  o.energy_period_s = r.energy_period_s;
+  // The loop hands over each tick's samples in the order of the GPUs.
+  size_t next_lane = 0;
+  ProbeProgress progress;
+  progress.total_s = r.seconds;
+  std::optional<double> first_t_s;
+  o.on_sample = [&](const Sample& s) {
+    writers[next_lane]->append(s);
+    next_lane = (next_lane + 1) % n;
+    if (next_lane != 0) return;
+    watch.maybe_check(work, s.t_s);
+    if (!r.on_progress) return;
+    if (!first_t_s) first_t_s = s.t_s;
+    progress.elapsed_s = s.t_s - *first_t_s;
+    progress.power_W = s.power_W ? s.power_W : s.power_avg_W;
+    progress.temp_C = s.temp_C;
+    r.on_progress(progress);
+  };
+  o.on_step = [&](const Step& s) {
+    for (auto& w : step_writers) w->append(s);
+    ++progress.steps;
+  };
+  std::vector<Trace> traces = run(set.gpus, work, o, set.targets.front().clock(), &stats);
+  for (size_t i = 0; i < n; ++i) {
+    writers[i]->close();
+    step_writers[i]->close();
+    if (!traces[i].power_points.empty()) write_power_csv(paths[i].power, traces[i].power_points);
+  }
+  return traces;
+}
+
+// Why one GPU's trace named no regime: too short to measure, or an error of the analysis.
+struct Unmeasured {
+  std::string why;
+  bool too_short = false;
+  ErrorKind kind = ErrorKind::InvalidArgument;
+};
+
+// Measures and classifies one GPU's trace into `g` and keeps it in its record; or says why not
+// (the record then failed).
+std::optional<Unmeasured> measure_gpu(const ProbeRequest& r, bool is_command, bool name_device,
+                                      const Trace& trace, const GpuInfo& info,
+                                      const RunStats& stats, bool stopped_at_limit, RunStore& store,
+                                      ProbeReport& g) {
+  RunRecord& rec = g.record;
+  const std::string run_name =
+      fmt::format("run {}{}", rec.id, name_device ? " on " + rec.device : std::string());
+  const double ran_s = stats.t_end_s - stats.t_start_s;
+  std::optional<Unmeasured> no;
+  try {
+    const Measurement m = measure(trace, measure_options(r));
+    // Too little to measure: no regime at all, rather than a guess from a few samples.
+    if (const std::string why = too_short_to_classify(m); !why.empty()) {
+      no = Unmeasured{
+          fmt::format("{} ({:.2f} s{}): no regime: {}{}", run_name, ran_s,
+                      rec.exit_status ? fmt::format(", exit status {}", *rec.exit_status) : "", why,
+                      stopped_at_limit ? "; probe for longer (--seconds)"
+                                       : "; the command ended before there was enough to measure"),
+          true};
+    } else {
+      g.report = classify(m, info);
+    }
+  } catch (const Error& e) {
+    no = Unmeasured{
+        fmt::format("{} ({:.1f} s, exit status {}): cannot measure it: {}", run_name, ran_s,
+                    rec.exit_status ? std::to_string(*rec.exit_status) : "-", e.what()),
+        false, e.kind()};
+  }
+  if (no) {
+    g.failure = no->why;
+    rec.status = "failed";
+    rec.report = {{"error", g.failure}, {"run", g.run}};
+    store.update(rec);
+    return no;
+  }
+  add_warnings(r, is_command, trace, *g.report, g.warnings);
+  const nlohmann::json j = to_json(g);
+  rec.status = "done";
+  rec.regime = to_string(g.report->regime);
+  rec.confidence = g.report->confidence;
+  rec.measurement = j["measurement"];
+  rec.report = j;
+  store.update(rec);
+  return std::nullopt;
+}
+
+// What regime exits with when a GPU named no regime: the command's own failing status, unless
+// regime ended it at the time limit (then a run too short says so by 1); a run of one GPU that
+// regime cut short and could not measure is an error of its own kind instead (nullopt).
+std::optional<int> unmeasured_exit_status(const Unmeasured& u, std::optional<int> exit_status,
+                                          bool stopped_at_limit, bool job) {
+  const bool own_failure = exit_status && *exit_status != 0;
+  if (job) return own_failure && !stopped_at_limit ? *exit_status : 1;
+  if (u.too_short) return own_failure ? *exit_status : 1;
+  if (own_failure && !stopped_at_limit) return *exit_status;
+  return std::nullopt;
+}
+
+// One run of the workload over the set's GPUs, each measured and classified on its own trace,
+// and a job's figures.
+JobProbeReport probe_gpus(const ProbeRequest& r, ProbeGpus set) {
+  WorkloadSpec spec = r.workload;
+  spec.step_socket = !r.no_steps;
+  JobProbeReport out;
+  out.is_command = !spec.command.empty();
+  // The workload first: a bad regex or an unknown sim workload leaves no run record behind.
+  WorkloadPtr work = set.targets.front().make_workload(spec);
+  // A command on real GPUs: what it uses against what is measured.
+  if (!set.simulated())
+    out.usage =
+        set.job ? job_devices_json(set.infos, spec) : one_gpu_devices_json(set.infos.front(), spec);
+  if (out.usage.is_object())
+    for (const auto& w : out.usage.value("warnings", std::vector<std::string>{}))
+      out.warnings.push_back(w);
+
+  const fs::path db_path = RunStore::path_or_default(r.db);
+  RunStore store(db_path);
+  const std::vector<TracePaths> paths = start_records(r, set, store, out.gpus);
+  JobProcessWatch watch(set.infos, spec);
   RunStats stats;
   std::vector<Trace> traces;
   try {
-    std::vector<std::unique_ptr<TraceCsvWriter>> writers;
-    std::vector<std::unique_ptr<StepsCsvWriter>> step_writers;
-    for (size_t i = 0; i < n; ++i) {
-      store.update(out.gpus[i].record);
-      if (paths[i].trace.has_parent_path()) fs::create_directories(paths[i].trace.parent_path());
-      writers.push_back(std::make_unique<TraceCsvWriter>(paths[i].trace));
-      step_writers.push_back(std::make_unique<StepsCsvWriter>(paths[i].steps));
-    }
-    RunOptions o;
-    o.duration_s = r.seconds;
-    o.sample_period_s = r.sample_ms / 1000.0;
-    o.energy_period_s = r.energy_period_s;
-    // The loop hands over each tick's samples in the order of the GPUs.
-    size_t next_lane = 0;
-    ProbeProgress progress;
-    progress.total_s = r.seconds;
-    std::optional<double> first_t_s;
-    o.on_sample = [&](const Sample& s) {
-      writers[next_lane]->append(s);
-      next_lane = (next_lane + 1) % n;
-      if (next_lane == 0) watch.maybe_check(*work, s.t_s);
-      if (!r.on_progress || next_lane != 0) return;
-      if (!first_t_s) first_t_s = s.t_s;
-      progress.elapsed_s = s.t_s - *first_t_s;
-      progress.power_W = s.power_W ? s.power_W : s.power_avg_W;
-      progress.temp_C = s.temp_C;
-      r.on_progress(progress);
-    };
-    o.on_step = [&](const Step& s) {
-      for (auto& w : step_writers) w->append(s);
-      ++progress.steps;
-    };
-    traces = run(gpus, *work, o, targets.front().clock(), &stats);
-    for (size_t i = 0; i < n; ++i) {
-      writers[i]->close();
-      step_writers[i]->close();
-      if (!traces[i].power_points.empty()) write_power_csv(paths[i].power, traces[i].power_points);
-    }
+    traces = record_run(r, set, *work, watch, paths, stats);
   } catch (const std::exception& e) {
-    fail_all(e.what());
+    for (auto& g : out.gpus) {
+      g.record.status = "failed";
+      g.record.exit_status = work->exit_status();
+      g.record.report = {{"error", e.what()}, {"run", nullptr}};
+      store.update(g.record);
+    }
     throw;
   }
   add_process_findings(watch, out.usage, out.warnings);
@@ -364,46 +337,59 @@ JobProbeReport run_job_probe(const ProbeRequest& r) {
                                        work->malformed_markers(), work->last_marker_error()));
   std::vector<Measurement> measured;
   std::vector<Regime> regimes;
-  for (size_t i = 0; i < n; ++i) {
+  std::optional<Unmeasured> first_unmeasured;
+  for (size_t i = 0; i < out.gpus.size(); ++i) {
     ProbeReport& g = out.gpus[i];
-    RunRecord& rec = g.record;
-    rec.exit_status = exit_status;
-    g.run = run_json(rec, db_path, traces[i], stats, false, stopped_at_limit);
-    try {
-      const Measurement m = measure(traces[i], measure_options(r));
-      if (const std::string why = too_short_to_classify(m); !why.empty())
-        throw Error(ErrorKind::InvalidArgument, "no regime: " + why);
-      RegimeReport report = classify(m, infos[i]);
-      add_warnings(r, out.is_command, traces[i], report, g.warnings);
-      g.report = report;
-      nlohmann::json j = to_json(g);
-      rec.status = "done";
-      rec.regime = to_string(report.regime);
-      rec.confidence = report.confidence;
-      rec.measurement = j["measurement"];
-      rec.report = j;
-      store.update(rec);
-      measured.push_back(m);
-      regimes.push_back(report.regime);
-    } catch (const Error& e) {
-      g.failure = fmt::format("run {} on {}: cannot measure it: {}", rec.id, rec.device, e.what());
-      rec.status = "failed";
-      rec.report = {{"error", g.failure}, {"run", g.run}};
-      store.update(rec);
-    }
+    g.is_command = out.is_command;
+    g.simulated = set.simulated();
+    g.record.exit_status = exit_status;
+    g.run = run_json(g.record, db_path, traces[i], stats, g.simulated, stopped_at_limit);
+    if (!set.job && !out.usage.is_null()) g.run["job_devices"] = out.usage;
+    auto no = measure_gpu(r, out.is_command, set.job, traces[i], set.infos[i], stats,
+                          stopped_at_limit, store, g);
+    if (no && !first_unmeasured) first_unmeasured = no;
+    if (no) continue;
+    measured.push_back(g.report->measurement);
+    regimes.push_back(g.report->regime);
   }
   for (const auto& g : out.gpus)
     for (const auto& w : g.warnings)
       if (std::find(out.warnings.begin(), out.warnings.end(), w) == out.warnings.end())
         out.warnings.push_back(w);
-  if (measured.size() == n) {
-    out.job = combine_data_parallel(measured);
-    out.job_regime = job_regime(regimes);
-    out.spread = gpu_spread(measured);
-    out.exit_status = !exit_status || stopped_at_limit ? 0 : *exit_status;
-  } else {
-    out.exit_status = exit_status && *exit_status != 0 && !stopped_at_limit ? *exit_status : 1;
+  if (first_unmeasured) {
+    auto status = unmeasured_exit_status(*first_unmeasured, exit_status, stopped_at_limit, set.job);
+    if (!status) throw Error(first_unmeasured->kind, first_unmeasured->why);
+    out.exit_status = *status;
+    return out;
   }
+  out.job = combine_data_parallel(measured);
+  out.job_regime = job_regime(regimes);
+  out.spread = gpu_spread(measured);
+  // The command's own status, unless regime ended it at the time limit (a probe of a long job
+  // is expected to cut it short: that is success).
+  out.exit_status = !exit_status || stopped_at_limit ? 0 : *exit_status;
+  return out;
+}
+
+}  // namespace
+
+ProbeReport run_probe(const ProbeRequest& r) {
+  validate(r);
+  JobProbeReport set = probe_gpus(r, open_one(r.device));
+  ProbeReport out = std::move(set.gpus.front());
+  out.warnings = std::move(set.warnings);
+  out.exit_status = set.exit_status;
+  return out;
+}
+
+JobProbeReport run_job_probe(const ProbeRequest& r) {
+  validate(r);
+  return probe_gpus(r, open_job(r.device, r.workload));
+}
+
+nlohmann::json to_json(const ProbeReport& p) {
+  nlohmann::json out = p.report ? regime::to_json(*p.report) : nlohmann::json::object();
+  for (auto& [k, v] : p.run.items()) out[k] = v;
   return out;
 }
 
