@@ -30,8 +30,8 @@ COMMAND_INFO = {"sh", "bash", "shell", "console"}
 # An untagged block without prompts that starts like this is a list of commands that must be
 # tagged `sh` (run) or `text` (not commands); the test fails rather than silently skip it.
 COMMAND_WORDS = re.compile(
-    r"^(sudo|regime|regimed|srun|sbatch|salloc|sacct|scancel|cmake|bash|pip|python3|curl|"
-    r"systemctl|export|prometheus)\s")
+    r"^([A-Z_][A-Z0-9_]*=\S*\s+)*(\S*/)?(sudo|regime|regimed|srun|sbatch|salloc|sacct|scancel|cmake|"
+    r"bash|sh|pip|python3|curl|systemctl|export|prometheus|git|nvidia-smi|ctest|\./\S+)\s")
 MARKER = re.compile(r"^\s*<!--\s*doc-test:\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([A-Za-z0-9_+-]*)\s*$")
 BLOCK_TIMEOUT_S = 90
