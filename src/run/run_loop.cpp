@@ -149,10 +149,17 @@ std::vector<Trace> RunLoop::finish_all(RunStats* stats) {
   stats_.ended_by = ended_.value_or(RunEnd::StopRequested);
   if (!workload_.finished()) workload_.stop();
   finished_ = true;
+  collect_steps();
   double t_end = clock_.now_s();
-  // Close the run with an energy reading so the last window is bracketed by the counter.
+  // Close the run with an energy reading so the last window is bracketed by the counter, and
+  // after the last step: markers that arrive while the work is being stopped (a helper's last
+  // batch, sent on SIGTERM) end after the final tick, and a step with no reading after it
+  // leaves the window without energy.
   const Trace& first = trace();
-  if (first.samples.empty() || !first.samples.back().energy_J.has_value()) sample(t_end, true);
+  const bool steps_past_end = !first.steps.empty() && !first.samples.empty() &&
+                              first.steps.back().t_end_s > first.samples.back().t_s;
+  if (first.samples.empty() || !first.samples.back().energy_J.has_value() || steps_past_end)
+    sample(steps_past_end ? std::max(t_end, first.steps.back().t_end_s) : t_end, true);
   drain();
   collect_steps();
   stats_.t_end_s = t_end;
