@@ -1,6 +1,7 @@
 """Unit tests of the step-marker helper (run by ctest: python3 -m unittest discover -s python)."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -201,6 +202,19 @@ class TestBatches(EnvCase):
         lines = self.listener.pending()
         self.assertEqual([parse(d)[1] for d in lines], [0, 1, 2, 3, 4])
         self.assertEqual(self.listener.datagrams, 1)
+
+    def test_the_last_batch_goes_out_when_regime_ends_the_run_with_sigterm(self):
+        code = ("import sys, time; sys.path.insert(0, %r); import regime_step\n"
+                "for _ in range(5): regime_step.mark()\n"
+                "print('marked', flush=True); time.sleep(30)\n" % HERE)
+        env = dict(os.environ, REGIME_STEP_FLUSH_S="3600")
+        child = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                                 text=True)
+        self.assertEqual(child.stdout.readline().strip(), "marked")
+        child.terminate()
+        self.assertEqual(child.wait(timeout=10), -signal.SIGTERM)  # still dies of the signal
+        child.stdout.close()
+        self.assertEqual([parse(d)[1] for d in self.listener.pending()], [0, 1, 2, 3, 4])
 
     def test_a_bad_flush_period_is_refused_with_the_variable_named(self):
         os.environ["REGIME_STEP_FLUSH_S"] = "soon"

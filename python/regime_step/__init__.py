@@ -6,8 +6,9 @@ When a training script runs under ``regime probe -- python3 train.py``, Regime s
 time and energy per step. Lines are sent in batches, one datagram at most every
 ``REGIME_STEP_FLUSH_S`` seconds (default 1; 0 sends a datagram per step), and at ``flush()``, at
 exit and at a window's end: at hundreds of steps a second a datagram per step would wake Regime
-hundreds of times a second. Without that variable every function here does nothing, so scripts
-run unchanged outside Regime. A marker that cannot be delivered is dropped: training is never
+hundreds of times a second; a SIGTERM from Regime (the end of a run) sends the last batch
+first where the script has no SIGTERM handler of its own. Without that variable every function
+here does nothing, so scripts run unchanged outside Regime. A marker that cannot be delivered is dropped: training is never
 slowed or stopped.
 
     import regime_step
@@ -23,8 +24,10 @@ import atexit
 import contextlib
 import importlib
 import os
+import signal
 import socket
 import sys
+import threading
 import time
 
 # The package version, kept equal to the CMake project version (a test checks).
@@ -93,6 +96,8 @@ class _Sender:
                 self.sock.setblocking(False)  # never stall a training step on the marker
             except OSError:
                 self.sock = None
+        if self.sock is not None and self.flush_s > 0:
+            _flush_on_sigterm()
 
     def send(self, n, t_start, t_end):
         """Queues one marker; sends the batch when it is due. True when the marker was taken."""
@@ -122,6 +127,26 @@ class _Sender:
         except OSError:
             self.dropped += count
             return False
+
+
+def _flush_on_sigterm():
+    """Regime ends a run by SIGTERM to the command; its default action would kill the process
+    before atexit, losing the last batch. Where SIGTERM still has that default (the script and
+    its framework set no handler), a handler sends the batch and then dies of the signal as
+    before."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _flush_and_die)
+    except (ValueError, OSError):
+        pass
+
+
+def _flush_and_die(signum, frame):
+    flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def _is_rank_zero():
