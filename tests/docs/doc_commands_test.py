@@ -274,6 +274,9 @@ def make_sandbox(args, name):
             os.symlink(os.path.join(ROOT, entry), os.path.join(work, entry))
     for f in os.listdir(FIXTURES):
         shutil.copy(os.path.join(FIXTURES, f), os.path.join(work, f))
+    # The fake NVML's GPUs the docs show by default (two H200s); a page's setup may replace them.
+    shutil.copy(os.path.join(ROOT, "tests", "fake_nvml", "example_config.json"),
+                os.path.join(work, "fake-nvml.json"))
     os.symlink(ROOT, os.path.join(work, "regime"))  # the checkout, as docs name it (regime/python)
     for name_, binary in (("regime", args.regime), ("regimed", args.regimed)):
         os.symlink(binary, os.path.join(bindir, name_))
