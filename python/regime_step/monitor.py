@@ -19,6 +19,7 @@ ships), else where the Debian package installs it (/usr/lib/regime), else in a c
 build/ci.
 """
 
+import atexit
 import contextlib
 import ctypes
 import json
@@ -133,6 +134,13 @@ def _report_step(t_start, t_end):
         m._mark(t_start, t_end)
 
 
+@atexit.register
+def _close_all():
+    # The sampling thread must end before the interpreter and the C++ runtime tear down.
+    for m in list(_live):
+        m.close()
+
+
 class Window(object):
     """One ended window. Its figures come from the core once ready: reading any of them waits
     for that (``timeout_s``, default 30 s). ``energy_ci_J`` and the other ``*_ci_*`` are
@@ -233,9 +241,9 @@ class Monitor(object):
         """Stops sampling. Windows already ended keep the figures they have been given."""
         with self._lock:
             h, self._h = self._h, None
-        _live.discard(self)
-        if h is not None and os.getpid() == self._pid:
-            self._lib.regime_monitor_close(h)
+            _live.discard(self)
+            if h is not None and os.getpid() == self._pid:
+                self._lib.regime_monitor_close(h)
 
     def __enter__(self):
         return self
@@ -281,8 +289,9 @@ class Monitor(object):
             holder._window = self.end_window(name, timeout_s)
 
     def _mark(self, t_start, t_end):
-        if self._h is not None and os.getpid() == self._pid:
-            _call(self._lib.regime_monitor_mark_step, self._h, float(t_start), float(t_end))
+        with self._lock:  # not while close() frees the handle
+            if self._h is not None and os.getpid() == self._pid:
+                _call(self._lib.regime_monitor_mark_step, self._h, float(t_start), float(t_end))
 
     def mark_step(self, t_start, t_end):
         """Reports a completed step with explicit Unix times (time.time())."""
