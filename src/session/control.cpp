@@ -30,16 +30,7 @@ void validate(const ControlRequest& r) {
   session::validate(r.workload,
                     "regime control --device nvml:0 --actuate --policy regime-gated -- python3 "
                     "train.py");
-  if (!(r.seconds > 0))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--seconds must be > 0, got {}", r.seconds));
-  if (!(r.sample_ms >= 1 && r.sample_ms <= 10000))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--sample-ms must be in [1, 10000] ms, got {}", r.sample_ms));
-  if (r.warmup_s && !(*r.warmup_s >= 0 && *r.warmup_s < r.seconds))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--warmup-s must be in [0, --seconds) = [0, {}), got {}", r.seconds,
-                            *r.warmup_s));
+  validate_run_length(r.seconds, r.sample_ms, r.warmup_s);
 }
 
 // The card's thermal time constant from data/gpus, when Regime knows the model.

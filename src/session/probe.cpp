@@ -34,19 +34,10 @@ TracePaths trace_paths(const ProbeRequest& r, int64_t run_id) {
 
 void validate(const ProbeRequest& r) {
   session::validate(r.workload, "regime probe --device nvml:0 -- python3 train.py");
-  if (!(r.seconds > 0))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--seconds must be > 0, got {}", r.seconds));
-  if (!(r.sample_ms >= 1 && r.sample_ms <= 10000))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--sample-ms must be in [1, 10000] ms, got {}", r.sample_ms));
+  validate_run_length(r.seconds, r.sample_ms, r.warmup_s);
   if (!(r.energy_period_s >= 0.1 && r.energy_period_s <= 60))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--energy-period-s must be in [0.1, 60] s, got {}", r.energy_period_s));
-  if (r.warmup_s && !(*r.warmup_s >= 0 && *r.warmup_s < r.seconds))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--warmup-s must be in [0, --seconds) = [0, {}), got {}", r.seconds,
-                            *r.warmup_s));
 }
 
 nlohmann::json options_json(const ProbeRequest& r) {

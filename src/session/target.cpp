@@ -119,4 +119,16 @@ std::vector<Gpu*> job_gpus(std::vector<Target>& targets) {
   return out;
 }
 
+void validate_run_length(double seconds, double sample_ms, std::optional<double> warmup_s) {
+  if (!(seconds > 0))
+    throw Error(ErrorKind::InvalidArgument, fmt::format("--seconds must be > 0, got {}", seconds));
+  if (!(sample_ms >= 1 && sample_ms <= 10000))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--sample-ms must be in [1, 10000] ms, got {}", sample_ms));
+  if (warmup_s && !(*warmup_s >= 0 && *warmup_s < seconds))
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("--warmup-s must be in [0, --seconds) = [0, {}), got {}", seconds, *warmup_s));
+}
+
 }  // namespace regime::session

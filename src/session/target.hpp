@@ -32,6 +32,10 @@ struct WorkloadSpec {
 // `example` completes the message, e.g. "regime probe --device nvml:0 -- python3 train.py".
 void validate(const WorkloadSpec& spec, const std::string& example);
 
+// Error InvalidArgument unless --seconds > 0, --sample-ms lies in [1, 10000] and --warmup-s, when
+// given, in [0, --seconds).
+void validate_run_length(double seconds, double sample_ms, std::optional<double> warmup_s);
+
 class Target {
  public:
   Gpu& gpu() { return *gpu_; }
@@ -47,16 +51,6 @@ class Target {
   WorkloadPtr make_workload(const WorkloadSpec& spec);
 
   friend Target open_target(const std::string& uri);
-
-  // Every GPU a --device list names (device/device_list.hpp), in its order: nvml:all gives one
-  // Target per GPU (nvml:0, nvml:1, ...). A single device gives one Target.
-  std::vector<Target> open_targets(const std::string& device_list);
-  // True when the list names more than one GPU (nvml:all on a one-GPU machine names one).
-  bool names_several(const std::string& device_list);
-
-  // The GPUs of one job: real GPUs on one clock (a simulated device is a machine of its own, with
-  // its own clock, so a job cannot span two). Error InvalidArgument otherwise, saying what to do.
-  std::vector<Gpu*> job_gpus(std::vector<Target>& targets);
   friend std::vector<Target> open_targets(const std::string& device_list);
 
  private:
