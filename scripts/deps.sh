@@ -10,7 +10,8 @@ packages=(build-essential cmake ninja-build pkg-config git python3 clang-format
           python3-setuptools python3-wheel python3-venv python3-pip
           help2man man-db bash-completion dpkg-dev file chromium
           libre2-dev clang libclang-rt-dev libcpp-httplib-dev libssl-dev openssl prometheus
-          slurmctld slurmd slurm-client slurmdbd munge mariadb-server libslurm-dev)
+          slurmctld slurmd slurm-client slurmdbd munge mariadb-server libslurm-dev
+          libmariadb-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,15 +1,16 @@
 #pragma once
-// Scheduler jobs in the run database (the same SQLite file as RunStore): one row per job and node,
-// written when the job's prolog applies its power policy and completed by its epilog with the
-// energy its GPUs used. The row's details are a JSON object (session/job.hpp writes it), so the
-// table stays the same when what a job records grows.
+// Scheduler jobs in the run database (the same store as RunStore, file or server): one row per job
+// and node, written when the job's prolog applies its power policy and completed by its epilog with
+// the energy its GPUs used. The row's details are a JSON object (session/job.hpp writes it), so the
+// table stays the same when what a job records grows. With a server store that cannot be reached,
+// a put is queued and the node keeps the row, so its epilog finds what its prolog wrote.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-struct sqlite3;
+#include "store/run_store.hpp"
 
 namespace regime {
 
@@ -22,23 +23,19 @@ struct JobRow {
 
 class JobStore {
  public:
-  // Opens (creating when needed) the run database at `path` as RunStore does, then the jobs table.
-  // Error Io or Parse as RunStore.
+  // Opens (creating when needed) the run database at `path` as RunStore does. Error Io or Parse as
+  // RunStore.
   explicit JobStore(const std::filesystem::path& path);
-  ~JobStore();
-  JobStore(const JobStore&) = delete;
-  JobStore& operator=(const JobStore&) = delete;
 
   // Inserts or replaces the row of (job_id, node).
   void put(const JobRow& row);
   std::optional<JobRow> get(const std::string& job_id, const std::string& node);
   // Every node's row of a job, by node name.
   std::vector<JobRow> rows(const std::string& job_id);
+  RunStore& store() { return store_; }
 
  private:
-  [[noreturn]] void fail(const std::string& what);
-  std::filesystem::path path_;
-  sqlite3* db_ = nullptr;
+  RunStore store_;
 };
 
 }  // namespace regime

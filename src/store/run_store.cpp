@@ -1,225 +1,200 @@
 #include "store/run_store.hpp"
 
-#include <sqlite3.h>
-
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/version.hpp"
+#include "store/db_uri.hpp"
+#include "store/mariadb_db.hpp"
+#include "store/outbox.hpp"
+#include "store/sqlite_db.hpp"
 
 namespace regime {
 
 namespace {
 
-constexpr const char* kColumns =
-    "id, started_at_s, started_at_utc, device, gpu_name, gpu_uuid, workload, options_json, status, "
-    "exit_status, trace_path, steps_path, regime, confidence, measurement_json, report_json, "
-    "driver_version, regime_version";
+using rows::field;
 
-// A prepared statement that finalizes itself.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
-      throw Error(ErrorKind::Internal, std::string("SQL error: ") + sqlite3_errmsg(db));
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
+std::string version_or_this(const std::string& v) { return v.empty() ? regime_version() : v; }
 
-  void text(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  }
-  void real(int i, std::optional<double> v) {
-    v ? sqlite3_bind_double(stmt_, i, *v) : sqlite3_bind_null(stmt_, i);
-  }
-  void integer(int i, std::optional<int64_t> v) {
-    v ? sqlite3_bind_int64(stmt_, i, *v) : sqlite3_bind_null(stmt_, i);
-  }
-  void json(int i, const nlohmann::json& v) {
-    if (v.is_null()) {
-      sqlite3_bind_null(stmt_, i);
-    } else {
-      text(i, v.dump());
-    }
-  }
-  // SQLITE_ROW or SQLITE_DONE; anything else is an error.
-  int step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-      throw Error(ErrorKind::Io, std::string("run database: ") + sqlite3_errmsg(db_));
-    return rc;
-  }
-  bool is_null(int c) { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
-  std::string col_text(int c) {
-    const unsigned char* t = sqlite3_column_text(stmt_, c);
-    return t != nullptr ? reinterpret_cast<const char*>(t) : "";
-  }
-  double col_real(int c) { return sqlite3_column_double(stmt_, c); }
-  int64_t col_int(int c) { return sqlite3_column_int64(stmt_, c); }
-  nlohmann::json col_json(int c) {
-    if (is_null(c)) return nullptr;
-    return nlohmann::json::parse(col_text(c), nullptr, /*allow_exceptions=*/false);
-  }
+// regime_version: the build's own when the record names none.
+template <class R>
+rows::Column<R> version_field(std::string R::*m) {
+  return {"regime_version", [m](const R& r) { return sql::Value{version_or_this(r.*m)}; },
+          [m](R& r, const sql::Value& v) { rows::from_value(v, r.*m); }};
+}
+template <class R>
+std::vector<rows::Column<R>> provenance_fields() {
+  return {field("driver_version", &R::provenance, &Provenance::driver_version),
+          {"regime_version",
+           [](const R& r) { return sql::Value{version_or_this(r.provenance.regime_version)}; },
+           [](R& r, const sql::Value& v) { rows::from_value(v, r.provenance.regime_version); }},
+          field("options_json", &R::provenance, &Provenance::options)};
+}
+template <class R>
+rows::Table<R> with_provenance(const char* name, std::vector<rows::Column<R>> columns) {
+  for (auto& c : provenance_fields<R>()) columns.push_back(std::move(c));
+  return {name, std::move(columns)};
+}
 
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
+const rows::Table<RunRecord>& runs_table() {
+  static const rows::Table<RunRecord> t{
+      "runs",
+      {field("started_at_s", &RunRecord::started_at_s),
+       field("started_at_utc", &RunRecord::started_at_utc), field("device", &RunRecord::device),
+       field("gpu_name", &RunRecord::gpu_name), field("gpu_uuid", &RunRecord::gpu_uuid),
+       field("workload", &RunRecord::workload), field("options_json", &RunRecord::options),
+       field("status", &RunRecord::status), field("exit_status", &RunRecord::exit_status),
+       field("trace_path", &RunRecord::trace_path), field("steps_path", &RunRecord::steps_path),
+       field("regime", &RunRecord::regime), field("confidence", &RunRecord::confidence),
+       field("measurement_json", &RunRecord::measurement), field("report_json", &RunRecord::report),
+       field("driver_version", &RunRecord::driver_version),
+       version_field(&RunRecord::regime_version)}};
+  return t;
+}
+
+const rows::Table<SweepRecord>& sweeps_table() {
+  static const rows::Table<SweepRecord> t = with_provenance<SweepRecord>(
+      "sweeps",
+      {field("started_at_utc", &SweepRecord::started_at_utc), field("kind", &SweepRecord::kind),
+       field("device", &SweepRecord::device), field("gpu_name", &SweepRecord::gpu_name),
+       field("gpu_uuid", &SweepRecord::gpu_uuid), field("workload", &SweepRecord::workload),
+       field("strategy", &SweepRecord::strategy), field("objective", &SweepRecord::objective),
+       field("default_limit_W", &SweepRecord::default_limit_W),
+       field("max_limit_W", &SweepRecord::max_limit_W), field("table_csv", &SweepRecord::table_csv),
+       field("decision_json", &SweepRecord::decision), field("report_json", &SweepRecord::report)});
+  return t;
+}
+
+const rows::Table<DecisionRecord>& decisions_table() {
+  static const rows::Table<DecisionRecord> t = with_provenance<DecisionRecord>(
+      "decisions",
+      {field("made_at_utc", &DecisionRecord::made_at_utc), field("source", &DecisionRecord::source),
+       field("sweep_id", &DecisionRecord::sweep_id), field("device", &DecisionRecord::device),
+       field("gpu_name", &DecisionRecord::gpu_name), field("workload", &DecisionRecord::workload),
+       field("objective", &DecisionRecord::objective), field("cap_W", &DecisionRecord::cap_W),
+       field("decision_json", &DecisionRecord::decision)});
+  return t;
+}
+
+const rows::Table<StudyRecord>& studies_table() {
+  static const rows::Table<StudyRecord> t = with_provenance<StudyRecord>(
+      "studies",
+      {field("started_at_utc", &StudyRecord::started_at_utc), field("device", &StudyRecord::device),
+       field("gpu_name", &StudyRecord::gpu_name), field("gpu_uuid", &StudyRecord::gpu_uuid),
+       field("workload", &StudyRecord::workload), field("regime", &StudyRecord::regime),
+       field("sweep_id", &StudyRecord::sweep_id), field("decision_json", &StudyRecord::decision),
+       field("report_json", &StudyRecord::report)});
+  return t;
+}
+
+const rows::Table<ControlRunRecord>& control_runs_table() {
+  static const rows::Table<ControlRunRecord> t = with_provenance<ControlRunRecord>(
+      "control_runs",
+      {field("started_at_utc", &ControlRunRecord::started_at_utc),
+       field("device", &ControlRunRecord::device), field("gpu_name", &ControlRunRecord::gpu_name),
+       field("gpu_uuid", &ControlRunRecord::gpu_uuid),
+       field("workload", &ControlRunRecord::workload), field("policy", &ControlRunRecord::policy),
+       field("report_json", &ControlRunRecord::report)});
+  return t;
+}
+
+// One step of the schema: the version it brings the store to, and its statements in both
+// dialects' tokens. Every statement is idempotent where the backend allows, so that a step cut
+// short on MariaDB (where DDL is not transactional) is finished by the next opener.
+struct SchemaStep {
+  int version;
+  std::vector<const char*> statements;
 };
 
-// Binds fields 2..16 in kColumns order (1 is the id).
-void bind_fields(Statement& s, const RunRecord& r) {
-  s.real(2, r.started_at_s);
-  s.text(3, r.started_at_utc);
-  s.text(4, r.device);
-  s.text(5, r.gpu_name);
-  s.text(6, r.gpu_uuid);
-  s.text(7, r.workload);
-  s.json(8, r.options);
-  s.text(9, r.status);
-  s.integer(10, r.exit_status);
-  s.text(11, r.trace_path);
-  s.text(12, r.steps_path);
-  r.regime ? s.text(13, *r.regime) : s.integer(13, std::nullopt);
-  s.real(14, r.confidence);
-  s.json(15, r.measurement);
-  s.json(16, r.report);
-  s.text(17, r.driver_version);
-  s.text(18, r.regime_version.empty() ? regime_version() : r.regime_version);
+const std::vector<SchemaStep>& schema_steps() {
+  static const std::vector<SchemaStep> steps{
+      {1,
+       {"CREATE TABLE IF NOT EXISTS runs (id {id}, started_at_s {real} NOT NULL,"
+        " started_at_utc {text} NOT NULL, device {text} NOT NULL, gpu_name {text} NOT NULL,"
+        " gpu_uuid {text} NOT NULL, workload {text} NOT NULL, options_json {text},"
+        " status {text} NOT NULL, exit_status {int}, trace_path {text} NOT NULL,"
+        " steps_path {text} NOT NULL, regime {text}, confidence {real}, measurement_json {text},"
+        " report_json {text})"}},
+      // Version 2: the sweeps, every run kept.
+      {2,
+       {"CREATE TABLE IF NOT EXISTS sweeps (id {id}, started_at_utc {text} NOT NULL,"
+        " kind {text} NOT NULL, device {text} NOT NULL, gpu_name {text} NOT NULL,"
+        " gpu_uuid {text} NOT NULL, workload {text} NOT NULL, strategy {text} NOT NULL,"
+        " objective {text} NOT NULL, default_limit_W {real} NOT NULL,"
+        " max_limit_W {real} NOT NULL, table_csv {text} NOT NULL, decision_json {text},"
+        " report_json {text})"}},
+      // Version 3: what every result was made with; decisions, studies and controller runs.
+      {3,
+       {"ALTER TABLE runs {add_column} driver_version {text} NOT NULL DEFAULT ''",
+        "ALTER TABLE runs {add_column} regime_version {text} NOT NULL DEFAULT ''",
+        "ALTER TABLE sweeps {add_column} driver_version {text} NOT NULL DEFAULT ''",
+        "ALTER TABLE sweeps {add_column} regime_version {text} NOT NULL DEFAULT ''",
+        "ALTER TABLE sweeps {add_column} options_json {text}",
+        "CREATE TABLE IF NOT EXISTS decisions (id {id}, made_at_utc {text} NOT NULL,"
+        " source {text} NOT NULL, sweep_id {int}{sweep_ref}, device {text} NOT NULL,"
+        " gpu_name {text} NOT NULL, workload {text} NOT NULL, objective {text} NOT NULL,"
+        " cap_W {real}, decision_json {text}, driver_version {text} NOT NULL,"
+        " regime_version {text} NOT NULL, options_json {text})",
+        "CREATE TABLE IF NOT EXISTS studies (id {id}, started_at_utc {text} NOT NULL,"
+        " device {text} NOT NULL, gpu_name {text} NOT NULL, gpu_uuid {text} NOT NULL,"
+        " workload {text} NOT NULL, regime {text}, sweep_id {int}{sweep_ref},"
+        " decision_json {text}, report_json {text}, driver_version {text} NOT NULL,"
+        " regime_version {text} NOT NULL, options_json {text})",
+        "CREATE TABLE IF NOT EXISTS control_runs (id {id}, started_at_utc {text} NOT NULL,"
+        " device {text} NOT NULL, gpu_name {text} NOT NULL, gpu_uuid {text} NOT NULL,"
+        " workload {text} NOT NULL, policy {text} NOT NULL, report_json {text},"
+        " driver_version {text} NOT NULL, regime_version {text} NOT NULL, options_json {text})"}},
+      // Version 4: the LLM predictors' answers, keyed by the model and the whole prompt: what was
+      // asked and what came back, never the endpoint's key.
+      {4,
+       {"CREATE TABLE IF NOT EXISTS llm_answers (model {key} NOT NULL, prompt {text} NOT NULL,"
+        " answer {text} NOT NULL, answered_at_utc {text} NOT NULL{answer_key})"}},
+      // Version 5: scheduler jobs (created unversioned by earlier builds) and a unique id per row
+      // made by the writer, so that a write sent again keeps one row.
+      {5,
+       {"CREATE TABLE IF NOT EXISTS jobs (job_id {key} NOT NULL, node {key} NOT NULL,"
+        " status {text} NOT NULL, record_json {text} NOT NULL, PRIMARY KEY (job_id, node))",
+        "ALTER TABLE runs {add_column} uid {key}", "ALTER TABLE sweeps {add_column} uid {key}",
+        "ALTER TABLE decisions {add_column} uid {key}",
+        "ALTER TABLE studies {add_column} uid {key}",
+        "ALTER TABLE control_runs {add_column} uid {key}",
+        "CREATE UNIQUE INDEX IF NOT EXISTS runs_uid ON runs (uid)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS sweeps_uid ON sweeps (uid)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS decisions_uid ON decisions (uid)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS studies_uid ON studies (uid)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS control_runs_uid ON control_runs (uid)"}},
+  };
+  return steps;
 }
 
-template <class Record, class Read>
-std::vector<Record> list_rows(sqlite3* db, const char* columns, const char* table, size_t limit,
-                              Read read) {
-  std::string sql = std::string("SELECT ") + columns + " FROM " + table + " ORDER BY id DESC";
-  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
-  Statement s(db, sql.c_str());
-  std::vector<Record> out;
-  while (s.step() == SQLITE_ROW) out.push_back(read(s));
-  return out;
+// Whether `step` is due on a store at `version`. By the columns, not the number alone, for the
+// steps that add columns: a file another build brought to this version number by other steps
+// still gets them.
+bool step_due(const SchemaStep& step, int version, sql::Connection& db) {
+  if (version < step.version) return true;
+  if (step.version == 3) return !db.has_column("sweeps", "driver_version");
+  if (step.version == 5) return !db.has_column("runs", "uid");
+  return false;
 }
 
-// The row of `table` with this id, read by `read`; empty when there is none.
-template <class Record, class Read>
-std::optional<Record> get_row(sqlite3* db, const char* columns, const char* table, int64_t id,
-                              Read read) {
-  Statement s(db, (std::string("SELECT ") + columns + " FROM " + table + " WHERE id=?1").c_str());
-  s.integer(1, id);
-  if (s.step() != SQLITE_ROW) return std::nullopt;
-  return read(s);
+// Whether `statement` adds a column the table has already (SQLite's ALTER TABLE cannot say
+// IF NOT EXISTS), so that a step is safe to run again.
+bool column_exists(std::string_view statement, sql::Connection& db) {
+  constexpr std::string_view kAlter = "ALTER TABLE ", kAdd = " {add_column} ";
+  const size_t add = statement.find(kAdd);
+  if (statement.rfind(kAlter, 0) != 0 || add == std::string_view::npos) return false;
+  const std::string table(statement.substr(kAlter.size(), add - kAlter.size()));
+  const std::string_view rest = statement.substr(add + kAdd.size());
+  return db.has_column(table, std::string(rest.substr(0, rest.find(' '))));
 }
 
-RunRecord read_record(Statement& s) {
-  RunRecord r;
-  r.id = s.col_int(0);
-  r.started_at_s = s.col_real(1);
-  r.started_at_utc = s.col_text(2);
-  r.device = s.col_text(3);
-  r.gpu_name = s.col_text(4);
-  r.gpu_uuid = s.col_text(5);
-  r.workload = s.col_text(6);
-  r.options = s.col_json(7);
-  r.status = s.col_text(8);
-  if (!s.is_null(9)) r.exit_status = static_cast<int>(s.col_int(9));
-  r.trace_path = s.col_text(10);
-  r.steps_path = s.col_text(11);
-  if (!s.is_null(12)) r.regime = s.col_text(12);
-  if (!s.is_null(13)) r.confidence = s.col_real(13);
-  r.measurement = s.col_json(14);
-  r.report = s.col_json(15);
-  r.driver_version = s.col_text(16);
-  r.regime_version = s.col_text(17);
-  return r;
-}
-
-constexpr const char* kSweepColumns =
-    "id, started_at_utc, kind, device, gpu_name, gpu_uuid, workload, strategy, objective, "
-    "default_limit_W, max_limit_W, table_csv, decision_json, report_json, driver_version, "
-    "regime_version, options_json";
-
-constexpr const char* kCreateSweeps =
-    "CREATE TABLE IF NOT EXISTS sweeps ("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT, started_at_utc TEXT NOT NULL, kind TEXT NOT NULL,"
-    " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
-    " workload TEXT NOT NULL, strategy TEXT NOT NULL, objective TEXT NOT NULL,"
-    " default_limit_W REAL NOT NULL, max_limit_W REAL NOT NULL, table_csv TEXT NOT NULL,"
-    " decision_json TEXT, report_json TEXT);";
-
-// The answers of LLM predictors (src/predict), keyed by the model and the whole prompt: what was
-// asked and what came back, never the endpoint's key.
-constexpr const char* kCreateLlmAnswers =
-    "CREATE TABLE IF NOT EXISTS llm_answers ("
-    " model TEXT NOT NULL, prompt TEXT NOT NULL, answer TEXT NOT NULL,"
-    " answered_at_utc TEXT NOT NULL, PRIMARY KEY (model, prompt));";
-
-SweepRecord read_sweep(Statement& s) {
-  SweepRecord r;
-  r.id = s.col_int(0);
-  r.started_at_utc = s.col_text(1);
-  r.kind = s.col_text(2);
-  r.device = s.col_text(3);
-  r.gpu_name = s.col_text(4);
-  r.gpu_uuid = s.col_text(5);
-  r.workload = s.col_text(6);
-  r.strategy = s.col_text(7);
-  r.objective = s.col_text(8);
-  r.default_limit_W = s.col_real(9);
-  r.max_limit_W = s.col_real(10);
-  r.table_csv = s.col_text(11);
-  r.decision = s.col_json(12);
-  r.report = s.col_json(13);
-  r.provenance.driver_version = s.col_text(14);
-  r.provenance.regime_version = s.col_text(15);
-  r.provenance.options = s.col_json(16);
-  return r;
-}
-
-// Schema 3: what every result was made with, and the decisions, studies and controller runs.
-constexpr const char* kSchema3 =
-    "ALTER TABLE runs ADD COLUMN driver_version TEXT NOT NULL DEFAULT '';"
-    "ALTER TABLE runs ADD COLUMN regime_version TEXT NOT NULL DEFAULT '';"
-    "ALTER TABLE sweeps ADD COLUMN driver_version TEXT NOT NULL DEFAULT '';"
-    "ALTER TABLE sweeps ADD COLUMN regime_version TEXT NOT NULL DEFAULT '';"
-    "ALTER TABLE sweeps ADD COLUMN options_json TEXT;"
-    "CREATE TABLE IF NOT EXISTS decisions ("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT, made_at_utc TEXT NOT NULL, source TEXT NOT NULL,"
-    " sweep_id INTEGER REFERENCES sweeps(id), device TEXT NOT NULL, gpu_name TEXT NOT NULL,"
-    " workload TEXT NOT NULL, objective TEXT NOT NULL, cap_W REAL, decision_json TEXT,"
-    " driver_version TEXT NOT NULL, regime_version TEXT NOT NULL, options_json TEXT);"
-    "CREATE TABLE IF NOT EXISTS studies ("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT, started_at_utc TEXT NOT NULL, device TEXT NOT NULL,"
-    " gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL, workload TEXT NOT NULL, regime TEXT,"
-    " sweep_id INTEGER REFERENCES sweeps(id), decision_json TEXT, report_json TEXT,"
-    " driver_version TEXT NOT NULL, regime_version TEXT NOT NULL, options_json TEXT);"
-    "CREATE TABLE IF NOT EXISTS control_runs ("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT, started_at_utc TEXT NOT NULL, device TEXT NOT NULL,"
-    " gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL, workload TEXT NOT NULL,"
-    " policy TEXT NOT NULL, report_json TEXT, driver_version TEXT NOT NULL,"
-    " regime_version TEXT NOT NULL, options_json TEXT);";
-
-std::string version_or_this(const Provenance& p) {
-  return p.regime_version.empty() ? regime_version() : p.regime_version;
-}
-
-constexpr const char* kDecisionColumns =
-    "id, made_at_utc, source, sweep_id, device, gpu_name, workload, objective, cap_W, "
-    "decision_json, driver_version, regime_version, options_json";
-constexpr const char* kStudyColumns =
-    "id, started_at_utc, device, gpu_name, gpu_uuid, workload, regime, sweep_id, decision_json, "
-    "report_json, driver_version, regime_version, options_json";
-constexpr const char* kControlColumns =
-    "id, started_at_utc, device, gpu_name, gpu_uuid, workload, policy, report_json, "
-    "driver_version, regime_version, options_json";
-
-Provenance read_provenance(Statement& s, int first) {
-  Provenance p;
-  p.driver_version = s.col_text(first);
-  p.regime_version = s.col_text(first + 1);
-  p.options = s.col_json(first + 2);
-  return p;
+std::filesystem::path server_spool(const DbUri& uri) {
+  std::string name = uri.host + "_" + std::to_string(uri.port) + "_" + uri.database;
+  for (char& c : name)
+    if (c == '/' || c == ' ') c = '_';
+  return state_dir() / "server-store" / name;
 }
 
 }  // namespace
@@ -231,345 +206,252 @@ std::filesystem::path RunStore::path_or_default(const std::string& db) {
 }
 
 RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
-    std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw Error(ErrorKind::Io, "cannot open run database " + path.string() + ": " + msg);
+  const std::optional<DbUri> uri = parse_db_uri(path.string());
+  if (!uri) {
+    db_ = sql::open_sqlite(path);
+    if (migration_due()) migrate();
+    return;
   }
-  sqlite3_busy_timeout(db_, kBusyTimeout_ms);  // another regime may be writing its run
-  int version = 0;
+  path_ = uri->display();
+  outbox_ = std::make_unique<Outbox>(server_spool(*uri));
   try {
-    Statement v(db_, "PRAGMA user_version");
-    if (v.step() == SQLITE_ROW) version = static_cast<int>(v.col_int(0));
-  } catch (const Error&) {
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw Error(ErrorKind::Parse, path.string() + " is not a Regime run database (not SQLite)");
-  }
-  if (version > kRunStoreSchemaVersion) {
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw Error(ErrorKind::Parse, path.string() + " has run-database schema version " +
-                                      std::to_string(version) + "; this regime reads up to " +
-                                      std::to_string(kRunStoreSchemaVersion));
-  }
-  try {
-    // WAL lets readers go on while one process writes; it stays set in the file. A file system
-    // without shared memory (some network mounts) keeps the rollback journal, which is still
-    // safe with the busy timeout, only slower under contention.
-    use_wal();
-    if (version < kRunStoreSchemaVersion || !has_column("sweeps", "driver_version")) migrate();
-  } catch (const Error&) {
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw;
+    db_ = sql::open_mariadb(*uri);
+    if (migration_due()) migrate();
+    outbox_->send(*db_);
+  } catch (const sql::Unreachable&) {
+    go_offline();
   }
 }
 
-// Switching a rollback-journal file to WAL takes the exclusive lock. While another process opens
-// the same old file (and holds a lock this one could deadlock with), SQLite answers BUSY at once
-// instead of calling the busy handler, so the switch is tried again here, up to the same timeout.
-void RunStore::use_wal() {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeout_ms);
-  for (int attempt = 0;; ++attempt) {
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL;", nullptr, nullptr, &err);
-    std::string msg = err != nullptr ? err : "";
-    sqlite3_free(err);
-    if (rc == SQLITE_OK) return;
-    if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
-      fail(msg.empty() ? sqlite3_errmsg(db_) : msg);
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, 1 + attempt)));
+RunStore::~RunStore() = default;
+
+void RunStore::go_offline() {
+  offline_ = true;
+  db_.reset();
+}
+
+size_t RunStore::queued_writes() const { return outbox_ ? outbox_->size() : 0; }
+
+size_t RunStore::send_queued() {
+  if (!outbox_ || offline_) return 0;
+  try {
+    return outbox_->send(*db_);
+  } catch (const sql::Unreachable&) {
+    go_offline();
+    return 0;
   }
 }
 
-bool RunStore::has_column(const char* table, const char* column) {
-  Statement s(db_, (std::string("PRAGMA table_info(") + table + ")").c_str());
-  while (s.step() == SQLITE_ROW)
-    if (s.col_text(1) == column) return true;
-  return false;
+bool RunStore::migration_due() {
+  const int version = db_->schema_version();
+  if (version > kRunStoreSchemaVersion) return true;  // refused inside, under the lock
+  return std::any_of(schema_steps().begin(), schema_steps().end(),
+                     [&](const SchemaStep& step) { return step_due(step, version, *db_); });
 }
 
 void RunStore::migrate() {
-  // IMMEDIATE takes the write lock at once: of two processes opening an old file together, the
-  // second waits, then finds it upgraded (the version is read again inside the transaction).
-  exec("BEGIN IMMEDIATE;");
-  int version = 0;
-  {
-    Statement v(db_, "PRAGMA user_version");
-    if (v.step() == SQLITE_ROW) version = static_cast<int>(v.col_int(0));
+  sql::Connection& db = *db_;
+  db.begin_migration();
+  bool ok = false;
+  try {
+    const int version = db.schema_version();
+    if (version > kRunStoreSchemaVersion)
+      throw Error(ErrorKind::Parse, path_.string() + " has run-database schema version " +
+                                        std::to_string(version) + "; this regime reads up to " +
+                                        std::to_string(kRunStoreSchemaVersion));
+    bool changed = false;
+    for (const SchemaStep& step : schema_steps()) {
+      if (!step_due(step, version, db)) continue;
+      for (const char* statement : step.statements)
+        if (!column_exists(statement, db)) db.query(sql::apply_dialect(statement, db.dialect()));
+      changed = true;
+    }
+    if (changed || version < kRunStoreSchemaVersion)
+      db.set_schema_version(std::max(version, kRunStoreSchemaVersion));
+    ok = true;
+  } catch (...) {
+    db.end_migration(false);
+    throw;
   }
-  std::string sql;
-  if (version < 2)
-    // Version 1 had the runs table only: the upgrade adds the sweeps table and keeps every run.
-    sql += std::string(
-               "CREATE TABLE IF NOT EXISTS runs ("
-               " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-               " started_at_s REAL NOT NULL, started_at_utc TEXT NOT NULL,"
-               " device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,"
-               " workload TEXT NOT NULL, options_json TEXT, status TEXT NOT NULL,"
-               " exit_status INTEGER, trace_path TEXT NOT NULL, steps_path TEXT NOT NULL,"
-               " regime TEXT, confidence REAL, measurement_json TEXT, report_json TEXT);") +
-           kCreateSweeps;
-  // By the columns, not the number alone: a file another build brought to this version number by
-  // other steps still gets these.
-  if (version < 3 || !has_column("sweeps", "driver_version")) sql += kSchema3;
-  // Version 4 adds the LLM predictors' answer cache.
-  if (version < 4) sql += kCreateLlmAnswers;
-  if (!sql.empty() || version < kRunStoreSchemaVersion)
-    sql +=
-        "PRAGMA user_version = " + std::to_string(std::max(version, kRunStoreSchemaVersion)) + ";";
-  exec((sql + "COMMIT;").c_str());
+  db.end_migration(ok);
 }
 
-RunStore::~RunStore() { sqlite3_close(db_); }
-
-void RunStore::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err != nullptr ? err : "unknown error";
-    sqlite3_free(err);
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    fail(msg);
+void RunStore::write(const std::string& statement, const sql::Params& params,
+                     const nlohmann::json& refs) {
+  if (!offline_) {
+    try {
+      if (refs.empty()) {
+        db_->query(sql::apply_dialect(statement, db_->dialect()), params);
+        return;
+      }
+    } catch (const sql::Unreachable&) {
+      go_offline();
+    }
   }
+  if (!outbox_) throw Error(ErrorKind::Internal, "a file store has no queue");
+  outbox_->push(sql::apply_dialect(statement, sql::kMariaDb), params, refs);
 }
 
-void RunStore::fail(const std::string& what) {
-  throw Error(ErrorKind::Io, "run database " + path_.string() + ": " + what);
+std::vector<sql::Row> RunStore::read(const std::string& statement, const sql::Params& params,
+                                     const std::string& cache_name) {
+  if (!offline_) {
+    try {
+      auto rows = db_->query(sql::apply_dialect(statement, db_->dialect()), params);
+      if (outbox_ && !cache_name.empty()) outbox_->cache(cache_name, rows);
+      return rows;
+    } catch (const sql::Unreachable&) {
+      go_offline();
+    }
+  }
+  if (!cache_name.empty())
+    if (auto rows = outbox_->cached(cache_name)) return *rows;
+  throw Error(ErrorKind::Io, "run store " + path_.string() +
+                                 " cannot be reached and this node has no copy of what was "
+                                 "asked; writes are queued in " +
+                                 outbox_->dir().string());
 }
 
-int64_t RunStore::insert(const RunRecord& record) {
-  Statement s(db_,
-              "INSERT INTO runs (started_at_s, started_at_utc, device, gpu_name, gpu_uuid, "
-              "workload, options_json, status, exit_status, trace_path, steps_path, regime, "
-              "confidence, measurement_json, report_json, driver_version, regime_version) VALUES "
-              "(?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
-  bind_fields(s, record);
-  s.step();
-  return sqlite3_last_insert_rowid(db_);
+sql::Value RunStore::id_param(std::optional<int64_t> id, size_t index, nlohmann::json& refs) const {
+  if (!id) return {};
+  auto it = provisional_.find(*id);
+  if (it == provisional_.end()) return *id;
+  refs[std::to_string(index)] = {{"table", it->second.first}, {"uid", it->second.second}};
+  return {};
 }
+
+template <class R>
+int64_t RunStore::insert_row(const rows::Table<R>& table, const R& record) {
+  const std::string uid = new_row_uid();
+  const sql::Params params = table.insert_params(record, uid);
+  if (!offline_) {
+    try {
+      db_->query(sql::apply_dialect(table.insert_sql(), db_->dialect()), params);
+      return db_->last_insert_id();
+    } catch (const sql::Unreachable&) {
+      go_offline();
+    }
+  }
+  write(table.insert_sql(), params);
+  const int64_t id = next_provisional_id_--;
+  provisional_[id] = {table.name, uid};
+  return id;
+}
+
+template <class R>
+std::optional<R> RunStore::get_row(const rows::Table<R>& table, int64_t id) {
+  auto rows = read(table.select_sql() + " WHERE id = ?", {id});
+  if (rows.empty()) return std::nullopt;
+  return table.read(rows[0]);
+}
+
+template <class R>
+std::vector<R> RunStore::list_rows(const rows::Table<R>& table, size_t limit, bool cached) {
+  std::string statement = table.select_sql() + " ORDER BY id DESC";
+  if (limit > 0) statement += " LIMIT " + std::to_string(limit);
+  auto rows = read(statement, {}, cached && limit == 0 ? table.name : "");
+  std::vector<R> out;
+  for (const auto& row : rows) {
+    if (limit > 0 && out.size() == limit) break;
+    out.push_back(table.read(row));
+  }
+  return out;
+}
+
+int64_t RunStore::insert(const RunRecord& record) { return insert_row(runs_table(), record); }
 
 void RunStore::update(const RunRecord& record) {
-  Statement s(db_,
-              "UPDATE runs SET started_at_s=?2, started_at_utc=?3, device=?4, gpu_name=?5, "
-              "gpu_uuid=?6, workload=?7, options_json=?8, status=?9, exit_status=?10, "
-              "trace_path=?11, steps_path=?12, regime=?13, confidence=?14, measurement_json=?15, "
-              "report_json=?16, driver_version=?17, regime_version=?18 WHERE id=?1");
-  s.integer(1, record.id);
-  bind_fields(s, record);
-  s.step();
-  if (sqlite3_changes(db_) == 0)
+  const auto& t = runs_table();
+  if (auto it = provisional_.find(record.id); it != provisional_.end()) {
+    write(t.update_sql("uid"), t.update_params(record, it->second.second));
+    return;
+  }
+  write(t.update_sql("id"), t.update_params(record, record.id));
+  if (!offline_ && db_->changes() == 0 && !get(record.id))
     throw Error(ErrorKind::NotFound,
                 "no run " + std::to_string(record.id) + " in " + path_.string());
 }
 
-std::optional<RunRecord> RunStore::get(int64_t id) {
-  return get_row<RunRecord>(db_, kColumns, "runs", id, read_record);
-}
+std::optional<RunRecord> RunStore::get(int64_t id) { return get_row(runs_table(), id); }
 
 std::vector<RunRecord> RunStore::list(size_t limit) {
-  return list_rows<RunRecord>(db_, kColumns, "runs", limit, read_record);
+  return list_rows(runs_table(), limit, false);
 }
 
-int64_t RunStore::insert_sweep(const SweepRecord& r) {
-  Statement s(db_,
-              "INSERT INTO sweeps (started_at_utc, kind, device, gpu_name, gpu_uuid, workload, "
-              "strategy, objective, default_limit_W, max_limit_W, table_csv, decision_json, "
-              "report_json, driver_version, regime_version, options_json) VALUES (?1, ?2, ?3, ?4, "
-              "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
-  s.text(1, r.started_at_utc);
-  s.text(2, r.kind);
-  s.text(3, r.device);
-  s.text(4, r.gpu_name);
-  s.text(5, r.gpu_uuid);
-  s.text(6, r.workload);
-  s.text(7, r.strategy);
-  s.text(8, r.objective);
-  s.real(9, r.default_limit_W);
-  s.real(10, r.max_limit_W);
-  s.text(11, r.table_csv);
-  s.json(12, r.decision);
-  s.json(13, r.report);
-  s.text(14, r.provenance.driver_version);
-  s.text(15, version_or_this(r.provenance));
-  s.json(16, r.provenance.options);
-  s.step();
-  return sqlite3_last_insert_rowid(db_);
-}
+int64_t RunStore::insert_sweep(const SweepRecord& r) { return insert_row(sweeps_table(), r); }
 
-std::optional<SweepRecord> RunStore::get_sweep(int64_t id) {
-  return get_row<SweepRecord>(db_, kSweepColumns, "sweeps", id, read_sweep);
-}
+std::optional<SweepRecord> RunStore::get_sweep(int64_t id) { return get_row(sweeps_table(), id); }
 
 std::vector<SweepRecord> RunStore::list_sweeps(size_t limit) {
-  return list_rows<SweepRecord>(db_, kSweepColumns, "sweeps", limit, read_sweep);
+  return list_rows(sweeps_table(), limit, true);
 }
 
 std::optional<std::string> RunStore::find_llm_answer(const std::string& model,
                                                      const std::string& prompt) {
-  Statement s(db_, "SELECT answer FROM llm_answers WHERE model=?1 AND prompt=?2");
-  s.text(1, model);
-  s.text(2, prompt);
-  if (s.step() != SQLITE_ROW) return std::nullopt;
-  return s.col_text(0);
+  auto rows =
+      read("SELECT answer FROM llm_answers WHERE model = ? AND prompt = ?", {model, prompt});
+  if (rows.empty()) return std::nullopt;
+  return sql::as_text(rows[0].at(0));
 }
 
 void RunStore::put_llm_answer(const std::string& model, const std::string& prompt,
                               const std::string& answer, const std::string& answered_at_utc) {
-  Statement s(db_,
-              "INSERT OR REPLACE INTO llm_answers (model, prompt, answer, answered_at_utc) "
-              "VALUES (?1, ?2, ?3, ?4)");
-  s.text(1, model);
-  s.text(2, prompt);
-  s.text(3, answer);
-  s.text(4, answered_at_utc);
-  s.step();
+  write("DELETE FROM llm_answers WHERE model = ? AND prompt = ?", {model, prompt});
+  write("INSERT INTO llm_answers (model, prompt, answer, answered_at_utc) VALUES (?, ?, ?, ?)",
+        {model, prompt, answer, answered_at_utc});
 }
 
 size_t RunStore::count_llm_answers() {
-  Statement s(db_, "SELECT COUNT(*) FROM llm_answers");
-  s.step();
-  return static_cast<size_t>(s.col_int(0));
+  auto rows = read("SELECT COUNT(*) FROM llm_answers", {});
+  return static_cast<size_t>(sql::as_int(rows.at(0).at(0)));
 }
 
-namespace {
-
-DecisionRecord read_decision(Statement& s) {
-  DecisionRecord r;
-  r.id = s.col_int(0);
-  r.made_at_utc = s.col_text(1);
-  r.source = s.col_text(2);
-  if (!s.is_null(3)) r.sweep_id = s.col_int(3);
-  r.device = s.col_text(4);
-  r.gpu_name = s.col_text(5);
-  r.workload = s.col_text(6);
-  r.objective = s.col_text(7);
-  if (!s.is_null(8)) r.cap_W = s.col_real(8);
-  r.decision = s.col_json(9);
-  r.provenance = read_provenance(s, 10);
-  return r;
+template <class R>
+int64_t RunStore::insert_after_sweep(const rows::Table<R>& table, const R& r, size_t sweep_param) {
+  if (provisional_.count(r.sweep_id.value_or(0)) == 0) return insert_row(table, r);
+  // Its sweep is still queued: the row follows it, and takes the sweep's id when sent.
+  const std::string uid = new_row_uid();
+  sql::Params params = table.insert_params(r, uid);
+  nlohmann::json refs = nlohmann::json::object();
+  params.at(sweep_param) = id_param(r.sweep_id, sweep_param, refs);
+  write(table.insert_sql(), params, refs);
+  const int64_t id = next_provisional_id_--;
+  provisional_[id] = {table.name, uid};
+  return id;
 }
 
-StudyRecord read_study(Statement& s) {
-  StudyRecord r;
-  r.id = s.col_int(0);
-  r.started_at_utc = s.col_text(1);
-  r.device = s.col_text(2);
-  r.gpu_name = s.col_text(3);
-  r.gpu_uuid = s.col_text(4);
-  r.workload = s.col_text(5);
-  if (!s.is_null(6)) r.regime = s.col_text(6);
-  if (!s.is_null(7)) r.sweep_id = s.col_int(7);
-  r.decision = s.col_json(8);
-  r.report = s.col_json(9);
-  r.provenance = read_provenance(s, 10);
-  return r;
-}
-
-ControlRunRecord read_control(Statement& s) {
-  ControlRunRecord r;
-  r.id = s.col_int(0);
-  r.started_at_utc = s.col_text(1);
-  r.device = s.col_text(2);
-  r.gpu_name = s.col_text(3);
-  r.gpu_uuid = s.col_text(4);
-  r.workload = s.col_text(5);
-  r.policy = s.col_text(6);
-  r.report = s.col_json(7);
-  r.provenance = read_provenance(s, 8);
-  return r;
-}
-
-}  // namespace
-
+// The sweep_id parameter: after the uid, the 3rd column of decisions and the 7th of studies.
 int64_t RunStore::insert_decision(const DecisionRecord& r) {
-  Statement s(db_,
-              "INSERT INTO decisions (made_at_utc, source, sweep_id, device, gpu_name, workload, "
-              "objective, cap_W, decision_json, driver_version, regime_version, options_json) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  s.text(1, r.made_at_utc);
-  s.text(2, r.source);
-  s.integer(3, r.sweep_id);
-  s.text(4, r.device);
-  s.text(5, r.gpu_name);
-  s.text(6, r.workload);
-  s.text(7, r.objective);
-  s.real(8, r.cap_W);
-  s.json(9, r.decision);
-  s.text(10, r.provenance.driver_version);
-  s.text(11, version_or_this(r.provenance));
-  s.json(12, r.provenance.options);
-  s.step();
-  return sqlite3_last_insert_rowid(db_);
+  return insert_after_sweep(decisions_table(), r, 1 + 2);
 }
 
 std::optional<DecisionRecord> RunStore::get_decision(int64_t id) {
-  return get_row<DecisionRecord>(db_, kDecisionColumns, "decisions", id, read_decision);
+  return get_row(decisions_table(), id);
 }
 
 std::vector<DecisionRecord> RunStore::list_decisions(size_t limit) {
-  return list_rows<DecisionRecord>(db_, kDecisionColumns, "decisions", limit, read_decision);
+  return list_rows(decisions_table(), limit, true);
 }
 
 int64_t RunStore::insert_study(const StudyRecord& r) {
-  Statement s(db_,
-              "INSERT INTO studies (started_at_utc, device, gpu_name, gpu_uuid, workload, regime, "
-              "sweep_id, decision_json, report_json, driver_version, regime_version, "
-              "options_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  s.text(1, r.started_at_utc);
-  s.text(2, r.device);
-  s.text(3, r.gpu_name);
-  s.text(4, r.gpu_uuid);
-  s.text(5, r.workload);
-  r.regime ? s.text(6, *r.regime) : s.integer(6, std::nullopt);
-  s.integer(7, r.sweep_id);
-  s.json(8, r.decision);
-  s.json(9, r.report);
-  s.text(10, r.provenance.driver_version);
-  s.text(11, version_or_this(r.provenance));
-  s.json(12, r.provenance.options);
-  s.step();
-  return sqlite3_last_insert_rowid(db_);
+  return insert_after_sweep(studies_table(), r, 1 + 6);
 }
 
-std::optional<StudyRecord> RunStore::get_study(int64_t id) {
-  return get_row<StudyRecord>(db_, kStudyColumns, "studies", id, read_study);
-}
+std::optional<StudyRecord> RunStore::get_study(int64_t id) { return get_row(studies_table(), id); }
 
 std::vector<StudyRecord> RunStore::list_studies(size_t limit) {
-  return list_rows<StudyRecord>(db_, kStudyColumns, "studies", limit, read_study);
+  return list_rows(studies_table(), limit, false);
 }
 
 int64_t RunStore::insert_control_run(const ControlRunRecord& r) {
-  Statement s(db_,
-              "INSERT INTO control_runs (started_at_utc, device, gpu_name, gpu_uuid, workload, "
-              "policy, report_json, driver_version, regime_version, options_json) VALUES (?1, "
-              "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-  s.text(1, r.started_at_utc);
-  s.text(2, r.device);
-  s.text(3, r.gpu_name);
-  s.text(4, r.gpu_uuid);
-  s.text(5, r.workload);
-  s.text(6, r.policy);
-  s.json(7, r.report);
-  s.text(8, r.provenance.driver_version);
-  s.text(9, version_or_this(r.provenance));
-  s.json(10, r.provenance.options);
-  s.step();
-  return sqlite3_last_insert_rowid(db_);
+  return insert_row(control_runs_table(), r);
 }
 
 std::optional<ControlRunRecord> RunStore::get_control_run(int64_t id) {
-  return get_row<ControlRunRecord>(db_, kControlColumns, "control_runs", id, read_control);
+  return get_row(control_runs_table(), id);
 }
 
 std::vector<ControlRunRecord> RunStore::list_control_runs(size_t limit) {
-  return list_rows<ControlRunRecord>(db_, kControlColumns, "control_runs", limit, read_control);
+  return list_rows(control_runs_table(), limit, false);
 }
 
 }  // namespace regime

@@ -1,25 +1,38 @@
 #pragma once
-// The run database: one SQLite file (default state_dir()/runs.sqlite) with a row per probe, per
+// The run database: one SQLite file (default state_dir()/runs.sqlite), or a MariaDB server that
+// every node of a cluster shares (`mariadb://...`, store/db_uri.hpp), with a row per probe, per
 // sweep (or study's sweep), per decision, per study and per controller run, each with what it ran
 // on (GPU, driver), the workload, the Regime version and the options. A probe is recorded when it
 // starts (so a crash still leaves its trace findable) and completed when it ends; a sweep is
 // recorded with what it measured, as a sweep table, so that it can be decided again under another
-// objective without running it again. Schema version in PRAGMA user_version; an older file is
-// upgraded in place, a newer one refused. Several regime processes may write at once: the file is
-// in WAL mode (readers never wait for a writer) and a writer waits up to kBusyTimeout_ms for
-// another's transaction to end.
+// objective without running it again. One schema and one versioned migration for both backends
+// (SQLite keeps the version in PRAGMA user_version, MariaDB in a regime_schema table); an older
+// store is upgraded in place, a newer one refused. Several regime processes may write at once: the
+// file is in WAL mode (readers never wait for a writer) and a writer waits up to kBusyTimeout_ms
+// for another's transaction to end; the server serialises them itself.
+//
+// A server store never blocks its caller for long (store/mariadb_db.hpp gives the timeouts): when
+// the server cannot be reached, the store goes offline for the rest of its life, writes go to an
+// on-disk queue in the node's state folder (state_dir()/server-store/HOST_PORT_DB/queue), each with
+// a unique id made here so that sending it twice keeps one row, and the next store that reaches
+// the server sends them first; reads of sweeps and decisions answer from the rows last read.
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-struct sqlite3;  // SQLite stays private to the store: only run_store.cpp includes it
+#include "store/rows.hpp"
 
 namespace regime {
 
-inline constexpr int kRunStoreSchemaVersion = 4;
+class Outbox;
+class JobStore;
+
+inline constexpr int kRunStoreSchemaVersion = 5;
 inline constexpr int kBusyTimeout_ms = 30000;
 
 // What a stored result was made with (schema 3). Left empty in rows kept by older versions.
@@ -106,8 +119,10 @@ struct ControlRunRecord {
 
 class RunStore {
  public:
-  // Opens or creates the database (and its directory). Error Io when it cannot, Parse when the
-  // file is not a Regime run database or has a newer schema.
+  // Opens or creates the database (and its directory), or connects to the server a mariadb://
+  // URI names. Error Io when it cannot (not for a server that cannot be reached: offline() then),
+  // Parse when the file is not a Regime run database or has a newer schema, InvalidArgument for a
+  // malformed URI, NoPermission for a credentials file others may read.
   explicit RunStore(const std::filesystem::path& path);
   ~RunStore();
   RunStore(const RunStore&) = delete;
@@ -116,9 +131,18 @@ class RunStore {
   static std::filesystem::path default_path();  // state_dir()/runs.sqlite
   // The database a --db option names: default_path() when it names none.
   static std::filesystem::path path_or_default(const std::string& db);
+  // The file, or the server's URI (without a password, which it never holds).
   const std::filesystem::path& path() const { return path_; }
+  bool is_server() const { return outbox_ != nullptr; }
+  // A server store that could not reach its server: writes are queued, reads come from the cache.
+  // Ids it hands out meanwhile are negative and stand only for this process's rows.
+  bool offline() const { return offline_; }
+  // Writes waiting in this node's queue for the server (0 for a file).
+  size_t queued_writes() const;
+  // Sends the queue now (done on open as well); how many were sent. 0 when offline.
+  size_t send_queued();
 
-  // Inserts the record (its id is ignored) and returns the new id.
+  // Inserts the record (its id is ignored) and returns the new id (negative when queued).
   int64_t insert(const RunRecord& record);
   // Rewrites every field of the run with record.id; Error NotFound if there is none.
   void update(const RunRecord& record);
@@ -146,14 +170,38 @@ class RunStore {
   std::vector<ControlRunRecord> list_control_runs(size_t limit = 0);
 
  private:
-  void exec(const char* sql);
-  void migrate();  // to kRunStoreSchemaVersion, in one write transaction
-  bool has_column(const char* table, const char* column);
-  void use_wal();  // PRAGMA journal_mode=WAL, retried while another opener holds a lock
-  [[noreturn]] void fail(const std::string& what);
+  friend class JobStore;
+  bool migration_due();
+  void migrate();  // to kRunStoreSchemaVersion, one process at a time
+  template <class R>
+  int64_t insert_row(const rows::Table<R>& table, const R& record);
+  // A decision's or a study's row, whose sweep may still be queued (a provisional sweep_id).
+  template <class R>
+  int64_t insert_after_sweep(const rows::Table<R>& table, const R& record, size_t sweep_param);
+  template <class R>
+  std::optional<R> get_row(const rows::Table<R>& table, int64_t id);
+  // Newest first; rows of a full list (limit 0) of a server store are cached when `cached`.
+  template <class R>
+  std::vector<R> list_rows(const rows::Table<R>& table, size_t limit, bool cached);
+  // A write, its tokens applied: sent now, or queued when the server cannot be reached. `refs`:
+  // parameter index -> {"table", "uid"} of a queued row whose real id the parameter needs.
+  void write(const std::string& statement, const sql::Params& params,
+             const nlohmann::json& refs = nlohmann::json::object());
+  // A read, its tokens applied; from the cache `cache_name` when the server cannot be reached
+  // (Error Io when there is none).
+  std::vector<sql::Row> read(const std::string& statement, const sql::Params& params,
+                             const std::string& cache_name = "");
+  void go_offline();
+  // The parameter of a row id that may be provisional: the id, or NULL with a reference to the
+  // queued row's uid in `refs`.
+  sql::Value id_param(std::optional<int64_t> id, size_t index, nlohmann::json& refs) const;
 
   std::filesystem::path path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<sql::Connection> db_;
+  std::unique_ptr<Outbox> outbox_;  // server stores only
+  bool offline_ = false;
+  int64_t next_provisional_id_ = -1;
+  std::map<int64_t, std::pair<std::string, std::string>> provisional_;  // id -> {table, uid}
 };
 
 }  // namespace regime

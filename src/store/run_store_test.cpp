@@ -9,11 +9,46 @@
 #include <fstream>
 
 #include "common/error.hpp"
+#include "mariadb/test_server.hpp"
 
 namespace regime {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The tests that hold for any backend run twice: on a SQLite file and on a MariaDB server of
+// their own (tests/mariadb/test_server.hpp), each in a fresh temporary folder that is also the
+// node's state folder.
+enum class Backend { Sqlite, MariaDb };
+
+class StoreBackends : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/regime-store-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    fs::create_directories(dir_ / "state");
+    fs::permissions(dir_ / "state", fs::perms::owner_all, fs::perm_options::replace);
+    ::setenv("REGIME_STATE_DIR", (dir_ / "state").c_str(), 1);
+    if (GetParam() == Backend::MariaDb) server_.start(dir_ / "server");
+  }
+  void TearDown() override {
+    server_.stop();
+    ::unsetenv("REGIME_STATE_DIR");
+    fs::remove_all(dir_);
+  }
+  // The store: a file in the folder, or the server's database.
+  fs::path db() const {
+    return GetParam() == Backend::Sqlite ? dir_ / "runs.sqlite" : fs::path(server_.uri());
+  }
+  fs::path dir_;
+  testing::MariaDbTestServer server_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreBackends,
+                         ::testing::Values(Backend::Sqlite, Backend::MariaDb), [](const auto& p) {
+                           return p.param == Backend::Sqlite ? "Sqlite" : "MariaDb";
+                         });
 
 class RunStoreTest : public ::testing::Test {
  protected:
@@ -72,8 +107,8 @@ TEST_F(RunStoreTest, CreatesTheFileWithASchemaVersionAndRoundTripsARun) {
   sqlite3_close(raw);
 }
 
-TEST_F(RunStoreTest, UpdateCompletesARunAndListIsNewestFirst) {
-  RunStore store(dir_ / "runs.sqlite");
+TEST_P(StoreBackends, UpdateCompletesARunAndListIsNewestFirst) {
+  RunStore store(db());
   int64_t a = store.insert(sample_record());
   RunRecord b_rec = sample_record();
   b_rec.device = "sim:h200";
@@ -125,8 +160,8 @@ TEST_F(RunStoreTest, RefusesAFileThatIsNotARunDatabase) {
   }
 }
 
-TEST_F(RunStoreTest, KeepsSweepsWithTheirTableAndDecision) {
-  RunStore store(dir_ / "runs.sqlite");
+TEST_P(StoreBackends, KeepsSweepsWithTheirTableAndDecision) {
+  RunStore store(db());
   SweepRecord r;
   r.started_at_utc = "2026-12-01T04:00:00Z";
   r.kind = "study";
@@ -184,8 +219,8 @@ TEST_F(RunStoreTest, AVersionOneFileIsUpgradedAndKeepsItsRuns) {
   EXPECT_EQ(store.insert_sweep(r), 1);
 }
 
-TEST_F(RunStoreTest, KeepsLlmAnswersByModelAndWholePrompt) {
-  RunStore store(dir_ / "runs.sqlite");
+TEST_P(StoreBackends, KeepsLlmAnswersByModelAndWholePrompt) {
+  RunStore store(db());
   EXPECT_FALSE(store.find_llm_answer("m", "prompt"));
   store.put_llm_answer("m", "prompt", "{\"avg_power_W\": 230}", "2026-12-01T07:00:00Z");
   EXPECT_EQ(store.find_llm_answer("m", "prompt").value_or(""), "{\"avg_power_W\": 230}");
@@ -341,8 +376,8 @@ TEST_F(RunStoreTest, AFileAnotherBuildNumberedThreeStillGetsTheseTables) {
   sqlite3_close(raw);
 }
 
-TEST_F(RunStoreTest, KeepsDecisionsStudiesAndControllerRunsWithTheirProvenance) {
-  RunStore store(dir_ / "runs.sqlite");
+TEST_P(StoreBackends, KeepsDecisionsStudiesAndControllerRunsWithTheirProvenance) {
+  RunStore store(db());
   Provenance p;
   p.driver_version = "580.95.05";
   p.options = {{"objective", "energy"}};
