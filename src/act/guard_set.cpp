@@ -43,6 +43,8 @@ std::vector<double> PowerLimitGuardSet::set_all(double watts) {
               fmt::format("restoring GPU {} failed too: {}", gpus_[j]->info().device, r.what()));
         }
       }
+      // One GPU is no job: its own error says what happened, and nothing else was changed.
+      if (guards_.size() == 1 && failed.empty()) throw;
       throw Error(e.kind(), fmt::format("setting {:g} W on GPU {} of {} ({}): {}; {}", watts, i,
                                         guards_.size(), gpus_[i]->info().device, e.what(),
                                         restore_outcome(restored, failed)));

@@ -84,6 +84,20 @@ TEST_F(GuardSetFake, SetsEveryGpuAndRestoresEveryOne) {
   EXPECT_TRUE(journal_keys().empty());
 }
 
+TEST_F(GuardSetFake, AFailedSetOnASingleGpuKeepsItsOwnError) {
+  auto gpus = open(0);
+  PowerLimitGuardSet set({gpus[0].get()}, ActuationPolicy::from_flags(true));
+  try {
+    set.set_all(450);
+    FAIL() << "a set on a GPU that refuses it should have failed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NoPermission);
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("of 1")));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("of the job")));
+  }
+  EXPECT_DOUBLE_EQ(gpus[0]->info().enforced_limit_W, 700);
+}
+
 class GuardSetFailing : public GuardSetFake, public ::testing::WithParamInterface<int> {};
 
 TEST_P(GuardSetFailing, AFailedSetOnOneGpuRestoresTheOthers) {
