@@ -65,6 +65,30 @@ uint64_t start_ticks_of(int pid) {
   return 0;
 }
 
+// The job's GPUs as its record names them, each still the one it was (by UUID).
+struct JobGpus {
+  std::vector<GpuPtr> gpus;
+  std::vector<Gpu*> raw;
+  std::vector<GpuInfo> infos;
+  std::vector<int> indexes;
+};
+
+JobGpus open_job_gpus(const nlohmann::json& record, const std::string& job_id) {
+  JobGpus out;
+  for (const auto& g : record.at("gpus")) {
+    out.gpus.push_back(open_device(g.at("device").get<std::string>()));
+    out.infos.push_back(out.gpus.back()->info());
+    if (out.infos.back().uuid != g.at("uuid").get<std::string>())
+      throw Error(ErrorKind::NotFound,
+                  fmt::format("{} is now {}, not {}", out.infos.back().device,
+                              out.infos.back().uuid, g.at("uuid").get<std::string>()));
+    out.raw.push_back(out.gpus.back().get());
+    out.indexes.push_back(g.at("index").get<int>());
+  }
+  if (out.gpus.empty()) throw Error(ErrorKind::NotFound, "job " + job_id + " holds no GPU here");
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json study_job(const JobStudyRequest& r) {
@@ -80,21 +104,11 @@ nlohmann::json study_job(const JobStudyRequest& r) {
     record["study"] = study;
     store.put({r.job_id, r.node, "running", record});
   };
-  std::vector<GpuPtr> gpus;
-  std::vector<Gpu*> raw;
-  std::vector<GpuInfo> infos;
-  std::vector<int> indexes;
-  for (const auto& g : record.at("gpus")) {
-    gpus.push_back(open_device(g.at("device").get<std::string>()));
-    infos.push_back(gpus.back()->info());
-    if (infos.back().uuid != g.at("uuid").get<std::string>())
-      throw Error(ErrorKind::NotFound,
-                  fmt::format("{} is now {}, not {}", infos.back().device, infos.back().uuid,
-                              g.at("uuid").get<std::string>()));
-    raw.push_back(gpus.back().get());
-    indexes.push_back(g.at("index").get<int>());
-  }
-  if (gpus.empty()) throw Error(ErrorKind::NotFound, "job " + r.job_id + " holds no GPU here");
+  JobGpus job = open_job_gpus(record, r.job_id);
+  std::vector<GpuPtr>& gpus = job.gpus;
+  std::vector<Gpu*>& raw = job.raw;
+  const std::vector<GpuInfo>& infos = job.infos;
+  const std::vector<int>& indexes = job.indexes;
   const std::string workload = record.value("workload", std::string());
   const long uid = record.value("uid", -1L);
   fs::create_directories(fs::path(r.step_socket).parent_path());
