@@ -11,6 +11,7 @@
 #include "analysis/sweep_rows.hpp"
 #include "common/error.hpp"
 #include "common/utc_time.hpp"
+#include "store/db_uri.hpp"
 
 namespace regime::session {
 
@@ -21,6 +22,7 @@ RunStore open_store(const std::string& db) { return RunStore(RunStore::path_or_d
 // A read opens only a database that is there: a mistyped --db must not create folders and an empty
 // database and then list nothing as if nothing had been kept.
 void require_existing(const std::string& db) {
+  if (parse_db_uri(db)) return;  // a server: connecting says whether it is there
   const std::filesystem::path path = RunStore::path_or_default(db);
   if (!std::filesystem::exists(path))
     throw Error(ErrorKind::NotFound,
@@ -115,7 +117,7 @@ RunsListing list_runs(const std::string& db, size_t limit, const RunsFilter& f) 
   }
   require_existing(db);
   RunStore store = open_store(db);
-  l.db = std::filesystem::absolute(store.path()).string();
+  l.db = store.location();
   auto same = [](const auto& r) {
     return std::tuple<std::string, std::string, std::string, std::string>{r.device, r.gpu_name,
                                                                           r.gpu_uuid, r.workload};

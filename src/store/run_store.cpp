@@ -225,6 +225,10 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
 
 RunStore::~RunStore() = default;
 
+std::string RunStore::location() const {
+  return is_server() ? path_.string() : std::filesystem::absolute(path_).string();
+}
+
 void RunStore::go_offline() {
   offline_ = true;
   db_.reset();

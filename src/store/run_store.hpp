@@ -133,6 +133,8 @@ class RunStore {
   static std::filesystem::path path_or_default(const std::string& db);
   // The file, or the server's URI (without a password, which it never holds).
   const std::filesystem::path& path() const { return path_; }
+  // Where it is, for people: the file's absolute path, or the server's URI.
+  std::string location() const;
   bool is_server() const { return outbox_ != nullptr; }
   // A server store that could not reach its server: writes are queued, reads come from the cache.
   // Ids it hands out meanwhile are negative and stand only for this process's rows.
