@@ -16,9 +16,18 @@ namespace {
 
 constexpr std::string_view kScheme = "mariadb://";
 
+// `db` with any password between "USER:" and "@" hidden, so that the message can go to a log.
+std::string redacted(const std::string& db) {
+  const size_t start = db.find("://");
+  const size_t at = db.find('@', start == std::string::npos ? 0 : start);
+  const size_t colon = db.find(':', start == std::string::npos ? 0 : start + 3);
+  if (start == std::string::npos || at == std::string::npos || colon > at) return db;
+  return db.substr(0, colon + 1) + "***" + db.substr(at);
+}
+
 [[noreturn]] void bad(const std::string& db, const std::string& why) {
   throw Error(ErrorKind::InvalidArgument,
-              "--db " + db + ": " + why +
+              "--db " + redacted(db) + ": " + why +
                   " (expected mariadb://USER@HOST[:PORT]/DATABASE[?credentials=FILE])");
 }
 
