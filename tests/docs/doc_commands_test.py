@@ -372,6 +372,15 @@ def main():
         if not os.path.isfile(p):
             sys.exit(f"doc_commands_test: --{a.replace('_', '-')} {p}: no such file")
         setattr(args, a, os.path.abspath(p))
+    # The binaries copied once, beside a link to the repository's data (which they find from
+    # their own folder): a rebuild while the test runs cannot swap them under a command.
+    binaries = tempfile.mkdtemp(prefix="regime-doc-bin-")
+    os.symlink(os.path.join(ROOT, "data"), os.path.join(binaries, "data"))
+    os.makedirs(os.path.join(binaries, "bin"))
+    for a in ("regime", "regimed"):
+        copy = os.path.join(binaries, "bin", a)
+        shutil.copy2(getattr(args, a), copy)
+        setattr(args, a, copy)
     files = [os.path.abspath(f) for f in args.only] if args.only else (
         [os.path.join(ROOT, "README.md")] +
         sorted(os.path.join(ROOT, "docs", f) for f in os.listdir(os.path.join(ROOT, "docs"))
@@ -379,6 +388,7 @@ def main():
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         reports = list(pool.map(lambda f: run_file(args, f), files))
+    shutil.rmtree(binaries, ignore_errors=True)
     failed = False
     for r in reports:
         print(f"{r['file']}: {r['run']} blocks run ({r['commands']} commands, "
