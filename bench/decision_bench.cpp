@@ -22,6 +22,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -309,6 +310,9 @@ void print_overall(const std::string& title, const std::vector<Policy>& pols,
 // The adaptive search's settings that the cross-check tunes: each is chosen on one group of
 // tables (the value with the fewest picks that cost energy or break the bound there, then the
 // best mean saving), then run as chosen on the other groups.
+// The adaptive search's probe budget per workload, on average (the default's probe included).
+constexpr double kProbeBudget = 4.0;
+
 struct Knob {
   std::string name;
   std::vector<double> values;
@@ -317,22 +321,12 @@ struct Knob {
 
 std::vector<Knob> knobs() {
   return {
-      {"keep-default rule: false-saving rate (kDecisionAlpha)",
-       {0.01, 0.05, 0.2, 0.5},
-       [](plan::SearchOptions& o, double v) { o.decision.decision_alpha = v; }},
-      {"binding test: false-alarm rate (kBindingAlpha)",
-       {0.001, 0.01, 0.1},
-       [](plan::SearchOptions& o, double v) { o.decision.binding_alpha = v; }},
-      {"least prior dof (kMinPooledPriorDof; the shipped floor, 10, applies beneath)",
-       {10, 30, 100},
-       [](plan::SearchOptions& o, double v) {
-         for (plan::NoisePrior* p :
-              {&o.decision.priors.power, &o.decision.priors.energy, &o.decision.priors.time})
-           p->dof = std::max(p->dof, v);
-       }},
-      {"measure the neighbour of the lowest cap when it is within the bound (0 no, 1 yes)",
-       {0, 1},
-       [](plan::SearchOptions& o, double v) { o.check_above_lowest_cap = v > 0; }},
+      {"where the time-bound search starts: the default's draw x (kTimeBoundStartDrawFraction)",
+       {0.65, 0.7, 0.75, 0.8, 0.85},
+       [](plan::SearchOptions& o, double v) { o.start_draw_fraction = v; }},
+      {"probe floor: rows measured at least, the default's included (kMinTimeBoundProbes)",
+       {2, 3, 4},
+       [](plan::SearchOptions& o, double v) { o.min_time_bound_probes = static_cast<size_t>(v); }},
   };
 }
 
@@ -359,14 +353,25 @@ void cross_check(const std::vector<Group>& groups, const plan::Objective& object
         "| --- | --- |\n",
         k.name);
     for (const auto& train : groups) {
-      double best_v = k.values.front(), best_saved = -1e300;
-      int best_bad = std::numeric_limits<int>::max();
+      // Within the probe budget: the fewest picks that cost energy or break the bound, then the
+      // best mean saving (0.1 point counts as a tie: closer is chance), then the fewest probes.
+      double best_v = k.values.front();
+      std::optional<Tally> best;
+      auto per = [](const Tally& t, double x) { return t.n > 0 ? x / t.n : 0.0; };
+      auto better = [&](const Tally& a, const Tally& b) {
+        const bool a_in = per(a, a.probes) <= kProbeBudget, b_in = per(b, b.probes) <= kProbeBudget;
+        if (a_in != b_in) return a_in;
+        if (!a_in) return per(a, a.probes) < per(b, b.probes);
+        if (a.cost_energy + a.past_bound != b.cost_energy + b.past_bound)
+          return a.cost_energy + a.past_bound < b.cost_energy + b.past_bound;
+        if (std::abs(per(a, a.saved_pct) - per(b, b.saved_pct)) > 0.1)
+          return per(a, a.saved_pct) > per(b, b.saved_pct);
+        return per(a, a.probes) < per(b, b.probes);
+      };
       for (double v : k.values) {
         const Tally t = run_group(train, objective, k, v);
-        const int bad = t.cost_energy + t.past_bound;
-        if (bad < best_bad || (bad == best_bad && t.saved_pct > best_saved + 1e-9)) {
-          best_bad = bad;
-          best_saved = t.saved_pct;
+        if (!best || better(t, *best)) {
+          best = t;
           best_v = v;
         }
       }

@@ -33,20 +33,6 @@ double raw_score(const Objective& o, double energy_J, double time_s, double max_
   return *score(free, energy_J, time_s, time_s, max_power_W);
 }
 
-// What the objective's score is, in words.
-std::string score_name(const Objective& o) {
-  switch (o.kind) {
-    case ObjectiveKind::Energy:
-    case ObjectiveKind::MaxSlowdown:
-      return "energy per step";
-    case ObjectiveKind::Edp:
-      return "energy x time per step";
-    case ObjectiveKind::Zeus:
-      return o.text() + " score";
-  }
-  return o.text();
-}
-
 bool all_have_intervals(const std::vector<ProbeResult>& probes) {
   return std::all_of(probes.begin(), probes.end(),
                      [](const ProbeResult& p) { return has_intervals(p.measurement); });
@@ -116,28 +102,48 @@ Decision decide_single(const std::vector<ProbeResult>& probes_in, const Decision
           : fmt::format("the default {} W", in.default_limit_W);
 
   if (!tb.binds) {
-    // Every row repeats the default: the luckiest of them is noise, not a saving.
-    std::string why = fmt::format("{}; noise {}", tb.summary, s_noise.describe());
-    size_t luckiest = 0;
+    // Every row repeats the default: the best of them differs from it by scatter alone. It is
+    // still the best measured cap (no cap binds, so none can cost what the rows do not show),
+    // and it is said to be within the noise.
+    const std::string evidence = fmt::format("{}; noise {}", tb.summary, s_noise.describe());
+    size_t best = 0;
     for (size_t i = 1; i < n; ++i)
-      if (score_raw[i] < score_raw[luckiest]) luckiest = i;
-    if (luckiest != 0)
-      why += fmt::format(". The lowest {} ({} W, {:+.1f}% against {}) is scatter",
-                         score_name(in.objective), caps[luckiest],
-                         change_pct(score_raw[luckiest], s0), level_text);
-    return keep(in.default_limit_W,
-                why + fmt::format(": keeping the default limit {} W", in.default_limit_W),
-                std::move(d));
+      if (score(in.objective, energy[i], time[i], t0, in.max_power_W) &&
+          score_raw[i] < score_raw[best])
+        best = i;
+    if (best == 0)
+      return keep(in.default_limit_W,
+                  fmt::format("{}; no cap measured beats the default's own row on {}{}: keeping "
+                              "the default limit {} W",
+                              evidence, obj, constraint_text(in.objective), in.default_limit_W),
+                  std::move(d));
+    d.cap_W = caps[best];
+    d.keep_default = false;
+    d.beyond_noise = false;
+    d.energy_change_pct = change_pct(energy[best], e0);
+    d.time_change_pct = change_pct(time[best], t0);
+    d.reason = fmt::format(
+        "{} W has the best {}{} ({:+.1f}% against the default {} W: energy per step {:+.1f}%, "
+        "time per step {:+.1f}%), within the noise: no cap binds, so every row repeats the "
+        "default and this is its luckiest repeat, not a proven saving ({})",
+        caps[best], obj, constraint_text(in.objective), change_pct(score_raw[best], score_raw[0]),
+        in.default_limit_W, d.energy_change_pct, d.time_change_pct, evidence);
+    return d;
   }
 
-  const bool hot = heat_limited(rows.front().measurement);
+  // A lower cap cannot speed work up unless heat held the default's clocks back. A table carries
+  // no throttle reasons, so the rows say which: one binding row faster than the default beyond
+  // the noise is an outlier (not credited); most of them faster means the default's own row is
+  // the slow one, as on a card that throttles on heat at its default, and they are credited.
+  const double t_crit = student_t_quantile(1 - kPhysicsAlpha, t_noise.dof) * t_noise.rel_sd * k;
+  std::vector<size_t> faster;
+  for (size_t i : binding)
+    if (std::log(time[i] / t_level) < -t_crit) faster.push_back(i);
+  const bool hot_by_rows = 2 * faster.size() > binding.size();
+  const bool hot = heat_limited(rows.front().measurement) || hot_by_rows;
   std::vector<size_t> candidates;
   for (size_t i : binding) {
-    const double t_crit =
-        hot ? std::numeric_limits<double>::infinity()
-            : student_t_quantile(1 - kPhysicsAlpha, t_noise.dof) * t_noise.rel_sd * k;
-    const double dt = std::log(time[i] / t_level);
-    if (dt < -t_crit) {
+    if (!hot && std::find(faster.begin(), faster.end(), i) != faster.end()) {
       d.not_credited.push_back(
           {caps[i], fmt::format("time per step {:+.1f}% under a lower cap, beyond the noise "
                                 "({:.1f}%): a cap cannot speed work up, so this row is noise",
@@ -150,28 +156,31 @@ Decision decide_single(const std::vector<ProbeResult>& probes_in, const Decision
   std::string not_credited_text;
   for (const auto& nc : d.not_credited)
     not_credited_text += fmt::format("; {} W not credited: {}", nc.cap_W, nc.why);
+  if (hot_by_rows)
+    not_credited_text += fmt::format(
+        "; {} of {} binding rows run faster than the default beyond the noise ({:.1f}%): the "
+        "default behaves as a card held back by heat (or its row is off; measure it again to "
+        "tell), so they are taken as measured",
+        faster.size(), binding.size(), 100 * t_crit);
   const std::string evidence =
       fmt::format("{}; noise {}{}", tb.summary, s_noise.describe(), not_credited_text);
-  // Physics says no binding row runs faster than the default; if most of them do, the default's
-  // own row is the odd one out, and every comparison with it is suspect.
-  if (2 * d.not_credited.size() > binding.size())
+
+  // Rows above the onset repeat the default; one of them may still be the best measured row.
+  for (size_t i : repeats)
+    if (i != 0 && score(in.objective, energy[i], time[i], t0, in.max_power_W))
+      candidates.push_back(i);
+  size_t best = 0;
+  for (size_t i : candidates)
+    if (score_raw[i] < score_raw[best] || (score_raw[i] == score_raw[best] && caps[i] > caps[best]))
+      best = i;
+  if (best == 0)
     return keep(in.default_limit_W,
-                fmt::format("{} of {} binding rows run faster than the default beyond the noise: "
-                            "the default's own measurement looks off, so no comparison with it "
-                            "holds ({}); keeping the default limit {} W (measure it again)",
-                            d.not_credited.size(), binding.size(), evidence, in.default_limit_W),
-                std::move(d));
-  if (candidates.empty())
-    return keep(in.default_limit_W,
-                fmt::format("no cap that binds qualifies on {}{} ({}): keeping the default "
-                            "limit {} W",
+                fmt::format("no cap measured beats the default's own row on {}{} ({}): keeping "
+                            "the default limit {} W",
                             obj, constraint_text(in.objective), evidence, in.default_limit_W),
                 std::move(d));
-
-  size_t best = candidates.front();
-  for (size_t i : candidates)
-    if (score_raw[i] < score_raw[best]) best = i;  // ties keep the higher cap (listed first)
-  // A saving must beat the noise against the level, and lie under the default's own row.
+  // The best measured row is the decision (on a table its rows are all there is to know); the
+  // keep-default threshold only says whether its saving beats the noise against the level.
   const double gain = std::log(s0 / score_raw[best]);
   const double threshold =
       student_t_quantile(1 - in.decision_alpha / static_cast<double>(candidates.size()),
@@ -183,23 +192,20 @@ Decision decide_single(const std::vector<ProbeResult>& probes_in, const Decision
   const std::string against = repeats.size() > 1
                                   ? fmt::format(", {:+.1f}% against {}", level_pct, level_text)
                                   : std::string();
-  if (!(gain > threshold) || !(score_raw[best] < score_raw[0]))
-    return keep(in.default_limit_W,
-                fmt::format("best cap {} W changes {} by {:+.1f}% against the default {} W{} "
-                            "(energy {:+.1f}%, time {:+.1f}%), within the noise: a saving must "
-                            "exceed {:.1f}% ({}); keeping the default limit {} W",
-                            caps[best], obj, score_pct, in.default_limit_W, against, e_pct, t_pct,
-                            100 * (1 - std::exp(-threshold)), evidence, in.default_limit_W),
-                std::move(d));
+  const bool binds_here = caps[best] < tb.onset_cap_W;
   d.cap_W = caps[best];
   d.keep_default = false;
+  // A saving that rests on a default row slower than most binding rows is not called beyond the
+  // noise: heat or an off row, the rows cannot tell which.
+  d.beyond_noise = binds_here && !hot_by_rows && gain > threshold;
   d.energy_change_pct = e_pct;
   d.time_change_pct = t_pct;
   d.reason = fmt::format(
       "{} W has the best {}{} ({:+.1f}% against the default {} W{}: energy per step {:+.1f}%, "
-      "time per step {:+.1f}%), beyond the {:.1f}% a saving must exceed ({})",
+      "time per step {:+.1f}%), {} the {:.1f}% a saving must exceed to beat the noise{} ({})",
       caps[best], obj, constraint_text(in.objective), score_pct, in.default_limit_W, against, e_pct,
-      t_pct, 100 * (1 - std::exp(-threshold)), evidence);
+      t_pct, d.beyond_noise ? "beyond" : "within", 100 * (1 - std::exp(-threshold)),
+      binds_here ? "" : "; it lies above where caps bind, so it repeats the default", evidence);
   return d;
 }
 
@@ -337,6 +343,7 @@ Decision decide_intervals(const std::vector<ProbeResult>& probes_in, int d_idx,
                 std::move(d));
   d.cap_W = b.cap_W;
   d.keep_default = false;
+  d.beyond_noise = true;
   d.energy_change_pct = e_pct;
   d.time_change_pct = t_pct;
   d.reason = fmt::format(
@@ -371,6 +378,7 @@ nlohmann::json alternative_json(const Alternative& a) {
 nlohmann::json to_json(const Decision& d) {
   nlohmann::json j{{"cap_W", d.cap_W},
                    {"keep_default", d.keep_default},
+                   {"saving_beyond_noise", d.beyond_noise},
                    {"energy_change_pct", d.energy_change_pct},
                    {"time_change_pct", d.time_change_pct},
                    {"reason", d.reason}};

@@ -72,6 +72,9 @@ struct Alternative {
 struct Decision {
   double cap_W = 0;
   bool keep_default = true;
+  // Whether the chosen cap's saving lies beyond the measurement noise. Live probes choose a cap
+  // only then; a table's best measured row is chosen either way and this says how sure it is.
+  bool beyond_noise = false;
   double energy_change_pct = 0;  // chosen cap against the default limit's level
   double time_change_pct = 0;
   std::string reason;

@@ -107,6 +107,11 @@ DecisionView decision_view(const Decision& d, const std::vector<ProbeResult>& pr
     v.reference_text = ref->text;
   }
   if (d.keep_default) return v;
+  v.saving_beyond_noise = d.beyond_noise;
+  if (!d.beyond_noise)
+    v.certainty_text =
+        "within the noise: the best cap measured, taken because nothing measured says it costs "
+        "energy or time past the objective, but its rows cannot tell this saving from scatter";
   v.energy_change_pct = d.energy_change_pct;
   v.time_change_pct = d.time_change_pct;
   if (chosen >= 0 && ref && d.basis == "intervals") {
@@ -180,7 +185,9 @@ nlohmann::json to_json(const DecisionView& v) {
             {"time_per_step_s", optional_json(v.reference_time_per_step_s)}}},
           {"max_slowdown_pct", optional_json(v.max_slowdown_pct)},
           {"only_point_estimate_meets_time_bound", v.only_point_meets_time_bound},
-          {"time_bound", v.time_bound_text}};
+          {"time_bound", v.time_bound_text},
+          {"saving_beyond_noise", v.saving_beyond_noise},
+          {"certainty", v.certainty_text}};
 }
 
 nlohmann::json decision_json(const Decision& d, const DecisionView& v) {

@@ -40,6 +40,10 @@ struct DecisionView {
   std::optional<double> max_slowdown_pct;
   bool only_point_meets_time_bound = false;
   std::string time_bound_text;
+  // Whether the chosen cap's saving lies beyond the measurement noise; when it does not, why the
+  // cap is still taken, in words (a table's best row within the noise).
+  bool saving_beyond_noise = false;
+  std::string certainty_text;
 };
 
 // `probes` are those the decision was made from (any order); the default's second window, if the
@@ -58,7 +62,7 @@ std::optional<RowChange> change_vs_default(const DecisionView& v, const ProbeRes
 
 // {"cap_W", "keep_default", "energy_change_pct", "energy_change_ci_pct", "time_change_pct",
 // "time_change_ci_pct", "interval_source", "reference", "max_slowdown_pct",
-// "only_point_estimate_meets_time_bound", "time_bound"}.
+// "only_point_estimate_meets_time_bound", "time_bound", "saving_beyond_noise", "certainty"}.
 nlohmann::json to_json(const DecisionView& v);
 
 // The decision's JSON (plan::to_json) with the view's intervals and time bound beside its figures,

@@ -139,5 +139,44 @@ TEST(PlanDecisionView, AKeptDefaultShowsNoChangeAndNoInterval) {
   EXPECT_EQ(row[row.size() - 3], "-0.5");
 }
 
+// A table whose rows repeat the default (power does not follow the cap): its best row is taken,
+// and every view says the saving is within the noise; a clear saving says nothing of the kind.
+TEST(PlanDecisionView, ATableRowWithinTheNoiseIsSaidToBe) {
+  std::vector<ProbeResult> rows;
+  const double energy[] = {100, 99, 101, 97.5, 100.5, 99.5};
+  for (int i = 0; i < 6; ++i) {
+    ProbeResult p = probe(300 - 20 * i, energy[i], 1.0, 0);
+    p.measurement.avg_power_W = 150;  // far under every cap: none binds
+    rows.push_back(p);
+  }
+  DecisionInputs in;
+  in.objective = parse_objective("max-slowdown:10");
+  in.default_limit_W = in.max_power_W = 300;
+  const Decision d = decide(rows, in);
+  ASSERT_FALSE(d.keep_default) << d.reason;
+  EXPECT_EQ(d.cap_W, 240) << d.reason;
+  EXPECT_FALSE(d.beyond_noise) << d.reason;
+  const DecisionView v = decision_view(d, rows, in.objective, 300);
+  EXPECT_FALSE(v.saving_beyond_noise);
+  EXPECT_THAT(v.certainty_text, HasSubstr("within the noise"));
+  EXPECT_THAT(decision_text(d, v), HasSubstr("certainty: within the noise"));
+  const nlohmann::json j = decision_json(d, v);
+  EXPECT_FALSE(j["saving_beyond_noise"].get<bool>());
+  EXPECT_THAT(j["certainty"].get<std::string>(), HasSubstr("within the noise"));
+
+  // Power follows the cap and energy falls 20%: beyond the noise, no certainty line.
+  for (size_t i = 1; i < rows.size(); ++i) {
+    rows[i].measurement.avg_power_W = 150 * (1 - 0.08 * static_cast<double>(i));
+    rows[i].measurement.energy_per_step_J = 100 * (1 - 0.04 * static_cast<double>(i));
+  }
+  const Decision c = decide(rows, in);
+  ASSERT_FALSE(c.keep_default) << c.reason;
+  EXPECT_TRUE(c.beyond_noise) << c.reason;
+  const DecisionView cv = decision_view(c, rows, in.objective, 300);
+  EXPECT_TRUE(cv.saving_beyond_noise);
+  EXPECT_TRUE(cv.certainty_text.empty());
+  EXPECT_THAT(decision_text(c, cv), Not(HasSubstr("certainty:")));
+}
+
 }  // namespace
 }  // namespace regime::plan

@@ -85,6 +85,7 @@ std::vector<WorkloadEvaluation> evaluate_strategy(
     e.regret_pct = (chosen_J / least(all).measurement.energy_per_step_J - 1) * 100;
     e.gated = outcome.no_cap_binds;
     e.kept_default = outcome.decision.keep_default;
+    e.beyond_noise = outcome.decision.beyond_noise;
     e.reason = outcome.decision.reason;
     out.push_back(e);
   }

@@ -19,6 +19,7 @@ struct WorkloadEvaluation {
   double regret_pct = 0;          // chosen cap's energy over the table's least, in %
   bool gated = false;             // the adaptive search stopped early: no cap can bind
   bool kept_default = true;       // the decision
+  bool beyond_noise = false;      // its saving lies beyond the measurement noise
   std::string reason;             // the decision's reason
 };
 

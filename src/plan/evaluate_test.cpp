@@ -109,10 +109,11 @@ TEST(PlanZeus, BindingTestFindsEveryCapThatMustBindAndFewThatCannot) {
   }
 }
 
-// The keep-default rule's false-saving rate on real repeat measurements: workloads that cannot
-// bind, with their power replaced by one that follows the cap (so that every row is a candidate)
-// while energy and time stay the measured repeats. Any saving claimed is then false.
-TEST(PlanZeus, KeepDefaultRuleRarelyClaimsASavingFromRepeatMeasurements) {
+// The noise rule's false-saving rate on real repeat measurements: workloads that cannot bind, with
+// their power replaced by one that follows the cap (so that every row is a candidate) while energy
+// and time stay the measured repeats. The best row is still chosen (it is the best measured), but
+// any saving called beyond the noise is then false.
+TEST(PlanZeus, TheNoiseRuleRarelyCallsARepeatMeasurementASaving) {
   for (const char* gpu : {"V100", "RTX6000"}) {
     const SweepTable table = zeus_table(gpu);
     DecisionInputs in;
@@ -127,13 +128,13 @@ TEST(PlanZeus, KeepDefaultRuleRarelyClaimsASavingFromRepeatMeasurements) {
       const Decision d = decide(rows, in);
       ASSERT_TRUE(d.binding && d.binding->binds) << w.name;
       ++placebos;
-      if (!d.keep_default) {
+      if (d.beyond_noise) {
         ++claimed;
         std::cout << "  false saving: " << w.name << ": " << d.reason << "\n";
       }
     }
     std::cout << fmt::format(
-        "{} ({}): energy noise prior {:.2f}% ({:.1f} dof); keep-default rule claimed a saving on "
+        "{} ({}): energy noise prior {:.2f}% ({:.1f} dof); a saving beyond the noise claimed on "
         "{} of {} workloads of pure repeats (alpha {})\n",
         gpu, std::string(gpu) == "V100" ? "training" : "check", 100 * in.priors.energy.rel_sd,
         in.priors.energy.dof, claimed, placebos, kDecisionAlpha);
@@ -142,8 +143,8 @@ TEST(PlanZeus, KeepDefaultRuleRarelyClaimsASavingFromRepeatMeasurements) {
 }
 
 // Exhaustive: every cap measured, then the rule. The least-energy cap of the table is among the
-// probes; the decision takes it, or keeps the default when the difference is within the noise or
-// the cap cannot bind (then the table's least is the luckiest repeat).
+// probes and the decision takes it (the objective is plain energy here); where no cap can bind it
+// is the luckiest repeat, and the decision says the saving is within the noise.
 TEST(PlanZeus, ExhaustiveDecisionsAndTheirRegret) {
   const SweepTable table = zeus_tables();
   auto evals = evaluate_strategy(table, Strategy::Exhaustive);
@@ -165,10 +166,9 @@ TEST(PlanZeus, ExhaustiveDecisionsAndTheirRegret) {
   print("exhaustive, in between", summarize(uncertain));
   std::cout << fmt::format("exhaustive: least-energy cap chosen on {} of 120, default kept on {}\n",
                            chosen, kept);
-  // Where a cap must bind the rule loses little against the table's luckiest row.
-  EXPECT_LE(summarize(must).regret_p90_pct, 1.0);
-  EXPECT_LE(summarize(must).regret_max_pct, 6.0);
-  for (const auto& e : cannot) EXPECT_TRUE(e.kept_default) << e.workload << " on " << e.gpu;
+  EXPECT_EQ(chosen, 120);
+  EXPECT_EQ(summarize(evals).regret_max_pct, 0.0);
+  for (const auto& e : cannot) EXPECT_FALSE(e.beyond_noise) << e.workload << " on " << e.gpu;
 }
 
 TEST(PlanZeus, AdaptiveUsesFewProbes) {
@@ -183,8 +183,9 @@ TEST(PlanZeus, AdaptiveUsesFewProbes) {
 }
 
 // Where no cap can bind, every row repeats one measurement: the table's "least energy" is then
-// the luckiest repeat. Keeping the default there costs what the scatter of those rows gives for
-// the minimum of 7-8 repeats (at most 3.5 standard deviations).
+// the luckiest repeat. The adaptive search measures a few of them, so it misses at most what the
+// scatter of those rows gives for the minimum of 7-8 repeats (at most 3.5 standard deviations),
+// and never calls the row it takes a saving beyond the noise.
 TEST(PlanZeus, RegretWhereNoCapCanBindIsWithinTheRowScatter) {
   const SweepTable table = zeus_tables();
   std::map<std::string, Reach> reach;
@@ -204,7 +205,7 @@ TEST(PlanZeus, RegretWhereNoCapCanBindIsWithinTheRowScatter) {
     const double least = *std::min_element(energy.begin(), energy.end());
     const double chosen = least * (1 + e.regret_pct / 100);
     worst_z = std::max(worst_z, (chosen - least) / sd);
-    EXPECT_TRUE(e.kept_default) << e.workload << " on " << e.gpu;
+    EXPECT_FALSE(e.beyond_noise) << e.workload << " on " << e.gpu;
   }
   std::cout << fmt::format(
       "draw under 75% of the lowest cap: {} workloads, worst regret = {:.2f} standard "
@@ -216,8 +217,10 @@ TEST(PlanZeus, RegretWhereNoCapCanBindIsWithinTheRowScatter) {
 
 // The oracle with the same information: exhaustive measures every cap and applies the same rule.
 // The adaptive search (twin curve, as `regime sweep --device replay:` runs it) must reach the
-// very same decision on every workload, with far fewer probes.
-TEST(PlanZeus, AdaptiveDecidesWhatExhaustiveDecidesOnEveryWorkload) {
+// very same decision on every workload where that decision's saving is beyond the noise, with far
+// fewer probes. Elsewhere every row is a repeat within the noise: the searches measure different
+// repeats, and neither may call its pick a saving.
+TEST(PlanZeus, AdaptiveDecidesWhatExhaustiveDecidesWhereTheSavingIsReal) {
   const SweepTable table = zeus_tables();
   const auto exhaustive = evaluate_strategy(table, Strategy::Exhaustive);
   const auto t0 = std::chrono::steady_clock::now();
@@ -226,19 +229,27 @@ TEST(PlanZeus, AdaptiveDecidesWhatExhaustiveDecidesOnEveryWorkload) {
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(exhaustive.size(), adaptive.size());
-  int exhaustive_probes = 0, adaptive_probes = 0;
+  int exhaustive_probes = 0, adaptive_probes = 0, real = 0;
   for (size_t i = 0; i < adaptive.size(); ++i) {
     ASSERT_EQ(adaptive[i].workload, exhaustive[i].workload);
     ASSERT_EQ(adaptive[i].gpu, exhaustive[i].gpu);
-    EXPECT_EQ(adaptive[i].chosen_cap_W, exhaustive[i].chosen_cap_W)
-        << adaptive[i].workload << " on " << adaptive[i].gpu << ": " << adaptive[i].reason;
+    if (exhaustive[i].beyond_noise) {
+      ++real;
+      EXPECT_EQ(adaptive[i].chosen_cap_W, exhaustive[i].chosen_cap_W)
+          << adaptive[i].workload << " on " << adaptive[i].gpu << ": " << adaptive[i].reason;
+    } else {
+      EXPECT_FALSE(adaptive[i].beyond_noise)
+          << adaptive[i].workload << " on " << adaptive[i].gpu << ": " << adaptive[i].reason;
+    }
     exhaustive_probes += exhaustive[i].probes;
     adaptive_probes += adaptive[i].probes;
   }
   print("adaptive+twin, all workloads", summarize(adaptive));
   std::cout << fmt::format(
-      "adaptive+twin = exhaustive decision on {} workloads: {} probes against {} ({:.0f} ms)\n",
-      adaptive.size(), adaptive_probes, exhaustive_probes, ms);
+      "adaptive+twin = exhaustive decision on the {} of {} workloads whose saving is beyond the "
+      "noise: {} probes against {} ({:.0f} ms)\n",
+      real, adaptive.size(), adaptive_probes, exhaustive_probes, ms);
+  EXPECT_GE(real, 60);
   EXPECT_LT(adaptive_probes * 2, exhaustive_probes);
 }
 

@@ -102,18 +102,20 @@ std::vector<ProbeResult> single_rows(double gain) {
   return rows;
 }
 
-TEST(PlanDecision, KeepsTheDefaultWhenTheGainIsWithinTheTablesNoise) {
+TEST(PlanDecision, ATableTakesItsBestRowAndSaysWhetherItBeatsTheNoise) {
   // Every cap binds, so the default is the only row of its kind: the noise is the prior's.
   auto d = decide(single_rows(0.015), inputs("energy"));
-  EXPECT_TRUE(d.keep_default) << d.reason;
-  EXPECT_EQ(d.cap_W, 70);
-  EXPECT_NE(d.reason.find("within the noise"), std::string::npos) << d.reason;
+  EXPECT_FALSE(d.keep_default) << d.reason;
+  EXPECT_FALSE(d.beyond_noise) << d.reason;
+  EXPECT_LT(d.cap_W, 70);
+  EXPECT_NE(d.reason.find("within the"), std::string::npos) << d.reason;
   ASSERT_TRUE(d.noise.has_value());
   EXPECT_EQ(d.noise->prior.source, "assumed");
-  // 2% worth 2 dof, best of 5 candidates: a saving must exceed about 18%.
-  EXPECT_TRUE(decide(single_rows(0.12), inputs("energy")).keep_default);
+  // 2% worth 2 dof, best of 5 candidates: a saving must exceed about 18% to beat the noise.
+  EXPECT_FALSE(decide(single_rows(0.12), inputs("energy")).beyond_noise);
   auto c = decide(single_rows(0.25), inputs("energy"));
   EXPECT_FALSE(c.keep_default) << c.reason;
+  EXPECT_TRUE(c.beyond_noise) << c.reason;
   EXPECT_EQ(c.cap_W, 64);
   EXPECT_NEAR(c.energy_change_pct, (1.01 * 0.75 - 1) * 100, 1e-6);
   EXPECT_NEAR(c.time_change_pct, 3, 1e-9);
@@ -121,7 +123,12 @@ TEST(PlanDecision, KeepsTheDefaultWhenTheGainIsWithinTheTablesNoise) {
   DecisionInputs known = inputs("energy");
   known.priors.energy = {0.01, 50, "pooled"};
   known.priors.time = {0.01, 50, "pooled"};
-  EXPECT_FALSE(decide(single_rows(0.12), known).keep_default);
+  EXPECT_TRUE(decide(single_rows(0.12), known).beyond_noise);
+  // No row under the default's own: the default is kept.
+  auto k = decide(single_rows(-0.2), inputs("energy"));
+  EXPECT_TRUE(k.keep_default) << k.reason;
+  EXPECT_NE(k.reason.find("no cap measured beats the default's own row"), std::string::npos)
+      << k.reason;
 }
 
 TEST(PlanDecision, UsesConfidenceIntervalsWhenTheProbesHaveThem) {

@@ -95,6 +95,7 @@ std::string decision_text(const Decision& d, const DecisionView& v) {
   if (v.energy_change_ci_pct || v.time_change_ci_pct)
     out += fmt::format("  change: {}\n", interval_line(v));
   if (!v.time_bound_text.empty()) out += fmt::format("  time bound: {}\n", v.time_bound_text);
+  if (!v.certainty_text.empty()) out += fmt::format("  certainty: {}\n", v.certainty_text);
   if (d.noise) out += fmt::format("  noise:  {} per measurement\n", d.noise->describe());
   if (d.drift)
     out += fmt::format(

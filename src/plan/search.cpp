@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "analysis/binding.hpp"
 #include "common/error.hpp"
@@ -54,20 +55,23 @@ double score_or_inf(const ProbeResult& p, const ProbeResult& dflt, const Decisio
   return s ? *s : kInf;
 }
 
-// Max-slowdown: time per step rises as the cap falls, so the lowest cap within the time bound is
-// found by bisection over the candidates (about log2 of their number probes), against the default's
-// measured time. Energy then decides among the caps within the bound: if energy still falls from
-// the lowest feasible cap to the measured cap under it, a curve that falls and then rises has its
-// minimum within the bound there; otherwise (a knee, or heat) the minimum may lie higher, and the
-// search walks up until the best cap's neighbours are both measured and worse. Returns why it
-// stopped. `grid` is ascending: candidates, then the default.
+// Max-slowdown: time per step rises as the cap falls, so the lowest cap within the time bound
+// brackets the search. The first probe goes where the bound usually falls (the default's draw x
+// start_draw_fraction); from there the search gallops (steps 1, 2, 4 ...) towards the unknown side
+// until a measured cap within the bound sits above a measured one past it, then bisects between
+// them. Energy then decides among the caps within the bound: when the lowest feasible cap is the
+// best measured and energy still falls to the cap under it, a curve that falls and then rises has
+// its least energy there; otherwise (a knee, heat, a lucky row higher up) the search walks until
+// the best cap's neighbours within the bound are both measured and worse. Returns why it stopped.
+// `grid` is ascending: candidates, then the default.
 template <class Measure>
 std::string bisect_time_bound(const std::vector<double>& grid, size_t n_candidates,
                               const SearchOptions& opt, Measure&& measure,
                               const std::vector<ProbeResult>& probes) {
   const DecisionInputs& in = opt.decision;
-  const double bound_s =
-      probes.front().measurement.time_per_step_s * (1 + in.objective.max_slowdown_pct / 100);
+  const Measurement& at_default = probes.front().measurement;
+  const double t0 = at_default.time_per_step_s;
+  const double bound_s = t0 * (1 + in.objective.max_slowdown_pct / 100);
   // Values, not references: a probe appends to `probes`.
   auto at = [&](size_t i) -> Measurement {
     int k = find_probe(probes, grid[i]);
@@ -75,54 +79,97 @@ std::string bisect_time_bound(const std::vector<double>& grid, size_t n_candidat
   };
   auto measured = [&](size_t i) { return find_probe(probes, grid[i]) >= 0; };
   auto energy = [&](size_t i) { return at(i).energy_per_step_J; };
+
   // lo: the highest index known past the bound (-1: none); hi: the lowest known within it.
   long lo = -1, hi = static_cast<long>(n_candidates);
-  bool first = true;
+  const std::optional<double> start_W =
+      opt.start_cap_W ? opt.start_cap_W
+                      : std::optional<double>(at_default.avg_power_W * opt.start_draw_fraction);
+  long next = (lo + hi) / 2;
+  if (start_W && *start_W > 0)
+    for (long i = 0; i < hi; ++i)
+      if (std::abs(grid[static_cast<size_t>(i)] - *start_W) <
+          std::abs(grid[static_cast<size_t>(next)] - *start_W))
+        next = i;
+  long step = 1;
+  bool bracketed = false;
   while (hi - lo > 1) {
-    long mid = (lo + hi) / 2;
-    if (first && opt.start_cap_W) {
-      for (long i = lo + 1; i < hi; ++i)
-        if (std::abs(grid[static_cast<size_t>(i)] - *opt.start_cap_W) <
-            std::abs(grid[static_cast<size_t>(mid)] - *opt.start_cap_W))
-          mid = i;
+    const bool within = at(static_cast<size_t>(next)).time_per_step_s <= bound_s;
+    (within ? hi : lo) = next;
+    if (hi - lo <= 1) break;
+    bracketed = bracketed || (lo >= 0 && hi < static_cast<long>(n_candidates));
+    if (bracketed) {
+      next = (lo + hi) / 2;
+    } else {
+      next = within ? std::max(lo + 1, hi - step) : std::min(hi - 1, lo + step);
+      step *= 2;
     }
-    first = false;
-    (at(static_cast<size_t>(mid)).time_per_step_s <= bound_s ? hi : lo) = mid;
   }
   const auto b = static_cast<size_t>(hi);
-  const double t0 = probes.front().measurement.time_per_step_s;
   if (b == n_candidates)
     return fmt::format(
-        "no cap below the default keeps time per step within +{:g}% ({} W: "
-        "{:+.1f}%)",
+        "no cap below the default keeps time per step within +{:g}% ({} W: {:+.1f}%)",
         in.objective.max_slowdown_pct, grid[n_candidates - 1],
         (at(n_candidates - 1).time_per_step_s / t0 - 1) * 100);
-  const std::string found = fmt::format("the lowest cap within +{:g}% time is {} W",
-                                        in.objective.max_slowdown_pct, grid[b]);
-  if (lo >= 0 && energy(static_cast<size_t>(lo)) < energy(b))
-    return found + fmt::format(
-                       "; energy still falls to {} W under it, so no cap above {} W "
-                       "within the bound uses less",
-                       grid[static_cast<size_t>(lo)], grid[b]);
-  if (lo < 0 && !opt.check_above_lowest_cap) return found + " (the lowest cap)";
-  // Energy rises under the lowest feasible cap (a knee) or nothing lies under it: the least
-  // energy within the bound may lie higher. Measure the best cap's unmeasured neighbours within
-  // the bound until both are measured.
-  while (true) {
+
+  // The best measured cap within the bound (the default included).
+  auto best_within = [&] {
     size_t best = b;
     for (size_t i = b; i <= n_candidates; ++i)
       if (measured(i) && energy(i) < energy(best)) best = i;
-    if (best + 1 <= n_candidates && !measured(best + 1)) {
-      at(best + 1);
-    } else if (best > b && !measured(best - 1)) {
-      at(best - 1);
-    } else {
-      return found + fmt::format(
-                         "; energy within the bound is least at {} W, both neighbours "
-                         "measured",
-                         grid[best]);
-    }
+    return best;
+  };
+  // An unmeasured neighbour of the best within the bound, or none (-1).
+  auto open_neighbour = [&]() -> long {
+    const size_t best = best_within();
+    if (best + 1 <= n_candidates && !measured(best + 1)) return static_cast<long>(best + 1);
+    if (best > b && !measured(best - 1)) return static_cast<long>(best - 1);
+    return -1;
+  };
+  std::string why = fmt::format("the lowest cap within +{:g}% time is {} W",
+                                in.objective.max_slowdown_pct, grid[b]);
+  if (best_within() == b && lo >= 0 && energy(static_cast<size_t>(lo)) < energy(b)) {
+    why += fmt::format(
+        "; energy still falls to {} W under it, so no cap above {} W within the "
+        "bound uses less",
+        grid[static_cast<size_t>(lo)], grid[b]);
+  } else if (best_within() == b && lo < 0 && !opt.check_above_lowest_cap) {
+    why += " (the lowest cap)";
+  } else {
+    for (long i = open_neighbour(); i >= 0; i = open_neighbour()) at(static_cast<size_t>(i));
+    why += fmt::format("; energy within the bound is least at {} W, both neighbours measured",
+                       grid[best_within()]);
   }
+  // The probe floor: rows enough for the binding test and the noise, spent where the best
+  // measured cap is not yet bracketed, else on the unmeasured cap within the bound farthest from
+  // every measured one.
+  size_t extra = 0;
+  while (probes.size() < opt.min_time_bound_probes) {
+    long pick = open_neighbour();
+    long farthest = 0;
+    for (size_t i = b; pick < 0 && i < n_candidates; ++i) {
+      if (measured(i)) continue;
+      long d = static_cast<long>(n_candidates);
+      for (size_t j = b; j <= n_candidates; ++j)
+        if (measured(j)) d = std::min(d, std::abs(static_cast<long>(i) - static_cast<long>(j)));
+      if (d > farthest) farthest = d;
+    }
+    for (size_t i = b; pick < 0 && farthest > 0 && i < n_candidates; ++i) {
+      long d = static_cast<long>(n_candidates);
+      for (size_t j = b; j <= n_candidates; ++j)
+        if (measured(j)) d = std::min(d, std::abs(static_cast<long>(i) - static_cast<long>(j)));
+      if (!measured(i) && d == farthest) pick = static_cast<long>(i);
+    }
+    if (pick < 0) break;
+    at(static_cast<size_t>(pick));
+    ++extra;
+  }
+  if (extra > 0)
+    why += fmt::format(
+        "; {} more cap{} within the bound measured to reach {} rows (the least "
+        "the binding test and the noise estimate work with)",
+        extra, extra == 1 ? "" : "s", opt.min_time_bound_probes);
+  return why;
 }
 
 }  // namespace

@@ -51,6 +51,10 @@ using CurveFitter = std::function<std::unique_ptr<CurveModel>(const std::vector<
 // Least-squares polynomial in the cap (degree min(2, probes-1)) for time and energy separately.
 std::unique_ptr<CurveModel> fit_polynomial_curve(const std::vector<ProbeResult>& probes);
 
+// Chosen with bench/decisions.sh's cross-check (docs/sweep.md, "Cross-check").
+inline constexpr double kTimeBoundStartDrawFraction = 0.8;
+inline constexpr size_t kMinTimeBoundProbes = 3;
+
 struct SearchOptions {
   Strategy strategy = Strategy::Adaptive;
   std::vector<double> caps;  // the grid, highest first; must contain the default limit
@@ -72,6 +76,11 @@ struct SearchOptions {
   // Max-slowdown: when the lowest cap of the grid is within the time bound, measure its neighbour
   // too (a knee may put less energy there).
   bool check_above_lowest_cap = false;
+  // Max-slowdown: without start_cap_W, the first cap measured is the one nearest the default's
+  // draw x this fraction (where a +10% time bound usually falls), and the search measures at least
+  // this many rows, the default's included (docs/sweep.md, "Strategies").
+  double start_draw_fraction = kTimeBoundStartDrawFraction;
+  size_t min_time_bound_probes = kMinTimeBoundProbes;
   // Measure the default limit again after the search (live sweeps: heat drifts under a sweep),
   // so the decision sees the drift between the two default windows.
   bool remeasure_default = false;

@@ -70,7 +70,11 @@ SearchScore score_search(const SweepTable& table,
   for (size_t i = 0; i < adaptive.size(); ++i) {
     ++s.workloads;
     s.probes += adaptive[i].probes;
-    if (adaptive[i].chosen_cap_W == exhaustive[i].chosen_cap_W) ++s.same_as_exhaustive;
+    // The same cap, or, where exhaustive's saving is within the noise (rows that repeat the
+    // default), any cap not called a saving beyond it either.
+    if (adaptive[i].chosen_cap_W == exhaustive[i].chosen_cap_W ||
+        (!exhaustive[i].beyond_noise && !adaptive[i].beyond_noise))
+      ++s.same_as_exhaustive;
     if (!adaptive[i].gated) bindable.push_back(adaptive[i]);
   }
   const auto sum = summarize(bindable);
