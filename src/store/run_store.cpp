@@ -1,6 +1,7 @@
 #include "store/run_store.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -190,6 +191,14 @@ bool column_exists(std::string_view statement, sql::Connection& db) {
   return db.has_column(table, std::string(rest.substr(0, rest.find(' '))));
 }
 
+// Servers this process found unreachable, and when: a second store opened soon after (a job's
+// prolog opens the jobs and the decisions) does not wait on the same server again.
+constexpr auto kUnreachableMemory = std::chrono::seconds(30);
+std::map<std::string, std::chrono::steady_clock::time_point>& unreachable_since() {
+  static std::map<std::string, std::chrono::steady_clock::time_point> servers;
+  return servers;
+}
+
 std::filesystem::path server_spool(const DbUri& uri) {
   std::string name = uri.host + "_" + std::to_string(uri.port) + "_" + uri.database;
   for (char& c : name)
@@ -214,6 +223,12 @@ RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
   }
   path_ = uri->display();
   outbox_ = std::make_unique<Outbox>(server_spool(*uri));
+  auto known = unreachable_since().find(path_.string());
+  if (known != unreachable_since().end() &&
+      std::chrono::steady_clock::now() - known->second < kUnreachableMemory) {
+    offline_ = true;
+    return;
+  }
   try {
     db_ = sql::open_mariadb(*uri);
     if (migration_due()) migrate();
@@ -229,7 +244,10 @@ std::string RunStore::location() const {
   return is_server() ? path_.string() : std::filesystem::absolute(path_).string();
 }
 
+void RunStore::retry_servers_now() { unreachable_since().clear(); }
+
 void RunStore::go_offline() {
+  unreachable_since()[path_.string()] = std::chrono::steady_clock::now();
   offline_ = true;
   db_.reset();
 }

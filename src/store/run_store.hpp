@@ -12,7 +12,8 @@
 // for another's transaction to end; the server serialises them itself.
 //
 // A server store never blocks its caller for long (store/mariadb_db.hpp gives the timeouts): when
-// the server cannot be reached, the store goes offline for the rest of its life, writes go to an
+// the server cannot be reached, the store goes offline for the rest of its life (and stores the
+// same process opens in the next 30 s start offline, without waiting), writes go to an
 // on-disk queue in the node's state folder (state_dir()/server-store/HOST_PORT_DB/queue), each with
 // a unique id made here so that sending it twice keeps one row, and the next store that reaches
 // the server sends them first; reads of sweeps and decisions answer from the rows last read.
@@ -141,6 +142,9 @@ class RunStore {
   bool offline() const { return offline_; }
   // Writes waiting in this node's queue for the server (0 for a file).
   size_t queued_writes() const;
+  // Forgets which servers this process found unreachable, so that the next store opened tries
+  // again at once (a long-running process told the server is back; tests).
+  static void retry_servers_now();
   // Sends the queue now (done on open as well); how many were sent. 0 when offline.
   size_t send_queued();
 
