@@ -78,6 +78,13 @@ def parse_commands(block):
             while text.endswith("\\") and i + 1 < len(lines):
                 i += 1
                 text += "\n" + lines[i]
+            here = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", text)
+            if here:  # a here-document's lines belong to the command, up to its end word
+                while i + 1 < len(lines):
+                    i += 1
+                    text += "\n" + lines[i]
+                    if lines[i].strip() == here.group(1):
+                        break
             i += 1
             shown = []
             while i < len(lines) and not lines[i].startswith("$ "):

@@ -50,6 +50,12 @@ class DocCommandsTest(unittest.TestCase):
         self.assertEqual(kinds["exit"], [2])
         self.assertEqual(kinds["setup"], ["echo hi > f"])
 
+    def test_a_here_document_belongs_to_its_command(self):
+        b = dt.Block("page.md", 1, "", ["$ cat <<'SQL'", "SELECT 1;", "SQL", "SELECT 1;", "$ true"], [])
+        self.assertTrue(dt.parse_commands(b))
+        self.assertEqual(b.commands[0], ("cat <<'SQL'\nSELECT 1;\nSQL", ["SELECT 1;"]))
+        self.assertEqual(b.commands[1], ("true", []))
+
     def test_a_text_block_is_not_run_and_a_sh_block_is_one_command_a_line(self):
         text, sh = self.blocks()[1:]
         self.assertFalse(dt.parse_commands(text))
