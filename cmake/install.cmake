@@ -116,7 +116,8 @@ if(REGIME_BUILD_TESTS)
 endif()
 
 # Debian package. Runtime dependencies come from the binary's own links (dpkg-shlibdeps: libfmt9,
-# libsqlite3-0, libceres3, libstdc++6, ...), so they follow whatever the build linked.
+# libsqlite3-0, libmariadb3 (>= 3.0.0) for a run store on a server, libceres3, libstdc++6, ...), so
+# they follow whatever the build linked.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME regime)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
