@@ -16,8 +16,6 @@
 #include "cli/sweep_options.hpp"
 #include "cli/task_progress.hpp"
 #include "common/error.hpp"
-#include "device/device_list.hpp"
-#include "device/uri.hpp"
 
 namespace regime::cli {
 
@@ -77,7 +75,6 @@ void print_evaluation(const session::Evaluation& ev) {
 void print_figures(const session::ControlReport& r);
 
 void print_gpu(const session::ControlReport& r) {
-  const control::ThermalParams& p = r.thermal;
   std::cout << fmt::format("{} on {} ({}), {:.0f} s{}, policy {}{}\n", r.workload, r.device,
                            r.info.name, r.duration_s, r.simulated ? " simulated" : "", r.policy,
                            r.evaluate ? ", evaluated" : "");
@@ -88,11 +85,7 @@ void print_gpu(const session::ControlReport& r) {
     std::cout << fmt::format("probe ({:.0f} s): {} (confidence {:.2f})\n", r.probe_s,
                              to_string(r.probe->regime), r.probe->confidence);
   std::cout << (r.engaged ? "engaged: " : "stayed out: ") << r.reason << "\n";
-  if (r.engaged)
-    std::cout << fmt::format(
-        "thermal: target {:.1f} C, band {:.1f} C, step {:.0f} W, period {:.0f} s, dwell {:.0f} s, "
-        "limits [{:.0f}, {:.0f}] W\n",
-        p.target_C, p.band_C, p.step_W, p.period_s, p.dwell_s, p.min_W, p.max_W);
+  if (r.engaged) std::cout << r.controller << ": " << r.controller_text << "\n";
   if (r.dry_run && !r.decisions.empty()) {
     // Every decision, holds included: what the controller saw each period.
     std::cout << "  each decision (at: the limit the controller would have in force by then):\n";
@@ -248,8 +241,7 @@ void add_control(CLI::App& root, Context&) {
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "control");
     // A real GPU runs on the wall clock: the bar is the run's length. A simulated run is faster
     // than its simulated seconds: only the elapsed time is shown.
-    if (parse_device_uri(split_device_list(r->device).front()).scheme != "sim")
-      progress.set_total_time(r->seconds);
+    if (!session::on_simulated_clock(r->device)) progress.set_total_time(r->seconds);
     session::ControlReport rep = session::run_control(*r);
     progress.stop();
     if (*json)

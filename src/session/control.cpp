@@ -42,16 +42,20 @@ std::optional<double> time_constant_s(const GpuInfo& info) {
   }
 }
 
-// regime-gated's own keys taken out; the rest configure the inner controller.
+// regime-gated's own keys taken out; the rest configure the inner controller (the first policy
+// of the table unless inner= names another).
 control::PolicySpec inner_spec(const control::PolicySpec& gated, double& probe_s) {
-  control::PolicySpec inner{"thermal", gated.params};
+  control::PolicySpec inner{control::controller_policies().front().name, gated.params};
   auto in = inner.params.find("inner");
   if (in != inner.params.end()) {
-    if (in->second != "thermal")
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("--policy regime-gated: inner='{}': the only inner controller is "
-                              "thermal",
-                              in->second));
+    if (!control::find_policy(in->second))
+      throw Error(
+          ErrorKind::InvalidArgument,
+          fmt::format("--policy regime-gated: inner='{}': {} {}", in->second,
+                      control::controller_policies().size() == 1 ? "the only inner controller is"
+                                                                 : "the inner controllers are",
+                      control::policy_names(", ")));
+    inner.name = in->second;
     inner.params.erase(in);
   }
   probe_s = control::number_param(gated, "probe_s").value_or(kDefaultProbe_s);
@@ -248,8 +252,8 @@ constexpr double kSettleTimeConstants = 3;  // 95% of a first-order step respons
 
 // How long one GPU's die takes to settle at a new limit: kSettleTimeConstants thermal time
 // constants, the controller's dwell where the card's constant is unknown.
-double settle_seconds(std::optional<double> tau_s, const control::ThermalParams& p) {
-  return kSettleTimeConstants * tau_s.value_or(p.dwell_s);
+double settle_seconds(std::optional<double> tau_s, double dwell_s) {
+  return kSettleTimeConstants * tau_s.value_or(dwell_s);
 }
 
 // An evaluation's length: the probe, then a lead-in and `windows` windows, each settling and then
@@ -402,7 +406,7 @@ RunEnd run_to_end(RunLoop& loop, control::ControlLoop* cl, SegmentPlan& plan,
 struct Lane {
   ControlReport rep;
   std::optional<double> tau_s;
-  std::unique_ptr<control::ThermalController> controller;
+  control::PolicySetup controller;
 };
 
 // The GPUs --device names: one (any device, its own clock) or a job's (real GPUs, one clock).
@@ -449,9 +453,9 @@ EvaluationLength evaluation_length(const ControlRequest& r) {
   for (Gpu* g : control_gpus(targets)) {
     const GpuInfo info = g->info();
     const std::optional<double> tau_s = time_constant_s(info);
-    const control::ThermalParams p = control::thermal_params(
-        gated ? inner_spec(spec, probe_s) : spec, control::thermal_defaults(info, tau_s));
-    out.settle_s = std::max(out.settle_s, settle_seconds(tau_s, p));
+    const control::PolicySetup p =
+        control::make_policy(gated ? inner_spec(spec, probe_s) : spec, info, tau_s);
+    out.settle_s = std::max(out.settle_s, settle_seconds(tau_s, p.dwell_s));
   }
   out.min_s = evaluation_seconds(probe_s, r.windows, out.settle_s);
   return out;
@@ -465,11 +469,11 @@ ControlReport run_control(const ControlRequest& r) {
                             "and last), got {}",
                             r.windows));
   control::PolicySpec spec = control::parse_policy(r.policy);
-  if (spec.name != "thermal" && spec.name != "regime-gated")
+  if (spec.name != "regime-gated" && !control::find_policy(spec.name))
     throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--policy '{}': unknown policy (expected thermal[:k=v,...] or "
-                            "regime-gated[:inner=thermal,probe_s=S,k=v,...])",
-                            spec.name));
+                fmt::format("--policy '{}': unknown policy (expected {}[:k=v,...] or "
+                            "regime-gated[:inner={},probe_s=S,k=v,...])",
+                            spec.name, control::policy_names("|"), control::policy_names("|")));
   const bool gated = spec.name == "regime-gated";
   std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
   std::vector<Gpu*> gpus = control_gpus(targets);
@@ -488,8 +492,11 @@ ControlReport run_control(const ControlRequest& r) {
     g.info = gpus[i]->info();
     g.limit_before_W = g.info.current_limit_W;
     lanes[i].tau_s = time_constant_s(g.info);
-    control::ThermalParams defaults = control::thermal_defaults(g.info, lanes[i].tau_s);
-    g.thermal = control::thermal_params(gated ? inner_spec(spec, g.probe_s) : spec, defaults);
+    const control::PolicySpec inner = gated ? inner_spec(spec, g.probe_s) : spec;
+    lanes[i].controller = control::make_policy(inner, g.info, lanes[i].tau_s);
+    g.controller = inner.name;
+    g.controller_params = lanes[i].controller.params;
+    g.controller_text = lanes[i].controller.params_text;
     g.dry_run_why = dry_run_reason(r, policy, gpus[i]->is_physical());
     g.dry_run = !g.dry_run_why.empty();
   }
@@ -503,7 +510,8 @@ ControlReport run_control(const ControlRequest& r) {
   // An evaluation's windows: each long enough for the slowest die to settle at the new limit and
   // then be measured for as long again.
   double settle_s = 0;
-  for (const Lane& l : lanes) settle_s = std::max(settle_s, settle_seconds(l.tau_s, l.rep.thermal));
+  for (const Lane& l : lanes)
+    settle_s = std::max(settle_s, settle_seconds(l.tau_s, l.controller.dwell_s));
   const double probe_s = gated ? rep.probe_s : 0;
   const double control_s = r.seconds - probe_s;
   if (r.evaluate && r.seconds < evaluation_seconds(probe_s, r.windows, settle_s))
@@ -554,7 +562,7 @@ ControlReport run_control(const ControlRequest& r) {
     plan = segment_plan(r, t0);
     for (Lane& l : lanes) {
       l.rep.engaged = !gated;
-      l.rep.reason = gated ? "" : "thermal: controlling from the start";
+      l.rep.reason = gated ? "" : l.rep.controller + ": controlling from the start";
     }
     if (gated) {
       RunEnd end =
@@ -574,8 +582,8 @@ ControlReport run_control(const ControlRequest& r) {
         g.engaged = g.reason.empty();
         if (!g.engaged) continue;
         g.reason = fmt::format(
-            "thermal-bound (confidence {:.2f}): heat limits the clocks; engaging thermal control",
-            g.probe->confidence);
+            "thermal-bound (confidence {:.2f}): heat limits the clocks; engaging {} control",
+            g.probe->confidence, g.controller);
         if (r.evaluate && g.dry_run) refuse_dry_evaluation(g, policy);
         if (!g.dry_run)
           check_actuation(policy, g.info, gpus[i]->is_physical(), g.info.current_limit_W);
@@ -585,13 +593,8 @@ ControlReport run_control(const ControlRequest& r) {
     for (size_t i = 0; i < lanes.size(); ++i) {
       ControlReport& g = lanes[i].rep;
       if (!g.engaged) continue;
-      lanes[i].controller = std::make_unique<control::ThermalController>(g.thermal);
-      control_lanes.push_back(
-          {i,
-           &guards.at(i),
-           lanes[i].controller.get(),
-           {g.thermal.min_W, g.thermal.max_W, g.thermal.step_W, g.thermal.period_s},
-           g.info.current_limit_W});
+      control_lanes.push_back({i, &guards.at(i), lanes[i].controller.controller.get(),
+                               lanes[i].controller.bounds, g.info.current_limit_W});
     }
     RunEnd end = RunEnd::Duration;
     std::optional<control::ControlLoop> cl;
@@ -736,7 +739,6 @@ nlohmann::json run_json(const ControlReport& r) {
          {"would_set_W",
           a.new_limit_W == a.old_limit_W ? nlohmann::json(nullptr) : nlohmann::json(a.new_limit_W)},
          {"why", a.why}});
-  const control::ThermalParams& p = r.thermal;
   nlohmann::json j = {
       {"device", r.device},
       {"gpu", r.info.name},
@@ -749,14 +751,7 @@ nlohmann::json run_json(const ControlReport& r) {
       {"probe_s", r.probe_s},
       {"regime", r.probe ? nlohmann::json(to_string(r.probe->regime)) : nullptr},
       {"probe", r.probe ? regime::to_json(*r.probe) : nlohmann::json(nullptr)},
-      {"thermal",
-       {{"target_C", p.target_C},
-        {"band_C", p.band_C},
-        {"step_W", p.step_W},
-        {"period_s", p.period_s},
-        {"dwell_s", p.dwell_s},
-        {"min_W", p.min_W},
-        {"max_W", p.max_W}}},
+      {r.controller, r.controller_params},
       {"actions", actions},
       {"decisions", decisions},
       {"limit_before_W", r.limit_before_W},

@@ -16,7 +16,7 @@
 #include "analysis/data_parallel.hpp"
 #include "analysis/interleaved.hpp"
 #include "control/controller.hpp"
-#include "control/thermal.hpp"
+#include "control/policies.hpp"
 #include "session/target.hpp"
 
 namespace regime::session {
@@ -80,7 +80,11 @@ struct Evaluation {
 struct ControlReport {
   std::string device, workload, policy;
   GpuInfo info;
-  control::ThermalParams thermal;  // the inner controller's parameters, defaults filled in
+  // The (inner) controller: its policy name, its parameters in force with the defaults filled
+  // in, and the same in words.
+  std::string controller;
+  nlohmann::json controller_params = nlohmann::json::object();
+  std::string controller_text;
   bool engaged = false;
   std::string reason;                 // why it engaged or stayed out, in words
   std::optional<RegimeReport> probe;  // regime-gated: the classification that decided
