@@ -13,7 +13,6 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "common/error.hpp"
-#include "device/device_list.hpp"
 #include "plan/render.hpp"
 #include "session/report.hpp"
 
@@ -160,7 +159,7 @@ void add_study(CLI::App& root, Context&) {
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
     attach_progress(r->settings, progress, !*json && !*quiet);
-    if (split_device_list(r->device).size() > 1 && !session::study_is_one_job(r->device)) {
+    if (session::studied_in_turn(r->device)) {
       // Several GPUs studied in turn, then one table of them all.
       if (!report_path->empty())
         throw Error(ErrorKind::InvalidArgument, "--report takes one device: study them one by one");

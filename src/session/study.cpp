@@ -317,6 +317,10 @@ bool study_is_one_job(const std::string& device) {
   return true;
 }
 
+bool studied_in_turn(const std::string& device) {
+  return split_device_list(device).size() > 1 && !study_is_one_job(device);
+}
+
 std::vector<StudyReport> run_studies(const StudyRequest& r) {
   if (study_is_one_job(r.device)) return {run_study(r)};
   std::vector<StudyReport> out;

@@ -110,6 +110,10 @@ plan::SweepPlan plan_study_sweep(const ProbeVerdict& verdict, const std::vector<
 // nvml:job): studied as one job by run_study. A list of simulated GPUs is not a job.
 bool study_is_one_job(const std::string& device);
 
+// True when the list names several devices studied in turn (not one job's GPUs): then
+// run_studies gives one report each, printed as one table.
+bool studied_in_turn(const std::string& device);
+
 // Every device of the list studied in turn (each simulated GPU is a machine of its own), each
 // kept in the run database; one job's GPUs (study_is_one_job) as one study.
 std::vector<StudyReport> run_studies(const StudyRequest& request);

@@ -131,4 +131,8 @@ void validate_run_length(double seconds, double sample_ms, std::optional<double>
         fmt::format("--warmup-s must be in [0, --seconds) = [0, {}), got {}", seconds, *warmup_s));
 }
 
+bool on_simulated_clock(const std::string& device_list) {
+  return parse_device_uri(split_device_list(device_list).front()).scheme == "sim";
+}
+
 }  // namespace regime::session

@@ -73,6 +73,10 @@ std::vector<Target> open_targets(const std::string& device_list);
 // True when the list names more than one GPU (nvml:all on a one-GPU machine names one).
 bool names_several(const std::string& device_list);
 
+// True when the list's first device is simulated: its run goes by the simulator's clock, faster
+// than the wall's.
+bool on_simulated_clock(const std::string& device_list);
+
 // The GPUs of one job: real GPUs on one clock (a simulated device is a machine of its own, with
 // its own clock, so a job cannot span two). Error InvalidArgument otherwise, saying what to do.
 std::vector<Gpu*> job_gpus(std::vector<Target>& targets);
