@@ -1,5 +1,7 @@
 #include "store/run_store.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -19,6 +21,13 @@ using rows::field;
 
 std::string version_or_this(const std::string& v) { return v.empty() ? regime_version() : v; }
 
+std::string host_or_this(const std::string& h) {
+  if (!h.empty()) return h;
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
 // regime_version: the build's own when the record names none.
 template <class R>
 rows::Column<R> version_field(std::string R::*m) {
@@ -31,7 +40,9 @@ std::vector<rows::Column<R>> provenance_fields() {
           {"regime_version",
            [](const R& r) { return sql::Value{version_or_this(r.provenance.regime_version)}; },
            [](R& r, const sql::Value& v) { rows::from_value(v, r.provenance.regime_version); }},
-          field("options_json", &R::provenance, &Provenance::options)};
+          field("options_json", &R::provenance, &Provenance::options),
+          {"host", [](const R& r) { return sql::Value{host_or_this(r.provenance.host)}; },
+           [](R& r, const sql::Value& v) { rows::from_value(v, r.provenance.host); }}};
 }
 template <class R>
 rows::Table<R> with_provenance(const char* name, std::vector<rows::Column<R>> columns) {
@@ -43,15 +54,24 @@ const rows::Table<RunRecord>& runs_table() {
   static const rows::Table<RunRecord> t{
       "runs",
       {field("started_at_s", &RunRecord::started_at_s),
-       field("started_at_utc", &RunRecord::started_at_utc), field("device", &RunRecord::device),
-       field("gpu_name", &RunRecord::gpu_name), field("gpu_uuid", &RunRecord::gpu_uuid),
-       field("workload", &RunRecord::workload), field("options_json", &RunRecord::options),
-       field("status", &RunRecord::status), field("exit_status", &RunRecord::exit_status),
-       field("trace_path", &RunRecord::trace_path), field("steps_path", &RunRecord::steps_path),
-       field("regime", &RunRecord::regime), field("confidence", &RunRecord::confidence),
-       field("measurement_json", &RunRecord::measurement), field("report_json", &RunRecord::report),
+       field("started_at_utc", &RunRecord::started_at_utc),
+       field("device", &RunRecord::device),
+       field("gpu_name", &RunRecord::gpu_name),
+       field("gpu_uuid", &RunRecord::gpu_uuid),
+       field("workload", &RunRecord::workload),
+       field("options_json", &RunRecord::options),
+       field("status", &RunRecord::status),
+       field("exit_status", &RunRecord::exit_status),
+       field("trace_path", &RunRecord::trace_path),
+       field("steps_path", &RunRecord::steps_path),
+       field("regime", &RunRecord::regime),
+       field("confidence", &RunRecord::confidence),
+       field("measurement_json", &RunRecord::measurement),
+       field("report_json", &RunRecord::report),
        field("driver_version", &RunRecord::driver_version),
-       version_field(&RunRecord::regime_version)}};
+       version_field(&RunRecord::regime_version),
+       {"host", [](const RunRecord& r) { return sql::Value{host_or_this(r.host)}; },
+        [](RunRecord& r, const sql::Value& v) { rows::from_value(v, r.host); }}}};
   return t;
 }
 
@@ -166,6 +186,13 @@ const std::vector<SchemaStep>& schema_steps() {
         "CREATE UNIQUE INDEX IF NOT EXISTS decisions_uid ON decisions (uid)",
         "CREATE UNIQUE INDEX IF NOT EXISTS studies_uid ON studies (uid)",
         "CREATE UNIQUE INDEX IF NOT EXISTS control_runs_uid ON control_runs (uid)"}},
+      // Version 6: the machine each row was made on, for a store that every node shares.
+      {6,
+       {"ALTER TABLE runs {add_column} host {key} NOT NULL DEFAULT ''",
+        "ALTER TABLE sweeps {add_column} host {key} NOT NULL DEFAULT ''",
+        "ALTER TABLE decisions {add_column} host {key} NOT NULL DEFAULT ''",
+        "ALTER TABLE studies {add_column} host {key} NOT NULL DEFAULT ''",
+        "ALTER TABLE control_runs {add_column} host {key} NOT NULL DEFAULT ''"}},
   };
   return steps;
 }
@@ -177,6 +204,7 @@ bool step_due(const SchemaStep& step, int version, sql::Connection& db) {
   if (version < step.version) return true;
   if (step.version == 3) return !db.has_column("sweeps", "driver_version");
   if (step.version == 5) return !db.has_column("runs", "uid");
+  if (step.version == 6) return !db.has_column("runs", "host");
   return false;
 }
 

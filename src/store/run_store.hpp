@@ -33,7 +33,7 @@ namespace regime {
 class Outbox;
 class JobStore;
 
-inline constexpr int kRunStoreSchemaVersion = 5;
+inline constexpr int kRunStoreSchemaVersion = 6;
 inline constexpr int kBusyTimeout_ms = 30000;
 
 // What a stored result was made with (schema 3). Left empty in rows kept by older versions.
@@ -41,6 +41,7 @@ struct Provenance {
   std::string driver_version;                         // the GPU driver ("sim" for a simulated GPU)
   std::string regime_version;                         // regime_version() of the build that made it
   nlohmann::json options = nlohmann::json::object();  // the command's options
+  std::string host;  // schema 6: the machine it was made on (this one's name when left empty)
 };
 
 struct RunRecord {
@@ -62,6 +63,7 @@ struct RunRecord {
   nlohmann::json report;       // the whole report JSON (null until done)
   std::string driver_version;  // schema 3 (options and the version: `options`, regime_version)
   std::string regime_version;
+  std::string host;  // schema 6, as Provenance::host
 };
 
 // One sweep (`regime sweep`) or the sweep of a study (`regime study`).

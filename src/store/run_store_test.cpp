@@ -147,6 +147,22 @@ TEST_P(StoreBackends, UpdateCompletesARunAndListIsNewestFirst) {
   }
 }
 
+TEST_P(StoreBackends, EveryRowNamesTheMachineItWasMadeOn) {
+  char here[256] = {};
+  ASSERT_EQ(::gethostname(here, sizeof here - 1), 0);
+  RunStore store(db());
+  const int64_t run = store.insert(sample_record());
+  SweepRecord s;
+  s.table_csv = "t";
+  const int64_t sweep = store.insert_sweep(s);
+  DecisionRecord d;
+  d.provenance.host = "n7";  // made elsewhere, kept here
+  const int64_t decision = store.insert_decision(d);
+  EXPECT_EQ(store.get(run)->host, here);
+  EXPECT_EQ(store.get_sweep(sweep)->provenance.host, here);
+  EXPECT_EQ(store.get_decision(decision)->provenance.host, "n7");
+}
+
 TEST_F(RunStoreTest, RefusesAFileThatIsNotARunDatabase) {
   fs::path bogus = dir_ / "notes.sqlite";
   std::ofstream(bogus) << "this is not a database, just some text that is long enough to matter\n"
