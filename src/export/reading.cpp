@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 
@@ -66,16 +67,29 @@ void read_node_state(GpuReading& r, const std::filesystem::path& state_dir) {
   r.cap_kept = entry.contains("kept") && entry["kept"].is_boolean() && entry["kept"].get<bool>();
 }
 
-GpuReading read_gpu(Gpu& gpu, const ReadHealth& health_before) {
+bool slow_round(long round, double period_s, double slow_period_s) {
+  if (round <= 0 || !(period_s > 0) || period_s >= slow_period_s) return true;
+  const auto every = static_cast<long>(std::llround(slow_period_s / period_s));
+  return every <= 1 || round % every == 0;
+}
+
+GpuReading read_gpu(Gpu& gpu, const ReadHealth& health_before, const GpuReading* last_slow) {
   const auto t0 = std::chrono::steady_clock::now();
   GpuReading r;
-  r.info = gpu.info();
+  if (last_slow) {
+    r.info = last_slow->info;
+    r.job = last_slow->job;
+    r.capped = last_slow->capped;
+    r.cap_kept = last_slow->cap_kept;
+  } else {
+    r.info = gpu.info();
+    read_node_state(r, node_state_dir());
+  }
   r.sample = gpu.read();
   r.sample.energy_J = gpu.read_energy_J();
   r.reason_times = gpu.read_reason_times();
   r.power_points = gpu.drain_power_points();
   r.failed_reads = gpu.read_health().failed_reads - health_before.failed_reads;
-  read_node_state(r, node_state_dir());
   r.read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

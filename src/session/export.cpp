@@ -33,6 +33,8 @@ struct Source {
   exporter::GpuLabels labels;
   ReadHealth health;
   std::unique_ptr<exporter::RollingRegime> rolling;
+  std::optional<exporter::GpuReading> last_slow;  // carried into the rounds between slow ones
+  std::optional<Regime> regime;                   // the rolling regime as last classified
   bool up = true;
   std::string classify_error;  // the last one said, so a persistent one is said once
 };
@@ -133,37 +135,46 @@ ExportSummary run_export(const ExportRequest& request,
   ExportSummary summary;
   const auto t0 = Steady::now();
   auto next = t0;
-  for (;;) {
+  for (long round = 0;; ++round) {
     const double elapsed_s = std::chrono::duration<double>(Steady::now() - t0).count();
+    const bool slow = exporter::slow_round(round, request.period_s);
     for (auto& s : sources) {
       // A simulated GPU lives on its own clock: it is brought up to the wall time elapsed.
       if (s.target) s.target->clock().sleep_until_s(s.sim_start_s + elapsed_s);
       if (s.workload) s.workload->poll_steps();
+      // A GPU back after a failure is read in full, whatever the round.
+      const bool full = slow || !s.last_slow;
       std::optional<exporter::GpuReading> r;
       try {
-        r = exporter::read_gpu(*s.gpu, s.health);
+        r = exporter::read_gpu(*s.gpu, s.health, full ? nullptr : &*s.last_slow);
         s.health = s.gpu->read_health();
       } catch (const Error& e) {
         ++summary.failed_rounds;
         metrics.gpu_failed(s.labels);
         s.rolling->clear();
+        s.last_slow.reset();
+        s.regime.reset();
         if (s.up)
           on_warning(fmt::format("{}: {}; its series go stale, the other GPUs are still served",
                                  s.uri, e.what()));
         s.up = false;
         continue;
       }
+      if (full) s.last_slow = *r;
       s.labels = exporter::labels_of(r->info);
       s.rolling->add(r->sample, r->power_points);
-      std::optional<Regime> regime;
-      try {
-        if (const auto report = s.rolling->classify(r->info)) regime = report->regime;
-      } catch (const Error& e) {
-        // A window the analysis cannot classify names no regime; the readings are still served.
-        if (s.classify_error != e.what()) on_warning(fmt::format("{}: {}", s.uri, e.what()));
-        s.classify_error = e.what();
+      // Classified on slow rounds, and every round until the window names a regime.
+      if (full || !s.regime) {
+        s.regime.reset();
+        try {
+          if (const auto report = s.rolling->classify(r->info)) s.regime = report->regime;
+        } catch (const Error& e) {
+          // A window the analysis cannot classify names no regime; the readings are still served.
+          if (s.classify_error != e.what()) on_warning(fmt::format("{}: {}", s.uri, e.what()));
+          s.classify_error = e.what();
+        }
       }
-      metrics.publish(*r, regime);
+      metrics.publish(*r, s.regime);
       if (!s.up) on_warning(fmt::format("{} answers again; its series are back", s.uri));
       s.up = true;
     }

@@ -1,0 +1,42 @@
+#!/bin/sh
+# CPU of `regime export --device nvml:all` on N fake GPUs (the fake NVML of tests/fake_nvml), one
+# round of reads a second, scraped every 15 s like Prometheus' default: user + system ticks of the
+# exporter from 5 s after its start (startup excluded) over SECONDS (docs/performance.md,
+# "Exporter").
+#   bench/export_cpu.sh [BUILD_DIR] [GPUS=8] [SECONDS=180] [PORT=19470]
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build/ci}
+gpus=${2:-8}
+seconds=${3:-180}
+port=${4:-19470}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 - "$gpus" > "$tmp/config.json" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+print(json.dumps({"driver_version": "580.95.05-fake", "gpus": [
+    {"name": "NVIDIA H200", "uuid": f"GPU-fake-h200-{i}", "min_limit_W": 200, "max_limit_W": 700,
+     "default_limit_W": 700, "max_sm_MHz": 1980, "max_mem_MHz": 3201, "idle_W": 80,
+     "demand_W": 690} for i in range(n)]}))
+PY
+export FAKE_NVML_CONFIG="$tmp/config.json" FAKE_NVML_STATE="$tmp/state.json" \
+  REGIME_NVML_LIBRARY="$build/tests/fake_nvml/libnvidia-ml-fake.so" REGIME_STATE_DIR="$tmp/state" \
+  REGIME_SYSTEM_STATE_DIR="$tmp/system" REGIME_READ_ONLY=1 HOME="$tmp"
+"$build/regime" export --device nvml:all --listen "127.0.0.1:$port" --period 1 \
+  --seconds $((seconds + 10)) >/dev/null 2>&1 &
+pid=$!
+sleep 5
+ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+t0=$(ticks)
+n=$((seconds / 15))
+i=0
+while [ "$i" -lt "$n" ]; do
+  sleep 15
+  curl -s "127.0.0.1:$port/metrics" >/dev/null
+  i=$((i + 1))
+done
+t1=$(ticks)
+hz=$(getconf CLK_TCK)
+python3 -c "print(f'regime export, {$gpus} fake GPUs, {$n * 15} s: {($t1 - $t0) / $hz:.2f} s of CPU = {100 * ($t1 - $t0) / $hz / ($n * 15):.3f}% of a core')"
+wait "$pid"
