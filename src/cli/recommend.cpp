@@ -64,17 +64,21 @@ void run_recommend(const RecommendArgs& a) {
   std::vector<std::string> notes;
   for (const auto& t : decided) {
     const plan::DecisionView& v = t.view;
-    std::cout << fmt::format(
-        "{:<48} {:<8} {:>8.1f} {:>+9.1f} {:>16} {:>+9.1f} {:>16}  {}\n", t.recommendation.workload,
-        t.recommendation.gpu, v.cap_W, v.energy_change_pct, ci_cell(v.energy_change_ci_pct),
-        v.time_change_pct, ci_cell(v.time_change_ci_pct), v.keep_default ? "keep default" : "cap");
+    std::cout << fmt::format("{:<48} {:<8} {:>8.1f} {:>+9.1f} {:>16} {:>+9.1f} {:>16}  {}\n",
+                             t.recommendation.workload, t.recommendation.gpu, v.cap_W,
+                             v.energy_change_pct, ci_cell(v.energy_change_ci_pct),
+                             v.time_change_pct, ci_cell(v.time_change_ci_pct),
+                             v.keep_default          ? "keep default"
+                             : v.saving_beyond_noise ? "cap"
+                                                     : "cap, within noise");
     if (!v.time_bound_text.empty())
       notes.push_back(fmt::format("{}: {}", t.recommendation.workload, v.time_bound_text));
   }
   for (const auto& n : notes) std::cout << "  " << n << "\n";
   std::cout << "(dE, dT: energy and time per unit of work against the default limit, the highest "
-               "cap of each workload, with 95% intervals where the rows give them; --json gives "
-               "each decision's reason)\n";
+               "cap of each workload, with 95% intervals where the rows give them; \"within "
+               "noise\": the best row, its saving not beyond the rows' noise; --json gives each "
+               "decision's reason)\n";
 }
 
 }  // namespace
