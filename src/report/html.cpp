@@ -222,6 +222,7 @@ constexpr std::string_view kPageScript = R"JS(
     text('sweep-note', `${P.length} caps measured (${sw.probes} probes), default limit ${sw.default_limit_W} W. ` +
          (d.keep_default ? 'Decision: keep the default limit. ' : `Decision: cap at ${d.cap_W} W, energy ${pctCi(d.energy_change_pct, d.energy_change_ci_pct)}, time ${pctCi(d.time_change_pct, d.time_change_ci_pct)} against ${d.reference && d.reference.text ? d.reference.text : 'the default'}. `) +
          (d.time_bound ? `Time bound: ${d.time_bound}. ` : '') +
+         (d.certainty ? `Certainty: ${d.certainty}. ` : '') +
          (d.reason || ''));
   }
 
@@ -236,7 +237,8 @@ constexpr std::string_view kPageScript = R"JS(
     text('decision-text', d.keep_default
       ? `Decision: keep the default limit (${sw.default_limit_W} W).`
       : `Decision: cap at ${d.cap_W} W: energy per ${sw.unit} ${pctCi(d.energy_change_pct, d.energy_change_ci_pct)}, time per ${sw.unit} ${pctCi(d.time_change_pct, d.time_change_ci_pct)} against ${d.reference && d.reference.text ? d.reference.text : 'the default'}.`);
-    text('decision-why', (d.time_bound ? d.time_bound + '. ' : '') + (d.reason || ''));
+    text('decision-why', (d.certainty ? 'Certainty: ' + d.certainty + '. ' : '') +
+         (d.time_bound ? d.time_bound + '. ' : '') + (d.reason || ''));
   } else if (data.sweep_skipped) {
     text('decision-text', `Decision: keep the limit: no sweep ran.`);
     text('decision-why', data.sweep_skipped);

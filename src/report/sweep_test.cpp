@@ -46,6 +46,10 @@ TEST(ReportSweep, PointsAscendByCapWithIntervalsAndTheDecision) {
   EXPECT_NEAR(s["decision"]["time_change_ci_pct"][1].get<double>(), 100 * (1.01 / 0.99 * 1.1 - 1),
               1e-9);
   EXPECT_TRUE(s["decision"]["only_point_estimate_meets_time_bound"].get<bool>());
+  // A saving not called beyond the noise says so, for the page's "Certainty:" line.
+  EXPECT_FALSE(s["decision"]["saving_beyond_noise"].get<bool>());
+  EXPECT_NE(s["decision"]["certainty"].get<std::string>().find("within the noise"),
+            std::string::npos);
 }
 
 }  // namespace
