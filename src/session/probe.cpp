@@ -50,7 +50,7 @@ nlohmann::json options_json(const ProbeRequest& r) {
 }
 
 // What the run itself adds to the report: where things went and what it cost.
-nlohmann::json run_json(const RunRecord& rec, const fs::path& db_path, const Trace& trace,
+nlohmann::json run_json(const RunRecord& rec, const std::string& db_location, const Trace& trace,
                         const RunStats& stats, bool simulated, bool stopped_at_limit) {
   return {{"run_id", rec.id},
           {"device", rec.device},
@@ -63,7 +63,7 @@ nlohmann::json run_json(const RunRecord& rec, const fs::path& db_path, const Tra
           {"step_markers", trace.steps.size()},
           {"trace", rec.trace_path},
           {"steps_file", rec.steps_path},
-          {"db", fs::absolute(db_path).string()},
+          {"db", db_location},
           // Transient device errors: reads retried, and reads given up (that field missing).
           {"read_retries", stats.read_retries},
           {"failed_reads", stats.failed_reads},
@@ -334,7 +334,7 @@ JobProbeReport probe_gpus(const ProbeRequest& r, ProbeGpus set) {
     g.is_command = out.is_command;
     g.simulated = set.simulated();
     g.record.exit_status = exit_status;
-    g.run = run_json(g.record, db_path, traces[i], stats, g.simulated, stopped_at_limit);
+    g.run = run_json(g.record, store.location(), traces[i], stats, g.simulated, stopped_at_limit);
     if (!set.job && !out.usage.is_null()) g.run["job_devices"] = out.usage;
     auto no = measure_gpu(r, out.is_command, set.job, traces[i], set.infos[i], stats,
                           stopped_at_limit, store, g);

@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "report/page.hpp"
+#include "report/restore.hpp"
 #include "report/sweep.hpp"
 #include "store/run_store.hpp"
 #include "trace/csv.hpp"
@@ -149,6 +150,12 @@ ReportResult write_study_report(const StudyReport& study, const fs::path& out,
         study.sweep->outcome.probes, study.sweep->outcome.decision, decision_view(*study.sweep));
   else
     page["sweep_skipped"] = study.skipped;
+  // The sweep put the original limit back as the study ended, moments before this page.
+  if (study.sweep && study.sweep->after.rfind("restored", 0) == 0) {
+    const std::string gpu = fmt::format("{} ({})", study.info.name, study.info.uuid);
+    page["restore"] = report::limit_restore_section(
+        report::LimitRestored{gpu, study.sweep->info.current_limit_W, rec.started_at_utc}, {}, gpu);
+  }
   const std::string html = report::render_html(page, read_file(lib));
   write_file_atomic(out, html);
 

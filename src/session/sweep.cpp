@@ -447,7 +447,7 @@ int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json
   d.decision = rec.decision;
   d.provenance = rec.provenance;
   store.insert_decision(d);
-  r.db = std::filesystem::absolute(store.path()).string();
+  r.db = store.location();
   return *r.stored_id;
 }
 

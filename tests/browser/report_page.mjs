@@ -82,10 +82,10 @@ try {
   if (!/points/.test(notes.downsampling)) problems.push(`no downsampling note: '${notes.downsampling}'`);
   if (!/^(Decision|Regime)\b/.test(notes.decision)) problems.push(`no decision line at the top: '${notes.decision}'`);
   if (notes.decision_top_px > 200) problems.push(`the decision starts ${notes.decision_top_px} px down`);
-  // What was restored, on the decision card: the limit and the GPU, or that nothing changed. A page
-  // with a sweep says what the sweep set and how the command ends; a probe's, that nothing changed.
+  // What was restored, on the decision card: the limit, the GPU and when, or that nothing changed.
+  // A study's page says which original limit its sweep put back; a probe's, that nothing changed.
   const restoreRule = expected.includes('chart-sweep-energy')
-    ? /^Power limit: the sweep set \d+ caps \(\d+(\.\d+)? to \d+(\.\d+)? W\) on .+; the study puts the original limit back/
+    ? /^Restored: the original power limit \d+(\.\d+)? W on .+ \(GPU-.+\) at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.$/
     : /^Nothing to restore: the power limit of .+ stayed at \d+(\.\d+)? W throughout; no limit was changed\.$/;
   if (!restoreRule.test(notes.restore)) problems.push(`the decision card does not say what was restored: '${notes.restore}'`);
   if (notes.evidence_open) problems.push('the raw evidence table is open by default');
