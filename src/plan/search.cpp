@@ -82,23 +82,21 @@ std::string bisect_time_bound(const std::vector<double>& grid, size_t n_candidat
 
   // lo: the highest index known past the bound (-1: none); hi: the lowest known within it.
   long lo = -1, hi = static_cast<long>(n_candidates);
-  const std::optional<double> start_W =
-      opt.start_cap_W ? opt.start_cap_W
-                      : std::optional<double>(at_default.avg_power_W * opt.start_draw_fraction);
+  const double start_W = opt.start_cap_W.value_or(at_default.avg_power_W * opt.start_draw_fraction);
   long next = (lo + hi) / 2;
-  if (start_W && *start_W > 0)
+  if (start_W > 0)
     for (long i = 0; i < hi; ++i)
-      if (std::abs(grid[static_cast<size_t>(i)] - *start_W) <
-          std::abs(grid[static_cast<size_t>(next)] - *start_W))
+      if (std::abs(grid[static_cast<size_t>(i)] - start_W) <
+          std::abs(grid[static_cast<size_t>(next)] - start_W))
         next = i;
   long step = 1;
-  bool bracketed = false;
   while (hi - lo > 1) {
     const bool within = at(static_cast<size_t>(next)).time_per_step_s <= bound_s;
     (within ? hi : lo) = next;
     if (hi - lo <= 1) break;
-    bracketed = bracketed || (lo >= 0 && hi < static_cast<long>(n_candidates));
-    if (bracketed) {
+    // Bracketed once a measured cap past the bound sits under a measured one within it (lo only
+    // rises and hi only falls): bisect. Until then, gallop from the last probe.
+    if (lo >= 0 && hi < static_cast<long>(n_candidates)) {
       next = (lo + hi) / 2;
     } else {
       next = within ? std::max(lo + 1, hi - step) : std::min(hi - 1, lo + step);
@@ -142,23 +140,24 @@ std::string bisect_time_bound(const std::vector<double>& grid, size_t n_candidat
   }
   // The probe floor: rows enough for the binding test and the noise, spent where the best
   // measured cap is not yet bracketed, else on the unmeasured cap within the bound farthest from
-  // every measured one.
+  // every measured one (the first of them). Index distance from an unmeasured cap to the nearest
+  // measured one within the bound.
+  auto gap = [&](size_t i) {
+    long d = static_cast<long>(n_candidates);
+    for (size_t j = b; j <= n_candidates; ++j)
+      if (measured(j)) d = std::min(d, std::abs(static_cast<long>(i) - static_cast<long>(j)));
+    return d;
+  };
   size_t extra = 0;
   while (probes.size() < opt.min_time_bound_probes) {
     long pick = open_neighbour();
-    long farthest = 0;
-    for (size_t i = b; pick < 0 && i < n_candidates; ++i) {
-      if (measured(i)) continue;
-      long d = static_cast<long>(n_candidates);
-      for (size_t j = b; j <= n_candidates; ++j)
-        if (measured(j)) d = std::min(d, std::abs(static_cast<long>(i) - static_cast<long>(j)));
-      if (d > farthest) farthest = d;
-    }
-    for (size_t i = b; pick < 0 && farthest > 0 && i < n_candidates; ++i) {
-      long d = static_cast<long>(n_candidates);
-      for (size_t j = b; j <= n_candidates; ++j)
-        if (measured(j)) d = std::min(d, std::abs(static_cast<long>(i) - static_cast<long>(j)));
-      if (!measured(i) && d == farthest) pick = static_cast<long>(i);
+    if (pick < 0) {
+      long widest = 0;
+      for (size_t i = b; i < n_candidates; ++i)
+        if (!measured(i) && gap(i) > widest) {
+          widest = gap(i);
+          pick = static_cast<long>(i);
+        }
     }
     if (pick < 0) break;
     at(static_cast<size_t>(pick));
