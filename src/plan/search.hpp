@@ -1,6 +1,8 @@
 #pragma once
-// Search strategies over a cap grid: `exhaustive` measures every cap from the top down; `adaptive`
-// is regime-aware and model-guided (docs/sweep.md, "Strategies"):
+// Search strategies over a cap grid, made by name from one table (search_strategies(); each in its
+// own file, plan/strategies.hpp): `exhaustive` measures every cap from the top down; `adaptive`
+// is regime-aware (docs/sweep.md, "Strategies"). Under max-slowdown it bisects on the time bound
+// (strategy_adaptive.cpp, bisect_time_bound); under the other objectives it is model-guided:
 //  1. measure the default limit; if the pair is underutilized or idle, capping is pointless: stop
 //     (unless forced);
 //  2. caps that cannot bind are not measured: from a live run, those the default's power windows
@@ -16,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/measurement.hpp"
@@ -54,6 +57,7 @@ std::unique_ptr<CurveModel> fit_polynomial_curve(const std::vector<ProbeResult>&
 // Chosen with bench/decisions.sh's cross-check (docs/sweep.md, "Cross-check").
 inline constexpr double kTimeBoundStartDrawFraction = 0.8;
 inline constexpr size_t kMinTimeBoundProbes = 3;
+inline constexpr double kMarginalPastBoundSd = 0.5;
 
 struct SearchOptions {
   Strategy strategy = Strategy::Adaptive;
@@ -81,6 +85,14 @@ struct SearchOptions {
   // this many rows, the default's included (docs/sweep.md, "Strategies").
   double start_draw_fraction = kTimeBoundStartDrawFraction;
   size_t min_time_bound_probes = kMinTimeBoundProbes;
+  // Max-slowdown: a row past the time bound by less than this many of the time noise's standard
+  // deviations (the priors') does not end the descent alone: the cap under it is measured too
+  // (0: any row past the bound ends it).
+  double marginal_past_bound_sd = kMarginalPastBoundSd;
+  // Max-slowdown: the next probe goes where a power law of the cap through the rows so far puts
+  // the bound (t / t0 = (draw / cap)^k), when a binding row with a measurable slowdown gives k;
+  // false: gallop and bisection by index alone.
+  bool predict_crossing = true;
   // Measure the default limit again after the search (live sweeps: heat drifts under a sweep),
   // so the decision sees the drift between the two default windows.
   bool remeasure_default = false;
@@ -95,6 +107,37 @@ struct SearchOutcome {
   std::optional<ProbeResult> default_again;  // the default measured again at the end
 };
 
+// One search in progress: the grid (highest first, the default limit first) and the outcome so
+// far. Strategies (plan/strategies.hpp) measure through it and end with finish().
+class SearchRun {
+ public:
+  // Error InvalidArgument unless the grid holds the default limit as its highest cap.
+  SearchRun(Prober& prober, const SearchOptions& opt);
+  const SearchOptions& options() const { return opt_; }
+  const std::vector<double>& caps() const { return caps_; }
+  SearchOutcome& outcome() { return out_; }
+  // Measures one cap (the options' on_probe sees it) and keeps the probe.
+  const ProbeResult& measure(double cap_W);
+  // Ends the search: the default measured again where the options ask, then the decision.
+  SearchOutcome finish(std::string stop_reason);
+
+ private:
+  Prober& prober_;
+  const SearchOptions& opt_;
+  std::vector<double> caps_;
+  SearchOutcome out_;
+};
+
+// A strategy by name: what `--strategy NAME` runs.
+struct SearchStrategy {
+  Strategy id;
+  std::string_view name;
+  std::string_view summary;
+  SearchOutcome (*run)(SearchRun& run);
+};
+const std::vector<SearchStrategy>& search_strategies();
+
+// Runs opt.strategy over the prober.
 SearchOutcome search(Prober& prober, const SearchOptions& opt);
 
 }  // namespace regime::plan

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
+#include "common/error.hpp"
 #include "plan/decision.hpp"
 #include "plan/evidence.hpp"
 #include "plan/recommend.hpp"
@@ -37,13 +39,53 @@ SweepTable table_of(const std::vector<Row>& rows) {
   return t;
 }
 
-SearchOutcome adaptive(const SweepTable& t) {
+// The adaptive search over a table's caps under the default objective; `tweak` changes a setting.
+SearchOutcome adaptive(const SweepTable& t,
+                       const std::function<void(SearchOptions&)>& tweak = nullptr) {
   ReplayProber prober(t, "w");
   SearchOptions opt;
   for (const auto& r : prober.rows()) opt.caps.push_back(r.cap_W);
   opt.decision.objective = parse_objective("");
   opt.decision.default_limit_W = opt.decision.max_power_W = opt.caps.front();
+  if (tweak) tweak(opt);
   return search(prober, opt);
+}
+
+// Strategies are made by name from one table: every row parses back to itself, and an unknown
+// name is an error that lists the table's names.
+TEST(PlanSearchStrategies, EveryStrategyIsNamedInTheTableAndUnknownNamesListThem) {
+  ASSERT_EQ(search_strategies().size(), 2u);
+  for (const auto& s : search_strategies()) {
+    EXPECT_EQ(parse_strategy(std::string(s.name)), s.id);
+    EXPECT_EQ(to_string(s.id), s.name);
+    EXPECT_FALSE(s.summary.empty());
+  }
+  try {
+    parse_strategy("greedy");
+    FAIL() << "an unknown strategy parsed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("'greedy' (expected exhaustive or adaptive)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The exhaustive strategy measures the whole grid from the top down and takes the best row.
+TEST(PlanSearchStrategies, ExhaustiveMeasuresEveryCapFromTheTop) {
+  const std::vector<Row> rows = {{300, 1.0, 250}, {250, 1.05, 200}, {200, 1.2, 160}};
+  ReplayProber prober(table_of(rows), "w");
+  SearchOptions opt;
+  opt.strategy = Strategy::Exhaustive;
+  opt.caps = {200, 300, 250};
+  opt.decision.objective = parse_objective("");
+  opt.decision.default_limit_W = opt.decision.max_power_W = 300;
+  const SearchOutcome out = search(prober, opt);
+  ASSERT_EQ(out.probes.size(), 3u);
+  EXPECT_EQ(out.probes[0].cap_W, 300);
+  EXPECT_EQ(out.probes[2].cap_W, 200);
+  EXPECT_EQ(out.decision.cap_W, 250);  // -16% energy at +5% time; 200 W is past the bound
+  EXPECT_EQ(out.stop_reason, "measured every cap of the grid (3)");
 }
 
 // Time rises steadily as the cap falls, energy falls: the lowest cap within +10% time is the
@@ -60,6 +102,43 @@ TEST(PlanSearchTimeBound, BisectsToTheLowestCapWithinTheBound) {
   EXPECT_FALSE(out.decision.keep_default) << out.decision.reason;
   EXPECT_EQ(out.decision.cap_W, 225);  // +10% time at i = 5: 1.10
   EXPECT_LE(out.decision.time_change_pct, 10.0 + 1e-9);
+}
+
+// A noisy slow row just past the bound (+10.3%, within one sd of the 2% time noise) above a cap
+// within it does not end the descent: 118.8 W (+7%) is measured and picked. With the rule off, the
+// search stops one cap too early.
+TEST(PlanSearchTimeBound, ARowJustPastTheBoundDoesNotEndTheDescent) {
+  const std::vector<Row> rows = {{200, 1.00, 160},   {183.8, 1.01, 158}, {167.5, 1.02, 150},
+                                 {151.3, 1.05, 140}, {135, 1.103, 126},  {118.8, 1.07, 110},
+                                 {102.5, 1.16, 98},  {86.3, 1.3, 85},    {70, 1.5, 70}};
+  const SearchOutcome out = adaptive(table_of(rows));
+  EXPECT_EQ(out.decision.cap_W, 118.8) << out.stop_reason;
+  EXPECT_GE(find_probe(out.probes, 102.5), 0) << "the row under the pick closes the bracket";
+
+  EXPECT_EQ(adaptive(table_of(rows), [](SearchOptions& o) { o.marginal_past_bound_sd = 0; })
+                .decision.cap_W,
+            151.3);
+}
+
+// Time follows a gentle power law of the cap (t / t0 = (draw / cap)^0.25), so the bound falls far
+// under where the search starts: the power law through the first binding row sends the next probe
+// next to it, where gallop and bisection spend more.
+TEST(PlanSearchTimeBound, APowerLawThroughTheRowsFindsAFarBoundInFewProbes) {
+  std::vector<Row> rows = {{350, 1.0, 300}};
+  for (double cap = 330; cap >= 50; cap -= 20)
+    rows.push_back({cap, cap < 300 ? std::pow(300 / cap, 0.25) : 1.0, std::min(cap, 300.0)});
+  auto run = [&](bool predict) {
+    return adaptive(table_of(rows), [&](SearchOptions& o) {
+      o.predict_crossing = predict;
+      o.decision.priors.time.rel_sd = 0.005;  // 190 W (+12.1%) is past the bound beyond the noise
+    });
+  };
+  const SearchOutcome predicted = run(true), galloped = run(false);
+  // (300 / cap)^0.25 <= 1.1 down to 205 W: 210 W is the lowest cap within the bound.
+  EXPECT_EQ(predicted.decision.cap_W, 210);
+  EXPECT_EQ(galloped.decision.cap_W, 210);
+  EXPECT_LE(predicted.probes.size(), 4u);
+  EXPECT_LT(predicted.probes.size(), galloped.probes.size());
 }
 
 // The pick's slowdown is against the default's own row, not a level pooled with other rows: the
