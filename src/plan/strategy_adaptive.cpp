@@ -323,18 +323,17 @@ SearchOutcome search_adaptive(SearchRun& run) {
         next_point = point;
       }
     }
-    // 4. Stop when the model says the next probe cannot beat the best beyond the noise.
-    if (model && out.probes.size() >= opt.min_probes_before_model_stop &&
-        next_pred * (1 - noise) >= best_score)
-      return finish(
-          next_pred == kInf
-              ? fmt::format("the fitted curve predicts {} W{} outside what the objective allows "
-                            "(best cap {} W)",
-                            next, prediction_note(next_point), out.probes[best].cap_W)
-              : fmt::format("the fitted curve predicts {} W at {:+.1f}%{} against the best cap "
-                            "{} W, beyond the noise ({:.1f}%)",
-                            next, (next_pred / best_score - 1) * 100, prediction_note(next_point),
-                            out.probes[best].cap_W, noise * 100));
+    // 4. Stop when the model says the next probe cannot beat the best beyond the noise: the whole
+    //    interval of its prediction (the twin's, where it gives one) lies above the best score. A
+    //    cap the curve cannot predict is measured, not skipped.
+    const double spread = std::max(noise, next_point ? next_point->half_width_rel : 0.0);
+    if (model && next_pred < kInf && out.probes.size() >= opt.min_probes_before_model_stop &&
+        next_pred * (1 - spread) >= best_score)
+      return finish(fmt::format(
+          "the fitted curve predicts {} W at {:+.1f}%{} against the best cap {} W, beyond the "
+          "noise ({:.1f}%)",
+          next, (next_pred / best_score - 1) * 100, prediction_note(next_point),
+          out.probes[best].cap_W, spread * 100));
     measure(next);
   }
 }
