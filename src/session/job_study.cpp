@@ -89,114 +89,174 @@ JobGpus open_job_gpus(const nlohmann::json& record, const std::string& job_id) {
   return out;
 }
 
-}  // namespace
+// The job's record as the study keeps it in the job store, the study's own part in "study".
+struct StudyRecord {
+  JobStore& store;
+  const JobStudyRequest& request;
+  nlohmann::json record;
+  nlohmann::json study;
+  void save() {
+    record["study"] = study;
+    store.put({request.job_id, request.node, "running", record});
+  }
+};
 
-nlohmann::json study_job(const JobStudyRequest& r) {
-  JobStore store(r.db);
+// How the study ended: its outcome and why, in words.
+struct StudyEnd {
+  std::string outcome, why;
+};
+
+// The job's record; Error NotFound unless the job runs on this node with --gpu-power=study.
+nlohmann::json running_study_record(JobStore& store, const JobStudyRequest& r) {
   auto row = store.get(r.job_id, r.node);
   if (!row || row->status != "running" || row->record.value("policy", "") != "study")
     throw Error(ErrorKind::NotFound,
                 fmt::format("job {} on {} is not running with --gpu-power=study in {}", r.job_id,
                             r.node, r.db.string()));
-  nlohmann::json record = row->record;
-  nlohmann::json study = {{"outcome", "running"}, {"step_socket", r.step_socket}};
-  auto save = [&] {
-    record["study"] = study;
-    store.put({r.job_id, r.node, "running", record});
-  };
-  JobGpus job = open_job_gpus(record, r.job_id);
-  std::vector<GpuPtr>& gpus = job.gpus;
-  std::vector<Gpu*>& raw = job.raw;
-  const std::vector<GpuInfo>& infos = job.infos;
-  const std::vector<int>& indexes = job.indexes;
-  const std::string workload = record.value("workload", std::string());
-  const long uid = record.value("uid", -1L);
+  return row->record;
+}
+
+// 1. The probe at the limits the GPUs have now: the job's regime and the sweep it warrants, both
+// noted in the study; or how the study ends here.
+struct ProbeStep {
+  std::optional<StudyEnd> end;
+  plan::SweepPlan plan;
+};
+
+ProbeStep probe_at_current_limits(StudyRecord& rec, const JobGpus& job, RunLoop& loop,
+                                  MarkerWorkload& work) {
+  const double t0 = loop.now_s();
+  const double probe_s = rec.request.probe_seconds;
+  loop.run_until(
+      [&](const Trace&, double now) { return work.interrupted_by() != 0 || now >= t0 + probe_s; });
+  if (work.interrupted_by() != 0)
+    return {StudyEnd{"interrupted", "the job ended during the probe at the default limit"}, {}};
+  if (loop.trace().steps.empty())
+    return {
+        StudyEnd{"no_step_markers",
+                 fmt::format("no step markers arrived in the first {:g} s (REGIME_STEP_SOCKET): "
+                             "without them the work done is unknown, so nothing is decided and "
+                             "the limits stay as they are; mark steps with python/regime_step",
+                             probe_s)},
+        {}};
+  std::vector<Measurement> per_gpu;
+  for (size_t k = 0; k < job.gpus.size(); ++k) per_gpu.push_back(measure(loop.trace(k)));
+  const ProbeVerdict verdict = classify_probe(per_gpu, job.infos);
+  rec.study["regime"] = to_string(verdict.regime.regime);
+  ProbeStep out;
+  out.plan = plan_study_sweep(verdict, job.infos);
+  rec.study["plan"] = {{"sweep", out.plan.sweep}, {"caps", out.plan.caps}, {"why", out.plan.why}};
+  if (!out.plan.sweep) out.end = StudyEnd{"keep_default", out.plan.why};
+  return out;
+}
+
+// Every GPU of the job to `cap_W`, as `job begin` sets caps, and the limits they enforce kept in
+// the record.
+void set_job_caps(StudyRecord& rec, const JobGpus& job, JobCaps& caps, double cap_W) {
+  for (size_t k = 0; k < job.gpus.size(); ++k)
+    rec.record["gpus"][k]["enforced_W"] = caps.apply(*job.gpus[k], job.indexes[k], cap_W);
+  rec.study["cap_W"] = cap_W;
+  rec.save();
+}
+
+// 2. The sweep: every GPU of the job through each cap of the plan. The record says the GPUs are
+// capped before the first change, so that the epilog restores them. An end when the job ended or
+// the sweep failed.
+std::optional<StudyEnd> sweep_job(StudyRecord& rec, const JobGpus& job, RunLoop& loop,
+                                  MarkerWorkload& work, JobCaps& caps, const plan::SweepPlan& plan,
+                                  SweepReport& rep) {
+  for (size_t k = 0; k < job.gpus.size(); ++k)
+    rec.record["gpus"][k]["enforced_W"] = job.infos[k].enforced_limit_W;
+  rec.save();
+  const SweepSettings& settings = rec.request.settings;
+  try {
+    search_live(
+        rep, job.infos, sweep_search_options(rep, job.gpus.size(), plan.caps, settings), loop, work,
+        [&](double cap_W) { set_job_caps(rec, job, caps, cap_W); }, settings.budget);
+  } catch (const WorkloadFailed& e) {
+    return StudyEnd{"interrupted", std::string("the job ended during the sweep: ") + e.what()};
+  } catch (const Error& e) {
+    return StudyEnd{"failed", e.what()};
+  }
+  return std::nullopt;
+}
+
+// The decision's figures as the study notes them (the whole evidence is the sweep's, in the run
+// store), from the one view of a decision every command prints (plan/decision_view.hpp).
+nlohmann::json study_decision(const plan::Decision& d, const plan::DecisionView& view) {
+  const nlohmann::json dj = plan::decision_json(d, view);
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* key : {"keep_default", "cap_W", "objective", "energy_change_pct",
+                          "energy_change_ci_pct", "time_change_pct", "time_change_ci_pct"})
+    if (dj.contains(key)) out[key] = dj[key];
+  return out;
+}
+
+// 3. The decision, applied for the rest of the job and kept for later jobs of the workload.
+StudyEnd apply_decision(StudyRecord& rec, const JobGpus& job, JobCaps& caps, SweepReport& rep) {
+  const plan::Decision& d = rep.outcome.decision;
+  const double default_W = job.infos[0].default_limit_W;
+  set_job_caps(rec, job, caps, d.keep_default ? default_W : d.cap_W);
+  const JobStudyRequest& r = rec.request;
+  rep.after = fmt::format("{} for the rest of job {}",
+                          d.keep_default ? fmt::format("the default {:g} W", default_W)
+                                         : fmt::format("{:g} W applied", d.cap_W),
+                          r.job_id);
+  keep_sweep(rep, "study", to_json(rep), r.db.string(), settings_json(r.settings, "plan"));
+  rec.study["sweep_id"] = *rep.stored_id;
+  const plan::DecisionView view = decision_view(rep);
+  rec.study["decision"] = study_decision(d, view);
+  rec.study["cap_W"] = d.keep_default ? nlohmann::json(nullptr) : nlohmann::json(d.cap_W);
+  return {d.keep_default ? "keep_default" : "decided",
+          fmt::format("sweep:{} over {} caps: {}", *rep.stored_id, rep.outcome.probes.size(),
+                      d.keep_default ? d.reason : plan::interval_line(view))};
+}
+
+// The probe, and where the regime warrants it the sweep and its decision. `caps` is made for the
+// sweep and held until the study ends.
+StudyEnd run_study(StudyRecord& rec, const JobGpus& job, RunLoop& loop, MarkerWorkload& work,
+                   const std::string& workload, std::optional<JobCaps>& caps) {
+  const ProbeStep probe = probe_at_current_limits(rec, job, loop, work);
+  if (probe.end) return *probe.end;
+  caps.emplace(rec.request.job_id, rec.record.value("via", "journal") == "regimed");
+  std::vector<std::string> devices;
+  for (const auto& g : job.infos) devices.push_back(g.device);
+  // Kept under the model's name alone, as `--gpu-power=auto` looks decisions up (job.hpp).
+  SweepReport rep =
+      new_sweep_report({fmt::format("{}", fmt::join(devices, ","))}, job.infos, workload);
+  if (auto end = sweep_job(rec, job, loop, work, *caps, probe.plan, rep)) return *end;
+  return apply_decision(rec, job, *caps, rep);
+}
+
+}  // namespace
+
+nlohmann::json study_job(const JobStudyRequest& r) {
+  JobStore store(r.db);
+  StudyRecord rec{store,
+                  r,
+                  running_study_record(store, r),
+                  {{"outcome", "running"}, {"step_socket", r.step_socket}}};
+  const JobGpus job = open_job_gpus(rec.record, r.job_id);
+  const std::string workload = rec.record.value("workload", std::string());
+  const long uid = rec.record.value("uid", -1L);
   fs::create_directories(fs::path(r.step_socket).parent_path());
   MarkerWorkload work(workload.empty() ? "job " + r.job_id : workload, r.step_socket,
                       uid > 0 ? std::optional<uid_t>(static_cast<uid_t>(uid)) : std::nullopt,
                       std::nullopt);
-  save();
+  rec.save();
   WallClock clock;
   RunOptions ro;
   ro.duration_s = 0;  // until the study is done or the epilog stops it
-  RunLoop loop(raw, work, ro, clock);
+  RunLoop loop(job.raw, work, ro, clock);
   loop.start();
-  const double t0 = loop.now_s();
-  auto finish = [&](const std::string& outcome, const std::string& why) {
-    study["outcome"] = outcome;
-    study["why"] = why;
-    study["steps"] = work.steps_received();
-    save();
-    loop.finish_all();
-    return study;
-  };
-
-  // 1. The probe at the limits the GPUs have now.
-  loop.run_until([&](const Trace&, double now) {
-    return work.interrupted_by() != 0 || now >= t0 + r.probe_seconds;
-  });
-  if (work.interrupted_by() != 0)
-    return finish("interrupted", "the job ended during the probe at the default limit");
-  if (loop.trace().steps.empty())
-    return finish("no_step_markers",
-                  fmt::format("no step markers arrived in the first {:g} s (REGIME_STEP_SOCKET): "
-                              "without them the work done is unknown, so nothing is decided and "
-                              "the limits stay as they are; mark steps with python/regime_step",
-                              r.probe_seconds));
-  std::vector<Measurement> per_gpu;
-  for (size_t k = 0; k < gpus.size(); ++k) per_gpu.push_back(measure(loop.trace(k)));
-  const ProbeVerdict verdict = classify_probe(per_gpu, infos);
-  study["regime"] = to_string(verdict.regime.regime);
-  const plan::SweepPlan sweep_plan = plan_study_sweep(verdict, infos);
-  study["plan"] = {{"sweep", sweep_plan.sweep}, {"caps", sweep_plan.caps}, {"why", sweep_plan.why}};
-  if (!sweep_plan.sweep) return finish("keep_default", sweep_plan.why);
-
-  // 2. The sweep: every GPU of the job through each cap, as `job begin` sets caps. The record
-  // says the GPUs are capped before the first change, so that the epilog restores them.
-  JobCaps caps(r.job_id, record.value("via", "journal") == "regimed");
-  for (size_t k = 0; k < gpus.size(); ++k)
-    record["gpus"][k]["enforced_W"] = infos[k].enforced_limit_W;
-  save();
-  auto set_all = [&](double cap_W) {
-    for (size_t k = 0; k < gpus.size(); ++k)
-      record["gpus"][k]["enforced_W"] = caps.apply(*gpus[k], indexes[k], cap_W);
-    study["cap_W"] = cap_W;
-    save();
-  };
-  std::vector<std::string> devices;
-  for (const auto& g : infos) devices.push_back(g.device);
-  // Kept under the model's name alone, as `--gpu-power=auto` looks decisions up (job.hpp).
-  SweepReport rep = new_sweep_report({fmt::format("{}", fmt::join(devices, ","))}, infos, workload);
-  try {
-    search_live(rep, infos, sweep_search_options(rep, gpus.size(), sweep_plan.caps, r.settings),
-                loop, work, set_all, r.settings.budget);
-  } catch (const WorkloadFailed& e) {
-    return finish("interrupted", std::string("the job ended during the sweep: ") + e.what());
-  } catch (const Error& e) {
-    return finish("failed", e.what());
-  }
-  // 3. The decision, for the rest of the job, and kept for later jobs of the workload.
-  const plan::Decision& d = rep.outcome.decision;
-  set_all(d.keep_default ? infos[0].default_limit_W : d.cap_W);
-  rep.after =
-      fmt::format("{} for the rest of job {}",
-                  d.keep_default ? fmt::format("the default {:g} W", infos[0].default_limit_W)
-                                 : fmt::format("{:g} W applied", d.cap_W),
-                  r.job_id);
-  keep_sweep(rep, "study", to_json(rep), r.db.string(), settings_json(r.settings, "plan"));
-  study["sweep_id"] = *rep.stored_id;
-  // The decision's figures (the whole evidence is the sweep's, in the run store).
-  // One view of the decision, as every other command prints it (plan/decision_view.hpp).
-  const plan::DecisionView view = decision_view(rep);
-  const nlohmann::json dj = plan::decision_json(d, view);
-  study["decision"] = nlohmann::json::object();
-  for (const char* key : {"keep_default", "cap_W", "objective", "energy_change_pct",
-                          "energy_change_ci_pct", "time_change_pct", "time_change_ci_pct"})
-    if (dj.contains(key)) study["decision"][key] = dj[key];
-  study["cap_W"] = d.keep_default ? nlohmann::json(nullptr) : nlohmann::json(d.cap_W);
-  return finish(d.keep_default ? "keep_default" : "decided",
-                fmt::format("sweep:{} over {} caps: {}", *rep.stored_id, rep.outcome.probes.size(),
-                            d.keep_default ? d.reason : plan::interval_line(view)));
+  std::optional<JobCaps> caps;
+  const StudyEnd end = run_study(rec, job, loop, work, workload, caps);
+  rec.study["outcome"] = end.outcome;
+  rec.study["why"] = end.why;
+  rec.study["steps"] = work.steps_received();
+  rec.save();
+  loop.finish_all();
+  return rec.study;
 }
 
 int spawn_job_study(const JobBegin& job) {
