@@ -8,10 +8,8 @@
 
 #include "cli/command.hpp"
 #include "common/error.hpp"
-#include "device/nvml/nvml_gpu.hpp"
-#include "device/registry.hpp"
-#include "run/process_workload.hpp"
-#include "sim/sim_backend.hpp"
+#include "session/backends.hpp"
+#include "session/exit_status.hpp"
 
 namespace {
 
@@ -31,12 +29,6 @@ constexpr Command kCommands[] = {
     {"job", regime::cli::add_job},           {"agent", regime::cli::add_agent},
     {"export", regime::cli::add_export},     {"predict", regime::cli::add_predict},
 };
-
-// Every device backend; replay: is not a device but a prober (src/plan/replay.hpp).
-void register_backends() {
-  regime::register_backend(regime::nvml::backend());
-  regime::register_backend(regime::sim::backend());
-}
 
 std::string command_list() {
   std::string out;
@@ -120,7 +112,7 @@ int parse_error(const CLI::App& app, const CLI::ParseError& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  register_backends();
+  regime::session::register_backends();
   CLI::App app{
       "regime: regime-first GPU power management for deep-learning work.\n"
       "Measure a GPU + workload pair, name its regime, and only then decide whether a\n"
@@ -163,10 +155,7 @@ int main(int argc, char** argv) {
     std::cerr << fmt::format("regime: {} stopped: {}\n",
                              subs.empty() ? std::string("run") : subs.front()->get_name(),
                              e.what());
-    // Interrupted by the user (the signal was passed on to the workload): 128 + that signal,
-    // whatever status the workload chose on its way out.
-    if (int sig = regime::ProcessWorkload::forwarded_signal(); sig != 0) return 128 + sig;
-    return e.regime_exit_code();
+    return regime::session::stopped_workload_exit_status(e);
   } catch (const regime::Error& e) {
     std::cerr << fmt::format("regime: {}: {}\n", regime::to_string(e.kind()), e.what());
     return regime::exit_code(e.kind());

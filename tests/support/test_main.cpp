@@ -1,5 +1,5 @@
-// The tests' main: the device backends the program registers in src/cli/main.cpp, a private state
-// directory, then GoogleTest.
+// The tests' main: the device backends the program registers (session::register_backends), a
+// private state directory, then GoogleTest.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -7,9 +7,7 @@
 #include <string>
 
 #include "act/journal.hpp"
-#include "device/nvml/nvml_gpu.hpp"
-#include "device/registry.hpp"
-#include "sim/sim_backend.hpp"
+#include "session/backends.hpp"
 
 namespace {
 
@@ -30,8 +28,7 @@ std::string private_state_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  regime::register_backend(regime::nvml::backend());
-  regime::register_backend(regime::sim::backend());
+  regime::session::register_backends();
   const std::string state_dir = private_state_dir();
   // The unit tests journal in-memory test GPUs as root: they stay in the private folder above.
   regime::allow_journal_dir_override_in_this_process();
