@@ -1,11 +1,8 @@
 // regime agent request JSON [--socket PATH]: one request to the node agent, its answer printed.
 // For scripts (a scheduler's prolog and epilog) and for people checking what regimed holds.
-#include <iostream>
-
-#include "agent/client.hpp"
-#include "agent/protocol.hpp"
 #include "cli/command.hpp"
 #include "common/error.hpp"
+#include "session/agent_request.hpp"
 
 namespace regime::cli {
 
@@ -27,12 +24,9 @@ void add_agent(CLI::App& root, Context& ctx) {
                   "The agent's socket (default $REGIME_AGENT_SOCKET, else "
                   "/run/regime/regimed.sock)");
   req->callback([o, &ctx] {
-    agent::AgentConnection connection(o->socket.empty() ? agent::agent_socket_path()
-                                                        : std::filesystem::path(o->socket));
-    nlohmann::json answer = connection.request(o->request);
-    print_json(answer);
-    if (!answer.value("ok", false))
-      ctx.exit_status = exit_code(agent::error_kind_from_name(answer.value("kind", "internal")));
+    const session::AgentAnswer a = session::request_agent(o->socket, o->request);
+    print_json(a.answer);
+    if (a.refused) ctx.exit_status = exit_code(*a.refused);
   });
 }
 
