@@ -3,10 +3,7 @@
 
 #include <iostream>
 
-#include "act/journal.hpp"
 #include "cli/command.hpp"
-#include "device/device_list.hpp"
-#include "device/uri.hpp"
 #include "session/devices.hpp"
 
 namespace regime::cli {
@@ -38,84 +35,51 @@ struct Options {
   double hold_s = -1;
 };
 
-// One GPU named alone prints one object; a list or nvml:all prints an array.
-nlohmann::json one_or_list(const std::string& device, const nlohmann::json& all) {
-  const bool single =
-      all.size() == 1 && split_device_list(device).size() == 1 && !parse_device_uri(device).all();
-  return single ? all[0] : all;
+void show(const Options& o) {
+  const std::vector<GpuInfo> gpus = session::show_limits(o.device);
+  if (o.json) return print_json(session::limits_json(o.device, gpus));
+  for (const auto& info : gpus) print_info(info);
 }
 
-void show(const Options& o) {
-  auto gpus = session::show_limits(o.device);
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& info : gpus) {
-    if (o.json) {
-      list.push_back(to_json(info));
-    } else {
-      print_info(info);
-    }
-  }
-  if (o.json) print_json(one_or_list(o.device, list));
+void print_set(const session::LimitChange& c) {
+  std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
+                           c.before.device, c.before.current_limit_W, c.requested_W, c.enforced_W);
 }
 
 void set(const Options& o) {
   auto on_hold = [&](const session::LimitChange& c) {
-    if (!o.json)
-      std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
-                               c.before.device, c.before.current_limit_W, o.watts, c.enforced_W)
-                << fmt::format("holding for {:g} s; Ctrl-C or SIGTERM restores {:g} W\n", o.hold_s,
-                               c.before.current_limit_W)
-                << std::flush;
+    if (o.json) return;
+    print_set(c);
+    std::cout << fmt::format("holding for {:g} s; Ctrl-C or SIGTERM restores {:g} W\n", o.hold_s,
+                             c.before.current_limit_W)
+              << std::flush;
   };
-  std::vector<session::LimitChange> changes =
+  const std::vector<session::LimitChange> changes =
       session::set_limits(o.device, o.watts, o.actuate, o.hold_s, on_hold);
-  nlohmann::json all = nlohmann::json::array();
+  if (o.json) return print_json(session::limits_json(o.device, changes));
   for (const session::LimitChange& c : changes) {
-    nlohmann::json out = {{"device", c.before.device},
-                          {"uuid", c.before.uuid},
-                          {"old_limit_W", c.before.current_limit_W},
-                          {"requested_limit_W", o.watts},
-                          {"enforced_limit_W", c.enforced_W}};
     if (c.restored_W) {
-      out["restored_limit_W"] = *c.restored_W;
-      if (!o.json)
-        std::cout << fmt::format("{}: restored, enforced {:g} W\n", c.before.device, *c.restored_W);
-    } else {
-      out["kept"] = true;
-      if (!o.json) {
-        std::cout << fmt::format("{}: power limit {:g} W -> requested {:g} W, enforced {:g} W\n",
-                                 c.before.device, c.before.current_limit_W, o.watts, c.enforced_W);
-        if (c.physical)
-          std::cout << fmt::format(
-              "kept; the original {:g} W is in {}: `regime limit restore --device {} --actuate` "
-              "or `regime restore` brings it back\n",
-              c.before.current_limit_W, journal_path().string(), c.before.device);
-        else
-          std::cout << "kept for this process only: a simulated device's limit ends with it\n";
-      }
+      std::cout << fmt::format("{}: restored, enforced {:g} W\n", c.before.device, *c.restored_W);
+      continue;
     }
-    all.push_back(out);
+    print_set(c);
+    if (c.physical)
+      std::cout << fmt::format(
+          "kept; the original {:g} W is in {}: `regime limit restore --device {} --actuate` or "
+          "`regime restore` brings it back\n",
+          c.before.current_limit_W, c.journal, c.before.device);
+    else
+      std::cout << "kept for this process only: a simulated device's limit ends with it\n";
   }
-  if (o.json) print_json(one_or_list(o.device, all));
 }
 
 void restore_one(const Options& o) {
-  nlohmann::json all = nlohmann::json::array();
-  for (const session::LimitRestore& r : session::restore_limits(o.device, o.actuate)) {
-    if (o.json) {
-      all.push_back({{"device", r.before.device},
-                     {"uuid", r.before.uuid},
-                     {"old_limit_W", r.before.current_limit_W},
-                     {"restored_to", r.from_journal ? "journal" : "default"},
-                     {"enforced_limit_W", r.enforced_W}});
-    } else {
-      std::cout << fmt::format("{}: power limit {:g} W -> {:g} W ({}), enforced {:g} W\n",
-                               r.before.device, r.before.current_limit_W, r.target_W,
-                               r.from_journal ? "journaled original" : "default limit",
-                               r.enforced_W);
-    }
-  }
-  if (o.json) print_json(one_or_list(o.device, all));
+  const std::vector<session::LimitRestore> restored = session::restore_limits(o.device, o.actuate);
+  if (o.json) return print_json(session::limits_json(o.device, restored));
+  for (const session::LimitRestore& r : restored)
+    std::cout << fmt::format("{}: power limit {:g} W -> {:g} W ({}), enforced {:g} W\n",
+                             r.before.device, r.before.current_limit_W, r.target_W,
+                             r.from_journal ? "journaled original" : "default limit", r.enforced_W);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "agent/client.hpp"
 #include "common/error.hpp"
 #include "device/device_list.hpp"
+#include "device/uri.hpp"
 #include "plan/replay.hpp"
 
 namespace regime::session {
@@ -139,6 +140,31 @@ std::vector<GpuInfo> show_limits(const std::string& uri) {
   return out;
 }
 
+bool names_one_gpu(const std::string& uri) {
+  return split_device_list(uri).size() == 1 && !parse_device_uri(uri).all();
+}
+
+nlohmann::json to_json(const LimitChange& change) {
+  nlohmann::json j = {{"device", change.before.device},
+                      {"uuid", change.before.uuid},
+                      {"old_limit_W", change.before.current_limit_W},
+                      {"requested_limit_W", change.requested_W},
+                      {"enforced_limit_W", change.enforced_W}};
+  if (change.restored_W)
+    j["restored_limit_W"] = *change.restored_W;
+  else
+    j["kept"] = true;
+  return j;
+}
+
+nlohmann::json to_json(const LimitRestore& restore) {
+  return {{"device", restore.before.device},
+          {"uuid", restore.before.uuid},
+          {"old_limit_W", restore.before.current_limit_W},
+          {"restored_to", restore.from_journal ? "journal" : "default"},
+          {"enforced_limit_W", restore.enforced_W}};
+}
+
 std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool actuate,
                                     double hold_s,
                                     const std::function<void(const LimitChange&)>& on_hold) {
@@ -175,7 +201,10 @@ std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool a
     for (size_t i = 0; i < out.size(); ++i) out[i].restored_W = gpus[i]->info().enforced_limit_W;
   } else {
     guards.keep();
-    for (auto& c : out) c.kept = true;
+    for (auto& c : out) {
+      c.kept = true;
+      if (c.physical) c.journal = journal_path().string();
+    }
   }
   return out;
 }
@@ -193,44 +222,6 @@ std::vector<LimitRestore> restore_limits(const std::string& uri, bool actuate) {
       out.push_back(r);
     }
   return out;
-}
-
-LimitChange set_limit(const std::string& uri, double watts, bool actuate, double hold_s,
-                      const std::function<void(const LimitChange&)>& on_hold) {
-  GpuPtr gpu = agent::route_limit_changes(open_device(uri));
-  if (hold_s < 0 && gpu->changes_through_agent())
-    throw Error(ErrorKind::ActuationRefused,
-                fmt::format("{} is changed through regimed, which restores a cap when the command "
-                            "that set it ends: add --hold SECONDS, or run as root to leave a cap "
-                            "set",
-                            uri));
-  LimitChange c;
-  c.before = gpu->info();
-  c.requested_W = watts;
-  c.physical = gpu->is_physical();
-  PowerLimitGuard guard(*gpu, ActuationPolicy::from_flags(actuate));
-  c.enforced_W = guard.set(watts);
-  if (hold_s >= 0) {
-    if (on_hold) on_hold(c);
-    std::this_thread::sleep_for(std::chrono::duration<double>(hold_s));
-    guard.restore();
-    c.restored_W = gpu->info().enforced_limit_W;
-  } else {
-    guard.keep();
-    c.kept = true;
-  }
-  return c;
-}
-
-LimitRestore restore_limit(const std::string& uri, bool actuate) {
-  GpuPtr gpu = open_device(uri);
-  LimitRestore r;
-  r.before = gpu->info();
-  GpuRestore done = restore_gpu(*gpu, ActuationPolicy::from_flags(actuate));
-  r.target_W = done.target_W;
-  r.from_journal = done.from_journal;
-  r.enforced_W = done.enforced_W;
-  return r;
 }
 
 }  // namespace regime::session

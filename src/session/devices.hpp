@@ -29,12 +29,8 @@ struct LimitChange {
   std::optional<double> restored_W;  // after a hold
   bool kept = false;                 // left set, journaled for `regime restore`
   bool physical = false;
+  std::string journal;  // kept on a physical GPU: the folder its original limit is journaled in
 };
-
-// Sets the limit through PowerLimitGuard. hold_s >= 0: holds it that long (calling `on_hold`
-// first), then restores; < 0: leaves it set and journaled.
-LimitChange set_limit(const std::string& uri, double watts, bool actuate, double hold_s,
-                      const std::function<void(const LimitChange&)>& on_hold);
 
 struct LimitRestore {
   GpuInfo before;
@@ -43,14 +39,33 @@ struct LimitRestore {
   double enforced_W = 0;
 };
 
-// Restores one GPU to its journaled original, or its default when the journal has none.
-LimitRestore restore_limit(const std::string& uri, bool actuate);
+// True when `uri` names one GPU alone (nvml:0, sim:h200), not a list (nvml:0,1) or every GPU of
+// a backend (nvml:all): `regime limit` then answers with one object rather than a list.
+bool names_one_gpu(const std::string& uri);
 
-// The same for every GPU a device list names (nvml:0,1, nvml:all): one cap set on all of them
-// through a PowerLimitGuardSet, so a set failing on one restores the others.
+// {"device", "uuid", "old_limit_W", "requested_limit_W", "enforced_limit_W"}, then
+// "restored_limit_W" after a hold or "kept": true.
+nlohmann::json to_json(const LimitChange& change);
+// {"device", "uuid", "old_limit_W", "restored_to": "journal" | "default", "enforced_limit_W"}.
+nlohmann::json to_json(const LimitRestore& restore);
+
+// What `regime limit --json` prints for the GPUs `uri` names (GpuInfo, LimitChange or
+// LimitRestore): one object for one GPU named alone, else a list.
+template <class Item>
+nlohmann::json limits_json(const std::string& uri, const std::vector<Item>& items) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const Item& item : items) all.push_back(to_json(item));
+  return all.size() == 1 && names_one_gpu(uri) ? all[0] : all;
+}
+
+// Sets the limit through PowerLimitGuardSet on every GPU a device list names (nvml:0, nvml:0,1,
+// nvml:all): all or none, a set failing on one restores the others. hold_s >= 0: holds it that
+// long (calling `on_hold` for each GPU first), then restores; < 0: leaves it set and journaled.
 std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool actuate,
                                     double hold_s,
                                     const std::function<void(const LimitChange&)>& on_hold);
+// Restores every GPU a device list names to its journaled original, or its default when the
+// journal has none.
 std::vector<LimitRestore> restore_limits(const std::string& uri, bool actuate);
 
 }  // namespace regime::session
