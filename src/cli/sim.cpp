@@ -1,137 +1,48 @@
 // regime sim curve | sim fit: the GPU twin's what-if answers (docs/twin.md).
 #include <fmt/core.h>
-#include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "cli/command.hpp"
-#include "common/error.hpp"
-#include "common/gpu_info.hpp"
-#include "twin/sim_workloads.hpp"
-#include "twin/sweep.hpp"
-#include "twin/uncertainty.hpp"
+#include "session/sim_curve.hpp"
+#include "session/sim_fit.hpp"
 
 namespace regime::cli {
 
 namespace {
 
-std::vector<double> parse_caps(const std::string& list) {
-  std::vector<double> caps;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      size_t used = 0;
-      double v = std::stod(item, &used);
-      if (used != item.size() || !(v > 0)) throw std::invalid_argument(item);
-      caps.push_back(v);
-    } catch (const std::exception&) {
-      throw Error(
-          ErrorKind::InvalidArgument,
-          "--caps: '" + item + "' is not a positive number of watts (e.g. --caps 60,64,70)");
-    }
-  }
-  if (caps.empty()) throw Error(ErrorKind::InvalidArgument, "--caps is empty");
-  return caps;
-}
-
-nlohmann::json opt(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 void run_curve(const std::string& gpu_name, const std::string& workload_name,
                const std::string& caps_text, bool json) {
-  twin::GpuSpec gpu = twin::load_gpu_spec(gpu_name);
-  std::vector<double> caps = parse_caps(caps_text);
-  for (double c : caps) check_cap_in_range(c, gpu.min_limit_W, gpu.max_limit_W, "sim:" + gpu.model);
-  twin::SimWorkloadProfile profile = twin::sim_workload_profile(workload_name);
-  twin::WorkloadParams w = twin::workload_on(profile, gpu);
-  nlohmann::json points = nlohmann::json::array();
-  if (!json) {
-    std::cout << fmt::format("{} on {} ({}), per step\n", profile.name, gpu.name, gpu.model);
-    std::cout << fmt::format("{:>8} {:>10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>6}  {}\n", "cap W",
-                             "time ms", "power W", "energy J", "+-%", "SM MHz", "temp C", "util%",
-                             "limited by");
-  }
-  bool any_extrapolated = false;
-  for (double c : caps) {
-    const twin::SteadyState s = twin::steady_state(gpu, w, c);
-    const twin::Uncertainty u = twin::spec_uncertainty(gpu, c);
-    any_extrapolated = any_extrapolated || u.extrapolated;
-    nlohmann::json point = {
-        {"cap_W", c},
-        {"sm_MHz", s.sm_MHz},
-        {"temp_C", s.temp_C},
-        {"shutdown", s.shutdown},
-        {"extrapolated", u.extrapolated},
-        {"half_width_pct", 100 * u.half_width_rel},
-        {"distance_from_calibrated_W",
-         u.calibrated ? nlohmann::json(u.distance_W) : nlohmann::json(nullptr)}};
-    if (s.shutdown) {
-      point["time_s"] = point["avg_power_W"] = point["energy_J"] = nullptr;
-      point["energy_interval_J"] = nullptr;
-    } else {
-      point["time_s"] = s.time_s;
-      point["avg_power_W"] = s.avg_power_W;
-      point["energy_J"] = s.energy_J;
-      point["energy_interval_J"] = {u.lo(s.energy_J), u.hi(s.energy_J)};
-    }
-    points.push_back(point);
-    if (json) continue;
+  const session::SimCurve curve = session::sim_curve(gpu_name, workload_name, caps_text);
+  if (json) return print_json(to_json(curve));
+  std::cout << fmt::format("{} on {} ({}), per step\n", curve.workload, curve.gpu_name,
+                           curve.gpu_model);
+  std::cout << fmt::format("{:>8} {:>10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>6}  {}\n", "cap W",
+                           "time ms", "power W", "energy J", "+-%", "SM MHz", "temp C", "util%",
+                           "limited by");
+  for (const session::CurvePoint& p : curve.points) {
+    const auto& s = p.state;
     if (s.shutdown) {
       std::cout << fmt::format(
-          "{:>8.1f}  shuts down: the die reaches its shutdown temperature {} C\n", c,
-          gpu.shutdown_temp_C);
+          "{:>8.1f}  shuts down: the die reaches its shutdown temperature {} C\n", p.cap_W,
+          curve.shutdown_temp_C);
       continue;
     }
     std::cout << fmt::format(
-        "{:>8.1f} {:>10.3f} {:>10.1f} {:>10.3f} {:>6.0f}{} {:>8.0f} {:>7.1f} {:>6.1f}  {}\n", c,
-        1e3 * s.time_s, s.avg_power_W, s.energy_J, 100 * u.half_width_rel,
-        u.extrapolated ? "*" : " ", s.sm_MHz, s.temp_C, s.util_pct,
-        twin::describe_reasons(s.reasons));
+        "{:>8.1f} {:>10.3f} {:>10.1f} {:>10.3f} {:>6.0f}{} {:>8.0f} {:>7.1f} {:>6.1f}  {}\n",
+        p.cap_W, 1e3 * s.time_s, s.avg_power_W, s.energy_J, 100 * p.uncertainty.half_width_rel,
+        p.uncertainty.extrapolated ? "*" : " ", s.sm_MHz, s.temp_C, s.util_pct, p.limited_by);
   }
-  if (json) {
-    print_json({{"gpu", gpu.model},
-                {"workload", profile.name},
-                {"calibrated_caps_W", gpu.calibrated_caps_W},
-                {"points", points}});
-    return;
-  }
-  if (any_extrapolated)
-    std::cout << (gpu.calibrated_caps_W.empty()
-                      ? fmt::format("* extrapolated: {} has no calibrated cap (docs/twin.md)\n",
-                                    gpu.model)
-                      : fmt::format(
-                            "* extrapolated: outside the caps the {} twin was calibrated at "
-                            "({} W); +-% grows with the distance from them\n",
-                            gpu.model, fmt::join(gpu.calibrated_caps_W, ", ")));
+  if (const std::string note = session::extrapolation_note(curve); !note.empty())
+    std::cout << note << "\n";
 }
 
 void run_fit(const std::string& sweep_path, const std::optional<std::string>& gpu, int n,
              const std::string& model, bool json) {
-  if (model != "twin" && model != "cube" && model != "quadratic")
-    throw Error(ErrorKind::InvalidArgument,
-                "--model must be twin, quadratic or cube, got '" + model + "'");
-  twin::SweepFitReport r = twin::fit_sweep(read_sweep_table(sweep_path).rows, gpu, n,
-                                           model == "twin"        ? twin::CurveModel::Twin
-                                           : model == "quadratic" ? twin::CurveModel::Quadratic
-                                                                  : twin::CurveModel::CubeLaw);
-  if (json) {
-    nlohmann::json ws = nlohmann::json::array();
-    for (const auto& w : r.workloads)
-      ws.push_back({{"workload", w.workload},
-                    {"gpu", w.gpu},
-                    {"fit_caps", w.fit_caps},
-                    {"mape_energy_pct", opt(w.mape_energy_pct)},
-                    {"mape_time_pct", opt(w.mape_time_pct)},
-                    {"predicted_best_cap_W", w.predicted_best_cap_W},
-                    {"measured_best_cap_W", w.measured_best_cap_W}});
-    print_json({{"workloads", ws}, {"median_mape_energy_pct", opt(r.median_mape_energy_pct)}});
-    return;
-  }
+  const auto r = session::fit_sweep_table(sweep_path, gpu, n, model);
+  if (json) return print_json(session::fit_json(r));
   std::cout << fmt::format("{:<42} {:>8} {:>16} {:>9} {:>9} {:>9} {:>9} {:>8}\n", "workload", "gpu",
                            "fit caps W", "E err %", "t err %", "best W", "meas. W", "regret%");
   for (const auto& w : r.workloads) {
