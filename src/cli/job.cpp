@@ -1,73 +1,76 @@
-// regime job begin|end|show: a scheduler job's power policy on this node (the Slurm plugin's
+// regime job begin|study|end|show: a scheduler job's power policy on this node (the Slurm plugin's
 // prolog and epilog run these as root; docs/cluster.md).
-#include "session/job.hpp"
-
 #include <fmt/core.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <iostream>
 
 #include "cli/command.hpp"
-#include "common/error.hpp"
-#include "session/job_study.hpp"
-#include "store/job_store.hpp"
-#include "store/run_store.hpp"
+#include "session/job_requests.hpp"
 
 namespace regime::cli {
 
 namespace {
 
-// Slurm names the node in the prolog's environment; elsewhere the host name stands in.
-std::string default_node() {
-  if (const char* n = std::getenv("SLURMD_NODENAME"); n != nullptr && *n != '\0') return n;
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  return host;
-}
-
-// The run store by default, found when a command runs (not when it is added: --help needs none).
-const std::filesystem::path& db_or_default(std::filesystem::path& db) {
-  if (db.empty()) db = RunStore::default_path();
-  return db;
-}
-
-// A --power the job's owner chose that job begin cannot read is refused, not failed: a failed
-// prolog drains the node. The job then runs with the limits as they are (`default`); returns the
-// reason, empty when the value is read.
-std::string refuse_unreadable_policy(std::string& policy) {
-  try {
-    session::parse_power_policy(policy);
-    return "";
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::InvalidArgument) throw;
-    policy = "default";
-    return e.what();
-  }
-}
+struct JobOptions {
+  session::JobBegin begin;
+  session::JobStudyRequest study;
+  std::string existing_comment;
+  bool json = false;
+};
 
 std::string watts(const nlohmann::json& v) {
   return v.is_number() ? fmt::format("{:g} W", v.get<double>()) : std::string("unchanged");
 }
 
-}  // namespace
+void print_begin(const nlohmann::json& r) {
+  std::cout << fmt::format("job {} on {}: --gpu-power={}\n", r["job_id"].get<std::string>(),
+                           r["node"].get<std::string>(), r["policy"].get<std::string>());
+  if (r["refused"].is_string())
+    std::cout << fmt::format("  not applied: {}\n", r["refused"].get<std::string>());
+  if (r.contains("policy_refused"))
+    std::cout << fmt::format("  not applied: {}\n", r["policy_refused"]["why"].get<std::string>());
+  for (const auto& g : r["gpus"])
+    std::cout << fmt::format(
+        "  {} (/dev/nvidia{}) {} ({}): {} -> {}; {}\n", g["device"].get<std::string>(),
+        g["minor_number"].get<int>(), g["name"].get<std::string>(), g["uuid"].get<std::string>(),
+        watts(g["limit_before_W"]), watts(g.contains("enforced_W") ? g["enforced_W"] : nullptr),
+        g["why"].get<std::string>());
+  if (r.contains("study"))
+    std::cout << fmt::format("  study: process {} watches step markers on {}\n",
+                             r["study"]["pid"].get<int>(),
+                             r["study"]["step_socket"].get<std::string>());
+}
 
-void add_job(CLI::App& root, Context& /*ctx*/) {
-  auto* job = root.add_subcommand(
-      "job", "A scheduler job's GPU power policy on this node (run by the Slurm plugin as root)");
-  job->require_subcommand(1);
-  struct Opts {
-    session::JobBegin begin;
-    session::JobStudyRequest study;
-    std::string existing_comment;
-    bool json = false;
-  };
-  auto o = std::make_shared<Opts>();
-  o->begin.node = default_node();
+void print_end(const JobOptions& o, const session::JobEnd& e) {
+  if (e.record.is_null()) {
+    std::cout << fmt::format("nothing recorded for job {} on {} in {}\n", o.begin.job_id,
+                             o.begin.node, e.db.string());
+    return;
+  }
+  for (const auto& g : e.record["gpus"])
+    std::cout << fmt::format(
+        "  {} ({}): energy {}, limit {}\n", g["device"].get<std::string>(),
+        g["uuid"].get<std::string>(),
+        g["energy_J"].is_number() ? fmt::format("{:.1f} J", g["energy_J"].get<double>())
+                                  : std::string("unknown"),
+        g.contains("restored_W")                 ? "restored to " + watts(g["restored_W"])
+        : g.value("restored_by", "") == "reboot" ? std::string("reset by the node's reboot")
+                                                 : std::string("unchanged"));
+  std::cout << "admin_comment: " << e.admin_comment << "\n";
+}
 
+void add_job_id(CLI::App* cmd, std::string& job_id) {
+  cmd->add_option("--job", job_id, "The scheduler's job id")->required();
+}
+
+void add_db(CLI::App* cmd, std::filesystem::path& db) {
+  cmd->add_option("--db", db, "Run database (default: STATE_DIR/runs.sqlite)");
+}
+
+void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
   auto* begin = job->add_subcommand(
       "begin", "Read the energy counters of the job's GPUs and apply its power policy");
-  begin->add_option("--job", o->begin.job_id, "The scheduler's job id")->required();
+  add_job_id(begin, o->begin.job_id);
   begin
       ->add_option("--gpus", o->begin.gpus,
                    "The job's GPUs on this node by device minor number (/dev/nvidiaN, as Slurm's "
@@ -81,7 +84,7 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   begin->add_option("--workload", o->begin.workload,
                     "auto: the workload name its sweeps were kept under");
   begin->add_option("--node", o->begin.node, "This node's name (default: $SLURMD_NODENAME)");
-  begin->add_option("--db", o->begin.db, "Run database (default: STATE_DIR/runs.sqlite)");
+  add_db(begin, o->begin.db);
   begin->add_option("--step-socket", o->begin.step_socket,
                     "study: the socket the job's tasks send step markers to (REGIME_STEP_SOCKET)");
   begin
@@ -90,38 +93,30 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
       ->check(number_in(0, 86400, true));
   begin->add_flag("--json", o->json, "Machine-readable output");
   begin->callback([o] {
-    db_or_default(o->begin.db);
-    const std::string asked = o->begin.policy;
-    const std::string unreadable = refuse_unreadable_policy(o->begin.policy);
     // On stderr too, which the plugin logs (slurmd's log) whatever the output format.
-    if (!unreadable.empty())
+    const nlohmann::json r = session::begin_job_as_asked(o->begin, [&](const std::string& why) {
       std::cerr << fmt::format("regime: job {}: {}; the job runs with its limits unchanged\n",
-                               o->begin.job_id, unreadable);
-    nlohmann::json r = session::begin_job(o->begin);
-    if (!unreadable.empty()) r["policy_refused"] = {{"asked", asked}, {"why", unreadable}};
-    if (o->json) return print_json(r);
-    std::cout << fmt::format("job {} on {}: --gpu-power={}\n", r["job_id"].get<std::string>(),
-                             r["node"].get<std::string>(), r["policy"].get<std::string>());
-    if (r["refused"].is_string())
-      std::cout << fmt::format("  not applied: {}\n", r["refused"].get<std::string>());
-    if (!unreadable.empty()) std::cout << fmt::format("  not applied: {}\n", unreadable);
-    for (const auto& g : r["gpus"])
-      std::cout << fmt::format(
-          "  {} (/dev/nvidia{}) {} ({}): {} -> {}; {}\n", g["device"].get<std::string>(),
-          g["minor_number"].get<int>(), g["name"].get<std::string>(), g["uuid"].get<std::string>(),
-          watts(g["limit_before_W"]), watts(g.contains("enforced_W") ? g["enforced_W"] : nullptr),
-          g["why"].get<std::string>());
-    if (r.contains("study"))
-      std::cout << fmt::format("  study: process {} watches step markers on {}\n",
-                               r["study"]["pid"].get<int>(),
-                               r["study"]["step_socket"].get<std::string>());
+                               o->begin.job_id, why);
+    });
+    o->json ? print_json(r) : print_begin(r);
   });
+}
+
+}  // namespace
+
+void add_job(CLI::App& root, Context& /*ctx*/) {
+  auto* job = root.add_subcommand(
+      "job", "A scheduler job's GPU power policy on this node (run by the Slurm plugin as root)");
+  job->require_subcommand(1);
+  auto o = std::make_shared<JobOptions>();
+  o->begin.node = session::this_node();
+  add_begin(job, o);
 
   auto* study = job->add_subcommand(
       "study", "Study the job's GPUs while it runs and apply the decision (started by job begin)");
-  study->add_option("--job", o->study.job_id, "The scheduler's job id")->required();
+  add_job_id(study, o->study.job_id);
   study->add_option("--node", o->study.node, "This node's name (default: $SLURMD_NODENAME)");
-  study->add_option("--db", o->study.db, "Run database (default: STATE_DIR/runs.sqlite)");
+  add_db(study, o->study.db);
   study->add_option("--step-socket", o->study.step_socket, "Where the job sends step markers")
       ->required();
   study
@@ -130,52 +125,30 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
       ->check(number_in(0, 86400, true));
   study->add_option("--objective", o->study.settings.objective, "As regime sweep --objective");
   study->callback([o] {
-    if (o->study.node.empty()) o->study.node = o->begin.node;
-    if (o->study.db.empty()) o->study.db = db_or_default(o->begin.db);
-    nlohmann::json s = session::study_job(o->study);
-    std::cout << fmt::format("job {} on {}: study {}: {}\n", o->study.job_id, o->study.node,
+    const nlohmann::json s = session::study_job_here(o->study);
+    std::cout << fmt::format("job {} on {}: study {}: {}\n", o->study.job_id,
+                             o->study.node.empty() ? o->begin.node : o->study.node,
                              s.value("outcome", ""), s.value("why", ""));
   });
 
   auto* end = job->add_subcommand(
       "end", "Read the energy counters again, restore the job's limits, record its energy");
-  end->add_option("--job", o->begin.job_id, "The scheduler's job id")->required();
+  add_job_id(end, o->begin.job_id);
   end->add_option("--node", o->begin.node, "This node's name (default: $SLURMD_NODENAME)");
-  end->add_option("--db", o->begin.db, "Run database (default: STATE_DIR/runs.sqlite)");
+  add_db(end, o->begin.db);
   end->add_option("--merge-comment", o->existing_comment,
                   "The job's AdminComment as it is now: other nodes' energy is kept and summed");
   end->add_flag("--json", o->json, "Machine-readable output");
   end->callback([o] {
-    db_or_default(o->begin.db);
-    nlohmann::json r = session::end_job(o->begin.job_id, o->begin.node, o->begin.db);
-    if (o->json) return print_json(r);
-    if (r.is_null()) {
-      std::cout << fmt::format("nothing recorded for job {} on {} in {}\n", o->begin.job_id,
-                               o->begin.node, o->begin.db.string());
-      return;
-    }
-    for (const auto& g : r["gpus"])
-      std::cout << fmt::format(
-          "  {} ({}): energy {}, limit {}\n", g["device"].get<std::string>(),
-          g["uuid"].get<std::string>(),
-          g["energy_J"].is_number() ? fmt::format("{:.1f} J", g["energy_J"].get<double>())
-                                    : std::string("unknown"),
-          g.contains("restored_W")                 ? "restored to " + watts(g["restored_W"])
-          : g.value("restored_by", "") == "reboot" ? std::string("reset by the node's reboot")
-                                                   : std::string("unchanged"));
-    std::cout << "admin_comment: " << session::admin_comment(r, o->existing_comment) << "\n";
+    const session::JobEnd e =
+        session::end_job_merging(o->begin.job_id, o->begin.node, o->begin.db, o->existing_comment);
+    o->json ? print_json(e.record) : print_end(*o, e);
   });
 
   auto* show = job->add_subcommand("show", "What was recorded for a job (every node's row)");
-  show->add_option("--job", o->begin.job_id, "The scheduler's job id")->required();
-  show->add_option("--db", o->begin.db, "Run database (default: STATE_DIR/runs.sqlite)");
-  show->callback([o] {
-    db_or_default(o->begin.db);
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& r : JobStore(o->begin.db).rows(o->begin.job_id))
-      rows.push_back({{"node", r.node}, {"status", r.status}, {"record", r.record}});
-    print_json({{"db", o->begin.db.string()}, {"job_id", o->begin.job_id}, {"nodes", rows}});
-  });
+  add_job_id(show, o->begin.job_id);
+  add_db(show, o->begin.db);
+  show->callback([o] { print_json(session::show_job(o->begin.job_id, o->begin.db)); });
 }
 
 }  // namespace regime::cli
