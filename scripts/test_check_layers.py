@@ -43,6 +43,33 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(allowed["c"], {"a", "b"})
         self.assertIn("session", check_layers.ALLOWED["cli"])
 
+    def test_a_cli_file_including_below_session_fails_naming_file_include_and_rule(self):
+        r = run({"cli/limit.cpp": '#include "cli/command.hpp"\n\n#include "device/uri.hpp"\n'})
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('limit.cpp:3: includes "device/uri.hpp": a CLI file includes only cli/, '
+                      'session/ and common/ headers', r.stdout)
+
+    def test_a_cli_file_may_include_cli_session_and_common(self):
+        r = run({"cli/limit.cpp": '#include "cli/command.hpp"\n#include "common/error.hpp"\n'
+                                  '#include "session/devices.hpp"\n',
+                 "cli/limit_test.cpp": '#include "device/uri.hpp"\n'})
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_the_cli_exceptions_allow_only_their_file_and_layer(self):
+        r = run({"cli/sweep.cpp": '#include "plan/render.hpp"\n',
+                 "cli/probe.cpp": '#include "plan/render.hpp"\n',
+                 "cli/study.cpp": '#include "store/run_store.hpp"\n'})
+        self.assertEqual(r.returncode, 1)
+        self.assertNotIn("sweep.cpp", r.stdout)
+        self.assertIn('probe.cpp:1: includes "plan/render.hpp"', r.stdout)
+        self.assertIn('study.cpp:1: includes "store/run_store.hpp"', r.stdout)
+
+    def test_an_exception_its_file_no_longer_needs_is_said_without_failing(self):
+        r = run({"cli/sweep.cpp": '#include "session/sweep.hpp"\n'})
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("sweep.cpp includes no plan/ header now: its exception in CLI_EXCEPTIONS",
+                      r.stdout)
+
     def test_an_unknown_folder_fails(self):
         r = run({"misc/x.cpp": "int x;\n"})
         self.assertEqual(r.returncode, 1)
