@@ -273,8 +273,16 @@ nlohmann::json begin_job(const JobBegin& job) {
     infos.push_back(all_infos[k]);
     indexes.push_back(all_infos[k].index);
   }
+  // `auto`: the newest sweep of each GPU model of the job for its workload, one query each.
   std::vector<SweepRecord> sweeps;
-  if (policy.kind == PowerPolicy::Kind::Auto) sweeps = RunStore(job.db).list_sweeps(0);
+  if (policy.kind == PowerPolicy::Kind::Auto && !job.workload.empty()) {
+    RunStore runs(job.db);
+    std::vector<std::string> models;
+    for (const GpuInfo& g : infos)
+      if (std::find(models.begin(), models.end(), g.name) == models.end()) models.push_back(g.name);
+    for (const std::string& model : models)
+      if (auto s = runs.newest_sweep_of(model, job.workload)) sweeps.push_back(std::move(*s));
+  }
   nlohmann::json record{{"job_id", job.job_id},
                         {"node", job.node},
                         {"uid", job.uid},

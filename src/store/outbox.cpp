@@ -48,7 +48,14 @@ sql::Params params_from_json(const nlohmann::json& values) {
 }
 
 std::string new_row_uid() {
-  static std::mt19937_64 rng{std::random_device{}()};
+  // Seeded once per process: a child forked after its parent made a uid must not repeat the
+  // parent's sequence (two such children made the same uid in the same microsecond).
+  static std::mt19937_64 rng;
+  static pid_t seeded_for = 0;
+  if (seeded_for != ::getpid()) {
+    rng.seed(std::random_device{}());
+    seeded_for = ::getpid();
+  }
   char host[64] = {};
   ::gethostname(host, sizeof host - 1);
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(

@@ -1,9 +1,11 @@
 #include "store/run_store.hpp"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
@@ -433,6 +435,36 @@ std::optional<SweepRecord> RunStore::get_sweep(int64_t id) { return get_row(swee
 
 std::vector<SweepRecord> RunStore::list_sweeps(size_t limit) {
   return list_rows(sweeps_table(), limit, true);
+}
+
+namespace {
+// A file name for one GPU model and workload in the node's copy of reads (FNV-1a, 64 bits).
+std::string pair_cache_name(const std::string& table, const std::string& gpu_name,
+                            const std::string& workload) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : gpu_name + '\n' + workload) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{}-of-{:016x}", table, h);
+}
+}  // namespace
+
+std::optional<SweepRecord> RunStore::newest_sweep_of(const std::string& gpu_name,
+                                                     const std::string& workload) {
+  const auto& t = sweeps_table();
+  std::vector<sql::Row> rows;
+  try {
+    rows = read(t.select_sql() + " WHERE gpu_name = ? AND workload = ? ORDER BY id DESC LIMIT 1",
+                {gpu_name, workload}, pair_cache_name(t.name, gpu_name, workload));
+  } catch (const Error&) {
+    // Out of reach with no copy of this pair's answer: the node's copy of every sweep, newest
+    // first, holds it if it was kept when last read.
+    const auto all = outbox_ ? outbox_->cached(t.name) : std::nullopt;
+    if (!offline_ || !all) throw;
+    for (const auto& row : *all)
+      if (SweepRecord s = t.read(row); s.gpu_name == gpu_name && s.workload == workload) return s;
+    return std::nullopt;
+  }
+  if (rows.empty()) return std::nullopt;
+  return t.read(rows.front());
 }
 
 std::optional<std::string> RunStore::find_llm_answer(const std::string& model,

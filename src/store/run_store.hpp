@@ -161,6 +161,11 @@ class RunStore {
   int64_t insert_sweep(const SweepRecord& record);
   std::optional<SweepRecord> get_sweep(int64_t id);
   std::vector<SweepRecord> list_sweeps(size_t limit = 0);
+  // The newest sweep of one GPU model and workload (what `--gpu-power=auto` decides from), by a
+  // query for that pair alone. A server store out of reach answers from this node's copy of the
+  // last answer for the pair, else of the last list_sweeps(); with neither, Error Io.
+  std::optional<SweepRecord> newest_sweep_of(const std::string& gpu_name,
+                                             const std::string& workload);
 
   // The cache of LLM predictors' answers (src/predict/llm.hpp), keyed by model and whole prompt.
   std::optional<std::string> find_llm_answer(const std::string& model, const std::string& prompt);

@@ -235,6 +235,30 @@ TEST_F(RunStoreTest, AVersionOneFileIsUpgradedAndKeepsItsRuns) {
   EXPECT_EQ(store.insert_sweep(r), 1);
 }
 
+// What `--gpu-power=auto` decides from: the newest sweep of one GPU model and workload, whatever
+// else the store holds.
+TEST_P(StoreBackends, TheNewestSweepOfAModelAndWorkloadIsFoundAmongOthers) {
+  RunStore store(db());
+  auto sweep = [&](const std::string& gpu, const std::string& workload, double cap_W) {
+    SweepRecord r;
+    r.gpu_name = gpu;
+    r.workload = workload;
+    r.decision = {{"cap_W", cap_W}, {"keep_default", false}};
+    return store.insert_sweep(r);
+  };
+  sweep("NVIDIA H200", "bert", 500);
+  const int64_t newest = sweep("NVIDIA H200", "bert", 450);
+  sweep("NVIDIA H200", "resnet50", 400);
+  sweep("NVIDIA L4", "bert", 60);
+  const auto got = store.newest_sweep_of("NVIDIA H200", "bert");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->id, newest);
+  EXPECT_EQ(got->decision["cap_W"], 450);
+  EXPECT_EQ(store.newest_sweep_of("NVIDIA L4", "bert")->decision["cap_W"], 60);
+  EXPECT_FALSE(store.newest_sweep_of("NVIDIA L4", "resnet50"));
+  EXPECT_FALSE(store.newest_sweep_of("NVIDIA H200", "BERT"));  // names match exactly
+}
+
 TEST_P(StoreBackends, KeepsLlmAnswersByModelAndWholePrompt) {
   RunStore store(db());
   EXPECT_FALSE(store.find_llm_answer("m", "prompt"));

@@ -313,6 +313,10 @@ TEST_F(ServerStore, ANodeQueuesWhatItWritesWhileTheServerIsDownAndSendsItOnceWhe
   auto sweeps = store.list_sweeps();
   ASSERT_EQ(sweeps.size(), 1u);
   EXPECT_EQ(sweeps[0].decision["cap_W"], 400);
+  const auto newest = store.newest_sweep_of("NVIDIA H200", "sim:resnet50");  // from that copy
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(newest->decision["cap_W"], 400);
+  EXPECT_FALSE(store.newest_sweep_of("NVIDIA H200", "sim:bert"));
   EXPECT_THROW(store.list(), Error);  // nothing kept of the runs: an error, not an empty list
   // Writes are queued: a run (inserted, then completed), a sweep and its decision, a job.
   RunRecord run;
