@@ -13,7 +13,6 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "common/error.hpp"
-#include "plan/render.hpp"
 #include "session/report.hpp"
 
 namespace regime::cli {
@@ -60,8 +59,7 @@ void print_control(const session::StudyControl& c) {
   std::cout << "   evaluated by: " << c.command << "\n";
 }
 
-void print_text(const session::StudyReport& r, const session::SweepSettings& s,
-                const std::string& out_dir) {
+void print_text(const session::StudyReport& r, const std::string& out_dir) {
   std::cout << fmt::format("study of {} on {} ({}), limit {:g} W (default {:g} W)\n\n", r.workload,
                            r.device, r.info.name, r.info.enforced_limit_W, r.info.default_limit_W);
   std::cout << "1. probe at the current limit (" << r.probe_seconds << " s):\n";
@@ -92,12 +90,11 @@ void print_text(const session::StudyReport& r, const session::SweepSettings& s,
     } else {
       const plan::SearchOutcome& o = r.sweep->outcome;
       std::cout << fmt::format("   strategy {}, objective {}, {} probe(s) of {} planned cap(s)\n",
-                               s.strategy, r.sweep->objective.text(), o.probes.size(),
-                               r.plan.caps.size());
-      const plan::DecisionView view = session::decision_view(*r.sweep);
-      std::cout << plan::results_table(o.probes, view, o.default_again);
+                               plan::to_string(r.sweep->strategy), r.sweep->objective.text(),
+                               o.probes.size(), r.plan.caps.size());
+      std::cout << session::results_text(*r.sweep);
       std::cout << "   search: " << o.stop_reason << "\n\n";
-      std::cout << "3. " << plan::decision_text(o.decision, view) << "\n";
+      std::cout << "3. " << session::decision_text(*r.sweep) << "\n";
       std::cout << "4. " << r.sweep->after << "\n";
     }
   }
@@ -111,13 +108,15 @@ void print_text(const session::StudyReport& r, const session::SweepSettings& s,
 
 void add_study(CLI::App& root, Context&) {
   auto r = std::make_shared<session::StudyRequest>();
+  auto device = std::make_shared<std::string>();
+  auto settings = std::make_shared<session::SweepSettingsText>();
   auto json = std::make_shared<bool>(false);
   auto report_path = std::make_shared<std::string>();
   auto* sub = root.add_subcommand(
       "study",
       "The main job: probe a GPU + workload pair, name its regime, sweep power caps if the "
       "regime warrants it, decide and report. A real GPU is changed only with --actuate.");
-  sub->add_option("--device", r->device,
+  sub->add_option("--device", *device,
                   "nvml:N or sim:MODEL; one job's GPUs (nvml:0,1, nvml:all, nvml:job) are studied "
                   "as one job; a list of sim: devices (sim:t4,sim:gv100,sim:l4) each in turn, in "
                   "one table")
@@ -126,7 +125,7 @@ void add_study(CLI::App& root, Context&) {
       sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
   auto* command = sub->add_option("command", r->workload.command, "The workload command, after --");
   workload->excludes(command);
-  add_sweep_settings(sub, r->settings, r->workload);
+  add_sweep_settings(sub, r->settings, *settings, r->workload);
   sub->add_option("--probe-seconds", r->probe_seconds,
                   "Length of the probe at the current limit, s (simulated s on sim:)")
       ->capture_default_str()
@@ -155,7 +154,9 @@ void add_study(CLI::App& root, Context&) {
   sub->add_flag("--quiet", *quiet,
                 "Nothing on stderr while it runs: no progress line and no line per cap (the "
                 "result is printed as usual; errors and warnings still go to stderr)");
-  sub->callback([r, json, report_path, quiet] {
+  sub->callback([r, device, settings, json, report_path, quiet] {
+    r->device = session::parse_device_set(*device);
+    r->settings = session::parse_sweep_settings(*settings, r->settings);
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
     attach_progress(r->settings, progress, !*json && !*quiet);
@@ -170,7 +171,7 @@ void add_study(CLI::App& root, Context&) {
       for (const auto& rep : reps) {
         print_warnings(rep.warnings);
         rows.push_back(session::study_row(rep));
-        nlohmann::json j = session::to_json(rep, r->settings);
+        nlohmann::json j = rep.json;
         j["basis"] = rows.back().basis;
         all.push_back(j);
       }
@@ -191,9 +192,9 @@ void add_study(CLI::App& root, Context&) {
                                double(page.bytes) / 1024.0);
     }
     if (*json)
-      print_json(session::to_json(rep, r->settings));
+      print_json(rep.json);
     else
-      print_text(rep, r->settings, r->out_dir);
+      print_text(rep, r->out_dir);
   });
 }
 

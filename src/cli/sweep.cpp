@@ -13,7 +13,6 @@
 #include "cli/llm_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
-#include "plan/render.hpp"
 
 namespace regime::cli {
 
@@ -29,15 +28,14 @@ void print_report(const session::SweepReport& r) {
     std::cout << fmt::format("prior {}: predicted draw {}\n", r.prior,
                              r.prior_draw_W ? fmt::format("{:.1f} W", *r.prior_draw_W)
                                             : std::string("none (the search went its own way)"));
-  const plan::DecisionView view = session::decision_view(r);
-  std::cout << plan::results_table(o.probes, view, o.default_again);
+  std::cout << session::results_text(r);
   if (!r.job_devices.empty())
     std::cout << fmt::format(
         "one job on {} GPUs ({}): energy per step summed over them, power W per GPU (mean); "
         "each GPU at each cap:\n{}",
         r.job_devices.size(), r.gpu_label(), session::per_gpu_text(r));
   std::cout << "search: " << o.stop_reason << "\n";
-  std::cout << plan::decision_text(o.decision, view);
+  std::cout << session::decision_text(r);
   if (!r.after.empty()) std::cout << r.after << "\n";
   if (r.stored_id)
     std::cout << fmt::format(
@@ -52,20 +50,26 @@ void add_sweep(CLI::App& root, Context&) {
   auto* sub = root.add_subcommand(
       "sweep", "Measure power caps for a GPU + workload pair and decide which one to keep");
   auto r = std::make_shared<session::SweepRequest>();
+  struct Text {
+    std::string device;
+    std::string caps = "auto";
+    session::SweepSettingsText settings;
+  };
+  auto text = std::make_shared<Text>();
   auto json = std::make_shared<bool>(false);
   session::SweepSettings& s = r->settings;
   sub->add_option(
-         "--device", r->device,
+         "--device", text->device,
          "nvml:N, sim:MODEL or replay:FILE; one job on several GPUs: nvml:0,1, nvml:all or "
          "nvml:job (one cap for all of them)")
       ->required();
   sub->add_option("--workload", r->workload.builtin,
                   "sim:NAME, or for a replay device the workload name of the sweep table");
-  sub->add_option("--caps", r->caps,
+  sub->add_option("--caps", text->caps,
                   "auto (default: the default limit down to the minimum in "
                   "steps of 5%) or a list of watts, e.g. 250,200,150");
-  add_sweep_settings(sub, s, r->workload);
-  sub->add_option("--mode", s.mode,
+  add_sweep_settings(sub, s, text->settings, r->workload);
+  sub->add_option("--mode", text->settings.mode,
                   "live (one run, caps changed between windows; default) | "
                   "restart (one run per cap)");
   sub->add_flag("--actuate", r->actuate, "Allow changing the limit of a real (NVML) GPU");
@@ -95,7 +99,10 @@ void add_sweep(CLI::App& root, Context&) {
   sub->add_flag("--quiet", *quiet,
                 "Nothing on stderr while it runs: no progress line and no line per cap (the "
                 "result is printed as usual; errors and warnings still go to stderr)");
-  sub->callback([r, json, quiet] {
+  sub->callback([r, text, json, quiet] {
+    r->device = session::parse_device_set(text->device);
+    r->caps = session::parse_caps_spec(text->caps);
+    r->settings = session::parse_sweep_settings(text->settings, r->settings);
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "sweep");
     attach_progress(r->settings, progress, !*json && !*quiet);

@@ -2,15 +2,14 @@
 
 #include <fmt/core.h>
 
-#include <iostream>
-
 #include "cli/command.hpp"
 
 namespace regime::cli {
 
-void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w) {
-  sub->add_option("--strategy", s.strategy, "adaptive | exhaustive (default adaptive)");
-  sub->add_option("--objective", s.objective,
+void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::SweepSettingsText& text,
+                        session::WorkloadSpec& w) {
+  sub->add_option("--strategy", text.strategy, "adaptive | exhaustive (default adaptive)");
+  sub->add_option("--objective", text.objective,
                   "max-slowdown:PCT | energy | edp | zeus:ETA (default max-slowdown:10: least "
                   "energy per step at most 10% slower; the output also shows the unconstrained "
                   "optimum, --objective energy)");
@@ -50,8 +49,6 @@ std::string probe_result_line(const plan::ProbeResult& p) {
   return fmt::format("probe {:.1f} W: {:.4g} J/step, {:.4g} s/step, {:.1f} W, {} steps\n", p.cap_W,
                      m.energy_per_step_J, m.time_per_step_s, m.avg_power_W, m.steps);
 }
-
-void print_probe_progress(const plan::ProbeResult& p) { std::cerr << probe_result_line(p); }
 
 void attach_progress(session::SweepSettings& s, TaskProgressLine& line, bool print_lines) {
   s.on_plan = [&line](size_t most) { line.set_total_units(most); };

@@ -4,14 +4,15 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/task_progress.hpp"
-#include "session/sweep.hpp"
+#include "session/settings.hpp"
 #include "session/target.hpp"
 
 namespace regime::cli {
 
-// --strategy, --objective, --settle-s, --probe-s, --db, --apply, --step-regex,
-// --workload-as-root.
-void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::WorkloadSpec& w);
+// --strategy, --objective (their text into `text`, for session::parse_sweep_settings),
+// --settle-s, --probe-s, --db, --apply, --step-regex, --workload-as-root.
+void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::SweepSettingsText& text,
+                        session::WorkloadSpec& w);
 
 // --workload-as-root (probe, sweep, study): under sudo the command runs as the user who ran sudo
 // unless this is given.
@@ -19,8 +20,6 @@ void add_workload_as_root(CLI::App* sub, session::WorkloadSpec& w);
 
 // "probe 250.0 W: 1.234 J/step, 0.01 s/step, 245.1 W, 120 steps\n".
 std::string probe_result_line(const plan::ProbeResult& p);
-// The same on stderr.
-void print_probe_progress(const plan::ProbeResult& p);
 
 // Wires a sweep's progress into `s`: the bar counts probes against the most there can be, and
 // with `print_lines` each probe's line is printed above it (on stderr, bar or not).

@@ -50,11 +50,10 @@ Outcome sweep_against_solver(const std::string& model, const std::string& env) {
   for (double c : caps) list += (list.empty() ? "" : ",") + fmt::format("{:g}", c);
 
   SweepRequest r;
-  r.device = device;
+  r.device = parse_device_set(device);
   r.workload.builtin = "sim:resnet50";
-  r.caps = list;
-  r.settings.strategy = "exhaustive";
-  r.settings.objective = "energy";
+  r.caps = parse_caps_spec(list);
+  r.settings = parse_sweep_settings({"exhaustive", "energy", "live"});
   const SweepReport rep = run_sweep(r);
   const plan::Decision& d = rep.outcome.decision;
   const double drift = d.drift ? std::abs(d.drift->energy_pct) / 100 : 0;

@@ -14,11 +14,8 @@
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
 #include "common/version.hpp"
-#include "device/device_list.hpp"
-#include "device/uri.hpp"
 #include "plan/render.hpp"
 #include "run/run_loop.hpp"
-#include "session/job_devices.hpp"
 #include "store/run_store.hpp"
 #include "trace/csv.hpp"
 #include "twin/spec.hpp"
@@ -37,8 +34,22 @@ std::string device_dir_name(const std::string& device) {
   return out;
 }
 
+// The run store of one command, opened where it first keeps something.
+class CommandStore {
+ public:
+  explicit CommandStore(std::string db) : db_(std::move(db)) {}
+  RunStore& get() {
+    if (!store_) store_.emplace(RunStore::path_or_default(db_));
+    return *store_;
+  }
+
+ private:
+  std::string db_;
+  std::optional<RunStore> store_;
+};
+
 // The study in the run database, beside its sweep (if one ran) and the sweep's decision.
-void keep_study(StudyReport& rep, const StudyRequest& r) {
+void keep_study(StudyReport& rep, const StudyRequest& r, RunStore& store) {
   StudyRecord rec;
   rec.started_at_utc = utc_now_iso();
   rec.device = rep.device;
@@ -51,13 +62,12 @@ void keep_study(StudyReport& rep, const StudyRequest& r) {
     rec.sweep_id = rep.sweep->stored_id;
     rec.decision = plan::decision_json(rep.sweep->outcome.decision, decision_view(*rep.sweep));
   }
-  rec.report = to_json(rep, r.settings);
+  rec.report = rep.json;
   rec.provenance.driver_version = rep.info.driver_version;
   rec.provenance.options = settings_json(r.settings, "plan");
   rec.provenance.options["probe_seconds"] = r.probe_seconds;
   rec.provenance.options["max_probe_seconds"] = r.max_probe_seconds;
   rec.provenance.options["actuate"] = r.actuate;
-  RunStore store(RunStore::path_or_default(r.settings.db));
   rep.study_id = store.insert_study(rec);
 }
 
@@ -66,8 +76,6 @@ void validate(const StudyRequest& r) {
   if (!(r.probe_seconds >= 1 && r.probe_seconds <= 3600))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--probe-seconds must be in [1, 3600] s, got {}", r.probe_seconds));
-  plan::parse_strategy(r.settings.strategy);
-  plan::parse_objective(r.settings.objective);
 }
 
 // Temperature flat: the heating has run its course (the probers' settle tolerance).
@@ -176,7 +184,7 @@ double auto_control_seconds(const GpuInfo& info) {
 std::string control_command(const StudyRequest& r, double seconds) {
   std::string cmd =
       fmt::format("regime control --device {} --policy regime-gated --evaluate --seconds {:g}",
-                  r.device, seconds);
+                  r.device.text, seconds);
   if (!r.workload.builtin.empty()) return cmd + " --workload " + r.workload.builtin;
   if (r.workload.step_regex) cmd += " --step-regex '" + *r.workload.step_regex + "'";
   cmd += " --actuate --";
@@ -217,7 +225,7 @@ void study_control(const StudyRequest& r, bool physical, StudyReport& rep,
     return;
   }
   ControlRequest cr;
-  cr.device = r.device;
+  cr.device = r.device.text;
   cr.workload = r.workload;
   cr.policy = "regime-gated";
   cr.seconds = seconds;
@@ -250,9 +258,12 @@ plan::SweepPlan plan_study_sweep(const ProbeVerdict& v, const std::vector<GpuInf
   return plan::plan_sweep(v.regime, infos.at(v.gpu));
 }
 
-StudyReport run_study(const StudyRequest& r) {
+namespace {
+
+StudyReport study_one(const StudyRequest& r, CommandStore& store) {
   validate(r);
-  std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
+  const DeviceSet devices = resolve_job_devices(r.device, r.workload);
+  std::vector<Target> targets = open_targets(devices);
   // A command on a simulated device is refused before anything runs.
   for (const Target& t : targets) t.check_can_run(r.workload);
   std::vector<Gpu*> gpus =
@@ -263,10 +274,11 @@ StudyReport run_study(const StudyRequest& r) {
   if (!r.out_dir.empty()) fs::create_directories(r.out_dir);
 
   StudyReport rep;
-  rep.device = r.device;
+  rep.device = r.device.text;
   rep.workload = r.workload.display_name();
   rep.probe_seconds = r.probe_seconds;
   rep.info = gpus.front()->info();
+  if (devices.simulated()) rep.sim_model = devices.devices.front().target;
   if (targets.size() > 1)
     for (const Target& t : targets) rep.job_devices.push_back(t.uri());
   std::vector<GpuInfo> infos;
@@ -279,8 +291,8 @@ StudyReport run_study(const StudyRequest& r) {
   }
   rep.plan = plan_study_sweep(verdict, infos);
   rep.sweep_command = plan::sweep_command(
-      {r.device, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),
-       r.settings.strategy, r.settings.objective},
+      {r.device.text, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),
+       plan::to_string(r.settings.strategy), r.settings.objective.text()},
       rep.plan.caps);
 
   ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
@@ -300,35 +312,45 @@ StudyReport run_study(const StudyRequest& r) {
   }
   if (rep.skipped.empty()) {
     rep.sweep = sweep_targets(targets, r.workload, rep.plan.caps, r.settings, policy);
-    keep_sweep(*rep.sweep, "study", to_json(rep, r.settings), r.settings.db,
+    keep_sweep(*rep.sweep, "study", to_json(*rep.sweep), store.get(),
                settings_json(r.settings, "plan"));
   }
   study_control(r, physical, rep, policy);
+  rep.json = to_json(rep);
   if (!r.out_dir.empty())
-    write_file_atomic(fs::path(r.out_dir) / "study.json", to_json(rep, r.settings).dump(2) + "\n");
-  keep_study(rep, r);
+    write_file_atomic(fs::path(r.out_dir) / "study.json", rep.json.dump(2) + "\n");
+  keep_study(rep, r, store.get());
   return rep;
 }
 
-bool study_is_one_job(const std::string& device) {
-  if (!runs_as_job(device)) return false;
-  for (const std::string& d : split_device_list(device))
-    if (parse_device_uri(d).scheme != "nvml") return false;
+}  // namespace
+
+StudyReport run_study(const StudyRequest& r) {
+  CommandStore store(r.settings.db);
+  return study_one(r, store);
+}
+
+bool study_is_one_job(const DeviceSet& devices) {
+  if (!runs_as_job(devices)) return false;
+  for (const DeviceUri& d : devices.devices)
+    if (d.scheme != "nvml") return false;
   return true;
 }
 
-bool studied_in_turn(const std::string& device) {
-  return split_device_list(device).size() > 1 && !study_is_one_job(device);
+bool studied_in_turn(const DeviceSet& devices) {
+  return devices.devices.size() > 1 && !study_is_one_job(devices);
 }
 
 std::vector<StudyReport> run_studies(const StudyRequest& r) {
-  if (study_is_one_job(r.device)) return {run_study(r)};
+  CommandStore store(r.settings.db);
+  if (study_is_one_job(r.device)) return {study_one(r, store)};
   std::vector<StudyReport> out;
-  for (const std::string& device : split_device_list(r.device)) {
+  for (const DeviceUri& device : r.device.devices) {
     StudyRequest one = r;
-    one.device = device;
-    if (!r.out_dir.empty()) one.out_dir = (fs::path(r.out_dir) / device_dir_name(device)).string();
-    out.push_back(run_study(one));
+    one.device = one_device(device);
+    if (!r.out_dir.empty())
+      one.out_dir = (fs::path(r.out_dir) / device_dir_name(device.text)).string();
+    out.push_back(study_one(one, store));
   }
   return out;
 }
@@ -362,11 +384,10 @@ StudyRow study_row(const StudyReport& rep) {
     // Kept out by the regime gate, or skipped (read-only, no --actuate, --apply).
     row.controller_verdict = rep.control.skipped.empty() ? "gated out" : "skipped";
   }
-  const DeviceUri uri = parse_device_uri(rep.device);
-  if (uri.scheme != "sim") {
+  if (rep.sim_model.empty()) {
     row.basis = "measured";
   } else {
-    const twin::GpuSpec spec = twin::load_gpu_spec(uri.target);
+    const twin::GpuSpec spec = twin::load_gpu_spec(rep.sim_model);
     const twin::Uncertainty u =
         twin::spec_uncertainty(spec, decided_W.value_or(rep.info.default_limit_W));
     row.basis = u.calibrated && !u.extrapolated ? "calibrated" : "predicted";
@@ -416,14 +437,14 @@ nlohmann::json control_json(const StudyControl& c) {
 
 }  // namespace
 
-nlohmann::json to_json(const StudyReport& rep, const SweepSettings& s) {
+nlohmann::json to_json(const StudyReport& rep) {
   nlohmann::json sweep = nullptr;
   if (rep.sweep) {
     const plan::SearchOutcome& o = rep.sweep->outcome;
     nlohmann::json results = nlohmann::json::array();
     for (const auto& p : plan::by_cap_desc(o.probes)) results.push_back(plan::result_json(p));
-    sweep = {{"strategy", s.strategy},
-             {"objective", plan::parse_objective(s.objective).text()},
+    sweep = {{"strategy", plan::to_string(rep.sweep->strategy)},
+             {"objective", rep.sweep->objective.text()},
              {"caps_planned_W", rep.plan.caps},
              {"probes", o.probes.size()},
              {"results", results},

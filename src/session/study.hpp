@@ -18,7 +18,7 @@
 namespace regime::session {
 
 struct StudyRequest {
-  std::string device;
+  DeviceSet device;  // one GPU, one job's GPUs, or simulated GPUs studied in turn
   WorkloadSpec workload;
   double probe_seconds = 60;  // the probe at the current limit (simulated seconds on sim:)
   // A card still heating at the end of the probe is watched on, up to this long, until its
@@ -60,6 +60,8 @@ struct StudyReport {
   Trace probe_trace;  // of the probe at the current limit (for the report page)
   StudyControl control;
   std::optional<int64_t> study_id;  // "study:ID" in the run database
+  std::string sim_model;            // the twin's model of a simulated GPU; empty for a real one
+  nlohmann::json json;              // to_json of the finished study, made once by run_study
 
   // A job on several GPUs (nvml:0,1, nvml:all, nvml:job): one run of the command over all of
   // them, each GPU classified on its own figures (in the order of `job_devices`); `regime` is then
@@ -108,21 +110,22 @@ plan::SweepPlan plan_study_sweep(const ProbeVerdict& verdict, const std::vector<
 
 // True when --device names one job on several real GPUs (nvml:0,1, nvml:all with several GPUs,
 // nvml:job): studied as one job by run_study. A list of simulated GPUs is not a job.
-bool study_is_one_job(const std::string& device);
+bool study_is_one_job(const DeviceSet& devices);
 
 // True when the list names several devices studied in turn (not one job's GPUs): then
 // run_studies gives one report each, printed as one table.
-bool studied_in_turn(const std::string& device);
+bool studied_in_turn(const DeviceSet& devices);
 
 // Every device of the list studied in turn (each simulated GPU is a machine of its own), each
-// kept in the run database; one job's GPUs (study_is_one_job) as one study.
+// kept in the run database (opened once for them all); one job's GPUs (study_is_one_job) as one
+// study.
 std::vector<StudyReport> run_studies(const StudyRequest& request);
 
 // Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done
 // (any limit already restored), and the typed errors of the layers below.
 StudyReport run_study(const StudyRequest& request);
 
-// The study's JSON (also written to OUT/study.json).
-nlohmann::json to_json(const StudyReport& report, const SweepSettings& settings);
+// The study's JSON (StudyReport::json, written to OUT/study.json and kept in the run database).
+nlohmann::json to_json(const StudyReport& report);
 
 }  // namespace regime::session

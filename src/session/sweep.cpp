@@ -14,14 +14,11 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
-#include "device/device_list.hpp"
-#include "device/uri.hpp"
 #include "plan/cap_grid.hpp"
 #include "plan/recommend.hpp"
 #include "plan/render.hpp"
 #include "plan/replay.hpp"
 #include "plan/twin_curve.hpp"
-#include "session/job_devices.hpp"
 #include "store/run_store.hpp"
 #include "trace/sweep_table.hpp"
 
@@ -58,19 +55,19 @@ SweepReport sweep_replay(const SweepRequest& r) {
                 "a replay device needs --workload NAME to pick the rows of the sweep table");
   if (!r.workload.command.empty())
     throw Error(ErrorKind::InvalidArgument, "a replay device runs no command: drop '-- CMD'");
-  const SweepTable table = read_sweep_table(parse_device_uri(r.device).target);
+  const SweepTable table = read_sweep_table(r.device.devices.front().target);
   plan::ReplayProber prober(table, r.workload.builtin);
   SweepReport rep;
-  rep.device = r.device;
+  rep.device = r.device.text;
   rep.workload = r.workload.builtin;
   rep.unit = prober.rows().front().unit;
-  rep.info = prober.info(r.device);
+  rep.info = prober.info(r.device.text);
   // The table's caps are the device's settings: "auto" means all of them.
   std::vector<double> caps;
-  if (r.caps == "auto") {
+  if (r.caps.automatic()) {
     for (const auto& row : prober.rows()) caps.push_back(row.cap_W);
   } else {
-    caps = plan::parse_caps(r.caps, rep.info);
+    caps = caps_on(r.caps, rep.info);
   }
   plan::SearchOptions opt = search_options(rep.info, r.settings, caps, false);
   plan::configure_curve(opt, prober.rows().front().gpu);
@@ -88,8 +85,8 @@ SweepReport sweep_replay(const SweepRequest& r) {
 plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
                                    std::vector<double> caps, bool classify_default) {
   plan::SearchOptions opt;
-  opt.strategy = plan::parse_strategy(s.strategy);
-  opt.decision.objective = plan::parse_objective(s.objective);
+  opt.strategy = s.strategy;
+  opt.decision.objective = s.objective;
   opt.decision.default_limit_W = info.default_limit_W;
   opt.decision.max_power_W = info.max_limit_W;
   opt.force = s.force;
@@ -112,12 +109,9 @@ namespace {
 // The GPUs of one sweep: one, or every GPU of one job, which takes one cap for all: real GPUs of
 // one model and range, swept live.
 std::vector<Gpu*> sweep_gpus(std::vector<Target>& targets, const SweepSettings& s) {
-  if (s.mode != "live" && s.mode != "restart")
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--mode '{}': expected live or restart", s.mode));
   if (targets.size() == 1) return {&targets.front().gpu()};
   std::vector<Gpu*> gpus = job_gpus(targets);
-  if (s.mode != "live")
+  if (s.mode != SweepMode::Live)
     throw Error(ErrorKind::InvalidArgument,
                 "a job on several GPUs is swept live only (--mode live): a restart per cap would "
                 "start every rank again");
@@ -278,7 +272,7 @@ SweepReport sweep_targets(std::vector<Target>& targets, const WorkloadSpec& work
   Target& first = targets.front();
   PowerLimitGuardSet guards(gpus, policy);
   try {
-    if (s.mode == "restart") {
+    if (s.mode == SweepMode::Restart) {
       RestartProber prober(
           first.gpu(), first.clock(), [&] { return first.make_workload(workload); }, guards.at(0),
           s.budget);
@@ -309,25 +303,23 @@ SweepReport sweep_targets(std::vector<Target>& targets, const WorkloadSpec& work
 
 namespace {
 SweepReport sweep_devices(const SweepRequest& r) {
-  if (parse_device_uri(split_device_list(r.device).front()).scheme == "replay")
-    return sweep_replay(r);
+  if (r.device.replay()) return sweep_replay(r);
   validate(r.workload, "regime sweep --device nvml:0 --actuate -- python3 train.py");
   std::vector<Target> targets;
   if (runs_as_job(r.device))
-    targets = open_targets(resolve_job_device(r.device, r.workload));
+    targets = open_targets(resolve_job_devices(r.device, r.workload));
   else
-    targets.push_back(open_target(r.device));
+    targets.push_back(open_target(r.device.devices.front()));
   const GpuInfo info = targets.front().gpu().info();
-  SweepReport rep = sweep_targets(targets, r.workload, plan::parse_caps(r.caps, info), r.settings,
+  SweepReport rep = sweep_targets(targets, r.workload, caps_on(r.caps, info), r.settings,
                                   ActuationPolicy::from_flags(r.actuate));
-  keep_sweep(rep, "sweep", to_json(rep), r.settings.db, settings_json(r.settings, r.caps));
+  keep_sweep(rep, "sweep", to_json(rep), r.settings.db, settings_json(r.settings, r.caps.text));
   return rep;
 }
 }  // namespace
 
 SweepReport run_sweep(const SweepRequest& r) {
-  if (!r.table_out.empty() &&
-      parse_device_uri(split_device_list(r.device).front()).scheme == "replay")
+  if (!r.table_out.empty() && r.device.replay())
     throw Error(ErrorKind::InvalidArgument,
                 "--table-out: a replay device reads a sweep table already; there is none to write");
   SweepReport rep = sweep_devices(r);
@@ -343,6 +335,14 @@ SweepReport run_sweep(const SweepRequest& r) {
 plan::DecisionView decision_view(const SweepReport& r) {
   return plan::decision_view(r.outcome.decision, r.outcome.probes, r.objective,
                              r.info.default_limit_W, r.unit);
+}
+
+std::string results_text(const SweepReport& r) {
+  return plan::results_table(r.outcome.probes, decision_view(r), r.outcome.default_again);
+}
+
+std::string decision_text(const SweepReport& r) {
+  return plan::decision_text(r.outcome.decision, decision_view(r));
 }
 
 std::string per_gpu_text(const SweepReport& r) {
@@ -400,9 +400,9 @@ std::string sweep_table_csv(const SweepReport& r) {
 
 nlohmann::json settings_json(const SweepSettings& s, const std::string& caps) {
   return {{"caps", caps},
-          {"strategy", s.strategy},
-          {"objective", s.objective},
-          {"mode", s.mode},
+          {"strategy", plan::to_string(s.strategy)},
+          {"objective", s.objective.text()},
+          {"mode", to_string(s.mode)},
           {"apply", s.apply},
           {"force", s.force},
           {"settle_s", s.budget.settle_s},
@@ -417,6 +417,12 @@ nlohmann::json settings_json(const SweepSettings& s, const std::string& caps) {
 
 int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json& json,
                    const std::string& db, const nlohmann::json& options) {
+  RunStore store(RunStore::path_or_default(db));
+  return keep_sweep(r, kind, json, store, options);
+}
+
+int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json& json,
+                   RunStore& store, const nlohmann::json& options) {
   SweepRecord rec;
   rec.provenance.driver_version = r.info.driver_version;
   rec.provenance.options = options;
@@ -433,7 +439,6 @@ int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json
   rec.table_csv = sweep_table_csv(r);
   rec.decision = plan::decision_json(r.outcome.decision, decision_view(r));
   rec.report = json;
-  RunStore store(RunStore::path_or_default(db));
   r.stored_id = store.insert_sweep(rec);
   DecisionRecord d;
   d.made_at_utc = rec.started_at_utc;

@@ -17,31 +17,19 @@
 #include "plan/search.hpp"
 #include "session/predict.hpp"
 #include "session/probers.hpp"
+#include "session/settings.hpp"
 #include "session/target.hpp"
+
+namespace regime {
+class RunStore;
+}
 
 namespace regime::session {
 
-// How to sweep, whatever the caps: shared by `regime sweep` and `regime study`.
-struct SweepSettings {
-  std::string strategy = "adaptive";                // plan::parse_strategy
-  std::string objective = plan::kDefaultObjective;  // plan::parse_objective
-  std::string mode = "live";                        // live | restart
-  bool apply = false;                               // leave the chosen cap set
-  bool force = false;                               // search an underutilized or idle pair too
-  ProbeBudget budget;
-  std::function<void(const plan::ProbeResult&)> on_probe;  // progress, after each probe
-  std::function<void(size_t)> on_plan;  // progress, before the first probe: the most probes
-  std::string db;  // the run database the sweep is kept in; empty: RunStore::default_path()
-  // A predictor whose draw at the default limit places the adaptive search's second probe
-  // (plan::SearchOptions::start_cap_W); empty: none. LLM predictors use `llm`.
-  std::string prior;
-  LlmSettings llm;
-};
-
 struct SweepRequest {
-  std::string device;     // nvml:N, sim:MODEL or replay:FILE
+  DeviceSet device;       // nvml:N, sim:MODEL, replay:FILE, or one job's GPUs
   WorkloadSpec workload;  // for replay: only `builtin`, the table's workload name
-  std::string caps = "auto";
+  CapsSpec caps;
   bool actuate = false;
   SweepSettings settings;
   std::string table_out;  // also write the measured sweep table here (`recommend --sweep` reads it)
@@ -72,6 +60,11 @@ struct SweepReport {
 // The sweep's decision as every view prints it (plan/decision_view.hpp).
 plan::DecisionView decision_view(const SweepReport& report);
 
+// The sweep's table of measured caps and its decision, as `regime sweep` and `regime study` print
+// them (plan/render.hpp).
+std::string results_text(const SweepReport& report);
+std::string decision_text(const SweepReport& report);
+
 // A job's per-GPU figures, one line per cap: "  250 W: nvml:0 50.1 J 243 W, ... spread 2.1%".
 std::string per_gpu_text(const SweepReport& report);
 
@@ -89,8 +82,11 @@ std::string sweep_table_csv(const SweepReport& report);
 // GPU's driver and this Regime's version.
 int64_t keep_sweep(SweepReport& report, const std::string& kind, const nlohmann::json& json,
                    const std::string& db, const nlohmann::json& options = nlohmann::json::object());
+// The same in a store the command holds open.
+int64_t keep_sweep(SweepReport& report, const std::string& kind, const nlohmann::json& json,
+                   RunStore& store, const nlohmann::json& options);
 
-// How a sweep was asked for, as kept in the run database.
+// How a sweep was asked for, as kept in the run database; `caps` as given ("auto", a list, "plan").
 nlohmann::json settings_json(const SweepSettings& s, const std::string& caps);
 
 // The search options of a sweep over `caps` on a GPU described by `info` (one place for all).

@@ -99,7 +99,7 @@ TEST(SweepViews, EveryViewOfASweepAgreesOnEverySimulatedGpu) {
     for (const auto& workload : kWorkloads) {
       const std::string what = fmt::format("sim:{} {}", model, workload);
       SweepRequest r;
-      r.device = "sim:" + model;
+      r.device = parse_device_set("sim:" + model);
       r.workload.builtin = workload;
       r.settings.db = db;
       r.table_out = (dir / (model + ".csv")).string();
@@ -127,7 +127,7 @@ TEST(SweepViews, EveryViewOfAStudyAgreesOnEverySimulatedGpu) {
     for (const auto& workload : kWorkloads) {
       const std::string what = fmt::format("study sim:{} {}", model, workload);
       StudyRequest r;
-      r.device = "sim:" + model;
+      r.device = parse_device_set("sim:" + model);
       r.workload.builtin = workload;
       r.settings.db = db;
       r.control = false;
@@ -136,7 +136,7 @@ TEST(SweepViews, EveryViewOfAStudyAgreesOnEverySimulatedGpu) {
       ++swept;
       const plan::DecisionView v = decision_view(*rep.sweep);
       const auto& o = rep.sweep->outcome;
-      const nlohmann::json json = to_json(rep, r.settings)["decision"];
+      const nlohmann::json json = rep.json["decision"];
       expect_views_agree(o.decision, v, o.probes, o.default_again, json, what);
       // The report page shows the same decision.
       EXPECT_EQ(report::sweep_section(o.probes, o.decision, v)["decision"], json) << what;

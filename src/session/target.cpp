@@ -5,9 +5,7 @@
 #include "agent/client.hpp"
 #include "common/error.hpp"
 #include "common/shell.hpp"
-#include "device/device_list.hpp"
 #include "device/registry.hpp"
-#include "device/uri.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_workload.hpp"
 
@@ -52,17 +50,30 @@ WorkloadPtr Target::make_workload(const WorkloadSpec& spec) {
   return std::make_unique<ProcessWorkload>(po, *wall_);
 }
 
-Target open_target(const std::string& uri) {
-  DeviceUri parsed = parse_device_uri(uri);
+DeviceSet one_device(const DeviceUri& uri) { return {uri.text, {uri}}; }
+
+namespace {
+
+// The registry's backend for the URI's scheme, given the parsed URI (its text is not parsed
+// again).
+std::vector<GpuPtr> open_gpus(const DeviceUri& uri) {
+  for (const Backend& b : registered_backends())
+    if (b.scheme == uri.scheme) return b.open(uri);
+  throw Error(ErrorKind::InvalidArgument, "no backend for device scheme '" + uri.scheme + "'");
+}
+
+}  // namespace
+
+Target open_target(const DeviceUri& uri) {
   Target t;
-  t.uri_ = uri;
-  if (parsed.scheme == "replay")
+  t.uri_ = uri.text;
+  if (uri.scheme == "replay")
     throw Error(ErrorKind::InvalidArgument,
-                "device " + uri +
+                "device " + uri.text +
                     " replays a sweep table: only `regime sweep --device replay:FILE --workload "
                     "NAME` and `regime recommend --sweep FILE` read one");
-  if (parsed.scheme == "sim") {
-    std::unique_ptr<sim::SimGpu> sim = sim::open_sim_gpu(parsed);
+  if (uri.scheme == "sim") {
+    std::unique_ptr<sim::SimGpu> sim = sim::open_sim_gpu(uri);
     sim::SimGpu* raw = sim.get();
     t.clock_ = &raw->clock();
     t.simulated_ = true;
@@ -70,21 +81,25 @@ Target open_target(const std::string& uri) {
     t.gpu_ = std::move(sim);
     return t;
   }
-  t.gpu_ = agent::route_limit_changes(open_device(uri));
+  std::vector<GpuPtr> gpus = open_gpus(uri);
+  if (gpus.size() != 1)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("device '{}' names {} GPUs; this command takes one (e.g. nvml:0)",
+                            uri.text, gpus.size()));
+  t.gpu_ = agent::route_limit_changes(std::move(gpus.front()));
   return t;
 }
 
-std::vector<Target> open_targets(const std::string& device_list) {
+std::vector<Target> open_targets(const DeviceSet& devices) {
   std::vector<Target> out;
-  for (const std::string& uri : split_device_list(device_list)) {
-    DeviceUri parsed = parse_device_uri(uri);
-    if (parsed.scheme == "sim" || parsed.scheme == "replay") {
+  for (const DeviceUri& uri : devices.devices) {
+    if (uri.scheme == "sim" || uri.scheme == "replay") {
       out.push_back(open_target(uri));
       continue;
     }
-    for (GpuPtr& gpu : open_devices(uri)) {
+    for (GpuPtr& gpu : open_gpus(uri)) {
       Target t;
-      t.uri_ = parsed.all() ? gpu->info().device : uri;
+      t.uri_ = uri.all() ? gpu->info().device : uri.text;
       t.gpu_ = std::move(gpu);
       out.push_back(std::move(t));
     }
@@ -93,15 +108,18 @@ std::vector<Target> open_targets(const std::string& device_list) {
     for (size_t j = i + 1; j < out.size(); ++j)
       if (!out[i].simulated_ && out[i].uri_ == out[j].uri_)
         throw Error(ErrorKind::InvalidArgument,
-                    fmt::format("--device {}: {} is named twice", device_list, out[i].uri_));
+                    fmt::format("--device {}: {} is named twice", devices.text, out[i].uri_));
   return out;
 }
 
-bool names_several(const std::string& device_list) {
-  std::vector<std::string> uris = split_device_list(device_list);
-  if (uris.size() != 1) return true;
-  DeviceUri parsed = parse_device_uri(uris.front());
-  return parsed.scheme == "nvml" && parsed.all() && open_devices(uris.front()).size() > 1;
+bool names_several(const DeviceSet& devices) {
+  if (devices.devices.size() != 1) return true;
+  const DeviceUri& uri = devices.devices.front();
+  return uri.scheme == "nvml" && uri.all() && open_gpus(uri).size() > 1;
+}
+
+bool runs_as_job(const DeviceSet& devices) {
+  return devices.command_gpus() || names_several(devices);
 }
 
 std::vector<Gpu*> job_gpus(std::vector<Target>& targets) {
@@ -129,10 +147,6 @@ void validate_run_length(double seconds, double sample_ms, std::optional<double>
     throw Error(
         ErrorKind::InvalidArgument,
         fmt::format("--warmup-s must be in [0, --seconds) = [0, {}), got {}", seconds, *warmup_s));
-}
-
-bool on_simulated_clock(const std::string& device_list) {
-  return parse_device_uri(split_device_list(device_list).front()).scheme == "sim";
 }
 
 }  // namespace regime::session

@@ -10,6 +10,7 @@
 
 #include "common/clock.hpp"
 #include "device/gpu.hpp"
+#include "device/uri.hpp"
 #include "run/process_workload.hpp"
 #include "run/wall_clock.hpp"
 #include "run/workload.hpp"
@@ -36,6 +37,19 @@ void validate(const WorkloadSpec& spec, const std::string& example);
 // given, in [0, --seconds).
 void validate_run_length(double seconds, double sample_ms, std::optional<double> warmup_s);
 
+// A --device value with every device parsed (session/settings.hpp parses it, once).
+struct DeviceSet {
+  std::string text;                // as given: "sim:t4,sim:l4", "nvml:all", "nvml:job"
+  std::vector<DeviceUri> devices;  // in order; empty for nvml:job (resolve_job_devices)
+  // nvml:job: the GPUs of the command's CUDA_VISIBLE_DEVICES, not known yet.
+  bool command_gpus() const { return devices.empty(); }
+  bool replay() const { return !devices.empty() && devices.front().scheme == "replay"; }
+  // The first device is simulated: its run goes by the simulator's clock, faster than the wall's.
+  bool simulated() const { return !devices.empty() && devices.front().scheme == "sim"; }
+};
+// The set of one device.
+DeviceSet one_device(const DeviceUri& uri);
+
 class Target {
  public:
   Gpu& gpu() { return *gpu_; }
@@ -50,8 +64,8 @@ class Target {
   // The workload `spec` names, ready to start on this target (checked as above).
   WorkloadPtr make_workload(const WorkloadSpec& spec);
 
-  friend Target open_target(const std::string& uri);
-  friend std::vector<Target> open_targets(const std::string& device_list);
+  friend Target open_target(const DeviceUri& uri);
+  friend std::vector<Target> open_targets(const DeviceSet& devices);
 
  private:
   std::string uri_;
@@ -65,16 +79,22 @@ class Target {
 
 // Opens exactly one GPU as a target: sim:MODEL[,k=v] or any scheme of the device registry.
 // replay: is refused with a pointer to the commands that take sweep tables.
+Target open_target(const DeviceUri& uri);
+
+// Every GPU of a set (nvml:job resolved), in its order: nvml:all gives one Target per GPU
+// (nvml:0, nvml:1, ...). A single device gives one Target.
+std::vector<Target> open_targets(const DeviceSet& devices);
+// True when the set names more than one GPU (nvml:all on a one-GPU machine names one).
+bool names_several(const DeviceSet& devices);
+// True for a set that makes a job of several GPUs or asks for the job's own (nvml:job).
+bool runs_as_job(const DeviceSet& devices);
+
+// The same from a --device text, parsed once (session/settings.cpp), for commands that hold
+// their device as text.
 Target open_target(const std::string& uri);
-
-// Every GPU a --device list names (device/device_list.hpp), in its order: nvml:all gives one
-// Target per GPU (nvml:0, nvml:1, ...). A single device gives one Target.
 std::vector<Target> open_targets(const std::string& device_list);
-// True when the list names more than one GPU (nvml:all on a one-GPU machine names one).
 bool names_several(const std::string& device_list);
-
-// True when the list's first device is simulated: its run goes by the simulator's clock, faster
-// than the wall's.
+// True when the list's first device is simulated (DeviceSet::simulated).
 bool on_simulated_clock(const std::string& device_list);
 
 // The GPUs of one job: real GPUs on one clock (a simulated device is a machine of its own, with

@@ -1,0 +1,187 @@
+// The boundary of `regime sweep` and `regime study`: the command line's text becomes typed
+// settings once, with the errors a user sees for each bad value.
+#include "session/settings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "common/error.hpp"
+#include "session/sweep.hpp"
+
+namespace regime::session {
+namespace {
+
+// The error `f` throws, as "KIND_NUMBER: message"; empty when it throws none.
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return std::to_string(static_cast<int>(e.kind())) + ": " + e.what();
+  }
+  return "";
+}
+
+std::string invalid(const std::string& message) {
+  return std::to_string(static_cast<int>(ErrorKind::InvalidArgument)) + ": " + message;
+}
+
+GpuInfo gv100_info() {
+  GpuInfo gv100;
+  gv100.device = "sim:gv100";
+  gv100.default_limit_W = gv100.max_limit_W = 250;
+  gv100.min_limit_W = 125;
+  return gv100;
+}
+
+TEST(DeviceSetText, OneDeviceIsParsedWithItsParameters) {
+  const DeviceSet one = parse_device_set("sim:t4,ambient_C=35");
+  EXPECT_EQ(one.text, "sim:t4,ambient_C=35");
+  ASSERT_EQ(one.devices.size(), 1u);
+  EXPECT_EQ(one.devices.front().target, "t4");
+  EXPECT_EQ(one.devices.front().params.at("ambient_C"), "35");
+  EXPECT_TRUE(one.simulated());
+  EXPECT_FALSE(one.replay());
+  EXPECT_FALSE(runs_as_job(one));
+}
+
+TEST(DeviceSetText, AListKeepsItsOrderAndBareIndicesAreNvmlGpus) {
+  const DeviceSet sims = parse_device_set("sim:t4,sim:gv100,sim:l4");
+  ASSERT_EQ(sims.devices.size(), 3u);
+  EXPECT_EQ(sims.devices[1].text, "sim:gv100");
+  EXPECT_TRUE(names_several(sims));
+  const DeviceSet nvml = parse_device_set("nvml:2,0");
+  ASSERT_EQ(nvml.devices.size(), 2u);
+  EXPECT_EQ(nvml.devices[0].index(), 2);
+  EXPECT_EQ(nvml.devices[1].text, "nvml:0");
+  EXPECT_FALSE(nvml.simulated());
+}
+
+TEST(DeviceSetText, AReplayPathMayHoldCommasAndNvmlJobWaitsForTheCommand) {
+  const DeviceSet replay = parse_device_set("replay:runs/a,b.csv");
+  ASSERT_EQ(replay.devices.size(), 1u);
+  EXPECT_TRUE(replay.replay());
+  EXPECT_EQ(replay.devices.front().target, "runs/a,b.csv");
+  const DeviceSet job = parse_device_set("nvml:job");
+  EXPECT_TRUE(job.command_gpus());
+  EXPECT_TRUE(runs_as_job(job));
+  // A built-in workload has no CUDA_VISIBLE_DEVICES to take the GPUs from.
+  WorkloadSpec builtin;
+  builtin.builtin = "sim:cnn5";
+  EXPECT_EQ(error_of([&] { resolve_job_devices(job, builtin); }),
+            invalid("--device nvml:job takes the GPUs of a command's CUDA_VISIBLE_DEVICES: "
+                    "give the command after --"));
+  EXPECT_EQ(resolve_job_devices(replay, builtin).text, replay.text);
+}
+
+TEST(DeviceSetText, BadListsAreRefusedAsTheDeviceLayerWordsThem) {
+  const std::string forms =
+      " (expected devices separated by commas: nvml:0,1, nvml:all, sim:t4,sim:l4 or "
+      "sim:t4,ambient_C=35,sim:l4)";
+  EXPECT_EQ(error_of([] { parse_device_set(""); }),
+            invalid("malformed device list '': an empty entry" + forms));
+  EXPECT_EQ(error_of([] { parse_device_set("0"); }),
+            invalid("malformed device list '0': index '0' follows no nvml device" + forms));
+  EXPECT_EQ(error_of([] { parse_device_set("sim:t4,sim:t4"); }),
+            invalid("malformed device list 'sim:t4,sim:t4': 'sim:t4' is named twice" + forms));
+  EXPECT_EQ(error_of([] { parse_device_set("cuda:0"); }),
+            invalid("malformed device 'cuda:0': unknown scheme 'cuda' (expected nvml:N, "
+                    "nvml:all, nvml:GPU-<uuid>, nvml:<PCI bus id>, sim:MODEL[,key=value...] or "
+                    "replay:FILE)"));
+  EXPECT_EQ(error_of([] { on_simulated_clock("sim:"); }),
+            invalid("malformed device 'sim:': nothing after 'sim:' (expected nvml:N, nvml:all, "
+                    "nvml:GPU-<uuid>, nvml:<PCI bus id>, sim:MODEL[,key=value...] or "
+                    "replay:FILE)"));
+  EXPECT_TRUE(on_simulated_clock("sim:h200,seed=3"));
+  EXPECT_FALSE(on_simulated_clock("replay:table.csv"));
+}
+
+TEST(CapsText, AutoWaitsForTheGpuAndAListIsSortedAndKeptAsGiven) {
+  const CapsSpec automatic = parse_caps_spec("auto");
+  EXPECT_TRUE(automatic.automatic());
+  const GpuInfo gv100 = gv100_info();
+  const std::vector<double> grid = caps_on(automatic, gv100);
+  EXPECT_EQ(grid.front(), 250);
+  EXPECT_EQ(grid.back(), 125);
+  EXPECT_EQ(grid.size(), 11u);  // 5% steps of the default down to the minimum
+
+  const CapsSpec list = parse_caps_spec("150,250,150");
+  EXPECT_EQ(list.text, "150,250,150");
+  EXPECT_EQ(list.list_W, (std::vector<double>{250, 150}));
+  EXPECT_EQ(caps_on(list, gv100), (std::vector<double>{250, 150}));
+}
+
+TEST(CapsText, BadCapsGetTheirErrorAndACapOutsideTheGpusRangeNamesIt) {
+  const std::string expected = " (expected 'auto' or a list such as 250,225,200)";
+  EXPECT_EQ(error_of([] { parse_caps_spec("250,abc"); }),
+            invalid("--caps '250,abc': 'abc' is not a number of watts" + expected));
+  EXPECT_EQ(error_of([] { parse_caps_spec("250,,200"); }),
+            invalid("--caps '250,,200': '' is not a number of watts" + expected));
+  EXPECT_EQ(error_of([] { parse_caps_spec("inf"); }),
+            invalid("--caps 'inf': 'inf' is not a number of watts" + expected));
+  const GpuInfo gv100 = gv100_info();
+  EXPECT_EQ(error_of([&] { caps_on(parse_caps_spec("250,900"), gv100); }),
+            std::to_string(static_cast<int>(ErrorKind::OutOfRange)) +
+                ": cap 900 W is outside the range of sim:gv100 (125-250 W)");
+  // Within the tolerance of one setting (NVML takes mW, users write watts).
+  EXPECT_NO_THROW(caps_on(parse_caps_spec("250.04"), gv100));
+}
+
+TEST(SweepSettingsText, TheDefaultsAreTheTypedDefaults) {
+  const SweepSettings parsed = parse_sweep_settings({});
+  const SweepSettings typed;
+  EXPECT_EQ(parsed.strategy, typed.strategy);
+  EXPECT_EQ(parsed.objective.text(), typed.objective.text());
+  EXPECT_EQ(typed.objective.text(), plan::kDefaultObjective);
+  EXPECT_EQ(parsed.mode, SweepMode::Live);
+}
+
+TEST(SweepSettingsText, EachValueIsTypedAndTheGivenSettingsAreKept) {
+  SweepSettings given;
+  given.db = "/tmp/runs.sqlite";
+  given.apply = true;
+  given.budget.max_steps = 77;
+  const SweepSettings s = parse_sweep_settings({"exhaustive", "zeus:0.3", "restart"}, given);
+  EXPECT_EQ(s.strategy, plan::Strategy::Exhaustive);
+  EXPECT_EQ(s.objective.kind, plan::ObjectiveKind::Zeus);
+  EXPECT_DOUBLE_EQ(s.objective.eta, 0.3);
+  EXPECT_EQ(s.mode, SweepMode::Restart);
+  EXPECT_EQ(s.db, given.db);
+  EXPECT_TRUE(s.apply);
+  EXPECT_EQ(s.budget.max_steps, 77);
+  // As the run database keeps them.
+  const nlohmann::json kept = settings_json(s, "250,200");
+  EXPECT_EQ(kept["strategy"], "exhaustive");
+  EXPECT_EQ(kept["objective"], "zeus:0.3");
+  EXPECT_EQ(kept["mode"], "restart");
+  EXPECT_EQ(kept["caps"], "250,200");
+}
+
+TEST(SweepSettingsText, EachBadValueGetsItsOwnError) {
+  EXPECT_EQ(error_of([] {
+              parse_sweep_settings({"fast", "energy", "live"});
+            }),
+            invalid("unknown strategy 'fast' (expected exhaustive or adaptive)"));
+  EXPECT_EQ(error_of([] {
+              parse_sweep_settings({"adaptive", "cheap", "live"});
+            }),
+            invalid("unknown objective 'cheap' (expected energy, edp, zeus:ETA (0 <= ETA <= 1) "
+                    "or max-slowdown:PCT (PCT >= 0, percent))"));
+  EXPECT_EQ(error_of([] {
+              parse_sweep_settings({"adaptive", "energy", "sometimes"});
+            }),
+            invalid("--mode 'sometimes': expected live or restart"));
+}
+
+TEST(SweepSettingsText, AnObjectiveReadsFromAStreamAsItParses) {
+  plan::Objective o;
+  std::istringstream in("edp");
+  in >> o;
+  EXPECT_EQ(o.kind, plan::ObjectiveKind::Edp);
+  std::istringstream bad("zeus:2");
+  EXPECT_THROW(bad >> o, Error);
+}
+
+}  // namespace
+}  // namespace regime::session
