@@ -42,12 +42,6 @@ INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(([a-z_]+)/[^"]*)"', re.MULTI
 
 # What a file in src/cli/ may include, whatever its layer links.
 CLI_MAY_INCLUDE = {"cli", "session", "common"}
-# CLI files that still include a lower layer, and which: each is to move that work behind a
-# session function, and then leaves this list.
-CLI_EXCEPTIONS = {
-    "cli/study.cpp": {"plan"},  # plan/render.hpp: the results table and the decision text
-    "cli/sweep.cpp": {"plan"},  # plan/render.hpp: the results table and the decision text
-}
 
 
 def violations(src: pathlib.Path):
@@ -59,36 +53,19 @@ def violations(src: pathlib.Path):
             yield f"{path}: folder '{layer}' is not a known layer (add a regime_layer() to {CMAKELISTS})"
             continue
         text = path.read_text(encoding="utf-8")
-        cli_allowed = CLI_MAY_INCLUDE | CLI_EXCEPTIONS.get(path.relative_to(src).as_posix(), set())
         for m in INCLUDE.finditer(text):
             header, target = m.group(1), m.group(2)
             line = text.count("\n", 0, m.start()) + 1
             if target != layer and target not in ALLOWED[layer]:
                 yield f"{path}:{line}: layer '{layer}' includes '{target}/', a layer above it"
-            elif layer == "cli" and target not in cli_allowed:
+            elif layer == "cli" and target not in CLI_MAY_INCLUDE:
                 yield (f"{path}:{line}: includes \"{header}\": a CLI file includes only cli/, "
                        "session/ and common/ headers (it parses, calls one session function and "
                        "prints; the work below is the session's)")
 
 
-def unneeded_exceptions(src: pathlib.Path):
-    """The CLI exceptions whose file no longer includes the layers excepted, said but not failed
-    (the file's owner may not own this list): removing them keeps a file that stopped needing one
-    from starting again unseen."""
-    for name, layers in sorted(CLI_EXCEPTIONS.items()):
-        path = src / name
-        if not path.exists():
-            continue
-        included = {m.group(2) for m in INCLUDE.finditer(path.read_text(encoding="utf-8"))}
-        for layer in sorted(layers - included):
-            yield (f"note: {path} includes no {layer}/ header now: its exception in "
-                   f"CLI_EXCEPTIONS ({pathlib.Path(__file__).name}) can go")
-
-
 def main() -> int:
     src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "src")
-    for note in unneeded_exceptions(src):
-        print(note)
     found = list(violations(src))
     for v in found:
         print(v)

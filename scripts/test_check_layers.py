@@ -55,21 +55,6 @@ class CheckLayers(unittest.TestCase):
                  "cli/limit_test.cpp": '#include "device/uri.hpp"\n'})
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
-    def test_the_cli_exceptions_allow_only_their_file_and_layer(self):
-        r = run({"cli/sweep.cpp": '#include "plan/render.hpp"\n',
-                 "cli/probe.cpp": '#include "plan/render.hpp"\n',
-                 "cli/study.cpp": '#include "store/run_store.hpp"\n'})
-        self.assertEqual(r.returncode, 1)
-        self.assertNotIn("sweep.cpp", r.stdout)
-        self.assertIn('probe.cpp:1: includes "plan/render.hpp"', r.stdout)
-        self.assertIn('study.cpp:1: includes "store/run_store.hpp"', r.stdout)
-
-    def test_an_exception_its_file_no_longer_needs_is_said_without_failing(self):
-        r = run({"cli/sweep.cpp": '#include "session/sweep.hpp"\n'})
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("sweep.cpp includes no plan/ header now: its exception in CLI_EXCEPTIONS",
-                      r.stdout)
-
     def test_an_unknown_folder_fails(self):
         r = run({"misc/x.cpp": "int x;\n"})
         self.assertEqual(r.returncode, 1)
