@@ -201,6 +201,22 @@ TEST_F(MultiGpuCli, CudaNumbersByPciBusSoTheSameListNamesOtherNvmlGpus) {
   EXPECT_EQ(j["gpus"][1]["device"], "nvml:3");  // cuda:0 the first
 }
 
+TEST_F(MultiGpuCli, AStudyOfNvmlJobProbesTheGpusOfTheCommandAsOneJob) {
+  auto r = test::run(
+      {"study", "--device", "nvml:job", "--probe-seconds", "2", "--max-probe-seconds", "2",
+       "--step-regex", "step", "--no-control", "--json", "--db", (dir_ / "runs.sqlite").string(),
+       "--", "env", "CUDA_VISIBLE_DEVICES=2,0", "sh", "-c", kStepLoop},
+      env_, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["device"], "nvml:job");
+  EXPECT_EQ(j["job"]["devices"], json::array({"nvml:2", "nvml:0"})) << r.out;
+  // Real GPUs without --actuate: probed, classified, and nothing changed.
+  EXPECT_TRUE(j["sweep"].is_null());
+  EXPECT_EQ(limit_W(2), 300);
+  EXPECT_EQ(limit_W(0), 300);
+}
+
 TEST_F(MultiGpuCli, ADeviceListTheJobDoesNotUseIsReported) {
   auto r =
       test::run(probe_args("nvml:0,1", "2",
