@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "session/job_leader.hpp"
 #include "session/job_requests.hpp"
 
 namespace regime::cli {
@@ -91,6 +92,9 @@ void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
       ->add_option("--study-probe-seconds", o->begin.study_probe_seconds,
                    "study: how long the GPUs are probed at their limit before deciding")
       ->check(number_in(0, 86400, true));
+  begin->add_option("--nodes", o->begin.nodes,
+                    "study: the job's nodes (default: $SLURM_JOB_NODELIST); the first studies, "
+                    "the others take its decision");
   begin->add_flag("--json", o->json, "Machine-readable output");
   begin->callback([o] {
     // On stderr too, which the plugin logs (slurmd's log) whatever the output format.
@@ -110,6 +114,7 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   job->require_subcommand(1);
   auto o = std::make_shared<JobOptions>();
   o->begin.node = session::this_node();
+  o->begin.nodes = session::slurm_job_nodelist();
   add_begin(job, o);
 
   auto* study = job->add_subcommand(

@@ -16,6 +16,7 @@
 #include "common/paths.hpp"
 #include "device/registry.hpp"
 #include "session/job_journal.hpp"
+#include "session/job_leader.hpp"
 #include "session/job_study.hpp"
 #include "store/job_store.hpp"
 
@@ -253,6 +254,24 @@ double JobCaps::restore(Gpu& gpu) {
   return restore_gpu(gpu, ActuationPolicy::from_flags(true)).enforced_W;
 }
 
+namespace {
+
+// A study of a job on several nodes: its leader in the record (the study process reads it there).
+// A node list that cannot be read is no reason to fail the prolog: the node studies alone.
+void note_study_leader(nlohmann::json& record, const std::string& nodes) {
+  try {
+    const std::vector<std::string> hosts = expand_hostlist(nodes);
+    const std::string leader = study_leader(hosts);
+    if (leader.empty()) return;
+    record["study_leader"] = leader;
+    record["study_nodes"] = hosts.size();
+  } catch (const Error& e) {
+    record["study_nodes_refused"] = std::string(e.what()) + "; this node studies alone";
+  }
+}
+
+}  // namespace
+
 nlohmann::json begin_job(const JobBegin& job) {
   PowerPolicy policy = parse_power_policy(job.policy);
   const bool study = policy.kind == PowerPolicy::Kind::Study;
@@ -292,6 +311,7 @@ nlohmann::json begin_job(const JobBegin& job) {
                         {"boot_id", current_boot_id()},
                         {"refused", nullptr},
                         {"gpus", nlohmann::json::array()}};
+  if (study) note_study_leader(record, job.nodes);
   std::vector<CapChoice> choices;
   try {
     choices = choose_caps(policy, infos, sweeps, job.workload);
@@ -301,6 +321,10 @@ nlohmann::json begin_job(const JobBegin& job) {
     record["refused"] = e.what();
     choices.assign(infos.size(), CapChoice{std::nullopt, "refused: limit left as it is", {}});
   }
+  if (record.contains("study_leader") && record["study_leader"] != job.node)
+    for (CapChoice& c : choices)
+      c.why = fmt::format("study: {} studies the job; this node takes its decision",
+                          record["study_leader"].get<std::string>());
   for (size_t k = 0; k < gpus.size(); ++k) {
     const auto& g = infos[k];
     std::optional<double> e0 = gpus[k]->read_energy_J();

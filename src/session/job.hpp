@@ -102,6 +102,9 @@ struct JobBegin {
   // REGIME_STEP_SOCKET), and the length of the probe at the default limit.
   std::string step_socket;
   double study_probe_seconds = 60;
+  // study: the job's nodes in Slurm's form (SLURM_JOB_NODELIST, "n[1-2]"). With several, the
+  // first studies and the others take its decision (session/job_leader.hpp).
+  std::string nodes;
 };
 
 // Records the job, reads its GPUs' energy counters, applies the caps. A cap the policy gives that

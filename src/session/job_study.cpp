@@ -22,8 +22,10 @@
 #include "run/run_loop.hpp"
 #include "run/wall_clock.hpp"
 #include "session/job_journal.hpp"
+#include "session/job_leader.hpp"
 #include "session/probers.hpp"
 #include "session/study.hpp"
+#include "store/db_uri.hpp"
 #include "store/job_store.hpp"
 
 namespace regime::session {
@@ -159,15 +161,19 @@ void set_job_caps(StudyRecord& rec, const JobGpus& job, JobCaps& caps, double ca
   rec.save();
 }
 
-// 2. The sweep: every GPU of the job through each cap of the plan. The record says the GPUs are
-// capped before the first change, so that the epilog restores them. An end when the job ended or
+// The record says the GPUs are capped before the first change, so that the epilog restores them.
+void mark_capped(StudyRecord& rec, const JobGpus& job) {
+  for (size_t k = 0; k < job.gpus.size(); ++k)
+    rec.record["gpus"][k]["enforced_W"] = job.infos[k].enforced_limit_W;
+  rec.save();
+}
+
+// 2. The sweep: every GPU of the job through each cap of the plan. An end when the job ended or
 // the sweep failed.
 std::optional<StudyEnd> sweep_job(StudyRecord& rec, const JobGpus& job, RunLoop& loop,
                                   MarkerWorkload& work, JobCaps& caps, const plan::SweepPlan& plan,
                                   SweepReport& rep) {
-  for (size_t k = 0; k < job.gpus.size(); ++k)
-    rec.record["gpus"][k]["enforced_W"] = job.infos[k].enforced_limit_W;
-  rec.save();
+  mark_capped(rec, job);
   const SweepSettings& settings = rec.request.settings;
   try {
     search_live(
@@ -228,6 +234,59 @@ StudyEnd run_study(StudyRecord& rec, const JobGpus& job, RunLoop& loop, MarkerWo
   return apply_decision(rec, job, *caps, rep);
 }
 
+// A follower's wait for the leader's decision in the shared store, until it comes, the job ends
+// (the epilog's SIGTERM, which `work` catches) or the wait passes.
+LeaderDecision wait_for_leader(StudyRecord& rec, MarkerWorkload& work, const std::string& leader) {
+  const JobStudyRequest& r = rec.request;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(static_cast<long>(r.leader_wait_s * 1e3));
+  for (;;) {
+    LeaderDecision d;
+    try {
+      d = read_leader_decision(rec.store.get(r.job_id, leader), leader);
+    } catch (const Error& e) {  // the server out of reach: its answer may come later
+      d.why = e.what();
+    }
+    if (d.act != LeaderDecision::Act::Wait) return d;
+    if (work.interrupted_by() != 0)
+      return {LeaderDecision::Act::Keep, std::nullopt, nullptr, "interrupted",
+              fmt::format("the job ended before the leader {} decided ({})", leader, d.why)};
+    if (std::chrono::steady_clock::now() >= until)
+      return {LeaderDecision::Act::Keep, std::nullopt, nullptr, "leader_timeout",
+              fmt::format("no decision from the leader {} in {:g} s ({}); the limits stay as "
+                          "they are",
+                          leader, r.leader_wait_s, d.why)};
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(static_cast<long>(r.leader_poll_s * 1e3)));
+  }
+}
+
+// A follower: the leader's cap on this node's GPUs, through the same JobCaps, or the limits kept
+// and why.
+StudyEnd follow_leader(StudyRecord& rec, const JobGpus& job, MarkerWorkload& work,
+                       const std::string& leader, std::optional<JobCaps>& caps) {
+  rec.study["leader"] = leader;
+  const JobStudyRequest& r = rec.request;
+  if (!parse_db_uri(r.db.string()))
+    return {"no_shared_store",
+            fmt::format("the leader {} studies this job, and its decision cannot reach this node's "
+                        "own run store {}: the limits stay as they are (a server store, "
+                        "db=mariadb://..., carries it)",
+                        leader, r.db.string())};
+  rec.save();
+  work.start(0);
+  const LeaderDecision d = wait_for_leader(rec, work, leader);
+  rec.study["sweep_id"] = d.sweep_id;
+  if (d.act != LeaderDecision::Act::Apply) return {d.outcome, d.why};
+  if (auto refused = refuse_cap(job.infos, *d.cap_W))
+    return {"cap_refused",
+            fmt::format("{}; not here: {}; the limits stay as they are", d.why, *refused)};
+  caps.emplace(r.job_id, rec.record.value("via", "journal") == "regimed");
+  mark_capped(rec, job);
+  set_job_caps(rec, job, *caps, *d.cap_W);
+  return {d.outcome, d.why};
+}
+
 }  // namespace
 
 nlohmann::json study_job(const JobStudyRequest& r) {
@@ -244,6 +303,15 @@ nlohmann::json study_job(const JobStudyRequest& r) {
                       uid > 0 ? std::optional<uid_t>(static_cast<uid_t>(uid)) : std::nullopt,
                       std::nullopt);
   rec.save();
+  const std::string leader = rec.record.value("study_leader", std::string());
+  if (!leader.empty() && leader != r.node) {
+    std::optional<JobCaps> caps;
+    const StudyEnd end = follow_leader(rec, job, work, leader, caps);
+    rec.study["outcome"] = end.outcome;
+    rec.study["why"] = end.why;
+    rec.save();
+    return rec.study;
+  }
   WallClock clock;
   RunOptions ro;
   ro.duration_s = 0;  // until the study is done or the epilog stops it

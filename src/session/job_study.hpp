@@ -8,7 +8,9 @@
 // the job's workload name (so that a later --gpu-power=auto job with that name finds it), writes
 // what it did into the job's record, and exits. Without step markers it decides nothing and leaves
 // the limits as they are. The job's epilog (`job end`) stops a study still running and restores
-// the caps as for any job.
+// the caps as for any job. On a job of several nodes only the leader (its record's
+// "study_leader", session/job_leader.hpp) studies; every other node follows: it waits for the
+// leader's decision in the shared run store and sets that cap on its own GPUs.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,10 +27,17 @@ struct JobStudyRequest {
   std::string step_socket;    // where the job's tasks send their step markers
   double probe_seconds = 60;  // the probe at the limit the GPUs have
   SweepSettings settings;     // strategy, objective, probe budget
+  // A follower: how long it waits for the leader's decision, and how often it looks. The leader's
+  // probe and sweep take minutes; an hour bounds a leader that never writes.
+  double leader_wait_s = 3600;
+  double leader_poll_s = 1;
 };
 
 // Runs the study; returns the record's "study" object: {"outcome": decided | keep_default |
 // no_step_markers | interrupted | failed, "why", "regime", "sweep_id", "decision", "cap_W"}.
+// A follower's: {"leader", "outcome": decided | keep_default | leader_undecided | leader_timeout |
+// no_shared_store | cap_refused | interrupted, "why", "cap_W", "sweep_id"}; it keeps its limits
+// unless the outcome is decided.
 // Error NotFound when the job has no running record on this node with --gpu-power=study.
 nlohmann::json study_job(const JobStudyRequest& request);
 
