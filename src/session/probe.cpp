@@ -16,6 +16,10 @@ namespace regime::session {
 
 namespace fs = std::filesystem;
 
+double sample_ms_for(const ProbeRequest& r, bool simulated) {
+  return r.sample_ms.value_or(simulated ? kSimulatedSampleMs : kWallClockSampleMs);
+}
+
 namespace {
 
 struct TracePaths {
@@ -34,15 +38,15 @@ TracePaths trace_paths(const ProbeRequest& r, int64_t run_id) {
 
 void validate(const ProbeRequest& r) {
   session::validate(r.workload, "regime probe --device nvml:0 -- python3 train.py");
-  validate_run_length(r.seconds, r.sample_ms, r.warmup_s);
+  validate_run_length(r.seconds, r.sample_ms.value_or(kSimulatedSampleMs), r.warmup_s);
   if (!(r.energy_period_s >= 0.1 && r.energy_period_s <= 60))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--energy-period-s must be in [0.1, 60] s, got {}", r.energy_period_s));
 }
 
-nlohmann::json options_json(const ProbeRequest& r) {
+nlohmann::json options_json(const ProbeRequest& r, bool simulated) {
   return {{"seconds", r.seconds},
-          {"sample_ms", r.sample_ms},
+          {"sample_ms", sample_ms_for(r, simulated)},
           {"energy_period_s", r.energy_period_s},
           {"no_steps", r.no_steps},
           {"warmup_s", r.warmup_s ? nlohmann::json(*r.warmup_s) : nullptr},
@@ -75,7 +79,8 @@ nlohmann::json run_json(const RunRecord& rec, const std::string& db_location, co
                                   : nlohmann::json(100.0 * stats.cpu_s / stats.wall_s)}};
 }
 
-RunRecord new_record(const ProbeRequest& r, const GpuInfo& info, double started_at_s) {
+RunRecord new_record(const ProbeRequest& r, const GpuInfo& info, double started_at_s,
+                     bool simulated) {
   RunRecord rec;
   rec.started_at_s = started_at_s;
   rec.started_at_utc = utc_now_iso();
@@ -83,7 +88,7 @@ RunRecord new_record(const ProbeRequest& r, const GpuInfo& info, double started_
   rec.gpu_name = info.name;
   rec.gpu_uuid = info.uuid;
   rec.workload = r.workload.display_name();
-  rec.options = options_json(r);
+  rec.options = options_json(r, simulated);
   return rec;
 }
 
@@ -161,7 +166,7 @@ std::vector<TracePaths> start_records(const ProbeRequest& r, ProbeGpus& set, Run
       ri.trace_out = per_gpu_trace_out(r.trace_out, set.infos[i]);
     }
     RunRecord& rec = gpus[i].record;
-    rec = new_record(ri, set.infos[i], set.targets[i].wall().unix_now_s());
+    rec = new_record(ri, set.infos[i], set.targets[i].wall().unix_now_s(), set.simulated());
     if (set.job) rec.options["job_devices"] = r.device;
     rec.id = store.insert(rec);
     paths.push_back(trace_paths(ri, rec.id));
@@ -187,7 +192,7 @@ std::vector<Trace> record_run(const ProbeRequest& r, ProbeGpus& set, Workload& w
   }
   RunOptions o;
   o.duration_s = r.seconds;
-  o.sample_period_s = r.sample_ms / 1000.0;
+  o.sample_period_s = sample_ms_for(r, set.simulated()) / 1000.0;
   o.energy_period_s = r.energy_period_s;
   // The loop hands over each tick's samples in the order of the GPUs.
   size_t next_lane = 0;

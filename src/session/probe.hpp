@@ -30,15 +30,24 @@ struct ProbeRequest {
   std::string device;
   WorkloadSpec workload;
   double seconds = 60;
-  double sample_ms = 10;
+  // The cheap fields' period; empty: sample_ms_for's default for the device's clock.
+  std::optional<double> sample_ms;
   double energy_period_s = RunOptions{}.energy_period_s;
   std::optional<double> warmup_s;  // drop this much instead of detecting the steady state
   bool no_steps = false;           // figures per second, no step markers expected
   std::string trace_out;           // default: STATE_DIR/runs/run-ID.trace.csv
   std::string db;                  // default: RunStore::default_path()
-  // Called after every sample (100 Hz by default): the caller limits how often it draws.
+  // Called after every sample: the caller limits how often it draws.
   std::function<void(const ProbeProgress&)> on_progress;
 };
+
+// A probe on the wall clock wakes once a second by default: power comes from the driver's buffer
+// (20 ms points) drained at each wake, energy from the counter, steps carry their own times, so
+// the figures do not need 100 wakes a second, which cost about 0.9% of a core on an H200
+// (docs/performance.md, "Waking once a second"). A simulated clock costs nothing to tick, and
+// its models step at 10 ms.
+inline constexpr double kWallClockSampleMs = 1000, kSimulatedSampleMs = 10;
+double sample_ms_for(const ProbeRequest& r, bool simulated);
 
 struct ProbeReport {
   RunRecord record;

@@ -111,15 +111,16 @@ TEST_F(NvmlFaults, AReadThatNeverComesBackEndsTheRunPlainlyAndTheSweepRestores) 
 
 TEST_F(NvmlFaults, AProbeCountsItsRetriesInItsRecord) {
   use_faults({{"nvmlDeviceGetTemperature", {{"code", 10}, {"every", 4}}}});
-  RunResult r = sb_.regime({"probe", "--device", "nvml:0", "--seconds", "1", "--no-steps", "--json",
-                            "--", "sleep", "3"});
+  // 100 reads a second, so that one in four temperature reads failing makes many retries.
+  RunResult r = sb_.regime({"probe", "--device", "nvml:0", "--seconds", "1", "--sample-ms", "10",
+                            "--no-steps", "--json", "--", "sleep", "3"});
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_GT(j.at("read_retries").get<long>(), 10);
   EXPECT_EQ(j.at("failed_reads").get<long>(), 0);
   // In the run database too: the report is stored with the run.
-  RunResult shown = sb_.regime(
-      {"probe", "--device", "nvml:0", "--seconds", "0.5", "--no-steps", "--", "sleep", "2"});
+  RunResult shown = sb_.regime({"probe", "--device", "nvml:0", "--seconds", "0.5", "--sample-ms",
+                                "10", "--no-steps", "--", "sleep", "2"});
   ASSERT_EQ(shown.status, 0) << shown.err;
   EXPECT_THAT(shown.out, HasSubstr("retried after a transient error, 0 given up"));
 }
