@@ -14,7 +14,8 @@
  *   regime=PATH     the regime binary (default /usr/bin/regime)
  *   sacct=PATH      sacct (default /usr/bin/sacct)
  *   sacctmgr=PATH   sacctmgr (default /usr/bin/sacctmgr)
- *   db=PATH         the run store regime reads decisions from and writes job energy to
+ *   db=PATH         the run store regime reads decisions from and writes job energy to (or
+ *                   mariadb://USER@HOST[:PORT]/DATABASE, one server store for the cluster)
  *   steps=DIR       study: where each job's step-marker socket is made (default /run/regime/steps)
  *   study_probe_s=N study: seconds the GPUs are probed at their limit before deciding (default 60)
  *   min_watts=W, max_watts=W  the caps in watts a job may ask for (default 1 and 5000, the widest
@@ -96,8 +97,12 @@ static struct spank_option gpu_power_option[] = {
 static int copy_arg(const char* arg, const char* key, char* dest, size_t len) {
   size_t n = strlen(key);
   if (strncmp(arg, key, n) != 0 || arg[n] != '=') return 0;
-  if (strlen(arg + n + 1) >= len || arg[n + 1] != '/') {
-    slurm_error("regime: plugstack.conf argument %s needs an absolute path", arg);
+  /* db= may name the cluster's server store instead of a file; regime reads and checks the URI. */
+  int db = strcmp(key, "db") == 0;
+  int server = db && strncmp(arg + n + 1, "mariadb://", 10) == 0;
+  if (strlen(arg + n + 1) >= len || (arg[n + 1] != '/' && !server)) {
+    slurm_error("regime: plugstack.conf argument %s needs an absolute path%s", arg,
+                db ? " or a mariadb:// URI" : "");
     return -1;
   }
   strcpy(dest, arg + n + 1);

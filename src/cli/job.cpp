@@ -93,8 +93,8 @@ void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
                    "study: how long the GPUs are probed at their limit before deciding")
       ->check(number_in(0, 86400, true));
   begin->add_option("--nodes", o->begin.nodes,
-                    "study: the job's nodes (default: $SLURM_JOB_NODELIST); the first studies, "
-                    "the others take its decision");
+                    "study: the job's nodes (default: $SLURM_JOB_NODELIST or $SLURM_NODELIST); the "
+                    "first studies, the others take its decision");
   begin->add_flag("--json", o->json, "Machine-readable output");
   begin->callback([o] {
     // On stderr too, which the plugin logs (slurmd's log) whatever the output format.

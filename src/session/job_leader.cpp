@@ -93,8 +93,10 @@ std::string study_leader(const std::vector<std::string>& nodes) {
 }
 
 std::string slurm_job_nodelist() {
-  const char* list = std::getenv("SLURM_JOB_NODELIST");
-  return list ? list : "";
+  // Slurm 22.05's prolog has only SLURM_NODELIST; later ones, and the job itself, both.
+  for (const char* name : {"SLURM_JOB_NODELIST", "SLURM_NODELIST"})
+    if (const char* list = std::getenv(name); list != nullptr && *list != '\0') return list;
+  return "";
 }
 
 LeaderDecision read_leader_decision(const std::optional<JobRow>& leader_row,

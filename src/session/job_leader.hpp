@@ -23,7 +23,8 @@ std::vector<std::string> expand_hostlist(const std::string& list);
 // named (the node studies alone, as a one-node job does).
 std::string study_leader(const std::vector<std::string>& nodes);
 
-// $SLURM_JOB_NODELIST, which slurmd's prolog environment holds; empty elsewhere.
+// $SLURM_JOB_NODELIST, else $SLURM_NODELIST (which slurmd's prolog environment holds); empty
+// elsewhere.
 std::string slurm_job_nodelist();
 
 // What a follower does now, from the leader's row of the job (absent until the leader's prolog

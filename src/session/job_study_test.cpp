@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -116,6 +117,17 @@ JobRow leader_row(const std::string& status, const nlohmann::json& study) {
   nlohmann::json record = job_record("study");
   if (!study.is_null()) record["study"] = study;
   return {"42", "n1", status, record};
+}
+
+TEST(JobLeader, TheNodeListIsSlurmsJobNodeListElseTheOneSlurm2205sPrologHas) {
+  ::unsetenv("SLURM_JOB_NODELIST");
+  ::setenv("SLURM_NODELIST", "n[1-2]", 1);
+  EXPECT_EQ(slurm_job_nodelist(), "n[1-2]");
+  ::setenv("SLURM_JOB_NODELIST", "m[3-4]", 1);
+  EXPECT_EQ(slurm_job_nodelist(), "m[3-4]");
+  ::unsetenv("SLURM_JOB_NODELIST");
+  ::unsetenv("SLURM_NODELIST");
+  EXPECT_EQ(slurm_job_nodelist(), "");
 }
 
 TEST(JobLeader, AFollowerWaitsWhileTheLeaderStudiesAndTakesOnlyADecidedCap) {

@@ -12,7 +12,8 @@
 #   - Slurm's GPU numbers are taken as device minor numbers (n2's NVML order is the reverse);
 #   - after a node reboots under a job, the restore at boot empties the journal and ends the job;
 #   - --gpu-power=study studies a job that marks its steps, applies and keeps the decision (a later
-#     auto job finds it), stops at scancel, and decides nothing without step markers.
+#     auto job finds it), stops at scancel, and decides nothing without step markers; a study job
+#     on both nodes with one server run store is studied on n1 alone and ends on one cap on both.
 # Node n1 changes limits directly (the journal), node n2 through its node agent (regimed).
 # Usage: slurm_test.sh REGIME_BINARY SPANK_PLUGIN FAKE_NVML_LIBRARY REGIMED_BINARY. Exit 77 (skipped) only where
 # Slurm cannot run: not root, or the Slurm, munge or MariaDB programs are missing.
@@ -353,5 +354,36 @@ wait_gone "$job"
 c=$(comment "$job")
 grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=study study=no_step_markers nodes=n2:2:" <<<"$c" || fail "sacct AdminComment: '$c'"
 pass "study without step markers on n2: 700 700 throughout; sacct: $c"
+
+# 12. study on two nodes with one run store for the cluster (a database on the MariaDB server
+# slurmdbd uses): n1, the first node of the job, studies; n2 waits for n1's decision in the store
+# and sets the same cap on its GPUs (through its agent).
+mariadb --no-defaults --socket="$T/c/run/mysql.sock" -u root -e "CREATE DATABASE regime;
+  CREATE USER 'regime'@'127.0.0.1' IDENTIFIED BY 'regime-test-pw';
+  GRANT ALL ON regime.* TO 'regime'@'127.0.0.1';"
+printf '[client]\npassword = regime-test-pw\n' >"$T/db.cnf"
+chmod 600 "$T/db.cnf"
+uri="mariadb://regime@127.0.0.1:$(sed -n 's/^StoragePort=//p' "$T/c/etc/slurmdbd.conf")/regime?credentials=$T/db.cnf"
+echo "required $plugin regime=$T/regime steps=$T/steps study_probe_s=5 db=$uri" >"$T/c/etc/plugstack.conf"
+# A field of NODE's study of JOB in the server store.
+server_study() { on "$1" job show --job "$2" --db "$uri" | python3 -c 'import json,sys
+rows = [n for n in json.load(sys.stdin)["nodes"] if n["node"] == sys.argv[1]]
+s = rows[0]["record"].get("study", {}) if rows else {}
+v = s.get(sys.argv[2]); print("" if v is None else ("%g" % v if isinstance(v, float) else v))' "$1" "$3"; }
+both_ended() { [ "$(server_study n1 "$1" outcome)" = decided ] && case "$(server_study n2 "$1" outcome)" in ""|running) false ;; esac; }
+job=$(sbatch -N2 -w n1,n2 --gres=gpu:2 --gpu-power=study --gpu-workload=markers3 -o /dev/null --wrap "python3 $T/steps.py $pydir 300" | jobid_of)
+cluster_wait "both_ended $job" 150 || fail "job $job: the two nodes' studies did not end: $(on n1 job show --job "$job" --db "$uri"; cat "$T"/system-n*/jobs/*.study.log)"
+decided=$(server_study n1 "$job" cap_W)
+[ "$(server_study n2 "$job" outcome)" = decided ] || fail "job $job: n2's study: $(server_study n2 "$job" outcome): $(server_study n2 "$job" why); the job's rows: $(on n1 job show --job "$job" --db "$uri")"
+[ "$(limits n1)" = "$decided $decided" ] || fail "job $job: n1's limits $(limits n1), its study decided $decided W"
+[ "$(limits n2)" = "$decided $decided" ] || fail "job $job: n2's limits $(limits n2), n1's study decided $decided W"
+n2_why=$(server_study n2 "$job" why)
+n2_log=$(grep "regime: job $job begin:.*nvml:0" "$T"/c/log/slurmd-n2.log | tail -1 | sed 's/.*regime: //')
+scancel "$job"
+wait_gone "$job"
+[ "$(limits n1) $(limits n2)" = "700 700 700 700" ] || fail "limits after the two-node study job $job: $(limits n1) $(limits n2)"
+c=$(comment "$job")
+grep -q "study=decided nodes=n[12]:2:[0-9.]*,n[12]:2:[0-9.]*$" <<<"$c" || fail "sacct AdminComment of the two-node study job: '$c'"
+pass "study on two nodes: job $job: n1 studied and decided $decided W; n2 ($n2_log): $n2_why; limits $decided on all four GPUs, 700 after scancel; sacct: $c"
 
 echo "all Slurm checks passed in $((SECONDS - started)) s"
