@@ -196,7 +196,8 @@ TEST(JobStudy, AFollowerWithItsOwnFileStoreKeepsItsLimitsAndSaysWhy) {
 class JobStudyFollower : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = temp_dir("follower-server");
+    // One folder per test: ctest runs them side by side, each with its own server.
+    dir_ = temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     server_.start(dir_ / "server");
     r_ = study_request(dir_);
     r_.node = "n2";
