@@ -5,6 +5,7 @@
 //   REGIME_NVML_LIBRARY=build/ci/tests/fake_nvml/libnvidia-ml-fake.so
 //   FAKE_NVML_CONFIG=tests/fake_nvml/example_config.json build/ci/nvml_read_bench
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <iostream>
 
@@ -45,10 +46,17 @@ void BM_ComputePids(benchmark::State& state) {
 }
 BENCHMARK(BM_ComputePids)->Unit(benchmark::kMicrosecond);
 
+// The tree of this process (a job's tree is a few processes): the kernel's children lists where
+// it keeps them, else every process's parent (what the whole machine's tree, PID 1, costs).
 void BM_ProcessTree(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(regime::process_tree(1));
+  for (auto _ : state) benchmark::DoNotOptimize(regime::process_tree(::getpid()));
+}
+void BM_ProcessTreeByEveryParent(benchmark::State& state) {
+  for (auto _ : state)
+    benchmark::DoNotOptimize(regime::descendants_of(::getpid(), regime::read_parent_pids()));
 }
 BENCHMARK(BM_ProcessTree)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ProcessTreeByEveryParent)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
