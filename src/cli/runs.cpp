@@ -7,6 +7,7 @@
 
 #include <iostream>
 #include <memory>
+#include <set>
 #include <type_traits>
 #include <variant>
 
@@ -118,31 +119,46 @@ void list(const std::string& db, size_t limit, const session::RunsFilter& filter
       filter.gpu.empty() && filter.workload.empty()
           ? ""
           : fmt::format(" (gpu '{}', workload '{}')", filter.gpu, filter.workload));
-  auto row = [](const std::string& ref, const std::string& when, const std::string& device,
-                const std::string& a, const std::string& b, const std::string& workload) {
-    std::cout << fmt::format("  {:<12} {:<20}  {:<10} {:<14} {:<13} {}\n", ref, when, device, a, b,
-                             workload);
+  // The machine each row was made on, as a column where rows come from several (a server store
+  // of a cluster); a store of one machine's rows shows none.
+  // (Rows kept before hosts were recorded name none and count for no machine.)
+  std::set<std::string> hosts;
+  auto add = [&hosts](const std::string& host) {
+    if (!host.empty()) hosts.insert(host);
+  };
+  for (const auto& r : l.probes) add(r.host);
+  for (const auto& s : l.sweeps) add(s.provenance.host);
+  for (const auto& s : l.studies) add(s.provenance.host);
+  for (const auto& d : l.decisions) add(d.provenance.host);
+  for (const auto& c : l.control_runs) add(c.provenance.host);
+  const bool by_host = hosts.size() > 1 || l.db.rfind("mariadb://", 0) == 0;
+  auto row = [by_host](const std::string& ref, const std::string& when, const std::string& host,
+                       const std::string& device, const std::string& a, const std::string& b,
+                       const std::string& workload) {
+    std::cout << fmt::format("  {:<12} {:<20}  {}{:<10} {:<14} {:<13} {}\n", ref, when,
+                             by_host ? fmt::format("{:<12} ", host.empty() ? "-" : host) : "",
+                             device, a, b, workload);
   };
   if (l.probes.size() + l.sweeps.size() + l.studies.size() + l.decisions.size() +
           l.control_runs.size() >
       0)
-    row("RESULT", "WHEN (UTC)", "DEVICE", "REGIME / KIND", "OUTCOME", "WORKLOAD");
+    row("RESULT", "WHEN (UTC)", "HOST", "DEVICE", "REGIME / KIND", "OUTCOME", "WORKLOAD");
   for (const auto& r : l.probes)
-    row(fmt::format("probe:{}", r.id), r.started_at_utc, r.device, r.regime.value_or("-"), r.status,
-        r.workload);
+    row(fmt::format("probe:{}", r.id), r.started_at_utc, r.host, r.device, r.regime.value_or("-"),
+        r.status, r.workload);
   for (const auto& s : l.sweeps)
-    row(fmt::format("sweep:{}", s.id), s.started_at_utc, s.device, s.kind, cap_text(s.decision),
-        s.workload);
-  for (const auto& s : l.studies)
-    row(fmt::format("study:{}", s.id), s.started_at_utc, s.device, s.regime.value_or("-"),
+    row(fmt::format("sweep:{}", s.id), s.started_at_utc, s.provenance.host, s.device, s.kind,
         cap_text(s.decision), s.workload);
+  for (const auto& s : l.studies)
+    row(fmt::format("study:{}", s.id), s.started_at_utc, s.provenance.host, s.device,
+        s.regime.value_or("-"), cap_text(s.decision), s.workload);
   for (const auto& d : l.decisions)
-    row(fmt::format("decision:{}", d.id), d.made_at_utc, d.device, d.source, cap_text(d.decision),
-        fmt::format("{} ({})", d.workload, d.objective));
+    row(fmt::format("decision:{}", d.id), d.made_at_utc, d.provenance.host, d.device, d.source,
+        cap_text(d.decision), fmt::format("{} ({})", d.workload, d.objective));
   for (const auto& c : l.control_runs) {
     nlohmann::json j = control_json(c);
     const std::string verdict = optional_text(j["verdict"]);
-    row(fmt::format("control:{}", c.id), c.started_at_utc, c.device,
+    row(fmt::format("control:{}", c.id), c.started_at_utc, c.provenance.host, c.device,
         j["engaged"].get<bool>() ? "engaged" : "stayed out",
         verdict == "-" ? c.policy.substr(0, c.policy.find(':')) : verdict, c.workload);
   }

@@ -1,9 +1,11 @@
 // Sweeps and studies are kept in the run database and decided again under another objective
 // without running again: `regime runs`, `regime recommend --run sweep:ID`.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "store/run_store.hpp"
 #include "support/sandbox.hpp"
 
 namespace regime::test {
@@ -47,6 +49,38 @@ TEST_F(RunsCli, ASweepIsKeptAndDecidedAgainUnderAnotherObjective) {
   EXPECT_NE(shown.out.find("workload,gpu,cap_W,time_s,avg_power_W,unit"), std::string::npos)
       << shown.out;
   EXPECT_NE(shown.out.find(",60,"), std::string::npos) << shown.out;
+}
+
+// A store of several machines' rows (a cluster's server store) lists the machine of each row; a
+// store of one machine's rows shows no such column.
+TEST_F(RunsCli, RowsFromSeveralMachinesNameTheirHost) {
+  const std::string db = (sb_.state_dir() / "cluster.sqlite").string();
+  ASSERT_EQ(regime({"sweep", "--device", "sim:l4", "--workload", "sim:resnet50", "--caps", "72,64",
+                    "--strategy", "exhaustive", "--db", db, "--quiet"})
+                .status,
+            0);
+  RunResult one = regime({"runs", "--db", db});
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out.find("HOST"), std::string::npos) << one.out;
+
+  {
+    RunStore store(db);
+    SweepRecord other;
+    other.device = "nvml:0";
+    other.gpu_name = "NVIDIA H200";
+    other.workload = "bert";
+    other.kind = "sweep";
+    other.provenance.host = "node-b";
+    other.decision = {{"cap_W", 450}, {"keep_default", false}};
+    store.insert_sweep(other);
+  }
+  char here[256] = {};
+  ::gethostname(here, sizeof here - 1);
+  RunResult two = regime({"runs", "--db", db});
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_NE(two.out.find("HOST"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("node-b"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find(here), std::string::npos) << two.out;
 }
 
 TEST_F(RunsCli, AStudysSweepIsKeptToo) {
