@@ -52,6 +52,7 @@ cluster_stop() {
     kill -KILL "$pid" 2>/dev/null || true
   done
   cluster_pids=()
+  cluster_db_index=""
 }
 
 # Starts a process in the background with its output in a log, and remembers its pid.
@@ -60,6 +61,32 @@ cluster_spawn() {
   shift
   "$@" >>"$log" 2>&1 &
   cluster_pids+=($!)
+}
+
+# Starts the cluster's MariaDB (slurmdbd's, on loopback at $CLUSTER_DB_PORT) and waits until it
+# answers. Its pid keeps its place in cluster_pids, so cluster_stop stops it after slurmdbd.
+cluster_db_index=""
+cluster_db_spawn() {
+  cluster_spawn "$CLUSTER/log/mariadbd.log" mariadbd --no-defaults --datadir="$CLUSTER/db" \
+    --user=root --socket="$CLUSTER/run/mysql.sock" --bind-address=127.0.0.1 --port="$CLUSTER_DB_PORT" \
+    --pid-file="$CLUSTER/run/mariadbd.pid" --skip-name-resolve --innodb-buffer-pool-size=32M \
+    --log-error="$CLUSTER/log/mariadbd.err"
+  if [ -n "$cluster_db_index" ]; then
+    cluster_pids[cluster_db_index]=${cluster_pids[-1]}
+    unset 'cluster_pids[-1]'
+  else
+    cluster_db_index=$((${#cluster_pids[@]} - 1))
+  fi
+  cluster_wait "mariadb --no-defaults --socket='$CLUSTER/run/mysql.sock' -u root -e 'select 1'" 60 ||
+    { cluster_log "mariadbd did not start: $(tail -3 "$CLUSTER/log/mariadbd.err")"; return 1; }
+}
+
+# Stops the cluster's MariaDB (the server going down under slurmdbd and every node's run store);
+# cluster_db_spawn starts it again on the same port and data.
+cluster_db_stop() {
+  local pid=${cluster_pids[cluster_db_index]}
+  kill -TERM "$pid"
+  wait "$pid" 2>/dev/null || true
 }
 
 cluster_start() {
@@ -86,12 +113,8 @@ cluster_start() {
   mariadb-install-db --no-defaults --datadir="$CLUSTER/db" --user=root \
     --auth-root-authentication-method=normal --skip-test-db >"$CLUSTER/log/mariadb-install.log" 2>&1 ||
     { cluster_log "mariadb-install-db failed: $(tail -3 "$CLUSTER/log/mariadb-install.log")"; return 1; }
-  cluster_spawn "$CLUSTER/log/mariadbd.log" mariadbd --no-defaults --datadir="$CLUSTER/db" \
-    --user=root --socket="$CLUSTER/run/mysql.sock" --bind-address=127.0.0.1 --port="$db_port" \
-    --pid-file="$CLUSTER/run/mariadbd.pid" --skip-name-resolve --innodb-buffer-pool-size=32M \
-    --log-error="$CLUSTER/log/mariadbd.err"
-  cluster_wait "mariadb --no-defaults --socket='$CLUSTER/run/mysql.sock' -u root -e 'select 1'" 60 ||
-    { cluster_log "mariadbd did not start: $(tail -3 "$CLUSTER/log/mariadbd.err")"; return 1; }
+  CLUSTER_DB_PORT=$db_port
+  cluster_db_spawn || return 1
   mariadb --no-defaults --socket="$CLUSTER/run/mysql.sock" -u root -e \
     "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'regime-test'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"
 

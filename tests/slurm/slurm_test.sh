@@ -386,4 +386,56 @@ c=$(comment "$job")
 grep -q "study=decided nodes=n[12]:2:[0-9.]*,n[12]:2:[0-9.]*$" <<<"$c" || fail "sacct AdminComment of the two-node study job: '$c'"
 pass "study on two nodes: job $job: n1 studied and decided $decided W; n2 ($n2_log): $n2_why; limits $decided on all four GPUs, 700 after scancel; sacct: $c"
 
+# 13. auto on the other node, from the server store: n1's study of the job above kept its sweep
+# there under the job's workload, and n2's own run store (a file) has no sweep of it; an auto job of
+# that workload pinned to n2 gets the study's cap, and its record names the sweep.
+study_job=$job
+sweep_id=$(server_study n1 "$study_job" sweep_id)
+[ -n "$sweep_id" ] || fail "job $study_job: n1's study kept no sweep id"
+n2_runs=$(on n2 runs --json) || fail "regime runs on n2's own run store: $n2_runs"
+! grep -q markers3 <<<"$n2_runs" || fail "n2's own run store has a sweep of markers3: the check below would not need the server"
+auto_json_why() { python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["gpus"][0]["why"])'; }
+out=$(timeout 60 srun -w n2 --gres=gpu:2 --gpu-power=auto --gpu-workload=markers3 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+job=$(job_in "$out")
+[ "$(grep -c "\"current_limit_W\": $decided" <<<"$out")" -eq 2 ] || fail "auto on n2 after n1's study: not $decided W: $out"
+wait_gone "$job"
+auto_why=$(on n2 job show --job "$job" --db "$uri" | auto_json_why)
+grep -q "^auto: sweep:$sweep_id decided $decided W" <<<"$auto_why" || fail "auto job $job on n2: '$auto_why', expected sweep:$sweep_id's $decided W"
+[ "$(limits n2)" = "700 700" ] || fail "limits after the auto job $job on n2: $(limits n2)"
+pass "auto on n2 from the server store: job $job ran at $decided W on both GPUs: $auto_why"
+
+# 14. The server down (the cluster's MariaDB stopped) for a whole auto job on n2: it starts within
+# 5 s, with the decision n2 read from the server before (its copy in n2's state folder); its prolog's
+# and epilog's rows wait in n2's queue, and the next regime command on n2 once the server is back
+# sends them, so the job's record and energy are in the server store.
+cluster_db_stop
+queue=$T/state-n2/server-store/127.0.0.1_$(sed -n 's/^StoragePort=//p' "$T/c/etc/slurmdbd.conf")_regime/queue
+submitted=$(date +%s.%N)
+job=$(sbatch -w n2 --gres=gpu:2 --gpu-power=auto --gpu-workload=markers3 -o /dev/null --wrap "date +%s.%N >$T/down-start.txt; sleep 300" | jobid_of)
+cluster_wait "[ -s '$T/down-start.txt' ]" 30 || fail "job $job did not start with the server down: $(squeue -j "$job"; grep "job $job " "$T/c/log/slurmd-n2.log")"
+began_s=$(python3 -c 'import sys; print("%.2f" % (float(open(sys.argv[1]).read()) - float(sys.argv[2])))' "$T/down-start.txt" "$submitted")
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 5 else 1)' "$began_s" || fail "job $job began $began_s s after submission with the server down"
+[ "$(limits n2)" = "$decided $decided" ] || fail "job $job with the server down: limits $(limits n2), expected the cached decision $decided W"
+down_log=$(grep "regime: job $job begin:.*nvml:0" "$T/c/log/slurmd-n2.log" | tail -1 | sed 's/.*regime: //')
+ended=$SECONDS
+scancel "$job"
+wait_gone "$job"
+epilog_s=$((SECONDS - ended))
+[ "$(limits n2)" = "700 700" ] || fail "limits after job $job: $(limits n2)"
+queued=$(ls "$queue" 2>/dev/null | wc -l)
+[ "$queued" -gt 0 ] || fail "job $job: nothing queued in $queue with the server down"
+cluster_db_spawn || fail "the cluster's MariaDB did not start again"
+on n2 runs --db "$uri" >/dev/null || fail "regime runs on n2 with the server back"
+[ "$(ls "$queue" | wc -l)" -eq 0 ] || fail "n2's queue not sent after the server came back: $(ls "$queue")"
+on n2 job show --job "$job" --db "$uri" >"$T/job.json"
+energy=$(python3 - "$T/job.json" <<'PY'
+import json, sys
+row = json.load(open(sys.argv[1]))["nodes"][0]
+rec = row["record"]
+assert row["status"] == "done" and rec["energy_J"] and rec["energy_J"] > 0, row
+print("%.1f J" % rec["energy_J"])
+PY
+) || fail "job $job's record in the server store after it came back: $(cat "$T/job.json")"
+pass "server down: auto job $job on n2 began $began_s s after submission at the cached $decided W ($down_log); scancel to gone $epilog_s s, $queued row(s) queued; server back, regime runs on n2 sent them: the record in the server store is done, energy $energy"
+
 echo "all Slurm checks passed in $((SECONDS - started)) s"
