@@ -13,7 +13,9 @@
 #   - after a node reboots under a job, the restore at boot empties the journal and ends the job;
 #   - --gpu-power=study studies a job that marks its steps, applies and keeps the decision (a later
 #     auto job finds it), stops at scancel, and decides nothing without step markers; a study job
-#     on both nodes with one server run store is studied on n1 alone and ends on one cap on both.
+#     on both nodes with one server run store is studied on n1 alone and ends on one cap on both;
+#   - an auto job on n2 gets that study's cap from the server store; with the server stopped an auto
+#     job starts within 5 s at n2's cached cap, and its record and energy reach the server after.
 # Node n1 changes limits directly (the journal), node n2 through its node agent (regimed).
 # Usage: slurm_test.sh REGIME_BINARY SPANK_PLUGIN FAKE_NVML_LIBRARY REGIMED_BINARY. Exit 77 (skipped) only where
 # Slurm cannot run: not root, or the Slurm, munge or MariaDB programs are missing.
