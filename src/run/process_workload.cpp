@@ -445,6 +445,7 @@ void ProcessWorkload::drain_socket() {
     if (n < 0) return;  // EAGAIN: nothing more now
     std::vector<StepParse> batch =
         parse_step_batch(std::string_view(buf.data(), static_cast<size_t>(n)));
+    if (batch.size() == 1) ++single_step_datagrams_;
     std::lock_guard lock(mutex_);
     for (StepParse& p : batch) {
       if (p.step) {
@@ -509,8 +510,21 @@ void ProcessWorkload::on_line(const std::string& line) {
   last_regex_end_s_ = now;
 }
 
+void ProcessWorkload::judge_step_senders() {
+  const auto now = std::chrono::steady_clock::now();
+  if (single_step_window_start_ == std::chrono::steady_clock::time_point{})
+    single_step_window_start_ = now;
+  if (now - single_step_window_start_ < std::chrono::seconds(1)) return;
+  fast_step_polls_ = single_step_datagrams_ > 4;
+  single_step_datagrams_ = 0;
+  single_step_window_start_ = now;
+}
+
+double ProcessWorkload::step_poll_period_s() const { return fast_step_polls_ ? 0.01 : 0; }
+
 std::vector<Step> ProcessWorkload::poll_steps() {
   if (socket_fd_ >= 0) drain_socket();
+  judge_step_senders();
   std::vector<Step> out;
   std::lock_guard lock(mutex_);
   out.swap(pending_);

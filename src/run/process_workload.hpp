@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,6 +49,12 @@ class ProcessWorkload final : public Workload {
   std::string name() const override;
   void start(double t0_s) override;
   std::vector<Step> poll_steps() override;
+  // A helper that sends one datagram per step fills the socket's small queue of datagrams
+  // (net.unix.max_dgram_qlen, often 10) between one-second ticks and its markers are lost, so
+  // the socket is read every 10 ms while such datagrams come more than 4 a second; batches (the
+  // Python helper's default) need no more than the ticks. Every 10 ms for the first second too:
+  // to find out, and so that a command that ends at once is seen to end at once.
+  double step_poll_period_s() const override;
   bool finished() override;
   void stop() override;
   std::optional<int> exit_status() override;
@@ -75,6 +82,7 @@ class ProcessWorkload final : public Workload {
   };
   void listen();
   void drain_socket();
+  void judge_step_senders();
   bool drain_stream(Stream& s);  // false at EOF
   void on_line(const std::string& line);
   void note_overlong_line();
@@ -98,6 +106,10 @@ class ProcessWorkload final : public Workload {
   int exit_hook_ = 0;  // common/exit_hooks id while the command runs
   std::string temp_dir_;
   std::string socket_path_;
+  // Datagrams of one step since window_start_, and whether the socket is read every 10 ms.
+  std::chrono::steady_clock::time_point single_step_window_start_{};
+  int single_step_datagrams_ = 0;
+  bool fast_step_polls_ = true;
   int socket_fd_ = -1;
   int wake_pipe_[2] = {-1, -1};
   Stream streams_[2];

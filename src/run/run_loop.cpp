@@ -100,7 +100,17 @@ void RunLoop::start() {
 }
 
 void RunLoop::tick() {
-  clock_.sleep_until_s(std::min(ticks_.next_s(), end_s_));
+  const double next_s = std::min(ticks_.next_s(), end_s_);
+  // Between ticks, the steps alone as often as the work asks (a sender of one datagram per step),
+  // and the tick at once when the work ends meanwhile.
+  bool work_ended = false;
+  for (double period = workload_.step_poll_period_s();
+       period > 0 && clock_.now_s() + period < next_s; period = workload_.step_poll_period_s()) {
+    clock_.sleep_until_s(clock_.now_s() + period);
+    collect_steps();
+    if ((work_ended = workload_.finished())) break;
+  }
+  if (!work_ended) clock_.sleep_until_s(next_s);
   double now = clock_.now_s();
   bool at_end = now >= end_s_ - kSameInstant_s;
   bool energy_due = at_end || now >= energy_.next_s() - kSameInstant_s;

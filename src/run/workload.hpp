@@ -19,6 +19,9 @@ class Workload {
   virtual void start(double t0_s) = 0;
   // Steps completed since the last call, stamped on the run clock.
   virtual std::vector<Step> poll_steps() = 0;
+  // How often the run loop should ask for steps between its own ticks, in seconds of its clock
+  // (0: at its ticks only).
+  virtual double step_poll_period_s() const { return 0; }
   // Whether the work has ended by itself (a command exited; a simulated job ran its steps).
   virtual bool finished() = 0;
   // Asks the work to stop (SIGTERM to a process group; end of a simulation).
