@@ -15,6 +15,7 @@ namespace {
 struct JobOptions {
   session::JobBegin begin;
   session::JobStudyRequest study;
+  session::SweepSettingsText study_text;  // typed into study.settings when the command runs
   std::string existing_comment;
   bool json = false;
 };
@@ -128,8 +129,9 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
       ->add_option("--probe-seconds", o->study.probe_seconds,
                    "The probe at the GPUs' limit before the regime is named")
       ->check(number_in(0, 86400, true));
-  study->add_option("--objective", o->study.settings.objective, "As regime sweep --objective");
+  study->add_option("--objective", o->study_text.objective, "As regime sweep --objective");
   study->callback([o] {
+    o->study.settings = session::parse_sweep_settings(o->study_text, o->study.settings);
     const nlohmann::json s = session::study_job_here(o->study);
     std::cout << fmt::format("job {} on {}: study {}: {}\n", o->study.job_id,
                              o->study.node.empty() ? o->begin.node : o->study.node,

@@ -33,7 +33,9 @@ std::vector<Backend> registered_backends();  // sorted by scheme
 // Opens every GPU the URI names (nvml:all may give several). Error InvalidArgument for an unknown
 // scheme; the backend's own typed errors otherwise.
 std::vector<GpuPtr> open_devices(const std::string& uri);
+std::vector<GpuPtr> open_devices(const DeviceUri& uri);  // the same, parsed already
 // Exactly one GPU; Error InvalidArgument if the URI names several.
 GpuPtr open_device(const std::string& uri);
+GpuPtr open_device(const DeviceUri& uri);
 
 }  // namespace regime

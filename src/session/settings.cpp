@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <iterator>
 #include <limits>
 
 #include "common/error.hpp"
@@ -81,13 +80,3 @@ SweepSettings parse_sweep_settings(const SweepSettingsText& text, SweepSettings 
 }
 
 }  // namespace regime::session
-
-namespace regime::plan {
-
-std::istream& operator>>(std::istream& in, Objective& objective) {
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  objective = parse_objective(text);
-  return in;
-}
-
-}  // namespace regime::plan

@@ -4,7 +4,6 @@
 // `regime study` call these at their boundary; every session step after takes the typed values
 // and parses nothing.
 #include <functional>
-#include <istream>
 #include <string>
 #include <vector>
 
@@ -70,9 +69,3 @@ struct SweepSettingsText {
 SweepSettings parse_sweep_settings(const SweepSettingsText& text, SweepSettings given = {});
 
 }  // namespace regime::session
-
-namespace regime::plan {
-// Lets a CLI11 option hold a plan::Objective, read from its text by parse_objective (and failing
-// with its error): `regime job study --objective`.
-std::istream& operator>>(std::istream& in, Objective& objective);
-}  // namespace regime::plan

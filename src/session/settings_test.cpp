@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include "common/error.hpp"
 #include "session/sweep.hpp"
 
@@ -174,13 +172,20 @@ TEST(SweepSettingsText, EachBadValueGetsItsOwnError) {
             invalid("--mode 'sometimes': expected live or restart"));
 }
 
-TEST(SweepSettingsText, AnObjectiveReadsFromAStreamAsItParses) {
-  plan::Objective o;
-  std::istringstream in("edp");
-  in >> o;
-  EXPECT_EQ(o.kind, plan::ObjectiveKind::Edp);
-  std::istringstream bad("zeus:2");
-  EXPECT_THROW(bad >> o, Error);
+// `regime job study --objective` types only the objective into the request's settings: the
+// others stay as given.
+TEST(SweepSettingsText, TypingTheTextKeepsTheOtherSettingsGiven) {
+  SweepSettings given;
+  given.db = "/tmp/runs.sqlite";
+  given.force = true;
+  SweepSettingsText text;
+  text.objective = "edp";
+  const SweepSettings typed = parse_sweep_settings(text, given);
+  EXPECT_EQ(typed.objective.kind, plan::ObjectiveKind::Edp);
+  EXPECT_EQ(typed.db, "/tmp/runs.sqlite");
+  EXPECT_TRUE(typed.force);
+  text.objective = "zeus:2";
+  EXPECT_THROW(parse_sweep_settings(text, given), Error);
 }
 
 }  // namespace

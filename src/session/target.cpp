@@ -52,18 +52,6 @@ WorkloadPtr Target::make_workload(const WorkloadSpec& spec) {
 
 DeviceSet one_device(const DeviceUri& uri) { return {uri.text, {uri}}; }
 
-namespace {
-
-// The registry's backend for the URI's scheme, given the parsed URI (its text is not parsed
-// again).
-std::vector<GpuPtr> open_gpus(const DeviceUri& uri) {
-  for (const Backend& b : registered_backends())
-    if (b.scheme == uri.scheme) return b.open(uri);
-  throw Error(ErrorKind::InvalidArgument, "no backend for device scheme '" + uri.scheme + "'");
-}
-
-}  // namespace
-
 Target open_target(const DeviceUri& uri) {
   Target t;
   t.uri_ = uri.text;
@@ -81,12 +69,7 @@ Target open_target(const DeviceUri& uri) {
     t.gpu_ = std::move(sim);
     return t;
   }
-  std::vector<GpuPtr> gpus = open_gpus(uri);
-  if (gpus.size() != 1)
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("device '{}' names {} GPUs; this command takes one (e.g. nvml:0)",
-                            uri.text, gpus.size()));
-  t.gpu_ = agent::route_limit_changes(std::move(gpus.front()));
+  t.gpu_ = agent::route_limit_changes(open_device(uri));
   return t;
 }
 
@@ -97,7 +80,7 @@ std::vector<Target> open_targets(const DeviceSet& devices) {
       out.push_back(open_target(uri));
       continue;
     }
-    for (GpuPtr& gpu : open_gpus(uri)) {
+    for (GpuPtr& gpu : open_devices(uri)) {
       Target t;
       t.uri_ = uri.all() ? gpu->info().device : uri.text;
       t.gpu_ = std::move(gpu);
@@ -115,7 +98,7 @@ std::vector<Target> open_targets(const DeviceSet& devices) {
 bool names_several(const DeviceSet& devices) {
   if (devices.devices.size() != 1) return true;
   const DeviceUri& uri = devices.devices.front();
-  return uri.scheme == "nvml" && uri.all() && open_gpus(uri).size() > 1;
+  return uri.scheme == "nvml" && uri.all() && open_devices(uri).size() > 1;
 }
 
 bool runs_as_job(const DeviceSet& devices) {
