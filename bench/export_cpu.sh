@@ -12,14 +12,7 @@ seconds=${3:-180}
 port=${4:-19470}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 - "$gpus" > "$tmp/config.json" <<'PY'
-import json, sys
-n = int(sys.argv[1])
-print(json.dumps({"driver_version": "580.95.05-fake", "gpus": [
-    {"name": "NVIDIA H200", "uuid": f"GPU-fake-h200-{i}", "min_limit_W": 200, "max_limit_W": 700,
-     "default_limit_W": 700, "max_sm_MHz": 1980, "max_mem_MHz": 3201, "idle_W": 80,
-     "demand_W": 690} for i in range(n)]}))
-PY
+python3 "$root/bench/fake_h200s.py" "$gpus" > "$tmp/config.json"
 export FAKE_NVML_CONFIG="$tmp/config.json" FAKE_NVML_STATE="$tmp/state.json" \
   REGIME_NVML_LIBRARY="$build/tests/fake_nvml/libnvidia-ml-fake.so" REGIME_STATE_DIR="$tmp/state" \
   REGIME_SYSTEM_STATE_DIR="$tmp/system" REGIME_READ_ONLY=1 HOME="$tmp"

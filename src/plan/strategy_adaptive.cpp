@@ -57,35 +57,31 @@ std::string bisect_time_bound(const std::vector<double>& grid, size_t n_candidat
   // lo: the highest index known past the bound (-1: none); hi: the lowest known within it.
   long lo = -1, hi = static_cast<long>(n_candidates);
   const double start_W = opt.start_cap_W.value_or(at_default.avg_power_W * opt.start_draw_fraction);
-  long next = (lo + hi) / 2;
-  if (start_W > 0)
-    for (long i = 0; i < hi; ++i)
-      if (std::abs(grid[static_cast<size_t>(i)] - start_W) <
-          std::abs(grid[static_cast<size_t>(next)] - start_W))
-        next = i;
+  // The index in [first, last) whose cap is nearest `cap_W`; `best` (if any) keeps ties.
+  auto nearest = [&](long first, long last, double cap_W, long best) {
+    auto miss = [&](long i) { return std::abs(grid[static_cast<size_t>(i)] - cap_W); };
+    for (long i = first; i < last; ++i)
+      if (best < 0 || miss(i) < miss(best)) best = i;
+    return best;
+  };
+  long next = start_W > 0 ? nearest(0, hi, start_W, (lo + hi) / 2) : (lo + hi) / 2;
   // Where the bound falls if time follows a power law of the cap under the default's draw,
   // t / t0 = (P0 / cap)^k, with k from the measured binding row whose slowdown is nearest the
   // bound: the grid index nearest that cap strictly between lo and hi, or -1 when no row says.
   const double draw_W = at_default.avg_power_W;
   auto predicted_crossing = [&](long lo_i, long hi_i) -> long {
-    double k = 0, nearest = kInf;
+    double k = 0, closest = kInf;
     for (const auto& p : probes) {
       const double r = p.measurement.time_per_step_s / t0;
       if (p.cap_W >= draw_W || r <= 1) continue;
-      const double miss = std::abs(std::log(r / (1 + in.objective.max_slowdown_pct / 100)));
-      if (miss < nearest) {
-        nearest = miss;
+      const double miss = std::abs(std::log(r * t0 / bound_s));
+      if (miss < closest) {
+        closest = miss;
         k = std::log(r) / std::log(draw_W / p.cap_W);
       }
     }
     if (!(k > 0)) return -1;
-    const double cap_W = draw_W * std::pow(1 + in.objective.max_slowdown_pct / 100, -1 / k);
-    long best = -1;
-    for (long i = lo_i + 1; i < hi_i; ++i)
-      if (best < 0 || std::abs(grid[static_cast<size_t>(i)] - cap_W) <
-                          std::abs(grid[static_cast<size_t>(best)] - cap_W))
-        best = i;
-    return best;
+    return nearest(lo_i + 1, hi_i, draw_W * std::pow(bound_s / t0, -1 / k), -1);
   };
   long step = 1;
   while (hi - lo > 1) {
