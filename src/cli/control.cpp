@@ -6,7 +6,6 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -16,145 +15,11 @@
 #include "cli/sweep_options.hpp"
 #include "cli/task_progress.hpp"
 #include "common/error.hpp"
+#include "session/control_view.hpp"
 
 namespace regime::cli {
 
 namespace {
-
-std::string temp_text(const std::optional<double>& t) {
-  return t ? fmt::format("{:.1f} C", *t) : std::string("- C");
-}
-
-std::string interval_text(double v, const Interval& ci, int digits) {
-  return fmt::format("{:.{}f} [{:.{}f}, {:.{}f}]", v, digits, ci.first, digits, ci.second, digits);
-}
-
-std::string pct_text(double v, const Interval& ci) {
-  return fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}]", v, ci.first, ci.second);
-}
-
-void print_evaluation(const session::Evaluation& ev) {
-  std::cout << fmt::format(
-      "evaluation: after a {:.0f} s lead-in of control (not measured), {} interleaved windows of "
-      "{:.0f} s (baseline first and last); the first {:.0f} s of each are dropped while the die "
-      "settles\n",
-      ev.lead_in_s, ev.windows.size(), ev.window_s, ev.settle_s);
-  std::cout << "  window  arm          measured s   steps   energy/step J   time/step s   power W"
-               "   temp C   limit W\n";
-  for (size_t i = 0; i < ev.windows.size(); ++i) {
-    const auto& w = ev.windows[i];
-    const Measurement& m = w.measurement;
-    std::cout << fmt::format(
-        "  {:>6}  {:<11} {:>5.0f}-{:<5.0f} {:>7} {:>15.3f} {:>13.4f} {:>9.1f} "
-        "{:>8} {:>9}\n",
-        i + 1, w.controlled ? "controlled" : "baseline", w.t0_s, w.t1_s, m.steps,
-        m.energy_per_step_J, m.time_per_step_s, m.avg_power_W,
-        m.mean_temp_C ? fmt::format("{:.1f}", *m.mean_temp_C) : "-",
-        m.mean_limit_W ? fmt::format("{:.0f}", *m.mean_limit_W) : "-");
-  }
-  auto arm = [](const char* name, const session::ArmFigures& a) {
-    std::cout << fmt::format(
-        "{:<11} energy per step {} J, time per step {} s ({} windows, {} "
-        "steps)\n",
-        name, interval_text(a.energy_per_step_J, a.energy_per_step_ci_J, 3),
-        interval_text(a.time_per_step_s, a.time_per_step_ci_s, 4), a.windows, a.steps);
-  };
-  arm("baseline:", ev.baseline);
-  arm("controlled:", ev.controlled);
-  std::cout << fmt::format(
-      "change: energy per step {}, time per step {} (95% intervals, drift removed)\n",
-      pct_text(ev.energy_change_pct, ev.energy_change_ci_pct),
-      pct_text(ev.time_change_pct, ev.time_change_ci_pct));
-  std::cout << fmt::format(
-      "verdict: {} (helps: the energy interval lies below -{:g}%; hurts: above +{:g}%, or the "
-      "time interval above +{:g}% without an energy gain)\n",
-      to_string(ev.verdict), ev.rule.energy_margin_pct, ev.rule.energy_margin_pct,
-      ev.rule.time_margin_pct);
-}
-
-void print_figures(const session::ControlReport& r);
-
-void print_gpu(const session::ControlReport& r) {
-  std::cout << fmt::format("{} on {} ({}), {:.0f} s{}, policy {}{}\n", r.workload, r.device,
-                           r.info.name, r.duration_s, r.simulated ? " simulated" : "", r.policy,
-                           r.evaluate ? ", evaluated" : "");
-  if (r.dry_run)
-    std::cout << "dry run: the controller decides and logs what it would set; nothing is set ("
-              << r.dry_run_why << ")\n";
-  if (r.probe)
-    std::cout << fmt::format("probe ({:.0f} s): {} (confidence {:.2f})\n", r.probe_s,
-                             to_string(r.probe->regime), r.probe->confidence);
-  std::cout << (r.engaged ? "engaged: " : "stayed out: ") << r.reason << "\n";
-  if (r.engaged) std::cout << r.controller << ": " << r.controller_text << "\n";
-  if (r.dry_run && !r.decisions.empty()) {
-    // Every decision, holds included: what the controller saw each period.
-    std::cout << "  each decision (at: the limit the controller would have in force by then):\n";
-    for (const auto& a : r.decisions)
-      std::cout << fmt::format("  t={:7.1f} s  {:>8}  {:6.1f} W  at {:.0f} W: {}  ({})\n", a.t_s,
-                               temp_text(a.temp_C), a.power_W.value_or(0), a.old_limit_W,
-                               a.new_limit_W == a.old_limit_W
-                                   ? std::string("hold")
-                                   : fmt::format("would set {:.0f} W", a.new_limit_W),
-                               a.why);
-  } else {
-    for (const auto& a : r.actions)
-      std::cout << fmt::format("  t={:7.1f} s  {:>8}  {:6.1f} W  {} {:.0f} -> {:.0f} W  ({})\n",
-                               a.t_s, temp_text(a.temp_C), a.power_W.value_or(0),
-                               a.applied ? "limit" : "would set", a.old_limit_W, a.new_limit_W,
-                               a.why);
-  }
-  if (r.engaged && r.actions.empty()) std::cout << "  no change was needed\n";
-  print_figures(r);
-  const bool changed = std::any_of(r.actions.begin(), r.actions.end(),
-                                   [](const control::ControlAction& a) { return a.applied; });
-  std::cout << fmt::format("limit {:.0f} W before, {:.0f} W after ({})\n", r.limit_before_W,
-                           r.limit_after_W, changed ? "restored" : "never changed");
-}
-
-// The run's energy and time per step: the evaluation's windows and verdict, or the whole run.
-void print_figures(const session::ControlReport& r) {
-  if (r.evaluation) {
-    print_evaluation(*r.evaluation);
-  } else {
-    const Measurement& m = r.measurement;
-    std::cout << fmt::format(
-        "{}energy per step {:.3f} J [{:.3f}, {:.3f}], time per step {:.4f} s [{:.4f}, {:.4f}] "
-        "over {} steps ({:.0f}-{:.0f} s)\n",
-        r.evaluate ? "baseline (no control ran): " : "", m.energy_per_step_J,
-        m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second, m.time_per_step_s,
-        m.time_per_step_ci_s.first, m.time_per_step_ci_s.second, m.steps,
-        m.window_start_s - r.origin_s, m.window_end_s - r.origin_s);
-  }
-}
-
-void print_text(const session::ControlReport& r) {
-  if (r.gpus.empty()) {
-    for (const auto& w : r.warnings) std::cerr << w << "\n";
-    print_gpu(r);
-  } else {
-    std::cout << fmt::format("{} on {}: one job on {} GPUs ({}), {:.0f} s, policy {}{}\n",
-                             r.workload, r.device, r.gpus.size(), r.info.name, r.duration_s,
-                             r.policy, r.evaluate ? ", evaluated" : "");
-    for (const auto& w : r.warnings) std::cout << w << "\n";
-    for (const auto& g : r.gpus) {
-      std::cout << fmt::format("--- {} ({}) ---\n", g.device, g.info.name);
-      print_gpu(g);
-    }
-    std::cout
-        << "--- the job: energy summed over its GPUs, time per step from the shared steps ---\n";
-    if (r.job_regime)
-      std::cout << fmt::format("regime: {} (the most constrained GPU's)\n",
-                               to_string(*r.job_regime));
-    print_figures(r);
-    if (r.spread)
-      std::cout << fmt::format(
-          "spread between GPUs: energy per step {:.1f}% of the mean, mean power {:.1f} W\n",
-          100 * r.spread->energy_rel, r.spread->power_W);
-  }
-  if (r.stored_id)
-    std::cout << fmt::format("kept as control:{} (`regime runs show control:{}`)\n", *r.stored_id,
-                             *r.stored_id);
-}
 
 // --evaluate without --seconds: the least run the session demands for these cards
 // (session::evaluation_length), rounded up to whole minutes. Keeps the 300 s default, leaving the
@@ -244,10 +109,10 @@ void add_control(CLI::App& root, Context&) {
     if (!session::on_simulated_clock(r->device)) progress.set_total_time(r->seconds);
     session::ControlReport rep = session::run_control(*r);
     progress.stop();
-    if (*json)
-      print_json(session::to_json(rep));
-    else
-      print_text(rep);
+    if (*json) return print_json(session::to_json(rep));
+    if (rep.gpus.empty())
+      for (const auto& w : rep.warnings) std::cerr << w << "\n";
+    std::cout << session::to_text(rep);
   });
 }
 

@@ -17,6 +17,7 @@
 #include "analysis/interleaved.hpp"
 #include "control/controller.hpp"
 #include "control/policies.hpp"
+#include "session/control_view.hpp"  // to_json and to_text of the report
 #include "session/target.hpp"
 
 namespace regime::session {
@@ -187,10 +188,5 @@ EvaluationLength evaluation_length(const ControlRequest& request);
 // change the limit, so a dry one is refused (ReadOnly, ActuationRefused or InvalidArgument, by the
 // reason) before any work for thermal and once the gate would engage for regime-gated.
 ControlReport run_control(const ControlRequest& request);
-
-// Without --evaluate: the run, its actions and its measurement. With it: the evaluation contract
-// (policy, engaged, reason, baseline, controlled, the changes with intervals, verdict, actions)
-// and the same extensions.
-nlohmann::json to_json(const ControlReport& report);
 
 }  // namespace regime::session
