@@ -31,6 +31,9 @@ MODELS = {
     "vit_b_16": (128, "image", 224),
     "resnet18_cifar": (128, "image", 32),
     "transformer": (32, "tokens", 512),  # 12-layer encoder, d_model 1024, sequence 512
+    # One hidden layer of 8192 on random features: few kernels a step, so hundreds of steps a
+    # second (the batch sets the rate: bench/h200_mlp_batch.py finds one for a target rate).
+    "mlp": (2048, "features", 8192),
 }
 
 
@@ -79,7 +82,15 @@ def build(torch, name, batch, device):
     """The model, a synthetic batch on the device, and the loss for it."""
     nn = torch.nn
     _, kind, size = MODELS[name]
-    if kind == "tokens":
+    if kind == "features":
+        width, classes = size, 1000
+        model = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, classes))
+        x = torch.randn(batch, width, device=device)
+        y = torch.randint(0, classes, (batch,), device=device)
+
+        def loss_fn(out):
+            return nn.functional.cross_entropy(out, y)
+    elif kind == "tokens":
         d_model, vocab = 1024, 32000
         layer = nn.TransformerEncoderLayer(d_model, nhead=16, dim_feedforward=4 * d_model,
                                            batch_first=True, norm_first=True)
@@ -120,16 +131,13 @@ def build(torch, name, batch, device):
     return model.to(device), x, loss_fn
 
 
-def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    torch = need_torch(args.model)
+def make_train_step(torch, name, batch, device, amp):
+    """One full training step of `name` at `batch` as a function (bf16 autocast when `amp`)."""
     torch.backends.cudnn.benchmark = True
     torch.set_float32_matmul_precision("high")  # TF32 for fp32 matmuls, as training usually runs
-    batch = args.batch or MODELS[args.model][0]
-    model, x, loss_fn = build(torch, args.model, batch, args.device)
+    model, x, loss_fn = build(torch, name, batch, device)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    amp = args.amp == "bf16"
 
     def train_step():
         opt.zero_grad(set_to_none=True)
@@ -139,6 +147,14 @@ def main(argv=None):
         opt.step()
         torch.cuda.synchronize()  # the step ends when the GPU is done, not when it is queued
 
+    return train_step
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    torch = need_torch(args.model)
+    batch = args.batch or MODELS[args.model][0]
+    train_step = make_train_step(torch, args.model, batch, args.device, args.amp == "bf16")
     print("train.py: %s batch %d amp %s on %s, %s, regime markers %s"
           % (args.model, batch, args.amp, torch.cuda.get_device_name(), "torch " + torch.__version__,
              "on" if regime_step.enabled() else "off"), flush=True)
