@@ -1,8 +1,8 @@
 #!/bin/sh
 # CPU of `regime export --device nvml:all` on N fake GPUs (the fake NVML of tests/fake_nvml), one
 # round of reads a second, scraped every 15 s like Prometheus' default: user + system ticks of the
-# exporter from 5 s after its start (startup excluded) over SECONDS (docs/performance.md,
-# "Exporter").
+# exporter from 5 s after its start (startup excluded) over SECONDS, and how often each of its
+# threads woke (voluntary context switches) (docs/performance.md, "Exporter").
 #   bench/export_cpu.sh [BUILD_DIR] [GPUS=8] [SECONDS=180] [PORT=19470]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +21,15 @@ export FAKE_NVML_CONFIG="$tmp/config.json" FAKE_NVML_STATE="$tmp/state.json" \
 pid=$!
 sleep 5
 ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+# One line per thread: its id, name and wake-ups so far.
+wakeups() {
+  for t in /proc/"$pid"/task/*; do
+    awk -v tid="${t##*/}" '/^Name:/ {n = $2} /^voluntary_ctxt_switches:/ {w = $2}
+      END {print tid, n, w}' "$t/status"
+  done
+}
 t0=$(ticks)
+wakeups > "$tmp/wakeups0"
 n=$((seconds / 15))
 i=0
 while [ "$i" -lt "$n" ]; do
@@ -30,6 +38,9 @@ while [ "$i" -lt "$n" ]; do
   i=$((i + 1))
 done
 t1=$(ticks)
+wakeups > "$tmp/wakeups1"
 hz=$(getconf CLK_TCK)
 python3 -c "print(f'regime export, {$gpus} fake GPUs, {$n * 15} s: {($t1 - $t0) / $hz:.2f} s of CPU = {100 * ($t1 - $t0) / $hz / ($n * 15):.3f}% of a core')"
+join "$tmp/wakeups0" "$tmp/wakeups1" |
+  awk -v s=$((n * 15)) '{printf "  thread %s: %.2f wake-ups a second\n", $2, ($5 - $3) / s}'
 wait "$pid"

@@ -11,7 +11,9 @@
 #include <array>
 #include <bit>
 #include <chrono>
-#include <set>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "analysis/reasons.hpp"
 #include "common/version.hpp"
@@ -30,7 +32,7 @@ constexpr std::array kRegimes = {Regime::CapBound, Regime::ThermalBound, Regime:
 constexpr std::array kLimitKinds = {"current", "enforced", "default", "min", "max"};
 
 // Regime's own labels, and dcgm-exporter's for the same identity.
-Labels base(const GpuLabels& g) {
+Labels identity_labels(const GpuLabels& g) {
   return {{"index", g.index}, {"uuid", g.uuid},       {"model", g.model},      {"gpu", g.index},
           {"UUID", g.uuid},   {"modelName", g.model}, {"Hostname", g.hostname}};
 }
@@ -40,42 +42,64 @@ Labels with(Labels l, const std::string& key, const std::string& value) {
   return l;
 }
 
+// One series of a family, held by its metric so that a round sets a value without looking the
+// labels up: prometheus-cpp's Add copies and hashes the label set and allocates a metric on every
+// call, and with eight GPUs those calls were most of what the exporter's own code cost each round
+// (docs/performance.md, "Exporter"). Only the round loop adds and removes series.
 template <class T>
-void remove(Family<T>& f, const Labels& l) {
-  if (f.Has(l)) f.Remove(&f.Add(l));
-}
+class Series {
+ public:
+  Series(Family<T>& family, Labels labels) : family_(&family), labels_(std::move(labels)) {}
+  T& get() {
+    if (metric_ == nullptr) metric_ = &family_->Add(labels_);
+    return *metric_;
+  }
+  void remove() {
+    if (metric_ != nullptr) family_->Remove(metric_);
+    metric_ = nullptr;
+  }
 
-void set_gauge(Family<Gauge>& f, const Labels& l, std::optional<double> v) {
+ private:
+  Family<T>* family_;
+  Labels labels_;
+  T* metric_ = nullptr;
+};
+
+void set_gauge(Series<Gauge>& s, std::optional<double> v) {
   if (v)
-    f.Add(l).Set(*v);
+    s.get().Set(*v);
   else
-    remove(f, l);
+    s.remove();
 }
 
 // A device counter shown as a Prometheus counter: the exposed value follows the device's; a
 // device counter that went back (the driver restarted it) starts the series again from zero, which
 // Prometheus reads as a counter reset.
-void set_counter(Family<Counter>& f, const Labels& l, double total) {
-  Counter* c = &f.Add(l);
-  if (total < c->Value()) {
-    f.Remove(c);
-    c = &f.Add(l);
-  }
-  c->Increment(total - c->Value());
+void set_counter(Series<Counter>& s, double total) {
+  if (total < s.get().Value()) s.remove();
+  Counter& c = s.get();
+  c.Increment(total - c.Value());
 }
 
-// A series whose labels may change from round to round (a job's id, whether a cap is kept): the
-// one with the old labels goes when they change or when there is none (nullopt).
-void set_info(Family<Gauge>& f, std::map<GpuLabels, Labels>& seen, const GpuLabels& g,
-              const std::optional<Labels>& now, double value) {
-  auto it = seen.find(g);
-  if (it != seen.end() && (!now || it->second != *now)) {
-    remove(f, it->second);
-    seen.erase(it);
+// A series whose one extra label may change from round to round (a job's id, whether a cap is
+// kept): the series with the old value goes when it changes or when there is none (nullopt).
+struct InfoSeries {
+  std::string value;
+  std::optional<Series<Gauge>> series;
+};
+
+void set_info(Family<Gauge>& f, InfoSeries& info, const Labels& base, const std::string& key,
+              const std::optional<std::string>& value, double metric) {
+  if (info.series && (!value || info.value != *value)) {
+    info.series->remove();
+    info.series.reset();
   }
-  if (!now) return;
-  f.Add(*now).Set(value);
-  seen[g] = *now;
+  if (!value) return;
+  if (!info.series) {
+    info.series.emplace(f, with(base, key, *value));
+    info.value = *value;
+  }
+  info.series->get().Set(metric);
 }
 
 }  // namespace
@@ -101,8 +125,11 @@ std::string reason_label(uint64_t bits) {
   return out;
 }
 
-struct ExporterMetrics::Families {
-  explicit Families(prometheus::Registry& r)
+namespace {
+
+// The metric families, registered once.
+struct MetricFamilies {
+  explicit MetricFamilies(prometheus::Registry& r)
       : power(prometheus::BuildGauge()
                   .Name("regime_gpu_power_watts")
                   .Help("Power draw of the GPU (instantaneous; the driver's average where that is "
@@ -196,8 +223,43 @@ struct ExporterMetrics::Families {
   Family<Counter>& read_errors;
   Family<Gauge>& scrape_duration;
   Family<Counter>& scrapes;
-  std::map<GpuLabels, std::set<std::string>> reasons_seen;
-  std::map<GpuLabels, Labels> job_seen, cap_seen;  // the labels of each GPU's series now
+};
+
+// The series of one GPU, by what they hold.
+struct GpuSeries {
+  GpuSeries(MetricFamilies& f, const GpuLabels& g)
+      : base(identity_labels(g)),
+        power(f.power, base),
+        utilization(f.utilization, base),
+        temperature(f.temperature, base),
+        sm_clock(f.sm_clock, base),
+        up(f.up, base),
+        read_duration(f.read_duration, base),
+        energy(f.energy, base),
+        read_errors(f.read_errors, base) {
+    for (const char* kind : kLimitKinds) limits.emplace_back(f.limit, with(base, "limit", kind));
+    for (const Regime x : kRegimes)
+      regimes.emplace_back(f.regime, with(base, "regime", to_string(x)));
+  }
+  Labels base;
+  Series<Gauge> power, utilization, temperature, sm_clock, up, read_duration;
+  Series<Counter> energy, read_errors;
+  std::vector<Series<Gauge>> limits;            // by kLimitKinds
+  std::vector<Series<Gauge>> regimes;           // by kRegimes
+  std::map<uint64_t, Series<Counter>> reasons;  // by the reason bits of their counter
+  InfoSeries job, cap;
+};
+
+}  // namespace
+
+struct ExporterMetrics::Families : MetricFamilies {
+  using MetricFamilies::MetricFamilies;
+  GpuSeries& gpu(const GpuLabels& g) {
+    auto it = gpus.find(g);
+    if (it == gpus.end()) it = gpus.emplace(g, GpuSeries(*this, g)).first;
+    return it->second;
+  }
+  std::map<GpuLabels, GpuSeries> gpus;
 };
 
 std::vector<std::string> metric_names() {
@@ -230,69 +292,72 @@ ExporterMetrics::ExporterMetrics()
 ExporterMetrics::~ExporterMetrics() = default;
 
 void ExporterMetrics::publish(const GpuReading& r, const std::optional<Regime>& regime) {
-  const GpuLabels g = labels_of(r.info);
-  const Labels l = base(g);
+  GpuSeries& g = f_->gpu(labels_of(r.info));
   const Sample& s = r.sample;
-  set_gauge(f_->power, l, s.power_W ? s.power_W : s.power_avg_W);
+  set_gauge(g.power, s.power_W ? s.power_W : s.power_avg_W);
   if (s.energy_J)
-    set_counter(f_->energy, l, *s.energy_J);
+    set_counter(g.energy, *s.energy_J);
   else
-    remove(f_->energy, l);
-  set_gauge(f_->utilization, l, s.util_pct ? std::optional(*s.util_pct / 100.0) : std::nullopt);
-  set_info(f_->job, f_->job_seen, g,
-           r.job ? std::optional(with(l, "hpc_job", *r.job)) : std::nullopt, 1);
-  set_info(f_->cap, f_->cap_seen, g,
+    g.energy.remove();
+  set_gauge(g.utilization, s.util_pct ? std::optional(*s.util_pct / 100.0) : std::nullopt);
+  set_info(f_->job, g.job, g.base, "hpc_job", r.job, 1);
+  set_info(f_->cap, g.cap, g.base, "kept",
            r.capped && r.info.current_limit_W > 0
-               ? std::optional(with(l, "kept", r.cap_kept ? "true" : "false"))
+               ? std::optional<std::string>(r.cap_kept ? "true" : "false")
                : std::nullopt,
            r.info.current_limit_W);
-  set_gauge(f_->temperature, l, s.temp_C);
-  set_gauge(f_->sm_clock, l, s.sm_MHz ? std::optional(*s.sm_MHz * 1e6) : std::nullopt);
+  set_gauge(g.temperature, s.temp_C);
+  set_gauge(g.sm_clock, s.sm_MHz ? std::optional(*s.sm_MHz * 1e6) : std::nullopt);
   const std::array<double, kLimitKinds.size()> limits = {
       r.info.current_limit_W, r.info.enforced_limit_W, r.info.default_limit_W, r.info.min_limit_W,
       r.info.max_limit_W};
   for (size_t i = 0; i < kLimitKinds.size(); ++i)
-    set_gauge(f_->limit, with(l, "limit", kLimitKinds[i]),
-              limits[i] > 0 ? std::optional(limits[i]) : std::nullopt);
-  auto& seen = f_->reasons_seen[g];
-  std::set<std::string> now;
-  if (r.reason_times)
-    for (const auto& [bits, seconds] : r.reason_times->seconds_by_reason) {
-      const std::string name = reason_label(bits);
-      set_counter(f_->clock_event, with(l, "reason", name), seconds);
-      now.insert(name);
+    set_gauge(g.limits[i], limits[i] > 0 ? std::optional(limits[i]) : std::nullopt);
+  // A reason the device stopped counting loses its series; a new one gains one.
+  const std::map<uint64_t, double> none;
+  const auto& now = r.reason_times ? r.reason_times->seconds_by_reason : none;
+  for (auto it = g.reasons.begin(); it != g.reasons.end();) {
+    if (now.count(it->first)) {
+      ++it;
+      continue;
     }
-  for (const auto& name : seen)
-    if (!now.count(name)) remove(f_->clock_event, with(l, "reason", name));
-  seen = now;
-  for (const Regime x : kRegimes)
-    f_->regime.Add(with(l, "regime", to_string(x))).Set(regime == x ? 1 : 0);
-  f_->up.Add(l).Set(1);
-  f_->read_duration.Add(l).Set(r.read_s);
-  f_->read_errors.Add(l).Increment(static_cast<double>(r.failed_reads));
+    it->second.remove();
+    it = g.reasons.erase(it);
+  }
+  for (const auto& [bits, seconds] : now) {
+    auto it = g.reasons.find(bits);
+    if (it == g.reasons.end())
+      it = g.reasons
+               .emplace(bits, Series<Counter>(f_->clock_event,
+                                              with(g.base, "reason", reason_label(bits))))
+               .first;
+    set_counter(it->second, seconds);
+  }
+  for (size_t i = 0; i < kRegimes.size(); ++i)
+    g.regimes[i].get().Set(regime == kRegimes[i] ? 1 : 0);
+  g.up.get().Set(1);
+  g.read_duration.get().Set(r.read_s);
+  g.read_errors.get().Increment(static_cast<double>(r.failed_reads));
 }
 
-void ExporterMetrics::remove_gpu_series(const GpuLabels& g) {
-  const Labels l = base(g);
-  remove(f_->power, l);
-  remove(f_->energy, l);
-  remove(f_->utilization, l);
-  set_info(f_->job, f_->job_seen, g, std::nullopt, 0);
-  set_info(f_->cap, f_->cap_seen, g, std::nullopt, 0);
-  remove(f_->temperature, l);
-  remove(f_->sm_clock, l);
-  remove(f_->read_duration, l);
-  for (const char* kind : kLimitKinds) remove(f_->limit, with(l, "limit", kind));
-  for (const auto& name : f_->reasons_seen[g]) remove(f_->clock_event, with(l, "reason", name));
-  f_->reasons_seen.erase(g);
-  for (const Regime x : kRegimes) remove(f_->regime, with(l, "regime", to_string(x)));
+void ExporterMetrics::remove_gpu_series(const GpuLabels& gpu) {
+  GpuSeries& g = f_->gpu(gpu);
+  for (Series<Gauge>* s : {&g.power, &g.utilization, &g.temperature, &g.sm_clock, &g.read_duration})
+    s->remove();
+  g.energy.remove();
+  set_info(f_->job, g.job, g.base, "hpc_job", std::nullopt, 0);
+  set_info(f_->cap, g.cap, g.base, "kept", std::nullopt, 0);
+  for (auto& s : g.limits) s.remove();
+  for (auto& s : g.regimes) s.remove();
+  for (auto& [bits, s] : g.reasons) s.remove();
+  g.reasons.clear();
 }
 
-void ExporterMetrics::gpu_failed(const GpuLabels& g) {
-  remove_gpu_series(g);
-  const Labels l = base(g);
-  f_->up.Add(l).Set(0);
-  f_->read_errors.Add(l).Increment();
+void ExporterMetrics::gpu_failed(const GpuLabels& gpu) {
+  remove_gpu_series(gpu);
+  GpuSeries& g = f_->gpu(gpu);
+  g.up.get().Set(0);
+  g.read_errors.get().Increment();
 }
 
 std::string ExporterMetrics::scrape() {

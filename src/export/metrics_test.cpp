@@ -68,6 +68,15 @@ std::optional<double> value(const std::string& text, const std::string& series) 
   return std::stod(text.substr(at + series.size() + 2));
 }
 
+// How many lines of the text start with `prefix`.
+size_t lines_starting(const std::string& text, const std::string& prefix) {
+  size_t n = 0;
+  for (size_t at = text.find("\n" + prefix); at != std::string::npos;
+       at = text.find("\n" + prefix, at + 1))
+    ++n;
+  return n;
+}
+
 TEST(ExporterMetrics, PublishesEverySeriesWithTheGpuLabels) {
   ExporterMetrics m;
   GpuReading r = reading(498.5, 1000);
@@ -120,6 +129,18 @@ TEST(ExporterMetrics, AFieldNotReadLosesItsSeries) {
   EXPECT_FALSE(value(t, "regime_gpu_energy_joules_total{" + kGpu + "}")) << t;
   EXPECT_EQ(t.find("regime_gpu_clock_event_seconds_total{"), std::string::npos) << t;
   EXPECT_EQ(value(t, "regime_gpu_power_watts{" + kGpu + "}"), 300);
+  // Read again (the series are kept between rounds): each back once, with the new value.
+  r = reading(320, 30);
+  r.sample.temp_C = 66;
+  m.publish(r, Regime::Headroom);
+  const std::string again = m.scrape();
+  EXPECT_EQ(value(again, "regime_gpu_temperature_celsius{" + kGpu + "}"), 66) << again;
+  EXPECT_EQ(value(again, "regime_gpu_energy_joules_total{" + kGpu + "}"), 30) << again;
+  EXPECT_EQ(value(again, "regime_gpu_clock_event_seconds_total{" +
+                             gpu_labels({{"reason", "thermal"}}) + "}"),
+            0.25);
+  EXPECT_EQ(lines_starting(again, "regime_gpu_temperature_celsius{"), 1u) << again;
+  EXPECT_EQ(lines_starting(again, "regime_gpu_clock_event_seconds_total{"), 2u) << again;
 }
 
 TEST(ExporterMetrics, TheAveragedPowerStandsInForAMissingInstantReading) {
@@ -161,10 +182,29 @@ TEST(ExporterMetrics, ALostGpuKeepsOnlyTheExportersOwnSeriesUntilItAnswersAgain)
   EXPECT_EQ(value(t, "regime_exporter_gpu_up{" + kGpu + "}"), 0);
   EXPECT_EQ(value(t, "regime_exporter_read_errors_total{" + kGpu + "}"), 2);
   EXPECT_EQ(value(t, "regime_gpu_power_watts{" + gpu_labels({}, "0", "GPU-other") + "}"), 200);
-  m.publish(reading(310, 20), Regime::Headroom);
+  GpuReading back = reading(310, 20);
+  back.info.enforced_limit_W = 450;
+  m.publish(back, Regime::Idle);
+  m.publish(back, Regime::Idle);
   t = m.scrape();
   EXPECT_EQ(value(t, "regime_gpu_power_watts{" + kGpu + "}"), 310);
   EXPECT_EQ(value(t, "regime_exporter_gpu_up{" + kGpu + "}"), 1);
+  // Every GPU series is back, once, with this round's values.
+  EXPECT_EQ(value(t, "regime_gpu_power_limit_watts{" + gpu_labels({{"limit", "enforced"}}) + "}"),
+            450);
+  EXPECT_EQ(value(t, "regime_gpu_regime{" + gpu_labels({{"regime", "idle"}}) + "}"), 1);
+  EXPECT_EQ(value(t, "regime_gpu_clock_event_seconds_total{" +
+                         gpu_labels({{"reason", "sw_power_cap"}}) + "}"),
+            12.5);
+  EXPECT_EQ(value(t, "regime_exporter_read_errors_total{" + kGpu + "}"), 2);
+  // Both GPUs: one line each, five for the regimes and the limits.
+  for (const auto& [family, lines] :
+       std::map<std::string, size_t>{{"regime_gpu_power_watts{", 2},
+                                     {"regime_gpu_energy_joules_total{", 2},
+                                     {"regime_exporter_gpu_up{", 2},
+                                     {"regime_gpu_regime{", 10},
+                                     {"regime_gpu_power_limit_watts{", 10}})
+    EXPECT_EQ(lines_starting(t, family), lines) << family << "\n" << t;
 }
 
 TEST(ExporterMetrics, UtilizationBuildInfoAndTheDcgmExporterLabels) {

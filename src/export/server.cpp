@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -85,6 +86,14 @@ HttpAnswer plain(int status, std::string text) {
 }
 
 }  // namespace
+
+int poll_timeout_ms(std::optional<std::chrono::steady_clock::time_point> deadline,
+                    std::chrono::steady_clock::time_point now) {
+  if (!deadline) return -1;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - now).count();
+  // One more millisecond: poll rounds down, and a wake just before the deadline would be wasted.
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000)) + 1;
+}
 
 HttpAnswer answer_request(std::string_view request,
                           const std::function<std::string()>& metrics_text) {
@@ -178,7 +187,11 @@ int MetricsServer::start(const ListenAddress& address) {
   listen_fd_ = fd;
   wake_read_fd_ = wake[0];
   wake_write_fd_ = wake[1];
-  thread_ = std::thread([this] { serve(); });
+  thread_ = std::thread([this] {
+    // Named, so that `top -H` and /proc tell the server's thread from the round loop's.
+    ::pthread_setname_np(::pthread_self(), kServerThreadName);
+    serve();
+  });
   return port;
 }
 
@@ -208,17 +221,14 @@ void MetricsServer::serve() {
     polled_connections.clear();
     polled.push_back({wake_read_fd_, POLLIN, 0});
     polled.push_back({listen_fd_, POLLIN, 0});
-    auto next_deadline = Clock::now() + std::chrono::seconds(1);
+    std::optional<Clock::time_point> next_deadline;
     for (auto it = connections.begin(); it != connections.end(); ++it) {
       polled.push_back(
           {it->fd, static_cast<short>(it->phase == Phase::Writing ? POLLOUT : POLLIN), 0});
       polled_connections.push_back(it);
-      next_deadline = std::min(next_deadline, it->deadline());
+      next_deadline = std::min(next_deadline.value_or(it->deadline()), it->deadline());
     }
-    const auto wait_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now()).count();
-    if (::poll(polled.data(), polled.size(), static_cast<int>(std::max<int64_t>(wait_ms, 0)) + 1) <
-            0 &&
+    if (::poll(polled.data(), polled.size(), poll_timeout_ms(next_deadline, Clock::now())) < 0 &&
         errno != EINTR)
       break;
     if (polled[0].revents != 0) break;  // stop()

@@ -5,8 +5,10 @@
 // request is read into a fixed buffer (line and headers at most kMaxRequestBytes, a body never),
 // each connection has a deadline, and when all places are taken the oldest unanswered
 // connection makes room for the newest. The address is loopback unless the user names another.
+#include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -18,6 +20,15 @@ inline constexpr size_t kMaxRequestBytes = 8192;  // request line and headers
 inline constexpr size_t kMaxConnections = 256;    // at once, slow ones included
 inline constexpr double kRequestDeadline_s = 5;   // to send the request; Prometheus sends at once
 inline constexpr double kAnswerDeadline_s = 10;   // the whole exchange (Prometheus's timeout)
+
+// The server thread's name (at most 15 characters, the kernel's limit).
+inline constexpr const char* kServerThreadName = "regime-metrics";
+
+// How long the server's poll waits: until the nearest connection deadline (`deadline`), or, with
+// no connection open, until a client or stop() wakes it (-1): an idle exporter's server thread
+// never wakes on its own.
+int poll_timeout_ms(std::optional<std::chrono::steady_clock::time_point> deadline,
+                    std::chrono::steady_clock::time_point now);
 
 struct HttpAnswer {
   int status = 200;

@@ -6,6 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 namespace regime::exporter {
 namespace {
 
@@ -51,6 +55,42 @@ TEST(ExporterAnswer, ABadRequestLineIs400AndEveryAnswerCloses) {
   EXPECT_THAT(refused, HasSubstr("Allow: GET, HEAD\r\n"));
   EXPECT_THAT(refused, HasSubstr("Connection: close\r\n"));
   EXPECT_THAT(refused, HasSubstr("read-only"));
+}
+
+TEST(ExporterServerWait, UntilTheNearestDeadlineOrForeverWithoutConnections) {
+  const auto now = std::chrono::steady_clock::now();
+  EXPECT_EQ(poll_timeout_ms(std::nullopt, now), -1);
+  EXPECT_EQ(poll_timeout_ms(now + std::chrono::milliseconds(250), now), 251);
+  EXPECT_EQ(poll_timeout_ms(now - std::chrono::seconds(1), now), 1);  // past: at once
+  EXPECT_EQ(poll_timeout_ms(now + std::chrono::hours(1), now), 60'001);
+}
+
+// The voluntary context switches of this process's thread named `name` (each a wake-up from a
+// wait), or -1 when there is no such thread.
+long wakeups_of_thread(const std::string& name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream status(task.path() / "status");
+    std::string line, thread_name;
+    long switches = -1;
+    while (std::getline(status, line)) {
+      if (line.rfind("Name:", 0) == 0) thread_name = line.substr(line.find_first_not_of(" \t", 5));
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) switches = std::stol(line.substr(24));
+    }
+    if (thread_name == name) return switches;
+  }
+  return -1;
+}
+
+TEST(ExporterServerWait, AnIdleServerThreadDoesNotWake) {
+  MetricsServer server([] { return std::string("# nothing\n"); });
+  server.start(parse_listen_address("127.0.0.1:0"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // into its first wait
+  const long before = wakeups_of_thread(kServerThreadName);
+  ASSERT_GE(before, 0) << "no thread named " << kServerThreadName;
+  // It used to wake once a second with nothing to do.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  EXPECT_EQ(wakeups_of_thread(kServerThreadName), before);
+  server.stop();
 }
 
 }  // namespace
