@@ -3,8 +3,6 @@
 // Never changes a limit.
 #include "session/probe.hpp"
 
-#include <fmt/core.h>
-
 #include <iostream>
 #include <memory>
 
@@ -12,73 +10,9 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "session/job_devices.hpp"
+#include "session/probe_view.hpp"
 
 namespace regime::cli {
-
-namespace {
-
-void print_text(const session::ProbeReport& p) {
-  const RunRecord& rec = p.record;
-  const nlohmann::json& run = p.run;
-  std::cout << format_report(*p.report);
-  std::string status;
-  if (p.is_command && rec.exit_status)
-    status =
-        fmt::format(", exit status {}{}", *rec.exit_status,
-                    run["stopped_at_time_limit"].get<bool>() ? " (stopped at the time limit)" : "");
-  std::cout << fmt::format("run {}: {} on {} ({}), {:.1f} s{}, {} samples, {} step markers{}\n",
-                           rec.id, rec.workload, rec.device, rec.gpu_name,
-                           run["duration_s"].get<double>(), p.simulated ? " simulated" : "",
-                           run["samples"].get<size_t>(), run["step_markers"].get<size_t>(), status);
-  if (!p.simulated)
-    std::cout << fmt::format("  regime's own CPU: {:.2f}% of one core\n",
-                             run["sampler_cpu_pct"].get<double>());
-  if (run["read_retries"].get<long>() > 0 || run["failed_reads"].get<long>() > 0)
-    std::cout << fmt::format(
-        "  device reads: {} retried after a transient error, {} given up (field left empty)\n",
-        run["read_retries"].get<long>(), run["failed_reads"].get<long>());
-  std::cout << fmt::format("  trace {}\n  steps {}\n  saved as run {} in {}\n", rec.trace_path,
-                           rec.steps_path, rec.id, run["db"].get<std::string>());
-}
-
-// One line per GPU, then the job's figures and how the GPUs differ.
-void print_job(const session::JobProbeReport& p) {
-  for (const auto& g : p.gpus) {
-    const RunRecord& rec = g.record;
-    if (!g.report) {
-      std::cout << fmt::format("{} ({}): {}\n", rec.device, rec.gpu_name, g.failure);
-      continue;
-    }
-    const Measurement& m = g.report->measurement;
-    std::cout << fmt::format(
-        "{} ({}): {} (confidence {:.2f}), {:.1f} W mean, {:.2f} J/{}, run {}\n  trace {}\n",
-        rec.device, rec.gpu_name, to_string(g.report->regime), g.report->confidence, m.avg_power_W,
-        m.energy_per_step_J, m.per_second ? "s" : "step", rec.id, rec.trace_path);
-  }
-  if (p.job) {
-    const Measurement& j = *p.job;
-    std::cout << fmt::format(
-        "job on {} GPUs: {}; time per {} {:.4f} s [{:.4f}, {:.4f}], energy per {} {:.2f} J "
-        "[{:.2f}, {:.2f}] (summed over GPUs), {} steps\n",
-        p.gpus.size(), to_string(*p.job_regime), j.per_second ? "second" : "step",
-        j.time_per_step_s, j.time_per_step_ci_s.first, j.time_per_step_ci_s.second,
-        j.per_second ? "second" : "step", j.energy_per_step_J, j.energy_per_step_ci_J.first,
-        j.energy_per_step_ci_J.second, j.steps);
-    std::cout << fmt::format(
-        "  spread between GPUs: energy per step {:.1f}%, mean power {:.1f} W (highest: {})\n",
-        100 * p.spread->energy_rel, p.spread->power_W,
-        p.gpus[static_cast<size_t>(p.spread->highest_gpu)].record.device);
-  }
-  if (p.usage.is_object())
-    std::cout << fmt::format("  the job's GPUs (CUDA_VISIBLE_DEVICES {}): {}{}\n",
-                             p.usage["cuda_visible_devices"].is_null()
-                                 ? std::string("unset")
-                                 : p.usage["cuda_visible_devices"].get<std::string>(),
-                             p.usage["job_gpus"].dump(),
-                             p.usage["match"].get<bool>() ? ", as measured" : "");
-}
-
-}  // namespace
 
 void add_probe(CLI::App& root, Context& ctx) {
   auto r = std::make_shared<session::ProbeRequest>();
@@ -142,10 +76,8 @@ void add_probe(CLI::App& root, Context& ctx) {
       progress.clear();
       print_warnings(jp.warnings);
       ctx.exit_status = jp.exit_status;
-      if (*json)
-        print_json(session::to_json(jp));
-      else
-        print_job(jp);
+      if (*json) return print_json(session::to_json(jp));
+      std::cout << session::to_text(jp);
       return;
     }
     session::ProbeReport p = session::run_probe(request);
@@ -156,10 +88,8 @@ void add_probe(CLI::App& root, Context& ctx) {
       std::cerr << "regime: " << p.failure << "\n";
       return;
     }
-    if (*json)
-      print_json(session::to_json(p));
-    else
-      print_text(p);
+    if (*json) return print_json(session::to_json(p));
+    std::cout << session::to_text(p);
   });
 }
 

@@ -10,6 +10,7 @@
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
 #include "session/job_devices.hpp"
+#include "session/probe_view.hpp"
 #include "trace/csv.hpp"
 
 namespace regime::session {
@@ -381,29 +382,6 @@ ProbeReport run_probe(const ProbeRequest& r) {
 JobProbeReport run_job_probe(const ProbeRequest& r) {
   validate(r);
   return probe_gpus(r, open_job(r.device, r.workload));
-}
-
-nlohmann::json to_json(const ProbeReport& p) {
-  nlohmann::json out = p.report ? regime::to_json(*p.report) : nlohmann::json::object();
-  for (auto& [k, v] : p.run.items()) out[k] = v;
-  return out;
-}
-
-nlohmann::json to_json(const JobProbeReport& p) {
-  nlohmann::json gpus = nlohmann::json::array();
-  for (const auto& g : p.gpus) {
-    nlohmann::json j = to_json(g);
-    if (!g.failure.empty()) j["failure"] = g.failure;
-    gpus.push_back(j);
-  }
-  nlohmann::json job = nullptr;
-  if (p.job) {
-    job = {{"gpus", p.gpus.size()},
-           {"regime", to_string(*p.job_regime)},
-           {"measurement", regime::to_json(*p.job)},
-           {"spread", regime::to_json(*p.spread)}};
-  }
-  return {{"job", job}, {"gpus", gpus}, {"usage", p.usage}, {"warnings", p.warnings}};
 }
 
 }  // namespace regime::session

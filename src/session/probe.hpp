@@ -64,9 +64,6 @@ struct ProbeReport {
 // short cannot be measured. A command that failed by itself gives a report with `failure` set.
 ProbeReport run_probe(const ProbeRequest& request);
 
-// The report's JSON: the RegimeReport's with the run's fields added.
-nlohmann::json to_json(const ProbeReport& report);
-
 // One job on several GPUs (`--device nvml:0,1`, `nvml:all`): one process, one sampler per GPU,
 // a trace and a run record per GPU, and the job's figures (analysis/data_parallel.hpp).
 struct JobProbeReport {
@@ -82,6 +79,5 @@ struct JobProbeReport {
 
 // Error InvalidArgument for bad options or simulated devices (each is a machine of its own).
 JobProbeReport run_job_probe(const ProbeRequest& request);
-nlohmann::json to_json(const JobProbeReport& report);
 
 }  // namespace regime::session
