@@ -9,16 +9,12 @@
 
 namespace regime::session {
 
-namespace {
-
-nlohmann::json error_or_null(const std::string& error) {
-  return error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error);
-}
-
 size_t gpus_failed(const RestoreReport& r) {
   return std::count_if(r.gpus.begin(), r.gpus.end(),
                        [](const RestoreOutcome& o) { return !o.dry_run && !o.ok; });
 }
+
+namespace {
 
 size_t gpus_pending(const RestoreReport& r) {
   return std::count_if(r.gpus.begin(), r.gpus.end(),
@@ -40,29 +36,6 @@ RestoreReport restore_everything() {
   r.journal = journal_path().string();
   r.job_journal = job_journal_dir().string();
   return r;
-}
-
-nlohmann::json to_json(const RestoreReport& report) {
-  nlohmann::json gpus = nlohmann::json::array();
-  for (const RestoreOutcome& o : report.gpus)
-    gpus.push_back({{"device", o.device},
-                    {"uuid", o.uuid},
-                    {"original_limit_W", o.original_limit_W},
-                    {"ok", o.ok},
-                    {"would_restore", o.dry_run},
-                    {"error", error_or_null(o.error)}});
-  nlohmann::json jobs = nlohmann::json::array();
-  for (const StaleJob& s : report.jobs)
-    jobs.push_back({{"job_id", s.job_id},
-                    {"node", s.node},
-                    {"db", s.db.string()},
-                    {"ended", s.record.is_object()},
-                    {"error", error_or_null(s.error)}});
-  return {{"journal", report.journal},
-          {"read_only", report.read_only},
-          {"failed", gpus_failed(report)},
-          {"outcomes", gpus},
-          {"jobs_of_earlier_boots", jobs}};
 }
 
 std::vector<std::string> restore_warnings(const RestoreReport& report) {

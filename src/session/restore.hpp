@@ -2,7 +2,6 @@
 // `regime restore`: every original power limit in the journal brought back (after a crash,
 // kill -9, or a cap kept on purpose), then the records of scheduler jobs begun in an earlier boot
 // ended (the restore at boot: their epilog never ran).
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -24,8 +23,8 @@ struct RestoreReport {
 // report, not thrown.
 RestoreReport restore_everything();
 
-// {"journal", "read_only", "failed", "outcomes", "jobs_of_earlier_boots"}.
-nlohmann::json to_json(const RestoreReport& report);
+// The GPUs that a restore tried and could not restore (a read-only run tries none).
+size_t gpus_failed(const RestoreReport& report);
 
 // What the report leaves undone, one line each (for stderr): jobs that could not be ended, GPUs
 // left as they are because of REGIME_READ_ONLY, GPUs that could not be restored.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "session/restore_view.hpp"
+
 namespace regime::session {
 namespace {
 
