@@ -3,12 +3,11 @@
 // same rule `regime sweep` applies to its own measurements.
 #include "session/recommend.hpp"
 
-#include <fmt/core.h>
-
 #include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
+#include "session/recommend_view.hpp"
 
 namespace regime::cli {
 
@@ -19,35 +18,10 @@ struct RecommendArgs {
   bool json = false;
 };
 
-std::string ci_cell(const std::optional<std::pair<double, double>>& ci) {
-  return ci ? fmt::format("[{:+.1f}, {:+.1f}]", ci->first, ci->second) : std::string("-");
-}
-
 void run_recommend(const RecommendArgs& a) {
   const session::RecommendReport report = session::recommend(a.request);
-  if (a.json) return print_json(to_json(report));
-  std::cout << fmt::format("{}: {} workload(s), objective {}\n", report.source,
-                           report.decided.size(), report.objective);
-  std::cout << fmt::format("{:<48} {:<8} {:>8} {:>9} {:>16} {:>9} {:>16}  {}\n", "workload", "gpu",
-                           "cap W", "dE %", "dE 95%", "dT %", "dT 95%", "decision");
-  std::vector<std::string> notes;
-  for (const auto& t : report.decided) {
-    const auto& v = t.view;
-    std::cout << fmt::format("{:<48} {:<8} {:>8.1f} {:>+9.1f} {:>16} {:>+9.1f} {:>16}  {}\n",
-                             t.recommendation.workload, t.recommendation.gpu, v.cap_W,
-                             v.energy_change_pct, ci_cell(v.energy_change_ci_pct),
-                             v.time_change_pct, ci_cell(v.time_change_ci_pct),
-                             v.keep_default          ? "keep default"
-                             : v.saving_beyond_noise ? "cap"
-                                                     : "cap, within noise");
-    if (!v.time_bound_text.empty())
-      notes.push_back(fmt::format("{}: {}", t.recommendation.workload, v.time_bound_text));
-  }
-  for (const auto& n : notes) std::cout << "  " << n << "\n";
-  std::cout << "(dE, dT: energy and time per unit of work against the default limit, the highest "
-               "cap of each workload, with 95% intervals where the rows give them; \"within "
-               "noise\": the best row, its saving not beyond the rows' noise; --json gives each "
-               "decision's reason)\n";
+  if (a.json) return print_json(session::to_json(report));
+  std::cout << session::to_text(report);
 }
 
 }  // namespace

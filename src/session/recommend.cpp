@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include "common/error.hpp"
-#include "plan/decision_view.hpp"
 #include "trace/sweep_table.hpp"
 
 namespace regime::session {
@@ -28,15 +27,6 @@ RecommendReport recommend(const RecommendRequest& request) {
                            r.sweep.workload, r.sweep.device, r.sweep.objective);
   out.decided.push_back(std::move(r.decided));
   return out;
-}
-
-nlohmann::json to_json(const RecommendReport& report) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const TableDecision& t : report.decided)
-    list.push_back({{"workload", t.recommendation.workload},
-                    {"gpu", t.recommendation.gpu},
-                    {"decision", plan::decision_json(t.recommendation.decision, t.view)}});
-  return {{"workloads", list}};
 }
 
 }  // namespace regime::session

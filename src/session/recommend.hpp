@@ -1,7 +1,6 @@
 #pragma once
 // `regime recommend`: the decision for every workload of a sweep table, or for a sweep kept in the
 // run database, by the rule `regime sweep` applies to its own measurements.
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -27,8 +26,5 @@ struct RecommendReport {
 // `sweep_file` and `run`, and for a `run` that is not a sweep. A kept sweep decided again is kept
 // in the decisions table (decide_again).
 RecommendReport recommend(const RecommendRequest& request);
-
-// {"workloads": [{"workload", "gpu", "decision"}, ...]}: each decision with its reason.
-nlohmann::json to_json(const RecommendReport& report);
 
 }  // namespace regime::session
