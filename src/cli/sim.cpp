@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "session/sim_curve.hpp"
+#include "session/sim_curve_view.hpp"
 #include "session/sim_fit.hpp"
 
 namespace regime::cli {
@@ -16,27 +17,8 @@ namespace {
 void run_curve(const std::string& gpu_name, const std::string& workload_name,
                const std::string& caps_text, bool json) {
   const session::SimCurve curve = session::sim_curve(gpu_name, workload_name, caps_text);
-  if (json) return print_json(to_json(curve));
-  std::cout << fmt::format("{} on {} ({}), per step\n", curve.workload, curve.gpu_name,
-                           curve.gpu_model);
-  std::cout << fmt::format("{:>8} {:>10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>6}  {}\n", "cap W",
-                           "time ms", "power W", "energy J", "+-%", "SM MHz", "temp C", "util%",
-                           "limited by");
-  for (const session::CurvePoint& p : curve.points) {
-    const auto& s = p.state;
-    if (s.shutdown) {
-      std::cout << fmt::format(
-          "{:>8.1f}  shuts down: the die reaches its shutdown temperature {} C\n", p.cap_W,
-          curve.shutdown_temp_C);
-      continue;
-    }
-    std::cout << fmt::format(
-        "{:>8.1f} {:>10.3f} {:>10.1f} {:>10.3f} {:>6.0f}{} {:>8.0f} {:>7.1f} {:>6.1f}  {}\n",
-        p.cap_W, 1e3 * s.time_s, s.avg_power_W, s.energy_J, 100 * p.uncertainty.half_width_rel,
-        p.uncertainty.extrapolated ? "*" : " ", s.sm_MHz, s.temp_C, s.util_pct, p.limited_by);
-  }
-  if (const std::string note = session::extrapolation_note(curve); !note.empty())
-    std::cout << note << "\n";
+  if (json) return print_json(session::to_json(curve));
+  std::cout << session::to_text(curve);
 }
 
 void run_fit(const std::string& sweep_path, const std::optional<std::string>& gpu, int n,

@@ -1,7 +1,6 @@
 #pragma once
 // `regime sim curve`: the GPU twin's steady state of a simulated workload at each of a list of
 // caps, with the spec's uncertainty at each (docs/twin.md).
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -33,12 +32,5 @@ std::vector<double> parse_caps(const std::string& list);
 // limit range.
 SimCurve sim_curve(const std::string& gpu_model, const std::string& workload,
                    const std::string& caps);
-
-// {"gpu", "workload", "calibrated_caps_W", "points"}: a point where the GPU shuts down has null
-// time, power and energy.
-nlohmann::json to_json(const SimCurve& curve);
-
-// The footnote for caps outside the twin's calibration ("" when every point is within it).
-std::string extrapolation_note(const SimCurve& curve);
 
 }  // namespace regime::session

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "session/sim_curve_view.hpp"
 
 namespace regime::session {
 namespace {
