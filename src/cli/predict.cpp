@@ -12,54 +12,9 @@
 #include "cli/command.hpp"
 #include "cli/llm_options.hpp"
 #include "common/error.hpp"
+#include "session/predict_view.hpp"
 
 namespace regime::cli {
-
-namespace {
-
-std::string fmt_opt(const std::optional<double>& v, const char* spec) {
-  return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
-}
-
-void print_prediction(const session::PredictReport& r) {
-  const auto& p = r.prediction;
-  std::cout << fmt::format("{} on {} ({}):\n", r.workload, r.gpu, p.predictor);
-  std::string power = fmt_opt(p.avg_power_W, "{:.1f} W");
-  if (p.avg_power_W && p.power_half_width_rel)
-    power += fmt::format(" (+-{:.0f}%)", 100 * *p.power_half_width_rel);
-  std::cout << fmt::format("  mean power at the default limit: {}\n", power);
-  std::cout << fmt::format("  time per step: {}   energy per step: {}\n",
-                           fmt_opt(p.time_per_step_s, "{:.4g} s"),
-                           fmt_opt(p.energy_per_step_J, "{:.4g} J"));
-  std::cout << fmt::format("  regime: {}\n", p.regime.value_or("-"));
-  std::cout << fmt::format("  from: {}\n", p.note);
-  std::cout << "(a prediction, not a measurement: `regime probe` measures the pair)\n";
-}
-
-void print_eval(const session::EvalReport& r, bool by_family) {
-  std::cout << fmt::format("{} measured case(s)\n", r.cases.size());
-  std::cout << fmt::format("{:<14} {}{:<24} {:>5} {:>10} {:>17} {:>9} {:>10}\n", "gpu",
-                           by_family ? fmt::format("{:<20} ", "family") : "", "predictor", "n",
-                           "MAPE %", "95% CI %", "regime", "unanswered");
-  for (const auto& row : r.rows) {
-    std::string ci = row.mape_ci_pct ? fmt::format("[{:.1f}, {:.1f}]", row.mape_ci_pct->first,
-                                                   row.mape_ci_pct->second)
-                                     : "-";
-    std::string acc = row.regime_accuracy
-                          ? fmt::format("{:.0f}% /{}", 100 * *row.regime_accuracy, row.regime_n)
-                          : "-";
-    std::cout << fmt::format("{:<14} {}{:<24} {:>5} {:>10} {:>17} {:>9} {:>10}\n", row.gpu,
-                             by_family ? fmt::format("{:<20} ", row.group) : "", row.predictor,
-                             row.n, fmt_opt(row.mape_power_pct, "{:.1f}"), ci, acc, row.unanswered);
-  }
-  std::cout << "(MAPE: mean absolute percentage error of the mean power at the default limit; "
-               "regime: share named right / cases where both are known)\n";
-  if (r.requests_sent > 0 || r.cache_hits > 0)
-    std::cout << fmt::format("LLM: {} request(s) sent, {} answer(s) from the cache\n",
-                             r.requests_sent, r.cache_hits);
-}
-
-}  // namespace
 
 void add_predict(CLI::App& root, Context&) {
   auto* sub = root.add_subcommand(
@@ -116,20 +71,9 @@ void add_predict(CLI::App& root, Context&) {
   sub->callback([=] {
     if (eval->parsed()) {
       auto rep = session::run_predict_eval(*e);
-      if (*ejson) {
-        print_json(to_json(rep));
-        return;
-      }
-      print_eval(rep, e->by_family);
-      // The first few, then how many: with --examples all one profile-less case repeats a lot.
-      constexpr size_t kShown = 10;
-      for (size_t i = 0; i < rep.skipped.size() && i < kShown; ++i)
-        std::cerr << "regime: no prediction: " << rep.skipped[i] << "\n";
-      if (rep.skipped.size() > kShown)
-        std::cerr << fmt::format(
-            "regime: ... and {} more without a prediction (the rows count "
-            "them)\n",
-            rep.skipped.size() - kShown);
+      if (*ejson) return print_json(session::to_json(rep));
+      std::cout << session::to_text(rep, e->by_family);
+      for (const std::string& line : session::skipped_lines(rep)) std::cerr << line << "\n";
       return;
     }
     if (r->gpu.empty() || r->workload.empty())
@@ -143,20 +87,8 @@ void add_predict(CLI::App& root, Context&) {
         !p.regime)
       throw Error(ErrorKind::NotFound, fmt::format("no prediction from {}: {}", p.predictor,
                                                    p.note.empty() ? "no answer" : p.note));
-    if (r->show_prompt) {
-      nlohmann::json msgs = nlohmann::json::array();
-      for (const auto& m : rep.prompt) msgs.push_back({{"role", m.role}, {"content", m.content}});
-      if (*json) {
-        print_json({{"messages", msgs}});
-      } else {
-        for (const auto& m : rep.prompt) std::cout << "[" << m.role << "]\n" << m.content << "\n";
-      }
-      return;
-    }
-    if (*json)
-      print_json(to_json(rep));
-    else
-      print_prediction(rep);
+    if (*json) return print_json(session::to_json(rep));
+    std::cout << session::to_text(rep);
   });
 }
 

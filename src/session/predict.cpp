@@ -178,28 +178,13 @@ PredictReport run_predict(const PredictRequest& r) {
   if (r.show_prompt) {
     if (r.predictor.rfind("llm:", 0) != 0)
       throw Error(ErrorKind::InvalidArgument, "--show-prompt is for llm:* predictors");
+    rep.prompt_only = true;
     rep.prompt = predict::prompt_for(predict::parse_prompt_kind(r.predictor.substr(4)), q);
     return rep;
   }
   rep.prediction = m.predictor->predict(q);
   rep.requests_sent = m.predictor->requests_sent();
   return rep;
-}
-
-nlohmann::json to_json(const PredictReport& r) {
-  const auto& p = r.prediction;
-  auto opt = [](const std::optional<double>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-  };
-  return {{"gpu", r.gpu},
-          {"workload", r.workload},
-          {"predictor", p.predictor},
-          {"avg_power_W", opt(p.avg_power_W)},
-          {"time_per_step_s", opt(p.time_per_step_s)},
-          {"energy_per_step_J", opt(p.energy_per_step_J)},
-          {"regime", p.regime ? nlohmann::json(*p.regime) : nlohmann::json(nullptr)},
-          {"power_half_width_rel", opt(p.power_half_width_rel)},
-          {"note", p.note}};
 }
 
 EvalReport run_predict_eval(const EvalRequest& r) {
@@ -228,28 +213,6 @@ EvalReport run_predict_eval(const EvalRequest& r) {
     rep.cache_hits += m.predictor->cache_hits();
   }
   return rep;
-}
-
-nlohmann::json to_json(const EvalReport& r) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : r.rows) {
-    nlohmann::json j = {
-        {"gpu", row.gpu},
-        {"predictor", row.predictor},
-        {"n", row.n},
-        {"mape_power_pct",
-         row.mape_power_pct ? nlohmann::json(*row.mape_power_pct) : nlohmann::json(nullptr)},
-        {"regime_accuracy",
-         row.regime_accuracy ? nlohmann::json(*row.regime_accuracy) : nlohmann::json(nullptr)},
-        {"unanswered", row.unanswered}};
-    if (row.mape_ci_pct) j["mape_power_ci_pct"] = {row.mape_ci_pct->first, row.mape_ci_pct->second};
-    if (!row.group.empty()) j["family"] = row.group;
-    rows.push_back(j);
-  }
-  return {{"rows", rows},
-          {"cases", r.cases.size()},
-          {"llm_requests", r.requests_sent},
-          {"llm_cache_hits", r.cache_hits}};
 }
 
 std::optional<double> predicted_draw_W(const std::string& predictor, const std::string& gpu,

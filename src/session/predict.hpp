@@ -41,11 +41,11 @@ struct PredictReport {
   predict::Prediction prediction;
   std::optional<predict::Example> example;
   int requests_sent = 0;                     // to the LLM endpoint (0 when answered from the cache)
+  bool prompt_only = false;                  // show_prompt: no prediction was asked for
   std::vector<predict::ChatMessage> prompt;  // with show_prompt: what would be sent
 };
 
 PredictReport run_predict(const PredictRequest& request);
-nlohmann::json to_json(const PredictReport& report);
 
 struct EvalRequest {
   std::vector<std::string> measured;  // sweep tables and traces
@@ -73,7 +73,6 @@ std::vector<predict::MeasuredCase> cases_from_file(const std::string& path, cons
 std::vector<predict::MeasuredCase> cases_from_db(const std::string& path);
 
 EvalReport run_predict_eval(const EvalRequest& request);
-nlohmann::json to_json(const EvalReport& report);
 
 // The predicted draw at the default limit of a GPU + workload (for `regime sweep --prior`);
 // nullopt when the predictor has no answer. One-shot predictors are refused here.
