@@ -144,27 +144,6 @@ bool names_one_gpu(const std::string& uri) {
   return split_device_list(uri).size() == 1 && !parse_device_uri(uri).all();
 }
 
-nlohmann::json to_json(const LimitChange& change) {
-  nlohmann::json j = {{"device", change.before.device},
-                      {"uuid", change.before.uuid},
-                      {"old_limit_W", change.before.current_limit_W},
-                      {"requested_limit_W", change.requested_W},
-                      {"enforced_limit_W", change.enforced_W}};
-  if (change.restored_W)
-    j["restored_limit_W"] = *change.restored_W;
-  else
-    j["kept"] = true;
-  return j;
-}
-
-nlohmann::json to_json(const LimitRestore& restore) {
-  return {{"device", restore.before.device},
-          {"uuid", restore.before.uuid},
-          {"old_limit_W", restore.before.current_limit_W},
-          {"restored_to", restore.from_journal ? "journal" : "default"},
-          {"enforced_limit_W", restore.enforced_W}};
-}
-
 std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool actuate,
                                     double hold_s,
                                     const std::function<void(const LimitChange&)>& on_hold) {

@@ -43,21 +43,6 @@ struct LimitRestore {
 // a backend (nvml:all): `regime limit` then answers with one object rather than a list.
 bool names_one_gpu(const std::string& uri);
 
-// {"device", "uuid", "old_limit_W", "requested_limit_W", "enforced_limit_W"}, then
-// "restored_limit_W" after a hold or "kept": true.
-nlohmann::json to_json(const LimitChange& change);
-// {"device", "uuid", "old_limit_W", "restored_to": "journal" | "default", "enforced_limit_W"}.
-nlohmann::json to_json(const LimitRestore& restore);
-
-// What `regime limit --json` prints for the GPUs `uri` names (GpuInfo, LimitChange or
-// LimitRestore): one object for one GPU named alone, else a list.
-template <class Item>
-nlohmann::json limits_json(const std::string& uri, const std::vector<Item>& items) {
-  nlohmann::json all = nlohmann::json::array();
-  for (const Item& item : items) all.push_back(to_json(item));
-  return all.size() == 1 && names_one_gpu(uri) ? all[0] : all;
-}
-
 // Sets the limit through PowerLimitGuardSet on every GPU a device list names (nvml:0, nvml:0,1,
 // nvml:all): all or none, a set failing on one restores the others. hold_s >= 0: holds it that
 // long (calling `on_hold` for each GPU first), then restores; < 0: leaves it set and journaled.

@@ -1,6 +1,6 @@
-#include "session/devices.hpp"
-
 #include <gtest/gtest.h>
+
+#include "session/devices_view.hpp"
 
 namespace regime::session {
 namespace {
