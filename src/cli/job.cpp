@@ -7,6 +7,7 @@
 #include "cli/command.hpp"
 #include "session/job_leader.hpp"
 #include "session/job_requests.hpp"
+#include "session/job_view.hpp"
 
 namespace regime::cli {
 
@@ -19,47 +20,6 @@ struct JobOptions {
   std::string existing_comment;
   bool json = false;
 };
-
-std::string watts(const nlohmann::json& v) {
-  return v.is_number() ? fmt::format("{:g} W", v.get<double>()) : std::string("unchanged");
-}
-
-void print_begin(const nlohmann::json& r) {
-  std::cout << fmt::format("job {} on {}: --gpu-power={}\n", r["job_id"].get<std::string>(),
-                           r["node"].get<std::string>(), r["policy"].get<std::string>());
-  if (r["refused"].is_string())
-    std::cout << fmt::format("  not applied: {}\n", r["refused"].get<std::string>());
-  if (r.contains("policy_refused"))
-    std::cout << fmt::format("  not applied: {}\n", r["policy_refused"]["why"].get<std::string>());
-  for (const auto& g : r["gpus"])
-    std::cout << fmt::format(
-        "  {} (/dev/nvidia{}) {} ({}): {} -> {}; {}\n", g["device"].get<std::string>(),
-        g["minor_number"].get<int>(), g["name"].get<std::string>(), g["uuid"].get<std::string>(),
-        watts(g["limit_before_W"]), watts(g.contains("enforced_W") ? g["enforced_W"] : nullptr),
-        g["why"].get<std::string>());
-  if (r.contains("study"))
-    std::cout << fmt::format("  study: process {} watches step markers on {}\n",
-                             r["study"]["pid"].get<int>(),
-                             r["study"]["step_socket"].get<std::string>());
-}
-
-void print_end(const JobOptions& o, const session::JobEnd& e) {
-  if (e.record.is_null()) {
-    std::cout << fmt::format("nothing recorded for job {} on {} in {}\n", o.begin.job_id,
-                             o.begin.node, e.db.string());
-    return;
-  }
-  for (const auto& g : e.record["gpus"])
-    std::cout << fmt::format(
-        "  {} ({}): energy {}, limit {}\n", g["device"].get<std::string>(),
-        g["uuid"].get<std::string>(),
-        g["energy_J"].is_number() ? fmt::format("{:.1f} J", g["energy_J"].get<double>())
-                                  : std::string("unknown"),
-        g.contains("restored_W")                 ? "restored to " + watts(g["restored_W"])
-        : g.value("restored_by", "") == "reboot" ? std::string("reset by the node's reboot")
-                                                 : std::string("unchanged"));
-  std::cout << "admin_comment: " << e.admin_comment << "\n";
-}
 
 void add_job_id(CLI::App* cmd, std::string& job_id) {
   cmd->add_option("--job", job_id, "The scheduler's job id")->required();
@@ -103,7 +63,8 @@ void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
       std::cerr << fmt::format("regime: job {}: {}; the job runs with its limits unchanged\n",
                                o->begin.job_id, why);
     });
-    o->json ? print_json(r) : print_begin(r);
+    if (o->json) return print_json(r);
+    std::cout << session::job_begin_text(r);
   });
 }
 
@@ -133,9 +94,8 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   study->callback([o] {
     o->study.settings = session::parse_sweep_settings(o->study_text, o->study.settings);
     const nlohmann::json s = session::study_job_here(o->study);
-    std::cout << fmt::format("job {} on {}: study {}: {}\n", o->study.job_id,
-                             o->study.node.empty() ? o->begin.node : o->study.node,
-                             s.value("outcome", ""), s.value("why", ""));
+    std::cout << session::job_study_text(o->study.job_id,
+                                         o->study.node.empty() ? o->begin.node : o->study.node, s);
   });
 
   auto* end = job->add_subcommand(
@@ -149,7 +109,8 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   end->callback([o] {
     const session::JobEnd e =
         session::end_job_merging(o->begin.job_id, o->begin.node, o->begin.db, o->existing_comment);
-    o->json ? print_json(e.record) : print_end(*o, e);
+    if (o->json) return print_json(e.record);
+    std::cout << session::to_text(e, o->begin.job_id, o->begin.node);
   });
 
   auto* show = job->add_subcommand("show", "What was recorded for a job (every node's row)");
