@@ -1,5 +1,5 @@
-// regime report (RUN_ID | --db FILE [--gpu G] [--workload W]) -o report.html: one run drawn as a
-// self-contained HTML page (docs/report.md).
+// regime report (RUN_ID | control:ID | --db FILE [--gpu G] [--workload W]) -o report.html: one run
+// drawn as a self-contained HTML page (docs/report.md).
 #include "session/report.hpp"
 
 #include <fmt/core.h>
@@ -15,7 +15,7 @@ void add_report(CLI::App& root, Context&) {
   auto* sub = root.add_subcommand(
       "report", "Draw a run (timeline, regime, energy per step, other GPUs) as one HTML file");
   struct ReportArgs {
-    int64_t run_id = 0;
+    std::string run;
     std::string db;
     std::string gpu;
     std::string workload;
@@ -24,8 +24,9 @@ void add_report(CLI::App& root, Context&) {
     bool json = false;
   };
   auto a = std::make_shared<ReportArgs>();
-  auto* id = sub->add_option("run_id", a->run_id, "Run id in the store (regime probe prints it)")
-                 ->check(CLI::PositiveNumber);
+  auto* id = sub->add_option("run_id", a->run,
+                             "Run id in the store (regime probe prints it), or control:ID for a "
+                             "control run (regime control --json: stored_as)");
   sub->add_option("--db", a->db, "Run database (default: STATE_DIR/runs.sqlite)");
   auto* gpu = sub->add_option("--gpu", a->gpu,
                               "Without a run id: the newest finished run on a GPU whose name, "
@@ -42,7 +43,7 @@ void add_report(CLI::App& root, Context&) {
   sub->add_flag("--json", a->json, "Machine-readable summary");
   sub->callback([=] {
     session::ReportRequest req;
-    if (id->count()) req.run_id = a->run_id;
+    if (id->count()) req.run = a->run;
     req.db = a->db;
     if (gpu->count()) req.gpu = a->gpu;
     if (workload->count()) req.workload = a->workload;
@@ -51,6 +52,7 @@ void add_report(CLI::App& root, Context&) {
     const session::ReportResult r = session::write_report(req);
     if (a->json) {
       print_json({{"run_id", r.run_id},
+                  {"run", r.run},
                   {"output", r.out.string()},
                   {"bytes", r.bytes},
                   {"chart_library", r.chart_library.string()},
@@ -61,7 +63,7 @@ void add_report(CLI::App& root, Context&) {
     }
     std::cout << fmt::format(
         "wrote {} ({:.1f} KiB): run {}, {} of {} trace points drawn, {} run(s) compared\n",
-        r.out.string(), double(r.bytes) / 1024.0, r.run_id, r.timeline_points, r.trace_points,
+        r.out.string(), double(r.bytes) / 1024.0, r.run, r.timeline_points, r.trace_points,
         r.comparison_runs);
   });
 }

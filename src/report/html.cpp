@@ -45,7 +45,7 @@ details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 <div class="decision" id="decision"><span id="decision-text"></span><span class="why" id="decision-why"></span><span class="why" id="decision-restore"></span></div>
 <h2>Regime and evidence</h2>
 <div class="cards">
-  <div class="card"><div>regime</div><div class="big regime" id="regime"></div><div class="ci" id="confidence"></div></div>
+  <div class="card"><div id="regime-label">regime</div><div class="big regime" id="regime"></div><div class="ci" id="confidence"></div></div>
   <div class="card"><div id="energy-label">energy per step</div><div class="big" id="energy"></div><div class="ci" id="energy-ci"></div></div>
   <div class="card"><div id="time-label">time per step</div><div class="big" id="time"></div><div class="ci" id="time-ci"></div></div>
   <div class="card"><div>average power</div><div class="big" id="power"></div><div class="ci" id="window"></div></div>
@@ -57,12 +57,20 @@ details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 <p class="note" id="timeline-note"></p>
 <div id="timeline"></div>
 <p class="note" id="downsampling"></p>
+<div id="control-section" hidden>
+<h2 id="control-heading"></h2>
+<p class="note" id="control-note"></p>
+<div class="row2" id="control-charts"></div>
+<details id="control-box"><summary id="control-summary"></summary>
+<table id="control-table"></table>
+<table id="control-actions"></table></details>
+</div>
 <div id="sweep-section" hidden>
 <h2>Sweep: energy and time per step against the cap</h2>
 <p class="note" id="sweep-note"></p>
 <div class="row2" id="sweep-charts"></div>
 </div>
-<h2>Across GPUs and workloads</h2>
+<h2 id="comparison-heading">Across GPUs and workloads</h2>
 <p class="note" id="comparison-note"></p>
 <div class="row2" id="comparison-charts"></div>
 <table id="comparison"></table>
@@ -121,6 +129,18 @@ constexpr std::string_view kPageScript = R"JS(
   for (const [k, v] of Object.entries(reg.evidence || {}))
     addRow(ev, [[words(k)], [valueText(v), typeof v === 'number']]);
 
+  // A control run: the controller in the first card, its reason below the cards.
+  const ctl = data.control || null;
+  const span = (s) => s >= 7200 ? `${fmtN(s / 3600, 1)} h` : s >= 120 ? `${fmtN(s / 60, 1)} min` : `${fmtN(s, 0)} s`;
+  if (ctl) {
+    text('meta', `device ${run.device}` + (run.gpu_uuid ? ` (${run.gpu_uuid})` : '') + ` · stored ${run.started_at_utc} · policy ${ctl.policy} · ${span(ctl.duration_s || 0)} · trace ${run.trace_path}`);
+    text('regime-label', 'controller');
+    text('regime', `${ctl.policy}, ${ctl.engaged ? 'engaged' : 'stayed out'}`);
+    text('confidence', reg.name ? `probe: ${reg.name}, confidence ${fmtN(reg.confidence, 2)}` : (ctl.dry_run ? 'dry run: nothing set' : 'controlling from the start'));
+    text('advice', '');
+    if (!Object.keys(reg.evidence || {}).length) el('evidence-box').hidden = true;
+  }
+
   // Timeline: one chart per quantity on a shared time axis, zoomed together.
   const tl = data.timeline, S = tl.series;
   const pts = (s) => s.t_s.map((t, i) => [t, s.value[i]]);
@@ -153,8 +173,15 @@ constexpr std::string_view kPageScript = R"JS(
       dataZoom: [{ type: 'inside' }], series });
     timelineCharts.push(c);
   };
-  panel('chart-power', `Power (${tl.power_source}) and limit`, 'W',
-        [lineSeries('power', S.power_W, '#d9534f'), lineSeries('limit', S.limit_W, '#1b1b1b', { z: 5, lineStyle: { width: 2, type: 'dashed' } })], 'tall');
+  const powerSeries = [lineSeries('power', S.power_W, '#d9534f'), lineSeries('limit', S.limit_W, '#1b1b1b', { z: 5, lineStyle: { width: 2, type: 'dashed' } })];
+  // A control run's trace holds the limit's changes only: drawn as steps, each change marked.
+  if (ctl) {
+    powerSeries[1].step = 'end';
+    if (ctl.actions.length)
+      powerSeries.push({ name: ctl.dry_run ? 'would set' : 'limit change', type: 'scatter', symbol: 'triangle', symbolSize: 9, z: 6,
+                         color: '#8a2be2', data: ctl.actions.map((a) => [a.t_s, a.limit_W]) });
+  }
+  panel('chart-power', `Power (${tl.power_source}) and limit`, 'W', powerSeries, 'tall');
   panel('chart-temperature', 'Temperature', '°C', [lineSeries('temperature', S.temp_C, '#e69f00')]);
   panel('chart-sm-clock', 'SM clock', 'MHz', [lineSeries('SM clock', S.sm_MHz, '#0072b2')]);
   if (S.step_ms.t_s.length)
@@ -164,6 +191,11 @@ constexpr std::string_view kPageScript = R"JS(
   text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s); GPU ${tl.gpu}; ${tl.steps} step markers` +
        (win ? `; the shaded span is the steady window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '; no steady window was recorded.') +
        ' Scroll on a chart to zoom; the charts move together.');
+  if (ctl)
+    text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s)` + (ctl.gpus > 1 ? `; GPU ${ctl.gpu} of the job's ${ctl.gpus} (the first of --device)` : '') +
+         `. The trace as the run wrote it: the first ${ctl.whole_s} s whole, then per ${ctl.bucket_s} s the lowest and the highest of each field (steps: the shortest and the longest) and every change of the limit, whole` +
+         (ctl.actions.length ? `; each triangle is a limit the controller ${ctl.dry_run ? 'would have set' : 'set'}.` : '.') +
+         (win ? ` The shaded span is the window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '') + ' Scroll on a chart to zoom; the charts move together.');
   const names = { power_W: 'power', limit_W: 'limit', temp_C: 'temperature', sm_MHz: 'SM clock', step_ms: 'steps' };
   const parts = Object.entries(S).filter(([, s]) => s.input_points > 0).map(([k, s]) => s.reduced
       ? `${names[k]}: ${s.points.toLocaleString('en-US')} of ${s.input_points.toLocaleString('en-US')} points drawn (lowest and highest per column)`
@@ -231,8 +263,66 @@ constexpr std::string_view kPageScript = R"JS(
     text('sweep-note', 'No sweep ran: ' + data.sweep_skipped);
   }
 
+  // A control run: the figures it measured as it went (segments, or an evaluation's windows), each
+  // with its interval, and every change of the limit with why.
+  if (ctl) {
+    const F = ctl.figures, R = F.rows, evaluation = F.kind === 'evaluation';
+    const unitOf = evaluation ? 'window' : 'segment';
+    el('control-section').hidden = false;
+    text('control-heading', evaluation ? 'Evaluation: each window, baseline and controlled' : 'Segments: the run measured as it went');
+    const colour = (r) => r.kind === 'controlled' ? '#8a2be2' : r.kind === 'baseline' ? '#7f8fa6' : '#0072b2';
+    const mid = (r) => (r.t0_s + r.t1_s) / 2;
+    const figureChart = (id, title, unit, value, getCi, scale) => {
+      const holder = document.createElement('div');
+      el('control-charts').appendChild(holder);
+      addChart(holder, id, 'tall', {
+        title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } }, tooltip: { trigger: 'axis' },
+        grid: { left: 64, right: 24, top: 40, bottom: 40 },
+        xAxis: { type: 'value', name: 's', min: 0, max: Math.ceil(tmax), nameGap: 4 },
+        yAxis: { type: 'value', name: unit, scale: true, nameGap: 8 },
+        series: [
+          { name: 'median', type: 'scatter', symbolSize: 6, data: R.map((r) => ({ value: [mid(r), value(r) * scale], itemStyle: { color: colour(r) } })) },
+          { name: '95% interval', type: 'custom', encode: { x: 0, y: [1, 2] }, renderItem: errorBarItem(() => 3),
+            data: R.map((r) => { const a = getCi(r); return [mid(r), a[0] * scale, a[1] * scale]; }) }] });
+    };
+    if (R.length) {
+      figureChart('chart-control-energy', `Energy per ${R[0].per} of each ${unitOf} (median, 95% interval)`, 'J', (r) => r.energy_per_step_J, (r) => r.energy_per_step_ci_J, 1);
+      if (R[0].per === 'step')
+        figureChart('chart-control-time', `Time per step of each ${unitOf} (median, 95% interval)`, 'ms', (r) => r.time_per_step_s, (r) => r.time_per_step_ci_s, 1e3);
+    }
+    const ev = ctl.evaluation;
+    text('control-note', !R.length ? 'The run was too short to be measured in segments: its figures are the whole run\'s, above.'
+      : evaluation ? `${R.length} windows, baseline (grey) and controlled (purple), each measured after its first ${fmtN(ev ? ev.settle_s : null, 0)} s (the die settling at the new limit).` +
+                     (ev ? ` Fitted over the windows: energy per step ${pctCi(ev.energy_change_pct, ev.energy_change_ci_pct)}, time per step ${pctCi(ev.time_change_pct, ev.time_change_ci_pct)}: ${ev.verdict}.` : '')
+      : `${R.length} segments, each measured on its own as the run went and then forgotten; the figures above fold them all.`);
+    text('control-summary', `Each ${unitOf} (${R.length}) and each change of the limit (${ctl.actions.length})`);
+    const ft = el('control-table'), fh = ft.createTHead().insertRow();
+    for (const h of [unitOf, 'from, s', 'to, s', 'steps', `energy per ${R.length ? R[0].per : 'step'}, J`, '95% interval, J', 'time per step, ms', '95% interval, ms', 'power, W', 'temperature, C', 'limit, W'])
+      { const th = document.createElement('th'); th.textContent = h; fh.appendChild(th); }
+    const fb = ft.createTBody();
+    const iv = (a, s) => Array.isArray(a) ? `[${sig(a[0] * s)}, ${sig(a[1] * s)}]` : 'n/a';
+    R.forEach((r, i) => addRow(fb, [[`${i + 1} ${r.kind}`], [fmtN(r.t0_s, 1), true], [fmtN(r.t1_s, 1), true], [String(r.steps), true],
+      [sig(r.energy_per_step_J), true], [iv(r.energy_per_step_ci_J, 1), true], [sig(r.time_per_step_s * 1e3), true], [iv(r.time_per_step_ci_s, 1e3), true],
+      [fmtN(r.avg_power_W, 1), true], [fmtN(r.mean_temp_C, 1), true], [fmtN(r.mean_limit_W, 0), true]]));
+    const at = el('control-actions'), ah = at.createTHead().insertRow();
+    for (const h of ['at, s', 'limit, W', 'temperature, C', 'power, W', ctl.dry_run ? 'would set, because' : 'because'])
+      { const th = document.createElement('th'); th.textContent = h; ah.appendChild(th); }
+    const ab = at.createTBody();
+    for (const a of ctl.actions)
+      addRow(ab, [[fmtN(a.t_s, 1), true], [`${fmtN(a.old_limit_W, 0)} → ${fmtN(a.limit_W, 0)}`, true], [fmtN(a.temp_C, 1), true], [fmtN(a.power_W, 1), true], [a.why]]);
+  }
+
   // The decision first, in one line, with the same figures as every other view of it.
-  if (sw && sw.points.length) {
+  if (ctl) {
+    const ev = ctl.evaluation, changes = ctl.actions.length;
+    text('decision-text', `Controller ${ctl.policy}: ` +
+      (!ctl.engaged ? 'stayed out' : `${ctl.dry_run ? 'would have changed' : 'changed'} the limit ${changes} time(s)`) +
+      ` over ${span(ctl.duration_s || 0)}` + (ev
+        ? `; evaluated: energy per step ${pctCi(ev.energy_change_pct, ev.energy_change_ci_pct)}, time per step ${pctCi(ev.time_change_pct, ev.time_change_ci_pct)}: ${ev.verdict}.`
+        : `; energy per ${per} ${sig(m.energy_per_step_J)} J ${ci(m.energy_per_step_ci_J, 1, 'J')}.`));
+    text('decision-why', `${ctl.reason}.` + (ctl.dry_run && ctl.dry_run_reason ? ` Dry run: ${ctl.dry_run_reason}.` : '') +
+      ` Limit ${fmtN(ctl.limit_before_W, 0)} W before the run, ${fmtN(ctl.limit_after_W, 0)} W after.`);
+  } else if (sw && sw.points.length) {
     const d = sw.decision;
     text('decision-text', d.keep_default
       ? `Decision: keep the default limit (${sw.default_limit_W} W).`
@@ -259,7 +349,9 @@ constexpr std::string_view kPageScript = R"JS(
   }
   text('decision-restore', restoreText);
 
-  // Comparison: the newest measured run of each GPU + workload pair in the store.
+  // Comparison: the newest measured run of each GPU + workload pair in the store (probes; a control
+  // run's page leaves it out).
+  if (ctl) for (const id of ['comparison-heading', 'comparison-note', 'comparison-charts', 'comparison']) el(id).hidden = true;
   const cmp = data.comparison, rows = cmp.rows;
   const label = (r) => `#${r.id} ${r.gpu}\n${r.workload.length > 28 ? r.workload.slice(0, 27) + '…' : r.workload}`;
   const errorBars = (getCi, scale) => ({

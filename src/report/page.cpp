@@ -122,27 +122,11 @@ json comparison_rows(const RunRecord& current, const std::vector<RunRecord>& sto
           {"left_out_unmeasured", unmeasured}};
 }
 
-json build_page_data(const RunRecord& run, const Trace& trace,
-                     const std::vector<RunRecord>& store_runs, const PageOptions& options) {
-  if (!run.report.is_object() || !run.report.contains("regime"))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("run {} has no report (status {}): only a finished, measured run "
-                            "can be shown",
-                            run.id, run.status));
-  const json& m = measurement_of(run);
-  const int gpu = m.is_object() && m.contains("gpu") && m["gpu"].is_number_integer()
-                      ? m["gpu"].get<int>()
-                      : (trace.samples.empty() ? 0 : trace.samples.front().gpu);
-  std::vector<Sample> samples;
-  std::copy_if(trace.samples.begin(), trace.samples.end(), std::back_inserter(samples),
-               [&](const Sample& s) { return s.gpu == gpu; });
-  if (samples.empty())
-    throw Error(
-        ErrorKind::InvalidArgument,
-        fmt::format("run {}: the trace {} has no samples of GPU {}", run.id, run.trace_path, gpu));
+json timeline_data(const std::vector<Sample>& samples, const Trace& trace, const json& m,
+                   size_t cols, bool whole_limit) {
+  const int gpu = samples.front().gpu;
   double t0_s = samples.front().t_s;
   if (!trace.power_points.empty()) t0_s = std::min(t0_s, trace.power_points.front().t_s);
-  const size_t cols = options.columns;
 
   json series = json::object();
   std::string power_source;
@@ -167,7 +151,11 @@ json build_page_data(const RunRecord& run, const Trace& trace,
     auto [t, v] = field(samples, f);
     series[name] = series_json(t, v, t0_s, cols);
   };
-  add("limit_W", [](const Sample& s) { return s.limit_W; });
+  {
+    // Drawn from every point where the trace holds only its changes.
+    auto [t, v] = field(samples, [](const Sample& s) { return s.limit_W; });
+    series["limit_W"] = series_json(t, v, t0_s, whole_limit ? std::max(cols, t.size()) : cols);
+  }
   add("temp_C", [](const Sample& s) { return s.temp_C; });
   add("sm_MHz", [](const Sample& s) { return s.sm_MHz; });
   {
@@ -182,6 +170,36 @@ json build_page_data(const RunRecord& run, const Trace& trace,
   json window = nullptr;
   if (auto a = number(m, "window_start_s"), b = number(m, "window_end_s"); a && b)
     window = {*a - t0_s, *b - t0_s};
+  return {{"t0_s", t0_s},       {"gpu", gpu},
+          {"columns", cols},    {"power_source", power_source},
+          {"window_s", window}, {"steps", trace.steps.size()},
+          {"series", series}};
+}
+
+std::vector<Sample> samples_of_gpu(const Trace& trace, int gpu) {
+  std::vector<Sample> samples;
+  std::copy_if(trace.samples.begin(), trace.samples.end(), std::back_inserter(samples),
+               [&](const Sample& s) { return s.gpu == gpu; });
+  return samples;
+}
+
+json build_page_data(const RunRecord& run, const Trace& trace,
+                     const std::vector<RunRecord>& store_runs, const PageOptions& options) {
+  if (!run.report.is_object() || !run.report.contains("regime"))
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("run {} has no report (status {}): only a finished, measured run "
+                            "can be shown",
+                            run.id, run.status));
+  const json& m = measurement_of(run);
+  const int gpu = m.is_object() && m.contains("gpu") && m["gpu"].is_number_integer()
+                      ? m["gpu"].get<int>()
+                      : (trace.samples.empty() ? 0 : trace.samples.front().gpu);
+  const std::vector<Sample> samples = samples_of_gpu(trace, gpu);
+  if (samples.empty())
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("run {}: the trace {} has no samples of GPU {}", run.id, run.trace_path, gpu));
+  const size_t cols = options.columns;
 
   std::vector<double> limits_W;
   for (const Sample& s : samples)
@@ -211,14 +229,7 @@ json build_page_data(const RunRecord& run, const Trace& trace,
         {"advice", r.value("advice", json())},
         {"evidence", r.value("evidence", json::object())}}},
       {"measurement", m},
-      {"timeline",
-       {{"t0_s", t0_s},
-        {"gpu", gpu},
-        {"columns", cols},
-        {"power_source", power_source},
-        {"window_s", window},
-        {"steps", trace.steps.size()},
-        {"series", series}}},
+      {"timeline", timeline_data(samples, trace, m, cols, false)},
       {"comparison", comparison_rows(run, store_runs)},
       {"restore", limit_restore_section(std::nullopt, limits_W, gpu_label)},
   };

@@ -19,6 +19,17 @@ struct PageOptions {
   std::string generated_utc;  // shown on the page; the caller's clock, so this stays pure
 };
 
+// One GPU's timeline for the page: power (the driver's buffer where the trace has one, else the
+// samples'), limit, temperature, SM clock and steps, each reduced to `columns` pixel columns (the
+// limit drawn from every point when `whole_limit`: a control run's trace holds only its changes),
+// times from the first reading, and the window of `measurement` shaded. `samples` are that GPU's
+// samples of `trace`, not empty.
+nlohmann::json timeline_data(const std::vector<Sample>& samples, const Trace& trace,
+                             const nlohmann::json& measurement, size_t columns, bool whole_limit);
+
+// The samples of GPU `gpu` in the trace, in time order.
+std::vector<Sample> samples_of_gpu(const Trace& trace, int gpu);
+
 // `run` must be a finished run (its `report` JSON holds the regime and the measurement);
 // `store_runs` is every run in the store (any order), from which the comparison is drawn.
 // Error InvalidArgument when the run has no report or the trace has no samples of its GPU.

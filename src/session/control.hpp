@@ -116,6 +116,9 @@ struct ControlReport {
   nlohmann::json usage;              // which GPUs the job uses, against --device (job_devices)
   std::vector<std::string> warnings;
   std::optional<int64_t> stored_id;  // control:ID in the run database
+  // The trace files written as the run went, one per GPU in the order of --device, and how they
+  // are thinned (docs/control.md, "The trace on disk"); null before the run.
+  nlohmann::json trace;
 };
 
 // A long run measured as it goes (docs/control.md, "Long runs"): each segment of the run is

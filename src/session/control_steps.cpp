@@ -1,14 +1,19 @@
 #include "session/control_steps.hpp"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
 #include "analysis/data_parallel.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
+#include "common/utc_time.hpp"
 #include "session/job_devices.hpp"
+#include "session/settings.hpp"
 #include "twin/spec.hpp"
 
 namespace regime::session {
@@ -172,7 +177,7 @@ ControlSetup open_control(const ControlRequest& r) {
   const control::PolicySpec spec = checked_control_policy(r);
   ControlSetup s;
   s.gated = spec.name == "regime-gated";
-  s.targets = open_targets(resolve_job_device(r.device, r.workload));
+  s.targets = open_targets(resolve_job_devices(parse_device_set(r.device), r.workload));
   s.gpus = control_gpus(s.targets);
   s.policy = ActuationPolicy::from_flags(r.actuate);
   s.lanes = control_lanes(r, spec, s.targets, s.gpus, s.policy);
@@ -212,12 +217,59 @@ SegmentPlan segment_plan(const ControlRequest& r, double t0_s) {
   return p;
 }
 
+std::vector<std::filesystem::path> control_trace_files(size_t gpus) {
+  static std::atomic<int> runs{0};
+  const std::filesystem::path dir = state_dir() / "runs";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw Error(ErrorKind::Io, fmt::format("cannot make {} for the control run's trace: {}",
+                                           dir.string(), ec.message()));
+  std::string stamp = utc_now_iso();
+  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
+  const int n = ++runs;
+  std::vector<std::filesystem::path> out;
+  for (size_t i = 0; i < gpus; ++i)
+    out.push_back(dir / fmt::format("control-{}-{}-{}-gpu{}.trace.csv", stamp, ::getpid(), n, i));
+  return out;
+}
+
+nlohmann::json control_trace_json(const std::vector<std::filesystem::path>& trace_files) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const std::filesystem::path& f : trace_files) files.push_back(f.string());
+  return {{"files", files},
+          {"whole_s", kControlTraceRule.whole_s},
+          {"bucket_s", kControlTraceRule.bucket_s}};
+}
+
+WindowFigures window_figures(const std::string& kind, const Measurement& m) {
+  WindowFigures w;
+  w.kind = kind;
+  w.t0_s = m.window_start_s;
+  w.t1_s = m.window_end_s;
+  w.steps = m.steps;
+  w.per_second = m.per_second;
+  w.energy_per_step_J = m.energy_per_step_J;
+  w.energy_lo_J = m.energy_per_step_ci_J.first;
+  w.energy_hi_J = m.energy_per_step_ci_J.second;
+  w.time_per_step_s = m.time_per_step_s;
+  w.time_lo_s = m.time_per_step_ci_s.first;
+  w.time_hi_s = m.time_per_step_ci_s.second;
+  w.avg_power_W = m.avg_power_W;
+  w.mean_temp_C = m.mean_temp_C;
+  w.mean_limit_W = m.mean_limit_W;
+  return w;
+}
+
 namespace {
 
+using TraceWriters = std::vector<std::unique_ptr<ChunkedTraceWriter>>;
+
 // Runs the loop (under control when `cl` is given) to its end. When the plan is on, each GPU's
-// segment is measured at each cut and forgotten; the last segment is left to the caller.
+// segment is measured at each cut, written to its trace on disk with its figures, and forgotten;
+// the last segment is left to the caller.
 RunEnd run_to_end(RunLoop& loop, control::ControlLoop* cl, SegmentPlan& plan,
-                  std::vector<SegmentedMeasurement>& segments) {
+                  std::vector<SegmentedMeasurement>& segments, TraceWriters& writers) {
   auto advance = [&](double until_s) {
     if (cl) return cl->run_until(until_s);
     return loop.run_until([&](const Trace&, double now) { return now >= until_s; });
@@ -230,8 +282,12 @@ RunEnd run_to_end(RunLoop& loop, control::ControlLoop* cl, SegmentPlan& plan,
       if (end != RunEnd::StopRequested) return end;
       const double now = loop.now_s();
       const MeasureOptions& mo = segments.front().segments() == 0 ? plan.first : plan.later;
-      for (size_t i = 0; i < segments.size(); ++i)
-        segments[i].add(measure_window(loop.trace(i), plan.from_s, now, mo));
+      for (size_t i = 0; i < segments.size(); ++i) {
+        const Measurement m = measure_window(loop.trace(i), plan.from_s, now, mo);
+        segments[i].add(m);
+        writers[i]->write_chunk(loop.trace(i));
+        writers[i]->write_figures(window_figures("segment", m));
+      }
       loop.forget_before(now);
       plan.from_s = now;
     }
@@ -333,8 +389,10 @@ void measure_last_segment(RecordedControlRun& run) {
   for (size_t i = 0; i < run.segments.size(); ++i) {
     const bool first = run.segments[i].segments() == 0;
     try {
-      run.segments[i].add(measure_window(run.traces[i], run.plan.from_s, run.stats.t_end_s,
-                                         first ? run.plan.first : run.plan.later));
+      const Measurement m = measure_window(run.traces[i], run.plan.from_s, run.stats.t_end_s,
+                                           first ? run.plan.first : run.plan.later);
+      run.segments[i].add(m);
+      run.writers[i]->write_figures(window_figures("segment", m));
     } catch (const Error&) {
       if (first) throw;
     }
@@ -369,6 +427,9 @@ RecordedControlRun record_control_run(const ControlRequest& r, ControlSetup& s, 
   loop.start();
   const double t0 = loop.now_s();
   out.plan = segment_plan(r, t0);
+  out.trace_files = control_trace_files(s.gpus.size());
+  for (const std::filesystem::path& f : out.trace_files)
+    out.writers.push_back(std::make_unique<ChunkedTraceWriter>(f, t0, kControlTraceRule));
   for (ControlGpu& l : s.lanes) {
     l.rep.engaged = !s.gated;
     l.rep.reason = s.gated ? "" : l.rep.controller + ": controlling from the start";
@@ -381,13 +442,14 @@ RecordedControlRun record_control_run(const ControlRequest& r, ControlSetup& s, 
   if (cl && r.evaluate)
     out.windows = run_evaluation(loop, *cl, work, r, t0, s, rep, end);
   else
-    end = run_to_end(loop, cl ? &*cl : nullptr, out.plan, out.segments);
+    end = run_to_end(loop, cl ? &*cl : nullptr, out.plan, out.segments, out.writers);
   for (size_t k = 0; cl && k < engaged.size(); ++k) {
     ControlReport& g = s.lanes[engaged[k].gpu].rep;
     g.actions = cl->actions(k);
     g.decisions = cl->decisions(k);
   }
   out.traces = loop.finish_all(&out.stats);
+  for (size_t i = 0; i < out.traces.size(); ++i) out.writers[i]->write_chunk(out.traces[i]);
   if (out.plan.on) measure_last_segment(out);
   check_workload_end(end, work, out.stats);
   return out;
@@ -455,7 +517,14 @@ LaneFigures measure_lanes(const ControlRequest& r, ControlSetup& s, const Record
     g.measurement =
         run.plan.on ? run.segments[i].result() : measure(run.traces[i], measure_options(r));
     out.per_gpu.push_back(g.measurement);
-    if (evaluated) out.windows.push_back(measure_windows(run.traces[i], run.windows, s.settle_s));
+    if (evaluated) {
+      out.windows.push_back(measure_windows(run.traces[i], run.windows, s.settle_s));
+      for (const EvaluationWindow& w : out.windows.back())
+        run.writers[i]->write_figures(
+            window_figures(w.controlled ? "controlled" : "baseline", w.measurement));
+    }
+    run.writers[i]->finish();
+    g.trace = control_trace_json({run.trace_files[i]});
     if (g.evaluation) {
       g.evaluation->windows = out.windows.back();
       judge_windows(*g.evaluation);
@@ -509,6 +578,11 @@ void gather_job_report(ControlReport& rep, const std::vector<ControlGpu>& lanes,
   rep.origin_s = lanes.front().rep.origin_s;
   rep.measurement = combine_data_parallel(figures.per_gpu);
   rep.spread = gpu_spread(figures.per_gpu);
+  std::vector<std::filesystem::path> files;
+  for (const ControlGpu& l : lanes)
+    if (l.rep.trace.is_object())
+      for (const auto& f : l.rep.trace["files"]) files.emplace_back(f.get<std::string>());
+  rep.trace = control_trace_json(files);
   std::vector<Regime> regimes;
   for (const ControlGpu& l : lanes)
     if (l.rep.probe) regimes.push_back(l.rep.probe->regime);

@@ -4,6 +4,8 @@
 // time, its controller), the run length an evaluation needs, the refusals due before any work,
 // the gate's probe, the controlled run (plain or the interleaved windows of --evaluate), each
 // GPU's figures, and the report of one GPU or of the job gathered from its lanes.
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,6 +20,7 @@
 #include "session/control.hpp"
 #include "session/job_devices.hpp"
 #include "session/target.hpp"
+#include "trace/chunked_trace.hpp"
 
 namespace regime::session {
 
@@ -51,14 +54,31 @@ struct SegmentPlan {
 
 // What the run recorded: each GPU's trace (from the last segment's start when measured in
 // segments), the run's times, the evaluation's window spans ([start, end], run clock) and the
-// segments measured as the run went.
+// segments measured as the run went; and each GPU's trace on disk, written in chunks as the run
+// went (trace/chunked_trace.hpp), its writer open until the figures are in.
 struct RecordedControlRun {
   std::vector<Trace> traces;
   RunStats stats;
   std::vector<std::pair<double, double>> windows;
   SegmentPlan plan;
   std::vector<SegmentedMeasurement> segments;
+  std::vector<std::filesystem::path> trace_files;  // X.trace.csv per GPU, in the order of --device
+  std::vector<std::unique_ptr<ChunkedTraceWriter>> writers;
 };
+
+// How a control run's trace on disk is thinned (docs/control.md, "The trace on disk").
+inline constexpr ChunkRule kControlTraceRule{300, 10};
+
+// Where each GPU's trace of a control run goes: STATE_DIR/runs/control-UTC-PID-N-gpuI.trace.csv
+// (N counts the runs of this process), the folder made. Error Io when it cannot be.
+std::vector<std::filesystem::path> control_trace_files(size_t gpus);
+
+// Trace files as a control run's record names them: {"files": [X.trace.csv per GPU, in the order
+// of --device], "whole_s", "bucket_s"}.
+nlohmann::json control_trace_json(const std::vector<std::filesystem::path>& files);
+
+// A measured stretch as written beside the trace: its span, figures and 95% intervals.
+WindowFigures window_figures(const std::string& kind, const Measurement& m);
 
 // Each GPU's figures after the run: its measurement and, with an evaluation, its windows.
 struct LaneFigures {
@@ -123,8 +143,9 @@ std::vector<EvaluationWindow> measure_windows(const Trace& trace,
 // (analysis/interleaved.hpp), and the verdict.
 void judge_windows(Evaluation& evaluation);
 
-// After the run: each lane's limit read back, times and measurement, and under an evaluation its
-// windows, judged where it engaged.
+// After the run: each lane's limit read back, times, measurement and trace files, and under an
+// evaluation its windows, judged where it engaged (and written beside each GPU's trace, whose files
+// are then closed).
 LaneFigures measure_lanes(const ControlRequest& request, ControlSetup& setup,
                           const RecordedControlRun& run, bool evaluated);
 
@@ -136,7 +157,7 @@ std::vector<EvaluationWindow> job_windows(
 ControlReport one_gpu_report(const ControlReport& lane, const ControlReport& run);
 
 // A job: every GPU's report, and the job's figures over them (regime, reason, measurement,
-// spread, and its evaluation judged on the job's windows).
+// spread, every GPU's trace file, and its evaluation judged on the job's windows).
 void gather_job_report(ControlReport& rep, const std::vector<ControlGpu>& lanes,
                        const LaneFigures& figures, const RunStats& stats);
 

@@ -144,6 +144,7 @@ nlohmann::json run_json(const ControlReport& r) {
 
 nlohmann::json to_json(const ControlReport& r) {
   nlohmann::json j = run_json(r);
+  j["trace"] = r.trace;
   j["stored_as"] =
       r.stored_id ? nlohmann::json(fmt::format("control:{}", *r.stored_id)) : nlohmann::json();
   j["job_devices"] = r.usage;

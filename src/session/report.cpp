@@ -10,10 +10,14 @@
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "report/control_page.hpp"
 #include "report/page.hpp"
 #include "report/restore.hpp"
 #include "report/sweep.hpp"
+#include "session/runs.hpp"
+#include "session/sweep_view.hpp"
 #include "store/run_store.hpp"
+#include "trace/chunked_trace.hpp"
 #include "trace/csv.hpp"
 
 namespace regime::session {
@@ -26,11 +30,12 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-RunRecord pick_run(const ReportRequest& r, const std::vector<RunRecord>& runs, const fs::path& db) {
-  if (r.run_id) {
+RunRecord pick_run(const ReportRequest& r, std::optional<int64_t> run_id,
+                   const std::vector<RunRecord>& runs, const fs::path& db) {
+  if (run_id) {
     for (const RunRecord& rec : runs)
-      if (rec.id == *r.run_id) return rec;
-    throw Error(ErrorKind::NotFound, fmt::format("no run {} in {}", *r.run_id, db.string()));
+      if (rec.id == *run_id) return rec;
+    throw Error(ErrorKind::NotFound, fmt::format("no run {} in {}", *run_id, db.string()));
   }
   for (const RunRecord& rec : runs) {  // newest first
     if (rec.status != "done" || !rec.report.is_object()) continue;
@@ -76,6 +81,48 @@ size_t count_points(const nlohmann::json& series, const char* key) {
   return n;
 }
 
+// The page of control:ID from the trace it wrote as it went.
+ReportResult write_control_report(const ReportRequest& r, RunStore& store, int64_t id,
+                                  const fs::path& lib) {
+  const std::optional<ControlRunRecord> run = store.get_control_run(id);
+  if (!run)
+    throw Error(ErrorKind::NotFound, fmt::format("no control:{} in {}", id, store.path().string()));
+  const fs::path trace_file = report::control_trace_file(*run, 0);
+  if (!fs::exists(trace_file))
+    throw Error(ErrorKind::NotFound,
+                fmt::format("control:{}: its trace file {} is missing", id, trace_file.string()));
+  report::PageOptions po;
+  po.columns = r.columns;
+  po.generated_utc = now_utc();
+  const nlohmann::json page = report::build_control_page_data(
+      *run, 0, read_chunked_trace(trace_file), read_window_figures(trace_file), po);
+  const std::string html = report::render_html(page, read_file(lib));
+  write_file_atomic(r.out, html);
+
+  ReportResult out;
+  out.run_id = id;
+  out.run = fmt::format("control:{}", id);
+  out.out = r.out;
+  out.chart_library = lib;
+  out.bytes = html.size();
+  out.timeline_points = count_points(page["timeline"]["series"], "points");
+  out.trace_points = count_points(page["timeline"]["series"], "input_points");
+  return out;
+}
+
+// The run `run` names: a probe's id, or a control run's; nullopt for the newest matching probe.
+std::optional<RunRef> report_ref(const ReportRequest& r) {
+  if (!r.run) return std::nullopt;
+  const RunRef ref = parse_run_ref(*r.run);
+  if (ref.kind != RunRef::Kind::Probe && ref.kind != RunRef::Kind::Control)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("report: '{}' is a {}: regime report draws a probe (ID, probe:ID) or "
+                            "a control run (control:ID); a study draws its own page with "
+                            "`regime study --report FILE`",
+                            *r.run, to_string(ref.kind)));
+  return ref;
+}
+
 }  // namespace
 
 fs::path chart_library_path() {
@@ -87,13 +134,16 @@ ReportResult write_report(const ReportRequest& r) {
   if (r.out.empty()) throw Error(ErrorKind::InvalidArgument, "report: an output file is needed");
   if (r.columns < 10)
     throw Error(ErrorKind::InvalidArgument, "report: at least 10 columns are needed");
+  const std::optional<RunRef> ref = report_ref(r);
   const fs::path lib = existing_library();
   const fs::path db = RunStore::path_or_default(r.db);
   if (!fs::exists(db))
     throw Error(ErrorKind::NotFound, fmt::format("no run database at {}", db.string()));
   RunStore store(db);
+  if (ref && ref->kind == RunRef::Kind::Control)
+    return write_control_report(r, store, ref->id, lib);
   const std::vector<RunRecord> runs = store.list();
-  const RunRecord run = pick_run(r, runs, db);
+  const RunRecord run = pick_run(r, ref ? std::optional(ref->id) : std::nullopt, runs, db);
   if (run.trace_path.empty())
     throw Error(ErrorKind::NotFound, fmt::format("run {} has no trace file", run.id));
   std::optional<fs::path> steps;
@@ -109,6 +159,7 @@ ReportResult write_report(const ReportRequest& r) {
 
   ReportResult out;
   out.run_id = run.id;
+  out.run = std::to_string(run.id);
   out.out = r.out;
   out.chart_library = lib;
   out.bytes = html.size();

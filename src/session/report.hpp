@@ -1,6 +1,7 @@
 #pragma once
-// `regime report`: one run of the store (by id, or the newest finished one matching a GPU and a
-// workload) with its trace files, drawn as a self-contained HTML page (src/report).
+// `regime report`: one run of the store (a probe by id, or the newest finished one matching a GPU
+// and a workload; or a control run, control:ID) with its trace files, drawn as a self-contained
+// HTML page (src/report).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -12,9 +13,9 @@
 namespace regime::session {
 
 struct ReportRequest {
-  std::optional<int64_t> run_id;
-  std::string db;                       // default: RunStore::default_path()
-  std::optional<std::string> gpu;       // matches the GPU name, UUID or device URI (substring)
+  std::optional<std::string> run;  // "ID" or "probe:ID" (a probe), "control:ID" (a control run)
+  std::string db;                  // default: RunStore::default_path()
+  std::optional<std::string> gpu;  // matches the GPU name, UUID or device URI (substring)
   std::optional<std::string> workload;  // matches the workload (substring)
   std::filesystem::path out;
   size_t columns = 1200;
@@ -22,6 +23,7 @@ struct ReportRequest {
 
 struct ReportResult {
   int64_t run_id = 0;
+  std::string run;  // "3" for a probe, "control:3" for a control run
   std::filesystem::path out;
   std::filesystem::path chart_library;
   size_t bytes = 0;
@@ -40,8 +42,11 @@ std::filesystem::path chart_library_path();
 ReportResult write_study_report(const StudyReport& study, const std::filesystem::path& out,
                                 const std::string& trace_path, size_t columns = 1200);
 
-// Error NotFound when no run matches or the library is missing, InvalidArgument when the run has
-// no report, Io/Parse from the trace files.
+// Error NotFound when no run matches, its trace file is missing or the library is missing,
+// InvalidArgument when the run has no report or `run` names another kind (a sweep, a study),
+// Io/Parse from the trace files. A control run is drawn from the trace it wrote as it went: its
+// first GPU's timeline (of a job's, the first of --device), the controller's changes of the limit
+// and the figures of its segments or evaluation windows (report/control_page.hpp).
 ReportResult write_report(const ReportRequest& request);
 
 }  // namespace regime::session
