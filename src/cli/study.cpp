@@ -1,8 +1,6 @@
 // regime study --device D (--workload sim:NAME | -- CMD...) [--objective O]
 //   [--strategy adaptive|exhaustive] [--probe-seconds S] [--actuate] [--apply] [--json] [--out DIR]
 // The main job: probe, classify, sweep what the regime warrants, decide (src/session/study.hpp).
-#include "session/study.hpp"
-
 #include <fmt/core.h>
 
 #include <filesystem>
@@ -14,97 +12,11 @@
 #include "cli/sweep_options.hpp"
 #include "common/error.hpp"
 #include "session/report.hpp"
+#include "session/study_view.hpp"
 
 namespace regime::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string ci_text(double v, const Interval& ci, int digits) {
-  return fmt::format("{:.{}f} [{:.{}f}, {:.{}f}]", v, digits, ci.first, digits, ci.second, digits);
-}
-
-// The gated controller: why it stayed out, or its evaluation against no control.
-void print_control(const session::StudyControl& c) {
-  std::cout << "\ncontrol (regime-gated, thermal inside): ";
-  if (!c.run) {
-    std::cout << (c.skipped.empty() ? "not engaged: " + c.reason
-                                    : c.reason + "; not evaluated: " + c.skipped)
-              << "\n";
-    return;
-  }
-  const session::ControlReport& cr = *c.run;
-  std::cout << (cr.engaged ? "engaged: " : "not engaged: ") << cr.reason << "\n";
-  if (!cr.evaluation) {
-    std::cout << "   evaluated by: " << c.command << "\n";
-    return;
-  }
-  const session::Evaluation& ev = *cr.evaluation;
-  std::cout << fmt::format(
-      "   {} interleaved windows of {:.0f} s on one run ({:.0f} s), baseline first and last; "
-      "{} limit change(s)\n",
-      ev.windows.size(), ev.window_s, cr.duration_s, cr.actions.size());
-  for (const auto* arm : {&ev.baseline, &ev.controlled})
-    std::cout << fmt::format("   {:<11} energy per step {} J, time per step {} s\n",
-                             arm == &ev.baseline ? "baseline:" : "controlled:",
-                             ci_text(arm->energy_per_step_J, arm->energy_per_step_ci_J, 3),
-                             ci_text(arm->time_per_step_s, arm->time_per_step_ci_s, 4));
-  std::cout << fmt::format(
-      "   change: energy per step {:+.1f}% [{:+.1f}, {:+.1f}], time per step {:+.1f}% [{:+.1f}, "
-      "{:+.1f}] (95% intervals)\n",
-      ev.energy_change_pct, ev.energy_change_ci_pct.first, ev.energy_change_ci_pct.second,
-      ev.time_change_pct, ev.time_change_ci_pct.first, ev.time_change_ci_pct.second);
-  std::cout << "   verdict: " << to_string(ev.verdict) << "\n";
-  std::cout << "   evaluated by: " << c.command << "\n";
-}
-
-void print_text(const session::StudyReport& r, const std::string& out_dir) {
-  std::cout << fmt::format("study of {} on {} ({}), limit {:g} W (default {:g} W)\n\n", r.workload,
-                           r.device, r.info.name, r.info.enforced_limit_W, r.info.default_limit_W);
-  std::cout << "1. probe at the current limit (" << r.probe_seconds << " s):\n";
-  if (!r.gpu_regimes.empty()) {
-    // One job: each GPU's regime, then the most constrained GPU's report, which is the job's.
-    std::cout << fmt::format("   one job on {} GPUs; each GPU on its own figures:\n",
-                             r.gpu_regimes.size());
-    for (size_t i = 0; i < r.gpu_regimes.size(); ++i) {
-      const RegimeReport& g = r.gpu_regimes[i];
-      std::cout << fmt::format("   {:<8} {} (confidence {:.2f}), {:.1f} W mean, {:.2f} J/step\n",
-                               r.job_devices[i], to_string(g.regime), g.confidence,
-                               g.measurement.avg_power_W, g.measurement.energy_per_step_J);
-    }
-    if (r.job_measurement)
-      std::cout << fmt::format(
-          "   the job: energy per step {:.2f} J [{:.2f}, {:.2f}] summed over its GPUs; the most "
-          "constrained GPU's regime is the job's:\n",
-          r.job_measurement->energy_per_step_J, r.job_measurement->energy_per_step_ci_J.first,
-          r.job_measurement->energy_per_step_ci_J.second);
-  }
-  std::cout << format_report(r.regime) << "\n";
-  if (!r.plan.sweep) {
-    std::cout << "2. no sweep: " << r.plan.why << "\n";
-  } else {
-    std::cout << "2. sweep: " << r.plan.why << "\n";
-    if (!r.sweep) {
-      std::cout << "   not run: " << r.skipped << "\n";
-    } else {
-      const plan::SearchOutcome& o = r.sweep->outcome;
-      std::cout << fmt::format("   strategy {}, objective {}, {} probe(s) of {} planned cap(s)\n",
-                               plan::to_string(r.sweep->strategy), r.sweep->objective.text(),
-                               o.probes.size(), r.plan.caps.size());
-      std::cout << session::results_text(*r.sweep);
-      std::cout << "   search: " << o.stop_reason << "\n\n";
-      std::cout << "3. " << session::decision_text(*r.sweep) << "\n";
-      std::cout << "4. " << r.sweep->after << "\n";
-    }
-  }
-  print_control(r.control);
-  if (!out_dir.empty())
-    std::cout << fmt::format("\nwrote {}/probe.trace.csv, probe.steps.csv and study.json\n",
-                             out_dir);
-}
-
-}  // namespace
 
 void add_study(CLI::App& root, Context&) {
   auto r = std::make_shared<session::StudyRequest>();
@@ -164,21 +76,13 @@ void add_study(CLI::App& root, Context&) {
       // Several GPUs studied in turn, then one table of them all.
       if (!report_path->empty())
         throw Error(ErrorKind::InvalidArgument, "--report takes one device: study them one by one");
-      std::vector<session::StudyReport> reps = session::run_studies(*r);
+      const std::vector<session::StudyReport> reps = session::run_studies(*r);
       progress.stop();
-      std::vector<session::StudyRow> rows;
-      nlohmann::json all = nlohmann::json::array();
-      for (const auto& rep : reps) {
-        print_warnings(rep.warnings);
-        rows.push_back(session::study_row(rep));
-        nlohmann::json j = rep.json;
-        j["basis"] = rows.back().basis;
-        all.push_back(j);
-      }
+      for (const auto& rep : reps) print_warnings(rep.warnings);
       if (*json)
-        print_json(all);
+        print_json(session::to_json(reps));
       else
-        std::cout << session::format_study_table(rows);
+        std::cout << session::to_text(reps);
       return;
     }
     session::StudyReport rep = session::run_study(*r);
@@ -194,7 +98,7 @@ void add_study(CLI::App& root, Context&) {
     if (*json)
       print_json(rep.json);
     else
-      print_text(rep, r->out_dir);
+      std::cout << session::to_text(rep, r->out_dir);
   });
 }
 

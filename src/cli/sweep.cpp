@@ -13,38 +13,9 @@
 #include "cli/llm_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
+#include "session/sweep_view.hpp"
 
 namespace regime::cli {
-
-namespace {
-
-void print_report(const session::SweepReport& r) {
-  const plan::SearchOutcome& o = r.outcome;
-  std::cout << fmt::format("sweep of {} on {}: strategy {}, objective {}, {} probe(s)\n",
-                           r.workload, r.device, plan::to_string(r.strategy), r.objective.text(),
-                           o.probes.size());
-  if (o.regime) std::cout << fmt::format("regime at the default limit: {}\n", to_string(*o.regime));
-  if (!r.prior.empty())
-    std::cout << fmt::format("prior {}: predicted draw {}\n", r.prior,
-                             r.prior_draw_W ? fmt::format("{:.1f} W", *r.prior_draw_W)
-                                            : std::string("none (the search went its own way)"));
-  std::cout << session::results_text(r);
-  if (!r.job_devices.empty())
-    std::cout << fmt::format(
-        "one job on {} GPUs ({}): energy per step summed over them, power W per GPU (mean); "
-        "each GPU at each cap:\n{}",
-        r.job_devices.size(), r.gpu_label(), session::per_gpu_text(r));
-  std::cout << "search: " << o.stop_reason << "\n";
-  std::cout << session::decision_text(r);
-  if (!r.after.empty()) std::cout << r.after << "\n";
-  if (r.stored_id)
-    std::cout << fmt::format(
-        "kept as sweep:{} in {} (`regime recommend --run sweep:{} --objective O` decides it "
-        "again)\n",
-        *r.stored_id, r.db, *r.stored_id);
-}
-
-}  // namespace
 
 void add_sweep(CLI::App& root, Context&) {
   auto* sub = root.add_subcommand(
@@ -111,7 +82,7 @@ void add_sweep(CLI::App& root, Context&) {
     if (*json)
       print_json(session::to_json(rep));
     else
-      print_report(rep);
+      std::cout << session::to_text(rep);
   });
 }
 

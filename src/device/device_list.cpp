@@ -22,9 +22,10 @@ bool all_digits(const std::string& s) {
 
 }  // namespace
 
-std::vector<std::string> split_device_list(const std::string& text) {
-  // A replay table's path may hold commas: it is always one device.
-  if (text.rfind("replay:", 0) == 0) return {text};
+namespace {
+
+// The pieces of the list, one per device, each with its own parameters.
+std::vector<std::string> split_pieces(const std::string& text) {
   std::vector<std::string> out;
   size_t pos = 0;
   while (true) {
@@ -47,13 +48,22 @@ std::vector<std::string> split_device_list(const std::string& text) {
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  for (const std::string& uri : out) parse_device_uri(uri);  // each one well formed
+  return out;
+}
+
+}  // namespace
+
+std::vector<DeviceUri> parse_device_list(const std::string& text) {
+  // A replay table's path may hold commas: it is always one device.
+  if (text.rfind("replay:", 0) == 0) return {parse_device_uri(text)};
+  std::vector<DeviceUri> out;
+  for (const std::string& piece : split_pieces(text)) out.push_back(parse_device_uri(piece));
   for (size_t i = 0; i < out.size(); ++i)
     for (size_t j = i + 1; j < out.size(); ++j)
-      if (out[i] == out[j]) bad(text, "'" + out[i] + "' is named twice");
+      if (out[i].text == out[j].text) bad(text, "'" + out[i].text + "' is named twice");
   if (out.size() > 1)
-    for (const std::string& uri : out)
-      if (uri == "nvml:all") bad(text, "nvml:all already names every GPU");
+    for (const DeviceUri& uri : out)
+      if (uri.scheme == "nvml" && uri.all()) bad(text, "nvml:all already names every GPU");
   return out;
 }
 

@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "device/uri.hpp"
+
 namespace regime {
 
-// The device URIs in the order given, each one parse_device_uri accepts ("nvml:all" stays one
-// entry: the backend expands it). Error InvalidArgument for an empty list, an empty piece, a
-// parameter or index with no device before it, and a device named twice.
-std::vector<std::string> split_device_list(const std::string& text);
+// The devices in the order given, each parsed once as parse_device_uri parses it ("nvml:all"
+// stays one entry: the backend expands it). Error InvalidArgument for an empty list, an empty
+// piece, a parameter or index with no device before it, and a device named twice.
+std::vector<DeviceUri> parse_device_list(const std::string& text);
 
 }  // namespace regime

@@ -1,5 +1,7 @@
 #include "device/uri.hpp"
 
+#include <fmt/core.h>
+
 #include <charconv>
 
 #include "common/error.hpp"
@@ -110,6 +112,11 @@ DeviceUri parse_device_uri(const std::string& text) {
     if (uri.index() && *uri.index() < 0) bad(text, "negative GPU index");
   }
   return uri;
+}
+
+DeviceUri nvml_device(int index) {
+  const std::string target = fmt::format("{}", index);
+  return {"nvml:" + target, "nvml", target, {}};
 }
 
 }  // namespace regime

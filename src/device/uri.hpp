@@ -36,4 +36,7 @@ struct DeviceUri {
 // Error InvalidArgument with a message that shows the accepted forms.
 DeviceUri parse_device_uri(const std::string& text);
 
+// nvml:INDEX, for a GPU found by index rather than named by the user.
+DeviceUri nvml_device(int index);
+
 }  // namespace regime

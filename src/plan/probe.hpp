@@ -15,6 +15,10 @@ struct ProbeResult {
   std::string note;  // how the window was taken, when it matters ("not settled after 300 s")
 };
 
+// True when a probe's figures are per second (a window without step markers, accepted with
+// --per-second): then every figure of the search is read per second.
+bool any_per_second(const std::vector<ProbeResult>& probes);
+
 class Prober {
  public:
   virtual ~Prober() = default;

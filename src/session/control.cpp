@@ -13,6 +13,7 @@
 #include "common/version.hpp"
 #include "session/control_steps.hpp"
 #include "session/job_devices.hpp"
+#include "session/settings.hpp"
 #include "store/run_store.hpp"
 
 namespace regime::session {
@@ -214,7 +215,8 @@ void note_devices_used(ControlReport& rep, const std::vector<GpuInfo>& infos,
 
 EvaluationLength evaluation_length(const ControlRequest& r) {
   const control::PolicySpec spec = control::parse_policy(r.policy);
-  std::vector<Target> targets = open_targets(resolve_job_device(r.device, r.workload));
+  std::vector<Target> targets =
+      open_targets(resolve_job_devices(parse_device_set(r.device), r.workload));
   const std::vector<ControlGpu> lanes = control_lanes(r, spec, targets, control_gpus(targets),
                                                       ActuationPolicy::from_flags(r.actuate));
   EvaluationLength out;

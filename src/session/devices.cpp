@@ -135,20 +135,21 @@ std::vector<DeviceListing> list_devices() {
 
 std::vector<GpuInfo> show_limits(const std::string& uri) {
   std::vector<GpuInfo> out;
-  for (const std::string& one : split_device_list(uri))
+  for (const DeviceUri& one : parse_device_list(uri))
     for (auto& g : open_devices(one)) out.push_back(g->info());
   return out;
 }
 
 bool names_one_gpu(const std::string& uri) {
-  return split_device_list(uri).size() == 1 && !parse_device_uri(uri).all();
+  const std::vector<DeviceUri> devices = parse_device_list(uri);
+  return devices.size() == 1 && !devices.front().all();
 }
 
 std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool actuate,
                                     double hold_s,
                                     const std::function<void(const LimitChange&)>& on_hold) {
   std::vector<GpuPtr> gpus;
-  for (const std::string& one : split_device_list(uri))
+  for (const DeviceUri& one : parse_device_list(uri))
     for (auto& g : open_devices(one)) {
       gpus.push_back(agent::route_limit_changes(std::move(g)));
       if (hold_s < 0 && gpus.back()->changes_through_agent())
@@ -190,7 +191,7 @@ std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool a
 
 std::vector<LimitRestore> restore_limits(const std::string& uri, bool actuate) {
   std::vector<LimitRestore> out;
-  for (const std::string& one : split_device_list(uri))
+  for (const DeviceUri& one : parse_device_list(uri))
     for (auto& g : open_devices(one)) {
       LimitRestore r;
       r.before = g->info();

@@ -58,8 +58,8 @@ bool runs_as_job(const std::string& device) {
   return device == "nvml:job" || names_several(device);
 }
 
-std::string resolve_job_device(const std::string& device, const WorkloadSpec& spec) {
-  if (device != "nvml:job") return device;
+DeviceSet resolve_job_devices(const DeviceSet& set, const WorkloadSpec& spec) {
+  if (!set.command_gpus()) return set;
   if (spec.command.empty())
     throw Error(ErrorKind::InvalidArgument,
                 "--device nvml:job takes the GPUs of a command's CUDA_VISIBLE_DEVICES: give the "
@@ -69,7 +69,9 @@ std::string resolve_job_device(const std::string& device, const WorkloadSpec& sp
     throw Error(ErrorKind::NotFound,
                 fmt::format("--device nvml:job: the command sees no GPU (CUDA_VISIBLE_DEVICES={})",
                             command_env(spec.command, "CUDA_VISIBLE_DEVICES").value_or("unset")));
-  return join_devices(m.nvml_indices);
+  DeviceSet out{join_devices(m.nvml_indices), {}};
+  for (int i : m.nvml_indices) out.devices.push_back(nvml_device(i));
+  return out;
 }
 
 nlohmann::json job_devices_json(const std::vector<GpuInfo>& measured, const WorkloadSpec& spec) {

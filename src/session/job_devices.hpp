@@ -21,9 +21,10 @@ namespace regime::session {
 std::optional<std::string> command_env(const std::vector<std::string>& command,
                                        const std::string& var);
 
-// "nvml:job": the NVML GPUs the command will see, in CUDA's order ("nvml:2,nvml:0"); any other
-// device list unchanged. Error NotFound when the job sees no GPU.
-std::string resolve_job_device(const std::string& device, const WorkloadSpec& spec);
+// nvml:job: the NVML GPUs the command will see, in CUDA's order (nvml:2, nvml:0); any other set
+// as it is. Error InvalidArgument for nvml:job without a command, NotFound when the job sees no
+// GPU.
+DeviceSet resolve_job_devices(const DeviceSet& set, const WorkloadSpec& spec);
 
 // True for a --device that makes a job of several GPUs or asks for the job's own (nvml:job).
 bool runs_as_job(const std::string& device);

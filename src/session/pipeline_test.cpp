@@ -9,8 +9,13 @@
 #include "analysis/measure.hpp"
 #include "common/error.hpp"
 #include "session/probe.hpp"
-#include "session/study.hpp"
+#include "session/search_options.hpp"
+#include "session/settings.hpp"
+#include "session/study_steps.hpp"
 #include "session/sweep.hpp"
+#include "session/sweep_limits.hpp"
+#include "session/sweep_search.hpp"
+#include "session/sweep_setup.hpp"
 
 namespace regime::session {
 namespace {
@@ -141,22 +146,49 @@ TEST(SweepSteps, AJobsSearchCountsEveryGpuInItsPeakPower) {
   EXPECT_EQ(rep.strategy, plan::Strategy::Adaptive);
 }
 
-TEST(SweepSteps, SweepTargetsRestoresTheLimitAndRefusesAJobOfSimulatedGpus) {
-  std::vector<Target> one;
-  one.push_back(open_target("sim:gv100"));
-  const double before_W = one.front().gpu().info().enforced_limit_W;
+TEST(SweepSteps, SweepSiteRestoresTheLimit) {
+  RunSite site = open_site(parse_device_set("sim:gv100"), builtin("sim:cnn5"), "example");
+  const double before_W = site.infos.front().enforced_limit_W;
   SweepSettings s;
   s.strategy = plan::Strategy::Exhaustive;
-  const SweepReport rep =
-      sweep_targets(one, builtin("sim:cnn5"), {250, 150}, s, ActuationPolicy::from_flags(false));
+  const SweepReport rep = sweep_site(site, {250, 150}, s, ActuationPolicy::from_flags(false));
   EXPECT_EQ(rep.outcome.probes.size(), 2u);
   EXPECT_EQ(rep.after.rfind("restored the original limit 250 W", 0), 0u) << rep.after;
-  EXPECT_DOUBLE_EQ(one.front().gpu().info().enforced_limit_W, before_W);
+  EXPECT_DOUBLE_EQ(site.gpus.front()->info().enforced_limit_W, before_W);
+}
 
-  std::vector<Target> two = open_targets("sim:t4,sim:l4");
-  EXPECT_THROW(
-      sweep_targets(two, builtin("sim:cnn5"), {70, 60}, s, ActuationPolicy::from_flags(false)),
-      Error);
+// Checked before anything is opened: a job's GPUs share one clock, a simulated GPU has its own,
+// a built-in workload runs only on a simulated GPU, a command only on a real one.
+TEST(RunSite, RefusesWhatCannotRunBeforeOpeningAnything) {
+  auto why = [](const std::string& devices, const WorkloadSpec& spec) {
+    try {
+      open_site(parse_device_set(devices), spec, "EXAMPLE");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  WorkloadSpec command;
+  command.command = {"true"};
+  EXPECT_NE(
+      why("sim:t4,sim:l4", builtin("sim:cnn5")).find("each simulated GPU is a machine of its own"),
+      std::string::npos);
+  EXPECT_NE(why("nvml:0", builtin("sim:cnn5")).find("runs only on a simulated device"),
+            std::string::npos);
+  EXPECT_NE(why("sim:t4", command).find("is simulated"), std::string::npos);
+  EXPECT_NE(why("sim:t4", WorkloadSpec{}).find("EXAMPLE"), std::string::npos);
+}
+
+TEST(RunSite, OpensOneSimulatedGpuWithItsWorkload) {
+  RunSite site = open_site(parse_device_set("sim:t4"), builtin("sim:cnn5"), "example");
+  EXPECT_FALSE(site.job());
+  EXPECT_TRUE(site.simulated);
+  EXPECT_FALSE(site.physical);
+  EXPECT_EQ(site.devices, std::vector<std::string>{"sim:t4"});
+  EXPECT_EQ(site.workload, "sim:cnn5");
+  EXPECT_EQ(site.infos.front().name, site.gpus.front()->info().name);
+  // A new workload per call: a restart sweep starts it once per cap.
+  EXPECT_NE(site.start_workload().get(), nullptr);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "common/utc_time.hpp"
 #include "session/job_devices.hpp"
 #include "session/probe_view.hpp"
+#include "session/settings.hpp"
 #include "trace/csv.hpp"
 
 namespace regime::session {
@@ -147,7 +148,7 @@ ProbeGpus open_one(const std::string& device) {
 
 ProbeGpus open_job(const std::string& device, const WorkloadSpec& spec) {
   ProbeGpus set;
-  set.targets = open_targets(resolve_job_device(device, spec));
+  set.targets = open_targets(resolve_job_devices(parse_device_set(device), spec));
   set.gpus = job_gpus(set.targets);
   for (Gpu* g : set.gpus) set.infos.push_back(g->info());
   set.job = true;

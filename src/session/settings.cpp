@@ -13,19 +13,7 @@ namespace regime::session {
 
 DeviceSet parse_device_set(const std::string& text) {
   if (text == "nvml:job") return {text, {}};
-  // One device with a scheme and no list around it: device_list.hpp would accept it as it is.
-  if (text.find(':') != std::string::npos &&
-      (text.find(',') == std::string::npos || text.rfind("replay:", 0) == 0))
-    return one_device(parse_device_uri(text));
-  DeviceSet set{text, {}};
-  for (const std::string& uri : split_device_list(text))
-    set.devices.push_back(parse_device_uri(uri));
-  return set;
-}
-
-DeviceSet resolve_job_devices(const DeviceSet& set, const WorkloadSpec& spec) {
-  if (!set.command_gpus()) return set;
-  return parse_device_set(resolve_job_device(set.text, spec));
+  return {text, parse_device_list(text)};
 }
 
 Target open_target(const std::string& uri) { return open_target(parse_device_uri(uri)); }
@@ -77,6 +65,23 @@ SweepSettings parse_sweep_settings(const SweepSettingsText& text, SweepSettings 
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--mode '{}': expected live or restart", text.mode));
   return given;
+}
+
+nlohmann::json settings_json(const SweepSettings& s, const std::string& caps) {
+  return {{"caps", caps},
+          {"strategy", plan::to_string(s.strategy)},
+          {"objective", s.objective.text()},
+          {"mode", to_string(s.mode)},
+          {"apply", s.apply},
+          {"force", s.force},
+          {"settle_s", s.budget.settle_s},
+          {"max_settle_s", s.budget.max_settle_s},
+          {"warmup_steps", s.budget.warmup_steps},
+          {"target_rel_ci", s.budget.target_rel_ci},
+          {"min_steps", s.budget.min_steps},
+          {"max_steps", s.budget.max_steps},
+          {"max_probe_s", s.budget.max_probe_s},
+          {"per_second", s.budget.accept_per_second}};
 }
 
 }  // namespace regime::session

@@ -4,6 +4,7 @@
 // `regime study` call these at their boundary; every session step after takes the typed values
 // and parses nothing.
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,6 @@ namespace regime::session {
 // "nvml:job", "replay:FILE". Error InvalidArgument worded as device/device_list.hpp and
 // device/uri.hpp word it.
 DeviceSet parse_device_set(const std::string& text);
-
-// nvml:job: the NVML GPUs the command will see (session/job_devices.hpp); any other set as it is.
-DeviceSet resolve_job_devices(const DeviceSet& set, const WorkloadSpec& spec);
 
 // --mode of a sweep: one run with the caps changed between windows, or one run per cap.
 enum class SweepMode { Live, Restart };
@@ -63,6 +61,9 @@ struct SweepSettingsText {
   std::string objective = plan::kDefaultObjective;
   std::string mode = "live";
 };
+
+// How a sweep was asked for, as kept in the run database; `caps` as given ("auto", a list, "plan").
+nlohmann::json settings_json(const SweepSettings& s, const std::string& caps);
 
 // `given` with the strategy, objective and mode that `text` names. Error InvalidArgument naming
 // the accepted values of the first one that is not.

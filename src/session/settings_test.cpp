@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "session/job_devices.hpp"
 #include "session/sweep.hpp"
 
 namespace regime::session {

@@ -72,42 +72,6 @@ struct StudyReport {
   std::optional<Measurement> job_measurement;  // energy summed over the GPUs, the shared steps
 };
 
-// One row of the study of several GPUs (`regime study --device sim:t4,sim:gv100,sim:l4`).
-struct StudyRow {
-  std::string device;
-  std::string gpu;
-  std::string regime;
-  double default_limit_W = 0;
-  // Energy per step at each measured cap against the default, highest cap first: {cap_W, dE %}.
-  std::vector<std::pair<double, double>> energy_vs_default_pct;
-  std::string decision;  // "keep default" or "64 W"
-  // "measured" on a real GPU; on a simulated one "calibrated" when the decided cap lies within
-  // the caps its twin was calibrated at (docs/twin.md), else "predicted".
-  std::string basis;
-  bool controller_may_help = false;  // what the regime says of a thermal controller
-  // The gated controller's evaluated effect on energy per step (StudyControl), when it ran:
-  // the change in % with its 95% interval and the verdict; empty when it stayed out.
-  std::optional<double> controller_effect_pct;
-  Interval controller_effect_ci_pct{0, 0};
-  std::string controller_verdict;  // the verdict, or why it did not run
-};
-StudyRow study_row(const StudyReport& report);
-std::string format_study_table(const std::vector<StudyRow>& rows);
-
-// The steps of a study after its probe, which a scheduler job's study (session/job_study.hpp)
-// takes too: the probe's regime, and the sweep it warrants.
-struct ProbeVerdict {
-  RegimeReport regime;             // the job's: its most constrained GPU's report (one GPU's own)
-  size_t gpu = 0;                  // whose report that is
-  std::vector<RegimeReport> gpus;  // each GPU's, in order
-  Measurement job;                 // energy summed over the GPUs, the shared steps
-};
-// Each GPU classified on its own figures: the GPU a limit holds back sets the shared step.
-ProbeVerdict classify_probe(const std::vector<Measurement>& per_gpu,
-                            const std::vector<GpuInfo>& infos);
-// The caps the probe's regime warrants, on the GPU that names it.
-plan::SweepPlan plan_study_sweep(const ProbeVerdict& verdict, const std::vector<GpuInfo>& infos);
-
 // True when --device names one job on several real GPUs (nvml:0,1, nvml:all with several GPUs,
 // nvml:job): studied as one job by run_study. A list of simulated GPUs is not a job.
 bool study_is_one_job(const DeviceSet& devices);
@@ -124,8 +88,5 @@ std::vector<StudyReport> run_studies(const StudyRequest& request);
 // Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done
 // (any limit already restored), and the typed errors of the layers below.
 StudyReport run_study(const StudyRequest& request);
-
-// The study's JSON (StudyReport::json, written to OUT/study.json and kept in the run database).
-nlohmann::json to_json(const StudyReport& report);
 
 }  // namespace regime::session

@@ -12,8 +12,9 @@
 #include "plan/render.hpp"
 #include "report/sweep.hpp"
 #include "session/runs.hpp"
-#include "session/study.hpp"
+#include "session/study_view.hpp"
 #include "session/sweep.hpp"
+#include "session/sweep_view.hpp"
 #include "support/text_table.hpp"
 #include "twin/spec.hpp"
 

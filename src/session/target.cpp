@@ -25,17 +25,46 @@ void validate(const WorkloadSpec& spec, const std::string& example) {
         fmt::format("--workload '{}': expected sim:NAME (a command goes after --)", spec.builtin));
 }
 
+namespace {
+
+// Why `spec` cannot run on `device` (simulated or not), or empty.
+std::string why_not_runnable(const WorkloadSpec& spec, const std::string& device, bool simulated) {
+  if (!spec.builtin.empty() && !simulated)
+    return fmt::format(
+        "workload '{}' runs only on a simulated device (--device sim:MODEL, e.g. sim:h200); device "
+        "{} is real: run a command on it instead",
+        spec.builtin, device);
+  if (spec.builtin.empty() && simulated)
+    return "device " + device +
+           " is simulated: it runs simulated workloads (--workload sim:NAME); a command needs a "
+           "real GPU such as nvml:0";
+  return "";
+}
+
+std::string simulated_in_job(const std::string& device) {
+  return "device " + device +
+         " is simulated: each simulated GPU is a machine of its own, so one job cannot run on "
+         "several (a job on several GPUs needs real ones, e.g. nvml:0,1 or nvml:all); `regime "
+         "study --device sim:t4,sim:l4` studies each simulated GPU in turn";
+}
+
+}  // namespace
+
 void Target::check_can_run(const WorkloadSpec& spec) const {
-  if (!spec.builtin.empty() && !make_builtin_)
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("workload '{}' runs only on a simulated device (--device sim:MODEL, "
-                            "e.g. sim:h200); device {} is real: run a command on it instead",
-                            spec.builtin, uri_));
-  if (spec.builtin.empty() && simulated_)
-    throw Error(ErrorKind::InvalidArgument,
-                "device " + uri_ +
-                    " is simulated: it runs simulated workloads (--workload sim:NAME); a command "
-                    "needs a real GPU such as nvml:0");
+  if (const std::string why = why_not_runnable(spec, uri_, simulated_); !why.empty())
+    throw Error(ErrorKind::InvalidArgument, why);
+}
+
+void check_can_run_on(const DeviceSet& devices, const WorkloadSpec& spec,
+                      const std::string& example) {
+  validate(spec, example);
+  for (const DeviceUri& uri : devices.devices) {
+    if (devices.devices.size() > 1 && uri.scheme == "sim")
+      throw Error(ErrorKind::InvalidArgument, simulated_in_job(uri.text));
+    if (uri.scheme == "replay") continue;  // refused where it is opened, with its own message
+    if (const std::string why = why_not_runnable(spec, uri.text, uri.scheme == "sim"); !why.empty())
+      throw Error(ErrorKind::InvalidArgument, why);
+  }
 }
 
 WorkloadPtr Target::make_workload(const WorkloadSpec& spec) {
@@ -83,7 +112,7 @@ std::vector<Target> open_targets(const DeviceSet& devices) {
     for (GpuPtr& gpu : open_devices(uri)) {
       Target t;
       t.uri_ = uri.all() ? gpu->info().device : uri.text;
-      t.gpu_ = std::move(gpu);
+      t.gpu_ = agent::route_limit_changes(std::move(gpu));
       out.push_back(std::move(t));
     }
   }
@@ -108,13 +137,7 @@ bool runs_as_job(const DeviceSet& devices) {
 std::vector<Gpu*> job_gpus(std::vector<Target>& targets) {
   std::vector<Gpu*> out;
   for (Target& t : targets) {
-    if (t.simulated())
-      throw Error(ErrorKind::InvalidArgument,
-                  "device " + t.uri() +
-                      " is simulated: each simulated GPU is a machine of its own, so one job "
-                      "cannot run on several (a job on several GPUs needs real ones, e.g. "
-                      "nvml:0,1 or nvml:all); `regime study --device sim:t4,sim:l4` studies each "
-                      "simulated GPU in turn");
+    if (t.simulated()) throw Error(ErrorKind::InvalidArgument, simulated_in_job(t.uri()));
     out.push_back(&t.gpu());
   }
   return out;

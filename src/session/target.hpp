@@ -97,6 +97,12 @@ bool names_several(const std::string& device_list);
 // True when the list's first device is simulated (DeviceSet::simulated).
 bool on_simulated_clock(const std::string& device_list);
 
+// `spec` checked as validate checks it, then against every device of the set, before any is
+// opened: Error InvalidArgument for a command on a simulated device, a built-in on a real one, or
+// several devices with a simulated one among them (a job's GPUs share one clock), each saying
+// what to do instead.
+void check_can_run_on(const DeviceSet& devices, const WorkloadSpec& spec,
+                      const std::string& example);
 // The GPUs of one job: real GPUs on one clock (a simulated device is a machine of its own, with
 // its own clock, so a job cannot span two). Error InvalidArgument otherwise, saying what to do.
 std::vector<Gpu*> job_gpus(std::vector<Target>& targets);

@@ -1,0 +1,20 @@
+#pragma once
+// The study's probe: one run at the current limit, watched until the card has stopped heating,
+// measured on each GPU.
+#include <vector>
+
+#include "analysis/measure.hpp"
+#include "session/site.hpp"
+#include "session/study.hpp"
+
+namespace regime::session {
+
+// One run at the current limit on the site's GPUs; nothing is changed. A card
+// still heating after probe_seconds is watched on until its temperature is flat (or
+// max_probe_seconds), and the last probe_seconds are measured. With an output folder the traces
+// go to DIR/probe.trace.csv and its siblings. Fills the probe's part of `rep` (trace, time run,
+// heating, warnings); WorkloadFailed when the workload fails or too little was measured.
+std::vector<Measurement> probe_at_current_limit(const StudyRequest& request, RunSite& site,
+                                                StudyReport& rep);
+
+}  // namespace regime::session
