@@ -66,7 +66,7 @@ struct StudyReport {
   // A job on several GPUs (nvml:0,1, nvml:all, nvml:job): one run of the command over all of
   // them, each GPU classified on its own figures (in the order of `job_devices`); `regime` is then
   // the most constrained GPU's, the job's, since the GPU a limit holds back sets the shared step.
-  // The sweep sets one cap on every GPU (sweep_targets). Empty for one GPU.
+  // The sweep sets one cap on every GPU (sweep_site). Empty for one GPU.
   std::vector<std::string> job_devices;
   std::vector<RegimeReport> gpu_regimes;
   std::optional<Measurement> job_measurement;  // energy summed over the GPUs, the shared steps
