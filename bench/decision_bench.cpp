@@ -32,6 +32,7 @@
 #include "plan/search.hpp"
 #include "plan/sim_corpus.hpp"
 #include "plan/twin_curve.hpp"
+#include "session/search_options.hpp"
 #include "session/sweep.hpp"
 #include "trace/sweep_table.hpp"
 
