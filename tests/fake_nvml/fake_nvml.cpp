@@ -1,11 +1,13 @@
 // A fake libnvidia-ml: the subset of the NVML C API that Regime's backend uses, with NVML's real
 // signatures and return codes (src/device/nvml/nvml_abi.hpp). GPUs come from the JSON file named
 // by FAKE_NVML_CONFIG (read at nvmlInit); current limits and the energy/cap-time accumulators live
-// in FAKE_NVML_STATE (read on every call, written on a set, under flock) so a limit set by one
-// process is seen by the next. See README.md beside this file for the formats.
+// in FAKE_NVML_STATE (checked on every call, parsed again under flock only when it changed,
+// written on a set) so a limit set by one process is seen by the next. See README.md beside this
+// file for the formats.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -162,6 +164,55 @@ json fresh_state(const GpuConfig& g) {
   return {{"limit_W", g.default_limit_W}, {"energy_J", 0.0}, {"capped_s", 0.0}, {"t_s", now_s()}};
 }
 
+// The state file as last parsed or written by this process, and the file's identity then. Real
+// NVML parses no file, so the fake keeps the parsed JSON between calls and parses again only when
+// the file changed: another process's write changes its size or mtime, and a new file its inode.
+// A file whose mtime is within kRacyMtime_s of when it was parsed may be written again within the
+// same mtime tick with the same size (the "racy" case), so it is parsed again on the next call.
+struct StateCache {
+  bool valid = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size_bytes = 0;
+  timespec mtime{};
+  json all = json::object();
+};
+// Above the kernel's coarse mtime tick (1-10 ms) and the whole second some filesystems keep.
+constexpr double kRacyMtime_s = 1.0;
+StateCache state_cache;
+
+double seconds_of(const timespec& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+bool same_file(const StateCache& c, const struct stat& st) {
+  return c.valid && c.device == st.st_dev && c.inode == st.st_ino && c.size_bytes == st.st_size &&
+         c.mtime.tv_sec == st.st_mtim.tv_sec && c.mtime.tv_nsec == st.st_mtim.tv_nsec;
+}
+
+// Remembers `all` as the content of the open file `fd`; trusted on later calls only when the
+// file's mtime is safely older than now.
+void remember_state(int fd, json all) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    state_cache = StateCache{};
+    return;
+  }
+  const bool racy = now_s() - seconds_of(st.st_mtim) < kRacyMtime_s;
+  state_cache = StateCache{!racy, st.st_dev, st.st_ino, st.st_size, st.st_mtim, std::move(all)};
+}
+
+json parse_state(int fd) {
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(text.size()))) > 0)
+    text.append(buf, static_cast<size_t>(n));
+  json all = text.empty() ? json::object() : json::parse(text, nullptr, false);
+  if (all.is_discarded() || !all.is_object()) all = json::object();
+  return all;
+}
+
 // Reads (and with `write`, rewrites) the state file under flock, calling fn(gpu_state).
 template <typename Fn>
 void with_state(const GpuConfig& g, bool write, Fn fn) {
@@ -170,26 +221,39 @@ void with_state(const GpuConfig& g, bool write, Fn fn) {
     fn(memory_state[g.uuid]);
     return;
   }
+  // A read of an unchanged file needs no lock: a writer holding it has already moved the mtime
+  // (ftruncate) past the one cached, which is older than kRacyMtime_s when it was parsed.
+  if (struct stat st{}; !write && state_cache.all.contains(g.uuid) &&
+                        ::stat(config.state_path.c_str(), &st) == 0 && same_file(state_cache, st)) {
+    fn(state_cache.all[g.uuid]);
+    return;
+  }
   int fd = ::open(config.state_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   // A state file this user may only read: reads work, as NVML's do for every user.
   if (fd < 0 && errno == EACCES && !write)
     fd = ::open(config.state_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open FAKE_NVML_STATE " + config.state_path);
   ::flock(fd, LOCK_EX);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  json all = text.empty() ? json::object() : json::parse(text, nullptr, false);
-  if (all.is_discarded() || !all.is_object()) all = json::object();
-  bool created = !all.contains(g.uuid);
-  if (created) all[g.uuid] = fresh_state(g);
-  fn(all[g.uuid]);
-  if (write || created) {
-    std::string out = all.dump(2);
-    if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, out.data(), out.size(), 0) < 0) {
-      // Nothing sensible to do in a fake: the next read sees the old state.
+  try {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !same_file(state_cache, st)) remember_state(fd, parse_state(fd));
+    json& all = state_cache.all;
+    bool created = !all.contains(g.uuid);
+    if (created) all[g.uuid] = fresh_state(g);
+    fn(all[g.uuid]);
+    if (write || created) {
+      std::string out = all.dump(2);
+      if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, out.data(), out.size(), 0) < 0) {
+        // Nothing sensible to do in a fake: the next read sees the old state.
+      }
+      remember_state(fd, std::move(all));
     }
+  } catch (...) {
+    // A state file fn could not use (a test wrote a malformed one): parse it again next time.
+    state_cache = StateCache{};
+    ::flock(fd, LOCK_UN);
+    ::close(fd);
+    throw;
   }
   ::flock(fd, LOCK_UN);
   ::close(fd);
@@ -359,6 +423,7 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlInit_v2(void) {
     // Re-reading the config on each init lets one test process use several configs.
     config = std::move(c);
     memory_state = json::object();
+    state_cache = StateCache{};
     fault_counts.clear();
     handles.clear();
     for (unsigned i = 0; i < config.gpus.size(); ++i) handles.push_back({i});
