@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "plan/cap_grid.hpp"
 #include "plan/recommend.hpp"
 #include "plan/replay.hpp"
 #include "plan/search.hpp"
@@ -101,7 +102,8 @@ std::vector<Pick> adaptive_picks(const TableData& d, const plan::Objective& obje
     for (const auto& r : prober.rows()) caps.push_back(r.cap_W);
     session::SweepSettings settings;
     settings.objective = objective;
-    plan::SearchOptions opt = session::search_options(info, settings, caps, false);
+    plan::SearchOptions opt =
+        session::search_options(info, settings, plan::with_default(caps, info.default_limit_W));
     plan::configure_curve(opt, w.gpu);
     if (!priors.count(w.gpu)) priors[w.gpu] = plan::table_priors(d.table, w.gpu);
     opt.decision.priors = priors[w.gpu];

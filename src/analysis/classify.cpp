@@ -365,6 +365,13 @@ RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOve
   return classify(m, apply_overrides(gpu, o));
 }
 
+RegimeOrWhy classify_if_long_enough(const Measurement& m, const GpuInfo& gpu) {
+  RegimeOrWhy out;
+  out.too_short = too_short_to_classify(m);
+  if (out.too_short.empty()) out.report = classify(m, gpu);
+  return out;
+}
+
 nlohmann::json to_json(const RegimeReport& r) {
   return {{"regime", to_string(r.regime)},
           {"confidence", r.confidence},
@@ -415,7 +422,7 @@ std::string format_report(const RegimeReport& r) {
   out += line(m.per_second ? "energy per second" : "energy per step",
               fmt::format("{:.2f} J  [{:.2f}, {:.2f}] 95% CI, from {}", m.energy_per_step_J,
                           m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second,
-                          to_string(m.energy_source)));
+                          energy_source_name(m.energy_source)));
   out += line("power", fmt::format("{:.1f} W mean, {:.1f} W p95, limit {} W", m.avg_power_W,
                                    m.p95_power_W, or_na(m.mean_limit_W, "{:.0f}")));
   if (!m.window_power_W.empty())

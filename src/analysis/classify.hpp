@@ -66,6 +66,13 @@ RegimeReport classify(const Measurement& m, const GpuInfo& gpu, const GpuSpecOve
 // kMinSteps steps); empty when it is long enough.
 std::string too_short_to_classify(const Measurement& m);
 
+// A measurement's regime, or, when it is too short to name one, why (and no report).
+struct RegimeOrWhy {
+  std::optional<RegimeReport> report;  // classify(m, gpu) when m is long enough
+  std::string too_short;               // too_short_to_classify(m) otherwise
+};
+RegimeOrWhy classify_if_long_enough(const Measurement& m, const GpuInfo& gpu);
+
 // {"regime","confidence","advice","evidence":{...},"measurement":{...}} (docs/contracts.md).
 nlohmann::json to_json(const RegimeReport& r);
 

@@ -146,6 +146,24 @@ TEST(ClassifySynthetic, ShortRunsLoseConfidence) {
   EXPECT_LT(r.confidence, full);
 }
 
+TEST(ClassifyIfLongEnough, NamesTheRegimeOfALongRunAndSaysWhyAShortOneHasNone) {
+  synthetic::Spec s;
+  s.power_W = 300;
+  const Trace t = synthetic::make(s);
+  const Measurement m = measure(t);
+  const RegimeOrWhy named = classify_if_long_enough(m, infer_gpu_info(t));
+  ASSERT_TRUE(named.report.has_value());
+  EXPECT_TRUE(named.too_short.empty());
+  EXPECT_EQ(to_json(*named.report), to_json(classify(m, infer_gpu_info(t))));
+
+  Measurement brief = m;
+  brief.window_end_s = brief.window_start_s + 0.2;
+  const RegimeOrWhy none = classify_if_long_enough(brief, infer_gpu_info(t));
+  EXPECT_FALSE(none.report.has_value());
+  EXPECT_EQ(none.too_short, too_short_to_classify(brief));
+  EXPECT_THAT(none.too_short, HasSubstr("0.20 s"));
+}
+
 TEST(ClassifyGpuInfo, InferredFromTheTraceAndOverridden) {
   const auto dir = std::filesystem::path(REGIME_TEST_DATA_DIR) / "h200";
   const Trace t = load_trace(dir / "gemm_bf16.trace.csv", std::nullopt);

@@ -16,7 +16,7 @@
 
 namespace regime {
 
-std::string to_string(EnergySource s) {
+std::string energy_source_name(EnergySource s) {
   switch (s) {
     case EnergySource::Counter:
       return "counter";
@@ -225,8 +225,11 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
   if (!(duration_s > 0))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("the steady window [{}, {}] s is empty", ws, we));
+  // The window's energy and its power windows, both read from the samples over [ws, we].
   const detail::EnergyFunction energy =
       detail::best_energy_function(samples, trace.power_points, ws, we);
+  detail::WindowPower windows =
+      detail::window_power(samples, trace.power_points, ws, we, opts.window_power_s);
   m.energy_source = energy.source;
   m.energy_detail = energy.detail;
   const bool have_energy = energy.source != EnergySource::None;
@@ -259,8 +262,6 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
       m.energy_per_step_ci_J = energy_ci_time(ws, we, energy.F, block_s, opts.bootstrap);
   }
   sample_statistics(samples, ws, we, m);
-  detail::WindowPower windows =
-      detail::window_power(samples, trace.power_points, ws, we, opts.window_power_s);
   m.window_power_W = std::move(windows.means_W);
   m.window_power_s = opts.window_power_s;
   m.window_power_source = std::move(windows.source);
@@ -304,7 +305,7 @@ nlohmann::json to_json(const Measurement& m) {
       {"energy_per_step_J", m.energy_per_step_J},
       {"energy_per_step_ci_J", {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second}},
       {"avg_power_W", m.avg_power_W},
-      {"energy_source", to_string(m.energy_source)},
+      {"energy_source", energy_source_name(m.energy_source)},
       {"per", m.per_second ? "second" : "step"},
       {"energy_J", m.energy_J},
       {"energy_detail", m.energy_detail},

@@ -127,8 +127,8 @@ TEST(MeasureSynthetic, EachEnergySourceRecoversTheTruth) {
     spec.energy_source = source;
     const Trace t = synthetic::make(spec);
     const Measurement m = measure(t);
-    EXPECT_EQ(m.energy_source, source) << to_string(source);
-    EXPECT_NEAR(m.energy_per_step_J, 40.0, 0.4) << to_string(source);
+    EXPECT_EQ(m.energy_source, source) << energy_source_name(source);
+    EXPECT_NEAR(m.energy_per_step_J, 40.0, 0.4) << energy_source_name(source);
     EXPECT_NEAR(m.time_per_step_s, 0.1, 1e-6);
   }
 }
@@ -289,7 +289,7 @@ TEST(MeasureJson, HasTheContractFields) {
   EXPECT_EQ(j["time_per_step_ci_s"].size(), 2u);
   EXPECT_EQ(j["energy_per_step_ci_J"].size(), 2u);
   EXPECT_EQ(j["energy_source"], "counter");
-  EXPECT_EQ(to_string(EnergySource::InstantPower), "instant-power");
+  EXPECT_EQ(energy_source_name(EnergySource::InstantPower), "instant-power");
 }
 
 }  // namespace

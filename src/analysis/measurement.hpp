@@ -11,7 +11,8 @@
 namespace regime {
 
 enum class EnergySource { Counter, InstantPower, AveragedPower, None };
-std::string to_string(EnergySource s);
+// "counter", "instant-power", ...: as the JSON writes it.
+std::string energy_source_name(EnergySource s);
 
 using Interval = std::pair<double, double>;
 

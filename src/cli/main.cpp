@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
                              e.what());
     return regime::session::stopped_workload_exit_status(e);
   } catch (const regime::Error& e) {
-    std::cerr << fmt::format("regime: {}: {}\n", regime::to_string(e.kind()), e.what());
+    std::cerr << fmt::format("regime: {}: {}\n", regime::error_kind_label(e.kind()), e.what());
     return regime::exit_code(e.kind());
   } catch (const std::exception& e) {
     std::cerr << "regime: internal error: " << e.what() << "\n";

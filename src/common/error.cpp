@@ -2,7 +2,7 @@
 
 namespace regime {
 
-std::string_view to_string(ErrorKind kind) {
+std::string_view error_kind_label(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::InvalidArgument:
       return "invalid argument";

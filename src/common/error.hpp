@@ -25,7 +25,8 @@ enum class ErrorKind {
   Internal,
 };
 
-std::string_view to_string(ErrorKind kind);
+// The kind in words, as the CLI shows it before a message: "invalid argument", "GPU lost".
+std::string_view error_kind_label(ErrorKind kind);
 
 class Error : public std::runtime_error {
  public:

@@ -75,7 +75,7 @@ WindowFigures window_figures(const Trace& trace, const std::string& name, double
   w.energy_ci_J = {m.energy_per_step_ci_J.first * measured_s,
                    m.energy_per_step_ci_J.second * measured_s};
   w.avg_power_W = m.avg_power_W;
-  w.energy_source = to_string(m.energy_source);
+  w.energy_source = energy_source_name(m.energy_source);
   w.energy_detail = m.energy_detail;
   w.samples = m.samples;
   for (const PowerPoint& p : trace.power_points)

@@ -38,16 +38,16 @@ CurveFitter twin_curve_fitter(twin::GpuSpec spec) {
 }
 
 CurveFitter curve_fitter_for(const std::string& gpu_name) {
-  try {
-    return twin_curve_fitter(twin::load_gpu_spec(gpu_name));
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::NotFound) throw;
-    return {};
-  }
+  const std::optional<twin::GpuSpec> spec = twin::find_gpu_spec(gpu_name);
+  return spec ? twin_curve_fitter(*spec) : CurveFitter{};
 }
 
 void configure_curve(SearchOptions& opt, const std::string& gpu_name) {
-  opt.fitter = curve_fitter_for(gpu_name);
+  configure_curve(opt, twin::find_gpu_spec(gpu_name));
+}
+
+void configure_curve(SearchOptions& opt, const std::optional<twin::GpuSpec>& spec) {
+  opt.fitter = spec ? twin_curve_fitter(*spec) : CurveFitter{};  // the quadratic without one
   opt.second_probe_fraction = opt.fitter ? 0.25 : 0.34;
   opt.min_probes_before_model_stop = 3;
 }

@@ -2,6 +2,7 @@
 // The model-guided adaptive search with the GPU twin as its curve: the twin's workload parameters
 // are fitted (twin::fit_curve) to the probes so far, and it predicts time and power at the caps
 // not yet measured.
+#include <optional>
 #include <string>
 
 #include "plan/search.hpp"
@@ -20,5 +21,7 @@ CurveFitter curve_fitter_for(const std::string& gpu_name);
 // (second probe a quarter of the way up, the curve may end the search from 3 probes), else the
 // quadratic (a third of the way up, from 3 probes).
 void configure_curve(SearchOptions& opt, const std::string& gpu_name);
+// The same from the model's spec as already looked up (twin::find_gpu_spec).
+void configure_curve(SearchOptions& opt, const std::optional<twin::GpuSpec>& spec);
 
 }  // namespace regime::plan

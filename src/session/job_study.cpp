@@ -33,6 +33,7 @@
 #include "session/sweep_view.hpp"
 #include "store/db_uri.hpp"
 #include "store/job_store.hpp"
+#include "twin/spec.hpp"
 
 namespace regime::session {
 
@@ -183,8 +184,10 @@ std::optional<StudyEnd> sweep_job(StudyRecord& rec, const JobGpus& job, RunLoop&
   const SweepSettings& settings = rec.request.settings;
   try {
     search_live(
-        rep, job.infos, sweep_search_options(rep, job.gpus.size(), plan.caps, settings), loop, work,
-        [&](double cap_W) { set_job_caps(rec, job, caps, cap_W); }, settings.budget);
+        rep, job.infos,
+        sweep_search_options(rep, job.gpus.size(), twin::find_gpu_spec(rep.info.name), plan.caps,
+                             settings),
+        loop, work, [&](double cap_W) { set_job_caps(rec, job, caps, cap_W); }, settings.budget);
   } catch (const WorkloadFailed& e) {
     return StudyEnd{"interrupted", std::string("the job ended during the sweep: ") + e.what()};
   } catch (const Error& e) {

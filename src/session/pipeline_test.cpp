@@ -103,7 +103,7 @@ TEST(SweepSteps, SearchLiveSetsEveryCapThroughTheCallerAndNamesTheDefaultsRegime
   SweepReport rep = new_sweep_report({t.uri()}, {info}, "sim:cnn5");
   EXPECT_TRUE(rep.job_devices.empty());
   const std::vector<double> caps = {250, 200, 150, 125};
-  plan::SearchOptions opt = sweep_search_options(rep, 1, caps, s);
+  plan::SearchOptions opt = sweep_search_options(rep, 1, twin::find_gpu_spec(info.name), caps, s);
   EXPECT_TRUE(opt.remeasure_default);
   EXPECT_DOUBLE_EQ(opt.decision.max_power_W, info.max_limit_W);
   std::vector<double> set_W;
@@ -141,7 +141,8 @@ TEST(SweepSteps, AJobsSearchCountsEveryGpuInItsPeakPower) {
   SweepReport rep = new_sweep_report({"nvml:0", "nvml:1"}, {info, info}, "train.py");
   EXPECT_EQ(rep.device, "nvml:0,nvml:1");
   EXPECT_EQ(rep.gpu_label(), "2x NVIDIA H200");
-  const plan::SearchOptions opt = sweep_search_options(rep, 2, {700, 500}, SweepSettings{});
+  const plan::SearchOptions opt =
+      sweep_search_options(rep, 2, twin::find_gpu_spec(info.name), {700, 500}, SweepSettings{});
   EXPECT_DOUBLE_EQ(opt.decision.max_power_W, 1400);
   EXPECT_EQ(rep.strategy, plan::Strategy::Adaptive);
 }

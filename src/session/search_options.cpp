@@ -1,25 +1,18 @@
 #include "session/search_options.hpp"
 
-#include "analysis/classify.hpp"
-#include "plan/cap_grid.hpp"
 #include "plan/twin_curve.hpp"
 
 namespace regime::session {
 
 plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
-                                   std::vector<double> caps, bool classify_default) {
+                                   std::vector<double> caps) {
   plan::SearchOptions opt;
   opt.strategy = s.strategy;
   opt.decision.objective = s.objective;
   opt.decision.default_limit_W = info.default_limit_W;
   opt.decision.max_power_W = info.max_limit_W;
   opt.force = s.force;
-  opt.caps = plan::with_default(std::move(caps), info.default_limit_W);
-  plan::configure_curve(opt, info.name);
-  if (classify_default)
-    opt.classify = [info](const Measurement& m) -> std::optional<Regime> {
-      return classify(m, info).regime;
-    };
+  opt.caps = std::move(caps);
   opt.on_probe = s.on_probe;
   return opt;
 }
@@ -33,8 +26,10 @@ void apply_prior(SweepReport& rep, plan::SearchOptions& opt, const SweepSettings
 }
 
 plan::SearchOptions sweep_search_options(SweepReport& rep, size_t gpus,
+                                         const std::optional<twin::GpuSpec>& spec,
                                          const std::vector<double>& caps, const SweepSettings& s) {
-  plan::SearchOptions opt = search_options(rep.info, s, caps, false);
+  plan::SearchOptions opt = search_options(rep.info, s, caps);
+  plan::configure_curve(opt, spec);
   // P_max of the job (zeus): every GPU may draw its highest limit.
   opt.decision.max_power_W = rep.info.max_limit_W * static_cast<double>(gpus);
   apply_prior(rep, opt, s, rep.info.name, rep.workload);

@@ -30,7 +30,9 @@ bool on_simulated_clock(const std::string& device_list) {
   return parse_device_set(device_list).simulated();
 }
 
-std::string to_string(SweepMode mode) { return mode == SweepMode::Restart ? "restart" : "live"; }
+std::string sweep_mode_name(SweepMode mode) {
+  return mode == SweepMode::Restart ? "restart" : "live";
+}
 
 namespace {
 // Two caps closer than this are the same setting (plan/cap_grid.cpp).
@@ -51,7 +53,7 @@ CapsSpec parse_caps_spec(const std::string& text) {
 std::vector<double> caps_on(const CapsSpec& caps, const GpuInfo& info) {
   if (caps.automatic()) return plan::auto_cap_grid(info.default_limit_W, info.min_limit_W);
   for (double cap_W : caps.list_W) check_cap_in_range(info, cap_W, kSameCapW);
-  return caps.list_W;
+  return plan::with_default(caps.list_W, info.default_limit_W);
 }
 
 SweepSettings parse_sweep_settings(const SweepSettingsText& text, SweepSettings given) {
@@ -71,7 +73,7 @@ nlohmann::json settings_json(const SweepSettings& s, const std::string& caps) {
   return {{"caps", caps},
           {"strategy", plan::to_string(s.strategy)},
           {"objective", s.objective.text()},
-          {"mode", to_string(s.mode)},
+          {"mode", sweep_mode_name(s.mode)},
           {"apply", s.apply},
           {"force", s.force},
           {"settle_s", s.budget.settle_s},

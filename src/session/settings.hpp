@@ -24,7 +24,7 @@ DeviceSet parse_device_set(const std::string& text);
 
 // --mode of a sweep: one run with the caps changed between windows, or one run per cap.
 enum class SweepMode { Live, Restart };
-std::string to_string(SweepMode mode);
+std::string sweep_mode_name(SweepMode mode);  // "live", "restart": as --mode takes it
 
 // --caps: "auto" (the GPU's grid) or a list of watts.
 struct CapsSpec {
@@ -34,8 +34,9 @@ struct CapsSpec {
 };
 // Error InvalidArgument for a malformed list, worded as plan::parse_caps words it.
 CapsSpec parse_caps_spec(const std::string& text);
-// The caps on a GPU: auto's grid from its limits, or the list with each cap checked against the
-// GPU's range (Error OutOfRange naming it). Highest first.
+// The caps a sweep measures on a GPU: auto's grid from its limits, or the list with each cap
+// checked against the GPU's range (Error OutOfRange naming it). Highest first, the default limit
+// among them: every decision compares against it.
 std::vector<double> caps_on(const CapsSpec& caps, const GpuInfo& info);
 
 // How to sweep, whatever the caps: shared by `regime sweep` and `regime study`.

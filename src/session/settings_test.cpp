@@ -109,6 +109,8 @@ TEST(CapsText, AutoWaitsForTheGpuAndAListIsSortedAndKeptAsGiven) {
   EXPECT_EQ(list.text, "150,250,150");
   EXPECT_EQ(list.list_W, (std::vector<double>{250, 150}));
   EXPECT_EQ(caps_on(list, gv100), (std::vector<double>{250, 150}));
+  // Every decision compares against the default limit: a list without it gets it.
+  EXPECT_EQ(caps_on(parse_caps_spec("200,150"), gv100), (std::vector<double>{250, 200, 150}));
 }
 
 TEST(CapsText, BadCapsGetTheirErrorAndACapOutsideTheGpusRangeNamesIt) {

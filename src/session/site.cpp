@@ -18,6 +18,7 @@ RunSite open_site(const DeviceSet& devices, const WorkloadSpec& spec, const std:
   site.physical = first.gpu().is_physical();
   site.simulated = first.simulated();
   site.clock = &first.clock();
+  site.spec = twin::find_gpu_spec(site.infos.front().name);
   // A moved vector keeps its elements where they are: `first` outlives moves of the site.
   site.start_workload = [&first, spec] { return first.make_workload(spec); };
   return site;

@@ -4,6 +4,7 @@
 // opened and a way to start it there. A pipeline (sweep, study) takes a RunSite: it neither
 // parses nor opens a device, nor knows whether the workload is a command or a simulated one.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "device/gpu.hpp"
 #include "run/workload.hpp"
 #include "session/target.hpp"
+#include "twin/spec.hpp"
 
 namespace regime::session {
 
@@ -24,6 +26,9 @@ struct RunSite {
   bool physical = false;             // the GPUs are real (a job's are all real)
   bool simulated = false;            // one simulated GPU, on the simulator's clock
   Clock* clock = nullptr;            // the run's pace
+  // The GPUs' model in data/gpus, looked up once (none for a model Regime does not know): the
+  // sweep's curve and the study's control length read it.
+  std::optional<twin::GpuSpec> spec;
   // The named workload, ready to start (a new one per call: a restart sweep starts it per cap).
   std::function<WorkloadPtr()> start_workload;
 

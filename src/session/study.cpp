@@ -71,19 +71,19 @@ StudyReport study_one(const StudyRequest& r, CommandStore& store) {
   RunSite site =
       open_site(r.device, r.workload, "regime study --device nvml:0 -- python3 train.py");
   StudyReport rep = new_study_report(r, site);
-  const std::vector<Measurement> per_gpu = probe_at_current_limit(r, site, rep);
+  std::vector<RegimeReport> per_gpu = probe_at_current_limit(r, site, rep);
   const ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
-  plan_study(r, site, per_gpu, policy, rep);
+  const nlohmann::json plan_settings = settings_json(r.settings, "plan");
+  plan_study(r, site, std::move(per_gpu), plan_settings, policy, rep);
   if (rep.skipped.empty()) {
     rep.sweep = sweep_site(site, rep.plan.caps, r.settings, policy);
-    keep_sweep(*rep.sweep, "study", to_json(*rep.sweep), store.get(),
-               settings_json(r.settings, "plan"));
+    keep_sweep(*rep.sweep, "study", to_json(*rep.sweep), store.get(), plan_settings);
   }
-  study_control(r, site.physical, policy, rep);
+  study_control(r, site, policy, rep);
   rep.json = to_json(rep);
   if (!r.out_dir.empty())
     write_file_atomic(fs::path(r.out_dir) / "study.json", rep.json.dump(2) + "\n");
-  keep_study(r, store.get(), rep);
+  keep_study(r, store.get(), plan_settings, rep);
   return rep;
 }
 

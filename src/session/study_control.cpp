@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include "common/error.hpp"
 #include "twin/spec.hpp"
 
 namespace regime::session {
@@ -11,12 +10,8 @@ namespace {
 
 // Long enough for the gated controller's probe, a lead-in and the default windows, each of twice
 // the settling time (ControlRequest::windows): 60 + 8 * 6 time constants.
-double auto_control_seconds(const GpuInfo& info) {
-  double tau_s = 30;
-  try {
-    tau_s = twin::load_gpu_spec(info.name).thermal_time_constant_s;
-  } catch (const Error&) {
-  }
+double auto_control_seconds(const std::optional<twin::GpuSpec>& spec) {
+  const double tau_s = spec ? spec->thermal_time_constant_s : 30;
   const int windows = ControlRequest{}.windows;
   return 60 + (windows + 1) * 6 * tau_s;
 }
@@ -37,10 +32,11 @@ std::string control_command(const StudyRequest& r, double seconds) {
 // The gate decides from the study's own probe; only a pair it would let in is evaluated, by the
 // gated controller itself (which probes again, on its own run).
 
-void study_control(const StudyRequest& r, bool physical, const ActuationPolicy& policy,
+void study_control(const StudyRequest& r, const RunSite& site, const ActuationPolicy& policy,
                    StudyReport& rep) {
   StudyControl& c = rep.control;
-  const double seconds = r.control_seconds > 0 ? r.control_seconds : auto_control_seconds(rep.info);
+  const double seconds =
+      r.control_seconds > 0 ? r.control_seconds : auto_control_seconds(site.spec);
   c.command = control_command(r, seconds);
   c.reason = gate_reason(rep.regime, rep.info);
   if (!c.reason.empty()) return;
@@ -57,7 +53,7 @@ void study_control(const StudyRequest& r, bool physical, const ActuationPolicy& 
         "REGIME_READ_ONLY is set: the evaluation changes the limit. To evaluate, unset it "
         "and run: " +
         c.command;
-  } else if (physical && !r.actuate) {
+  } else if (site.physical && !r.actuate) {
     c.skipped =
         "the evaluation changes the power limit of this real GPU, and --actuate was not "
         "given. To evaluate, run: " +

@@ -2,13 +2,15 @@
 // The study's word on dynamic control: the regime gate's answer from the study's probe, and the
 // gated controller's evaluation where it would engage.
 #include "act/power_limit_guard.hpp"
+#include "session/site.hpp"
 #include "session/study.hpp"
 
 namespace regime::session {
 
 // The gated controller on a thermal-bound pair (`regime control --policy
-// regime-gated --evaluate`), evaluated when it would engage and may run here; else why not.
-void study_control(const StudyRequest& request, bool physical, const ActuationPolicy& policy,
+// regime-gated --evaluate`), evaluated when it would engage and may run here; else why not. Its
+// length, unless given, from the site's thermal time constant (spec).
+void study_control(const StudyRequest& request, const RunSite& site, const ActuationPolicy& policy,
                    StudyReport& rep);
 
 }  // namespace regime::session

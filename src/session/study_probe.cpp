@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
+#include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
@@ -27,6 +29,9 @@ struct ProbeRun {
   RunEnd end = RunEnd::StopRequested;
   std::optional<int> exit_status;
 };
+
+// The probe ran on past probe_seconds because the card was still heating.
+bool ran_on(double ran_s, double probe_seconds) { return ran_s > probe_seconds + 1; }
 
 // Runs probe_seconds, then on in steps of 5 s while a GPU is still heating (up to
 // max_probe_seconds); records how long it ran and the fastest heating slope in `rep`.
@@ -81,7 +86,7 @@ void warn_of_probe(const StudyRequest& r, StudyReport& rep) {
     rep.warnings.push_back(
         "no step markers arrived during the probe, so the figures are per second; mark steps "
         "with python/regime_step or --step-regex");
-  if (rep.probe_ran_s > r.probe_seconds + 1)
+  if (ran_on(rep.probe_ran_s, r.probe_seconds))
     rep.warnings.push_back(fmt::format(
         "the card was still heating after {:g} s: the probe ran {:.0f} s until its temperature "
         "was flat{}, and its last {:g} s are classified",
@@ -95,34 +100,47 @@ void warn_of_probe(const StudyRequest& r, StudyReport& rep) {
         rep.end_temp_slope_C_per_min));
 }
 
-// Each GPU's figures over the probe's last probe_seconds (the whole run when it did not heat on).
-std::vector<Measurement> measure_probe(const StudyRequest& r, const RunSite& site,
-                                       const ProbeRun& run, double ran_s) {
+// The part of a probe's trace its figures come from: the last probe_seconds when it ran on while
+// the card heated, else all of it.
+struct ProbeSpan {
+  double from_s = -std::numeric_limits<double>::infinity();
+  double to_s = std::numeric_limits<double>::infinity();
+};
+ProbeSpan probe_span(const Trace& t, double ran_s, double probe_seconds) {
+  if (!ran_on(ran_s, probe_seconds)) return {};
+  const double end_s = t.samples.empty() ? 0 : t.samples.back().t_s;
+  return {end_s - probe_seconds, end_s};
+}
+
+// Each GPU's regime, named once from its figures over the probe's last probe_seconds (the whole
+// run when it did not heat on).
+std::vector<RegimeReport> classify_probe_run(const StudyRequest& r, const RunSite& site,
+                                             const ProbeRun& run, double ran_s) {
   MeasureOptions mo;
-  std::vector<Measurement> per_gpu;
+  std::vector<RegimeReport> per_gpu;
   for (size_t i = 0; i < run.traces.size(); ++i) {
     const Trace& t = run.traces[i];
-    const double end_s = t.samples.empty() ? 0 : t.samples.back().t_s;
-    const Measurement m = ran_s > r.probe_seconds + 1
-                              ? measure_window(t, end_s - r.probe_seconds, end_s, mo)
-                              : measure(t, mo);
-    if (const std::string why = too_short_to_classify(m); !why.empty())
+    const ProbeSpan span = probe_span(t, ran_s, r.probe_seconds);
+    const Measurement m = measure_window(t, span.from_s, span.to_s, mo);
+    RegimeOrWhy named = classify_if_long_enough(m, site.infos.at(i));
+    if (!named.report)
       throw WorkloadFailed(
           fmt::format("the probe cannot name a regime{}: {}{}",
-                      run.traces.size() > 1 ? " on " + site.devices[i] : std::string(), why,
+                      run.traces.size() > 1 ? " on " + site.devices[i] : std::string(),
+                      named.too_short,
                       run.end == RunEnd::WorkloadFinished
                           ? "; the workload ended before there was enough to measure"
                           : ""),
           run.exit_status);
-    per_gpu.push_back(m);
+    per_gpu.push_back(std::move(*named.report));
   }
   return per_gpu;
 }
 
 }  // namespace
 
-std::vector<Measurement> probe_at_current_limit(const StudyRequest& r, RunSite& site,
-                                                StudyReport& rep) {
+std::vector<RegimeReport> probe_at_current_limit(const StudyRequest& r, RunSite& site,
+                                                 StudyReport& rep) {
   const ProbeRun run = run_until_flat(r, site, rep);
   rep.probe_trace = run.traces.front();
   write_probe_files(r.out_dir, run.traces);
@@ -131,7 +149,7 @@ std::vector<Measurement> probe_at_current_limit(const StudyRequest& r, RunSite& 
         fmt::format("the workload exited with status {} during the probe", *run.exit_status),
         run.exit_status);
   warn_of_probe(r, rep);
-  return measure_probe(r, site, run, rep.probe_ran_s);
+  return classify_probe_run(r, site, run, rep.probe_ran_s);
 }
 
 }  // namespace regime::session

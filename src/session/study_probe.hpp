@@ -1,6 +1,6 @@
 #pragma once
 // The study's probe: one run at the current limit, watched until the card has stopped heating,
-// measured on each GPU.
+// measured and classified on each GPU (once: the later steps take the reports).
 #include <vector>
 
 #include "analysis/measure.hpp"
@@ -13,8 +13,9 @@ namespace regime::session {
 // still heating after probe_seconds is watched on until its temperature is flat (or
 // max_probe_seconds), and the last probe_seconds are measured. With an output folder the traces
 // go to DIR/probe.trace.csv and its siblings. Fills the probe's part of `rep` (trace, time run,
-// heating, warnings); WorkloadFailed when the workload fails or too little was measured.
-std::vector<Measurement> probe_at_current_limit(const StudyRequest& request, RunSite& site,
-                                                StudyReport& rep);
+// heating, warnings); WorkloadFailed when the workload fails or too little was measured to name
+// a regime. Each GPU's regime report, in the site's order.
+std::vector<RegimeReport> probe_at_current_limit(const StudyRequest& request, RunSite& site,
+                                                 StudyReport& rep);
 
 }  // namespace regime::session

@@ -7,28 +7,36 @@
 
 namespace regime::session {
 
-ProbeVerdict classify_probe(const std::vector<Measurement>& per_gpu,
-                            const std::vector<GpuInfo>& infos) {
+ProbeVerdict probe_verdict(std::vector<RegimeReport> per_gpu) {
   ProbeVerdict v;
+  v.gpus = std::move(per_gpu);
   std::vector<Regime> names;
-  for (size_t i = 0; i < per_gpu.size(); ++i) {
-    v.gpus.push_back(classify(per_gpu[i], infos.at(i)));
-    names.push_back(v.gpus.back().regime);
+  std::vector<Measurement> measurements;
+  for (const RegimeReport& g : v.gpus) {
+    names.push_back(g.regime);
+    measurements.push_back(g.measurement);
   }
   const Regime job = job_regime(names);
   while (v.gpus[v.gpu].regime != job) ++v.gpu;
   v.regime = v.gpus[v.gpu];
-  v.job = combine_data_parallel(per_gpu);
+  v.job = combine_data_parallel(measurements);
   return v;
+}
+
+ProbeVerdict classify_probe(const std::vector<Measurement>& per_gpu,
+                            const std::vector<GpuInfo>& infos) {
+  std::vector<RegimeReport> reports;
+  for (size_t i = 0; i < per_gpu.size(); ++i) reports.push_back(classify(per_gpu[i], infos.at(i)));
+  return probe_verdict(std::move(reports));
 }
 
 plan::SweepPlan plan_study_sweep(const ProbeVerdict& v, const std::vector<GpuInfo>& infos) {
   return plan::plan_sweep(v.regime, infos.at(v.gpu));
 }
 
-void plan_study(const StudyRequest& r, const RunSite& site, const std::vector<Measurement>& per_gpu,
-                const ActuationPolicy& policy, StudyReport& rep) {
-  const ProbeVerdict verdict = classify_probe(per_gpu, site.infos);
+void plan_study(const StudyRequest& r, const RunSite& site, std::vector<RegimeReport> per_gpu,
+                const nlohmann::json& settings, const ActuationPolicy& policy, StudyReport& rep) {
+  const ProbeVerdict verdict = probe_verdict(std::move(per_gpu));
   rep.regime = verdict.regime;
   if (site.job()) {
     rep.gpu_regimes = verdict.gpus;
@@ -37,7 +45,7 @@ void plan_study(const StudyRequest& r, const RunSite& site, const std::vector<Me
   rep.plan = plan::plan_sweep(verdict.regime, site.infos.at(verdict.gpu));
   rep.sweep_command = plan::sweep_command(
       {r.device.text, r.workload.builtin, r.workload.command, r.workload.step_regex.value_or(""),
-       plan::to_string(r.settings.strategy), r.settings.objective.text()},
+       settings.at("strategy").get<std::string>(), settings.at("objective").get<std::string>()},
       rep.plan.caps);
 
   if (!rep.plan.sweep) {

@@ -19,16 +19,18 @@ struct ProbeVerdict {
   std::vector<RegimeReport> gpus;  // each GPU's, in order
   Measurement job;                 // energy summed over the GPUs, the shared steps
 };
-// Each GPU classified on its own figures: the GPU a limit holds back sets the shared step.
+// The job's verdict from each GPU's own report: the GPU a limit holds back sets the shared step.
+ProbeVerdict probe_verdict(std::vector<RegimeReport> per_gpu);
+// Each GPU classified on its own figures, then probe_verdict.
 ProbeVerdict classify_probe(const std::vector<Measurement>& per_gpu,
                             const std::vector<GpuInfo>& infos);
 // The caps the probe's regime warrants, on the GPU that names it.
 plan::SweepPlan plan_study_sweep(const ProbeVerdict& verdict, const std::vector<GpuInfo>& infos);
-// The regime, the plan, the `regime sweep` command that does it by hand, and, when the sweep is
-// not to run here, why (rep.skipped): nothing to sweep, no step markers, read-only, or a real GPU
+// The regime, the plan, the `regime sweep` command that does it by hand (its strategy and
+// objective as `settings`, the study's settings_json, records them), and, when the sweep is not
+// to run here, why (rep.skipped): nothing to sweep, no step markers, read-only, or a real GPU
 // without --actuate.
-void plan_study(const StudyRequest& request, const RunSite& site,
-                const std::vector<Measurement>& per_gpu, const ActuationPolicy& policy,
-                StudyReport& rep);
+void plan_study(const StudyRequest& request, const RunSite& site, std::vector<RegimeReport> per_gpu,
+                const nlohmann::json& settings, const ActuationPolicy& policy, StudyReport& rep);
 
 }  // namespace regime::session

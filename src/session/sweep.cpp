@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "common/error.hpp"
+#include "plan/cap_grid.hpp"
 #include "plan/recommend.hpp"
 #include "plan/replay.hpp"
 #include "plan/twin_curve.hpp"
@@ -36,10 +37,11 @@ SweepReport sweep_replay(const SweepRequest& r) {
   std::vector<double> caps;
   if (r.caps.automatic()) {
     for (const auto& row : prober.rows()) caps.push_back(row.cap_W);
+    caps = plan::with_default(std::move(caps), rep.info.default_limit_W);
   } else {
     caps = caps_on(r.caps, rep.info);
   }
-  plan::SearchOptions opt = search_options(rep.info, r.settings, caps, false);
+  plan::SearchOptions opt = search_options(rep.info, r.settings, caps);
   plan::configure_curve(opt, prober.rows().front().gpu);
   apply_prior(rep, opt, r.settings, prober.rows().front().gpu, rep.workload);
   // Single measurements are judged with the noise of the whole table, as `regime recommend` does.
@@ -56,7 +58,7 @@ SweepReport sweep_site(RunSite& site, const std::vector<double>& caps, const Swe
                        const ActuationPolicy& policy) {
   SweepReport rep = new_sweep_report(site.devices, site.infos, site.workload);
   check_can_sweep(site, s, policy);
-  plan::SearchOptions opt = sweep_search_options(rep, site.gpus.size(), caps, s);
+  plan::SearchOptions opt = sweep_search_options(rep, site.gpus.size(), site.spec, caps, s);
   PowerLimitGuardSet guards(site.gpus, policy);
   try {
     if (s.mode == SweepMode::Restart) {

@@ -24,12 +24,12 @@ int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json
   rec.gpu_name = r.gpu_label();
   rec.gpu_uuid = r.info.uuid;
   rec.workload = r.workload;
-  rec.strategy = plan::to_string(r.strategy);
+  rec.strategy = json.at("strategy").get<std::string>();
   rec.objective = r.objective.text();
   rec.default_limit_W = r.info.default_limit_W;
   rec.max_limit_W = r.info.max_limit_W;
   rec.table_csv = sweep_table_csv(r);
-  rec.decision = plan::decision_json(r.outcome.decision, decision_view(r));
+  rec.decision = json.at("decision");
   rec.report = json;
   r.stored_id = store.insert_sweep(rec);
   DecisionRecord d;

@@ -13,9 +13,10 @@ class RunStore;
 namespace regime::session {
 
 // Keeps a device sweep in the run database as a sweep table, so that it can be decided again
-// (`regime recommend --run sweep:ID`). `kind` is "sweep" or "study"; returns the id.
-// The decision goes in the decisions table beside it; `options` (settings_json) is kept with the
-// GPU's driver and this Regime's version.
+// (`regime recommend --run sweep:ID`). `kind` is "sweep" or "study"; returns the id. `json` is
+// the report's to_json: kept as the record's report, its strategy named as printed, and its
+// decision, as printed, goes in the decisions table beside it. `options` (settings_json) is kept
+// with the GPU's driver and this Regime's version.
 int64_t keep_sweep(SweepReport& report, const std::string& kind, const nlohmann::json& json,
                    const std::string& db, const nlohmann::json& options = nlohmann::json::object());
 // The same in a store the command holds open.

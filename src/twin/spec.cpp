@@ -297,4 +297,13 @@ GpuSpec load_gpu_spec(const std::string& model) {
                                  : known));
 }
 
+std::optional<GpuSpec> find_gpu_spec(const std::string& model) {
+  try {
+    return load_gpu_spec(model);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::NotFound) throw;
+    return std::nullopt;
+  }
+}
+
 }  // namespace regime::twin

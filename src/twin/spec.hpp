@@ -3,6 +3,7 @@
 // thermal thresholds, plus the physics constants of the twin (DVFS curve with its voltage floor,
 // power components, thermal RC). Shared by the twin, the predictors and reports.
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,8 @@ std::vector<std::string> bound_violations(const GpuSpec& spec);
 // ("h200", "H200") and the names and aliases in the files ("NVIDIA H200", "RTX6000", "Quadro RTX
 // 6000"). Error NotFound listing the known models; Error Parse naming the file and the field.
 GpuSpec load_gpu_spec(const std::string& model);
+// The same, nullopt for a model Regime does not know (a Parse error still throws).
+std::optional<GpuSpec> find_gpu_spec(const std::string& model);
 
 // The model stems found in data/gpus, sorted.
 std::vector<std::string> gpu_models();
