@@ -1,5 +1,4 @@
 // regime sim curve | sim fit: the GPU twin's what-if answers (docs/twin.md).
-#include <fmt/core.h>
 
 #include <iostream>
 #include <memory>
@@ -9,6 +8,7 @@
 #include "session/sim_curve.hpp"
 #include "session/sim_curve_view.hpp"
 #include "session/sim_fit.hpp"
+#include "session/sim_fit_view.hpp"
 
 namespace regime::cli {
 
@@ -24,22 +24,8 @@ void run_curve(const std::string& gpu_name, const std::string& workload_name,
 void run_fit(const std::string& sweep_path, const std::optional<std::string>& gpu, int n,
              const std::string& model, bool json) {
   const auto r = session::fit_sweep_table(sweep_path, gpu, n, model);
-  if (json) return print_json(session::fit_json(r));
-  std::cout << fmt::format("{:<42} {:>8} {:>16} {:>9} {:>9} {:>9} {:>9} {:>8}\n", "workload", "gpu",
-                           "fit caps W", "E err %", "t err %", "best W", "meas. W", "regret%");
-  for (const auto& w : r.workloads) {
-    std::string caps;
-    for (double c : w.fit_caps) caps += (caps.empty() ? "" : ",") + fmt::format("{:.0f}", c);
-    std::cout << fmt::format("{:<42} {:>8} {:>16} {:>9} {:>9} {:>9.0f} {:>9.0f} {:>8.2f}\n",
-                             w.workload, w.gpu, caps,
-                             w.mape_energy_pct ? fmt::format("{:.2f}", *w.mape_energy_pct) : "-",
-                             w.mape_time_pct ? fmt::format("{:.2f}", *w.mape_time_pct) : "-",
-                             w.predicted_best_cap_W, w.measured_best_cap_W, w.best_cap_regret_pct);
-  }
-  if (r.median_mape_energy_pct)
-    std::cout << fmt::format(
-        "median over {} workloads: energy error {:.2f} %, best-cap energy regret {:.2f} %\n",
-        r.workloads.size(), *r.median_mape_energy_pct, r.median_best_cap_regret_pct.value_or(0));
+  if (json) return print_json(session::to_json(r));
+  std::cout << session::to_text(r);
 }
 
 }  // namespace

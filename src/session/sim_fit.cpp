@@ -5,14 +5,6 @@
 
 namespace regime::session {
 
-namespace {
-
-nlohmann::json or_null(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-}  // namespace
-
 twin::CurveModel parse_curve_model(const std::string& name) {
   if (name == "twin") return twin::CurveModel::Twin;
   if (name == "quadratic") return twin::CurveModel::Quadratic;
@@ -26,19 +18,6 @@ twin::SweepFitReport fit_sweep_table(const std::string& sweep_path,
                                      const std::string& model) {
   const twin::CurveModel curve = parse_curve_model(model);
   return twin::fit_sweep(read_sweep_table(sweep_path).rows, gpu_model, fit_caps, curve);
-}
-
-nlohmann::json fit_json(const twin::SweepFitReport& report) {
-  nlohmann::json ws = nlohmann::json::array();
-  for (const auto& w : report.workloads)
-    ws.push_back({{"workload", w.workload},
-                  {"gpu", w.gpu},
-                  {"fit_caps", w.fit_caps},
-                  {"mape_energy_pct", or_null(w.mape_energy_pct)},
-                  {"mape_time_pct", or_null(w.mape_time_pct)},
-                  {"predicted_best_cap_W", w.predicted_best_cap_W},
-                  {"measured_best_cap_W", w.measured_best_cap_W}});
-  return {{"workloads", ws}, {"median_mape_energy_pct", or_null(report.median_mape_energy_pct)}};
 }
 
 }  // namespace regime::session

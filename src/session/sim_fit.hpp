@@ -1,7 +1,6 @@
 #pragma once
 // `regime sim fit`: the GPU twin (or a yardstick curve) fitted to a few caps of each workload of a
-// sweep table, predicting the rest (docs/twin.md).
-#include <nlohmann/json.hpp>
+// sweep table, predicting the rest (docs/twin.md). Its table and JSON: session/sim_fit_view.hpp.
 #include <optional>
 #include <string>
 
@@ -17,9 +16,5 @@ twin::CurveModel parse_curve_model(const std::string& name);
 twin::SweepFitReport fit_sweep_table(const std::string& sweep_path,
                                      const std::optional<std::string>& gpu_model, int fit_caps,
                                      const std::string& model);
-
-// {"workloads": [...], "median_mape_energy_pct"}: a figure with nothing held out to judge it by
-// is null.
-nlohmann::json fit_json(const twin::SweepFitReport& report);
 
 }  // namespace regime::session

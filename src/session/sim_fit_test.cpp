@@ -20,17 +20,5 @@ TEST(SimFit, TheCurveModelIsNamedAndAnUnknownOneRefused) {
   }
 }
 
-TEST(SimFit, AFigureWithNothingHeldOutIsNull) {
-  twin::SweepFitReport r;
-  r.workloads.push_back({});
-  r.workloads[0].workload = "bert";
-  r.workloads[0].mape_time_pct = 2.5;
-  const nlohmann::json j = fit_json(r);
-  EXPECT_EQ(j["workloads"][0]["workload"], "bert");
-  EXPECT_TRUE(j["workloads"][0]["mape_energy_pct"].is_null());
-  EXPECT_EQ(j["workloads"][0]["mape_time_pct"], 2.5);
-  EXPECT_TRUE(j["median_mape_energy_pct"].is_null());
-}
-
 }  // namespace
 }  // namespace regime::session
