@@ -2,7 +2,8 @@
 # CPU of `regime export --device nvml:all` on N fake GPUs (the fake NVML of tests/fake_nvml), one
 # round of reads a second, scraped every 15 s like Prometheus' default: user + system ticks of the
 # exporter from 5 s after its start (startup excluded) over SECONDS, and how often each of its
-# threads woke (voluntary context switches) (docs/performance.md, "Exporter").
+# threads woke (voluntary context switches), and the machine's load average beside it
+# (docs/performance.md, "Exporter").
 #   bench/export_cpu.sh [BUILD_DIR] [GPUS=8] [SECONDS=180] [PORT=19470]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +29,9 @@ wakeups() {
       END {print tid, n, w}' "$t/status"
   done
 }
+# The machine's load beside the figure: other work on the same cores slows every read.
+load() { cut -d' ' -f1 /proc/loadavg; }
+load0=$(load)
 t0=$(ticks)
 wakeups > "$tmp/wakeups0"
 n=$((seconds / 15))
@@ -39,8 +43,9 @@ while [ "$i" -lt "$n" ]; do
 done
 t1=$(ticks)
 wakeups > "$tmp/wakeups1"
+load1=$(load)
 hz=$(getconf CLK_TCK)
-python3 -c "print(f'regime export, {$gpus} fake GPUs, {$n * 15} s: {($t1 - $t0) / $hz:.2f} s of CPU = {100 * ($t1 - $t0) / $hz / ($n * 15):.3f}% of a core')"
+python3 -c "print(f'regime export, {$gpus} fake GPUs, {$n * 15} s: {($t1 - $t0) / $hz:.2f} s of CPU = {100 * ($t1 - $t0) / $hz / ($n * 15):.3f}% of a core (load average $load0 at the start, $load1 at the end)')"
 join "$tmp/wakeups0" "$tmp/wakeups1" |
   awk -v s=$((n * 15)) '{printf "  thread %s: %.2f wake-ups a second\n", $2, ($5 - $3) / s}'
 wait "$pid"
