@@ -73,7 +73,8 @@ bool slow_round(long round, double period_s, double slow_period_s) {
   return every <= 1 || round % every == 0;
 }
 
-GpuReading read_gpu(Gpu& gpu, const ReadHealth& health_before, const GpuReading* last_slow) {
+GpuReading read_gpu(Gpu& gpu, const ReadHealth& health_before, const GpuReading* last_slow,
+                    bool read_energy) {
   const auto t0 = std::chrono::steady_clock::now();
   GpuReading r;
   if (last_slow) {
@@ -86,7 +87,7 @@ GpuReading read_gpu(Gpu& gpu, const ReadHealth& health_before, const GpuReading*
     read_node_state(r, node_state_dir());
   }
   r.sample = gpu.read();
-  r.sample.energy_J = gpu.read_energy_J();
+  if (read_energy) r.sample.energy_J = gpu.read_energy_J();
   r.reason_times = gpu.read_reason_times();
   r.power_points = gpu.drain_power_points();
   r.failed_reads = gpu.read_health().failed_reads - health_before.failed_reads;

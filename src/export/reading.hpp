@@ -42,24 +42,27 @@ std::filesystem::path node_state_dir();
 // be read or parsed say nothing: no job, no cap).
 void read_node_state(GpuReading& r, const std::filesystem::path& state_dir);
 
-// The power buffer, the cheap fields and the cumulative counters (energy, clock-event reasons) are
-// read every round: the driver's buffer holds about 2.4 s (docs/contracts.md), and a counter
-// served stale makes Prometheus' rate() wrong over short windows. The limits and the node's state
-// files change rarely, and the rolling regime moves with a window of a minute, so they are read
-// (and it is classified) on "slow" rounds only, one every this many seconds; classifying every
-// round was a third of the exporter's cost on 8 fake GPUs (docs/performance.md).
+// The power buffer, the cheap fields and the clock-event reason counters are read every round:
+// the driver's buffer holds about 2.4 s (docs/contracts.md), and a counter served stale makes
+// Prometheus' rate() wrong over short windows. The energy counter is read on slow rounds only (a
+// read costs milliseconds of CPU on an H200) and advanced between them by the power buffer
+// (served_energy.hpp). The limits and the node's state files change rarely, and the rolling
+// regime moves with a window of a minute, so they are read (and it is classified) on "slow"
+// rounds only, one every this many seconds; classifying every round was a third of the
+// exporter's cost on 8 fake GPUs (docs/performance.md).
 inline constexpr double kSlowRoundPeriodS = 10;
 
 // Whether round `round` (0, 1, ...) of a loop with period `period_s` is a slow one: the first
 // round, then one every `slow_period_s` (every round when the period is that long or longer).
 bool slow_round(long round, double period_s, double slow_period_s = kSlowRoundPeriodS);
 
-// Reads the cheap fields, the counters and the power buffer; with `last_slow` (the GPU's reading
-// of the last slow round) nothing else: its info (identity and limits) and node state are carried.
+// Reads the cheap fields, the reason counters, the power buffer and, with `read_energy`, the energy
+// counter; with `last_slow` (the GPU's reading of the last slow round) nothing else: its info
+// (identity and limits) and node state are carried.
 // Without it, reads info and the node state of node_state_dir() too. `health_before` is the
 // device's read_health() after the previous round. Throws what the device throws (Error GpuLost
 // for a GPU that stopped answering).
 GpuReading read_gpu(Gpu& gpu, const ReadHealth& health_before,
-                    const GpuReading* last_slow = nullptr);
+                    const GpuReading* last_slow = nullptr, bool read_energy = true);
 
 }  // namespace regime::exporter

@@ -13,6 +13,7 @@
 #include "device/uri.hpp"
 #include "export/metrics.hpp"
 #include "export/reading.hpp"
+#include "export/served_energy.hpp"
 #include "session/target.hpp"
 
 namespace regime::session {
@@ -34,7 +35,9 @@ struct Source {
   ReadHealth health;
   std::unique_ptr<exporter::RollingRegime> rolling;
   std::optional<exporter::GpuReading> last_slow;  // carried into the rounds between slow ones
-  std::optional<Regime> regime;                   // the rolling regime as last classified
+  exporter::ServedEnergy energy;  // the counter read on slow rounds, advanced by the buffer between
+  bool power_buffer = false;      // the last round drained points: the buffer can advance it
+  std::optional<Regime> regime;   // the rolling regime as last classified
   bool up = true;
   std::string classify_error;  // the last one said, so a persistent one is said once
 };
@@ -146,7 +149,9 @@ ExportSummary run_export(const ExportRequest& request,
       const bool full = slow || !s.last_slow;
       std::optional<exporter::GpuReading> r;
       try {
-        r = exporter::read_gpu(*s.gpu, s.health, full ? nullptr : &*s.last_slow);
+        // Without a power buffer nothing advances the counter between reads: read it each round.
+        r = exporter::read_gpu(*s.gpu, s.health, full ? nullptr : &*s.last_slow,
+                               full || !s.power_buffer);
         s.health = s.gpu->read_health();
       } catch (const Error& e) {
         ++summary.failed_rounds;
@@ -154,6 +159,7 @@ ExportSummary run_export(const ExportRequest& request,
         s.rolling->clear();
         s.last_slow.reset();
         s.regime.reset();
+        s.energy.forget();
         if (s.up)
           on_warning(fmt::format("{}: {}; its series go stale, the other GPUs are still served",
                                  s.uri, e.what()));
@@ -161,6 +167,10 @@ ExportSummary run_export(const ExportRequest& request,
         continue;
       }
       if (full) s.last_slow = *r;
+      s.energy.advance(r->power_points);
+      if (r->sample.energy_J) s.energy.anchor(*r->sample.energy_J);
+      r->sample.energy_J = s.energy.value_J();
+      s.power_buffer = !r->power_points.empty();
       s.labels = exporter::labels_of(r->info);
       s.rolling->add(r->sample, r->power_points);
       // Classified on slow rounds, and every round until the window names a regime.
