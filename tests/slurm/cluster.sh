@@ -109,10 +109,19 @@ cluster_start() {
     --seed-file="$CLUSTER/munge/seed"
   cluster_wait "[ -S '$CLUSTER/munge/sock' ]" 20 || { cluster_log "munged did not start"; return 1; }
 
-  # MariaDB in a private data directory, on loopback only, for slurmdbd alone.
-  mariadb-install-db --no-defaults --datadir="$CLUSTER/db" --user=root \
-    --auth-root-authentication-method=normal --skip-test-db >"$CLUSTER/log/mariadb-install.log" 2>&1 ||
-    { cluster_log "mariadb-install-db failed: $(tail -3 "$CLUSTER/log/mariadb-install.log")"; return 1; }
+  # MariaDB in a private data directory, on loopback only, for slurmdbd alone. Its bootstrap
+  # server has been seen to crash on a loaded 2-core machine: a fresh directory, up to three times.
+  local installed=no attempt
+  for attempt in 1 2 3; do
+    rm -rf "$CLUSTER/db"
+    if mariadb-install-db --no-defaults --datadir="$CLUSTER/db" --user=root \
+      --auth-root-authentication-method=normal --skip-test-db >"$CLUSTER/log/mariadb-install.log" 2>&1; then
+      installed=yes
+      break
+    fi
+  done
+  [ "$installed" = yes ] ||
+    { cluster_log "mariadb-install-db failed three times: $(tail -3 "$CLUSTER/log/mariadb-install.log")"; return 1; }
   CLUSTER_DB_PORT=$db_port
   cluster_db_spawn || return 1
   mariadb --no-defaults --socket="$CLUSTER/run/mysql.sock" -u root -e \
