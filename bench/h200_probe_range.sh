@@ -6,25 +6,28 @@
 # nvidia-smi -lms 10 and a 100 Hz NVML poll. resnet50 runs --warm-s first (0: not), so the runs
 # do not pay the cold start (a cold first run had no step in a 30 s window).
 #
-#   bench/h200_probe_range.sh [--seconds 30] [--runs 3] [--rate 400] [--warm-s 15]
+#   bench/h200_probe_range.sh [--seconds 30] [--runs 3] [--rate 400] [--warm-s 15] [--against eN]
+# (--against eN: each run of the defaults is followed by one with --energy-period-s N, so the
+# counter's period can be set against the default's CPU and energy per step in one lease.)
 #
 # Environment as bench/h200_common.sh (REGIME, DEVICE, BENCH_DIR); each job's files are in a
 # folder of its own under BENCH_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=30 runs=3 rate=400 warm_s=15
+seconds=30 runs=3 rate=400 warm_s=15 against=
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --warm-s) warm_s=$2; shift 2 ;;
+    --against) against=$2; shift 2 ;;
     *) echo "h200_probe_range.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 source bench/h200_common.sh h200_probe_range.sh regime-probe-range
 settings=()
-for _ in $(seq "$runs"); do settings+=(default); done
+for _ in $(seq "$runs"); do settings+=(default ${against:+"$against"}); done
 
 if [ "$warm_s" != 0 ]; then
   python3 workloads/train.py --model resnet50 --amp bf16 --seconds "$warm_s" >"$out/warm.log" 2>&1

@@ -10,8 +10,9 @@
 # page faults taken in the window; before and after the window (start-up, analysis) are not in
 # the figure the probe reports.
 #
-#   bench/h200_sampler_cpu.sh [--seconds 30] [--model resnet50] [--amp bf16] [--batch N] [SAMPLE_MS|default ...]
-# (`default` runs the probe without --sample-ms: what a user gets.)
+#   bench/h200_sampler_cpu.sh [--seconds 30] [--model resnet50] [--amp bf16] [--batch N] [SAMPLE_MS|default|eN ...]
+# (`default` runs the probe without --sample-ms: what a user gets; `eN` the same with
+# --energy-period-s N, to set an energy-counter period against the default in one lease.)
 #
 # Environment as bench/h200_common.sh (REGIME, DEVICE, BENCH_DIR); REGIME_READ_ONLY=1 is exported.
 set -euo pipefail
@@ -36,6 +37,7 @@ for ms in "${settings[@]}"; do
   i=$((i + 1)) run="run$i-ms$ms"
   rate=(--sample-ms "$ms")
   [ "$ms" = default ] && rate=()
+  [[ "$ms" =~ ^e([0-9.]+)$ ]] && rate=(--energy-period-s "${BASH_REMATCH[1]}")
   "$regime" probe --device "$device" --seconds "$seconds" "${rate[@]}" --json \
     --trace-out "$out/$run.trace.csv" --db "$out/runs.sqlite" \
     -- python3 workloads/train.py --model "$model" --amp "$amp" "${batch[@]}" \

@@ -84,6 +84,21 @@ Cumulative integrate_points(std::span<const PowerPoint> points) {
 
 }  // namespace
 
+namespace {
+// The power integral at t, carried past its ends at the mean power of its first or last interval:
+// only used within kShapeEdgeSlack_s of an end.
+double extended_at(const Cumulative& power, double t) {
+  const size_t n = power.t_s.size();
+  auto slope = [&](size_t i) {
+    const double dt = power.t_s[i + 1] - power.t_s[i];
+    return dt > 0 ? (power.F_J[i + 1] - power.F_J[i]) / dt : 0.0;
+  };
+  if (t < power.t_s.front()) return power.F_J.front() - slope(0) * (power.t_s.front() - t);
+  if (t > power.t_s.back()) return power.F_J.back() + slope(n - 2) * (t - power.t_s.back());
+  return power.at(t);
+}
+}  // namespace
+
 Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& power) {
   Cumulative out;
   if (counter.t_s.empty()) return out;
@@ -93,8 +108,10 @@ Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& p
     const double F0 = counter.F_J[i], dF = counter.F_J[i + 1] - F0;
     out.t_s.push_back(t0);
     out.F_J.push_back(F0);
-    const double P0 = power.at(t0), dP = power.at(t1) - P0;
-    if (!power.covers(t0, t1) || !(dP > 0)) continue;  // stays linear
+    if (!power.covers(t0 + kShapeEdgeSlack_s, t1 - kShapeEdgeSlack_s) || !(t1 > t0))
+      continue;  // stays linear
+    const double P0 = extended_at(power, t0), dP = extended_at(power, t1) - P0;
+    if (!(dP > 0)) continue;
     while (j < power.t_s.size() && power.t_s[j] <= t0) ++j;
     for (; j < power.t_s.size() && power.t_s[j] < t1; ++j) {
       out.t_s.push_back(power.t_s[j]);

@@ -44,7 +44,12 @@ struct EnergyFunction {
 // counter is read only every few seconds (a read costs ~4 ms on an H200), and a window edge that
 // falls in a segment where power changes (the end of a warm-up) is badly placed by a straight
 // line: the counter fixes the energy of each segment, power says where in it the energy went.
-// Segments power does not cover stay linear.
+// Segments power does not cover stay linear. The run's first read comes a few ms before the
+// buffer's first point (points from before the run are dropped) and a last read may come after
+// its last: power that stops short of a read by at most kShapeEdgeSlack_s (five of the buffer's
+// 20 ms points) is carried to it at its edge interval's mean, else a run read only at its ends
+// would be one linear segment.
+inline constexpr double kShapeEdgeSlack_s = 0.1;
 Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& power);
 EnergyFunction best_energy_function(std::span<const Sample* const> samples,
                                     std::span<const PowerPoint> power_points, double a, double b);

@@ -53,6 +53,27 @@ TEST(ShapeCounterByPower, SegmentsPowerDoesNotCoverStayLinear) {
   EXPECT_NEAR(shaped.between(5, 7.5), 375.0, 1e-6);
 }
 
+// A counter read only at the run's ends, its first read 6 ms before the buffer's first point
+// (as on the H200, where points from before the run are dropped): the whole run is still shaped
+// by power, not one straight line from an idle start to a busy end.
+TEST(ShapeCounterByPower, PowerStartingJustAfterTheFirstReadStillShapesTheSegment) {
+  std::vector<double> t, p;
+  for (int i = 0; i <= 1500; ++i) {  // 120 W for 5 s, then 680 W to 30 s, points 20 ms apart
+    t.push_back(0.006 + i * 0.02);
+    p.push_back(t.back() < 5 ? 120.0 : 680.0);
+  }
+  const Cumulative power = integrate_power(t, p);
+  const double true_J = 120 * 5 + 680 * 25.006;
+  const Cumulative counter{{0.0, t.back()}, {5000.0, 5000.0 + true_J}};
+  const Cumulative shaped = shape_counter_by_power(counter, power);
+  EXPECT_NEAR(shaped.between(10, 30) / 20, 680.0, 1.0);  // linear would say 544 W
+  EXPECT_NEAR(shaped.between(0, t.back()), true_J, 1e-6);
+  // Power that stops further than the slack from a read leaves that segment linear.
+  const Cumulative late{{-1.0, t.back()}, {5000.0, 5000.0 + true_J + 120}};
+  EXPECT_NEAR(shape_counter_by_power(late, power).between(10, 30) / 20,
+              (true_J + 120) / (t.back() + 1), 1e-6);
+}
+
 TEST(WindowPower, AFarTimestampGetsWiderWindowsNotAWindowPerSecond) {
   // Five readings, the last 1e9 s later: 1 s windows would be 1e9 of them (found by the fuzzer:
   // a 28 GB allocation). Never more windows than readings.

@@ -37,9 +37,9 @@ void add_probe(CLI::App& root, Context& ctx) {
                   "power comes from the driver's 20 ms buffer; 10 on sim:)")
       ->check(number_in(1, 10000));
   sub->add_option("--energy-period-s", r->energy_period_s,
-                  "Seconds between reads of the energy counter (also read at every window "
-                  "edge); each read costs milliseconds on some GPUs")
-      ->capture_default_str()
+                  "Seconds between reads of the energy counter, also read at the start and the "
+                  "end (default: 30 on a real GPU, where a read costs milliseconds of CPU and "
+                  "the power buffer shapes the energy between reads; 5 on sim:)")
       ->check(number_in(0, 3600, true));
   sub->add_option("--warmup-s", r->warmup_s,
                   "Drop this many seconds as warm-up instead of detecting the steady state")

@@ -22,6 +22,11 @@ double sample_ms_for(const ProbeRequest& r, bool simulated) {
   return r.sample_ms.value_or(simulated ? kSimulatedSampleMs : kWallClockSampleMs);
 }
 
+double energy_period_s_for(const ProbeRequest& r, bool simulated) {
+  return r.energy_period_s.value_or(simulated ? kSimulatedEnergyPeriod_s
+                                              : kWallClockEnergyPeriod_s);
+}
+
 namespace {
 
 struct TracePaths {
@@ -41,15 +46,16 @@ TracePaths trace_paths(const ProbeRequest& r, int64_t run_id) {
 void validate(const ProbeRequest& r) {
   session::validate(r.workload, "regime probe --device nvml:0 -- python3 train.py");
   validate_run_length(r.seconds, r.sample_ms.value_or(kSimulatedSampleMs), r.warmup_s);
-  if (!(r.energy_period_s >= 0.1 && r.energy_period_s <= 60))
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--energy-period-s must be in [0.1, 60] s, got {}", r.energy_period_s));
+  if (r.energy_period_s && !(*r.energy_period_s >= 0.1 && *r.energy_period_s <= 60))
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("--energy-period-s must be in [0.1, 60] s, got {}", *r.energy_period_s));
 }
 
 nlohmann::json options_json(const ProbeRequest& r, bool simulated) {
   return {{"seconds", r.seconds},
           {"sample_ms", sample_ms_for(r, simulated)},
-          {"energy_period_s", r.energy_period_s},
+          {"energy_period_s", energy_period_s_for(r, simulated)},
           {"no_steps", r.no_steps},
           {"warmup_s", r.warmup_s ? nlohmann::json(*r.warmup_s) : nullptr},
           {"step_regex", r.workload.step_regex ? nlohmann::json(*r.workload.step_regex) : nullptr}};
@@ -195,7 +201,7 @@ std::vector<Trace> record_run(const ProbeRequest& r, ProbeGpus& set, Workload& w
   RunOptions o;
   o.duration_s = r.seconds;
   o.sample_period_s = sample_ms_for(r, set.simulated()) / 1000.0;
-  o.energy_period_s = r.energy_period_s;
+  o.energy_period_s = energy_period_s_for(r, set.simulated());
   // The loop hands over each tick's samples in the order of the GPUs.
   size_t next_lane = 0;
   ProbeProgress progress;

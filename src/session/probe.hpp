@@ -32,7 +32,8 @@ struct ProbeRequest {
   double seconds = 60;
   // The cheap fields' period; empty: sample_ms_for's default for the device's clock.
   std::optional<double> sample_ms;
-  double energy_period_s = RunOptions{}.energy_period_s;
+  // Seconds between reads of the energy counter; empty: energy_period_s_for's default.
+  std::optional<double> energy_period_s;
   std::optional<double> warmup_s;  // drop this much instead of detecting the steady state
   bool no_steps = false;           // figures per second, no step markers expected
   std::string trace_out;           // default: STATE_DIR/runs/run-ID.trace.csv
@@ -48,6 +49,13 @@ struct ProbeRequest {
 // its models step at 10 ms.
 inline constexpr double kWallClockSampleMs = 1000, kSimulatedSampleMs = 10;
 double sample_ms_for(const ProbeRequest& r, bool simulated);
+// A real GPU's energy counter is read at the start, at the end and every 30 s between: a read
+// costs 4-17 ms of CPU on an H200, and the counter there moves in 100 ms steps, so a read carries
+// up to 0.1 s of power in error however often it is taken. The analysis shapes the counter by the
+// driver's power buffer between reads, so reads between the ends add cost and no accuracy to a
+// probe's window (docs/probe.md, "The energy counter"). A simulated counter is free to read.
+inline constexpr double kWallClockEnergyPeriod_s = 30, kSimulatedEnergyPeriod_s = 5;
+double energy_period_s_for(const ProbeRequest& r, bool simulated);
 
 struct ProbeReport {
   RunRecord record;

@@ -210,6 +210,27 @@ TEST_F(ProbeCli, NoStepsGivesPerSecondFiguresAndTheTimeLimitEndsTheRunWithSucces
   EXPECT_NEAR(j["measurement"]["energy_per_step_J"].get<double>(), 600, 30);
 }
 
+// On a real GPU the energy counter is read at the start and the end only (a read costs
+// milliseconds of CPU on an H200); --energy-period-s still asks for reads between.
+TEST_F(ProbeCli, AShortProbeReadsTheEnergyCounterAtItsEndsUnlessAskedForMore) {
+  auto counter_reads = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"--seconds", "6", "--no-steps", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    for (const char* a : {"--", "sleep", "30"}) args.emplace_back(a);
+    auto r = probe(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    auto j = parse(r);
+    // Per second, energy is the average power: the fake draws 600 W, however often it is read.
+    EXPECT_NEAR(j["measurement"]["energy_per_step_J"].get<double>(), 600, 30);
+    int reads = 0;
+    for (const Sample& s : read_trace_csv(j["trace"].get<std::string>()))
+      if (s.energy_J) ++reads;
+    return reads;
+  };
+  EXPECT_EQ(counter_reads({}), 2);
+  EXPECT_EQ(counter_reads({"--energy-period-s", "2"}), 4);  // 0, 2, 4 and 6 s
+}
+
 TEST_F(ProbeCli, SaysSoWhenACommandSendsNoStepMarkers) {
   auto r = probe({"--seconds", "1", "--json", "--", "sleep", "5"});
   EXPECT_EQ(r.status, 0) << r.err;
