@@ -270,6 +270,55 @@ void note_study_leader(nlohmann::json& record, const std::string& nodes) {
   }
 }
 
+// The node's GPUs, then the job's among them by minor number; `indexes` are the backend's.
+struct JobGpus {
+  std::vector<GpuPtr> gpus;
+  std::vector<GpuInfo> infos;
+  std::vector<int> indexes;
+};
+JobGpus open_job_gpus(const std::string& scheme, const std::vector<int>& minors) {
+  std::vector<GpuPtr> all = open_devices(scheme + ":all");
+  std::vector<GpuInfo> all_infos;
+  for (auto& g : all) all_infos.push_back(g->info());
+  JobGpus out;
+  for (size_t k : gpus_by_minor(minors, all_infos)) {
+    out.gpus.push_back(std::move(all[k]));
+    out.infos.push_back(all_infos[k]);
+    out.indexes.push_back(all_infos[k].index);
+  }
+  return out;
+}
+
+// `auto`: the newest sweep of each GPU model of the job for its workload, one query each.
+std::vector<SweepRecord> newest_sweeps(const std::string& db, const std::vector<GpuInfo>& infos,
+                                       const std::string& workload) {
+  RunStore runs(db);
+  std::vector<std::string> models;
+  for (const GpuInfo& g : infos)
+    if (std::find(models.begin(), models.end(), g.name) == models.end()) models.push_back(g.name);
+  std::vector<SweepRecord> sweeps;
+  for (const std::string& model : models)
+    if (auto s = runs.newest_sweep_of(model, workload)) sweeps.push_back(std::move(*s));
+  return sweeps;
+}
+
+// One GPU of the job as recorded before any change: what it was, what it gets and why.
+nlohmann::json job_gpu_record(const GpuInfo& g, int index, int minor, const CapChoice& choice,
+                              std::optional<double> energy_start_J) {
+  return {{"index", index},
+          {"minor_number", minor},
+          {"device", g.device},
+          {"uuid", g.uuid},
+          {"name", g.name},
+          {"default_limit_W", g.default_limit_W},
+          {"limit_before_W", g.enforced_limit_W},
+          {"cap_W", choice.cap_W ? nlohmann::json(*choice.cap_W) : nullptr},
+          {"why", choice.why},
+          {"sweep_id", choice.sweep_id ? nlohmann::json(*choice.sweep_id) : nullptr},
+          {"energy_start_J", energy_start_J ? nlohmann::json(*energy_start_J) : nullptr},
+          {"energy_start_unix_s", now_unix_s()}};
+}
+
 }  // namespace
 
 nlohmann::json begin_job(const JobBegin& job) {
@@ -280,28 +329,10 @@ nlohmann::json begin_job(const JobBegin& job) {
                 "--power study needs --step-socket: where the job's tasks send their step markers");
   std::vector<int> minors = parse_gpu_list(job.gpus);
   JobStore store(job.db);
-  // The node's GPUs, then the job's among them by minor number; `indexes` are the backend's.
-  std::vector<GpuPtr> all = open_devices(job.scheme + ":all");
-  std::vector<GpuInfo> all_infos;
-  for (auto& g : all) all_infos.push_back(g->info());
-  std::vector<GpuPtr> gpus;
-  std::vector<GpuInfo> infos;
-  std::vector<int> indexes;
-  for (size_t k : gpus_by_minor(minors, all_infos)) {
-    gpus.push_back(std::move(all[k]));
-    infos.push_back(all_infos[k]);
-    indexes.push_back(all_infos[k].index);
-  }
-  // `auto`: the newest sweep of each GPU model of the job for its workload, one query each.
+  auto [gpus, infos, indexes] = open_job_gpus(job.scheme, minors);
   std::vector<SweepRecord> sweeps;
-  if (policy.kind == PowerPolicy::Kind::Auto && !job.workload.empty()) {
-    RunStore runs(job.db);
-    std::vector<std::string> models;
-    for (const GpuInfo& g : infos)
-      if (std::find(models.begin(), models.end(), g.name) == models.end()) models.push_back(g.name);
-    for (const std::string& model : models)
-      if (auto s = runs.newest_sweep_of(model, job.workload)) sweeps.push_back(std::move(*s));
-  }
+  if (policy.kind == PowerPolicy::Kind::Auto && !job.workload.empty())
+    sweeps = newest_sweeps(job.db, infos, job.workload);
   nlohmann::json record{{"job_id", job.job_id},
                         {"node", job.node},
                         {"uid", job.uid},
@@ -325,23 +356,9 @@ nlohmann::json begin_job(const JobBegin& job) {
     for (CapChoice& c : choices)
       c.why = fmt::format("study: {} studies the job; this node takes its decision",
                           record["study_leader"].get<std::string>());
-  for (size_t k = 0; k < gpus.size(); ++k) {
-    const auto& g = infos[k];
-    std::optional<double> e0 = gpus[k]->read_energy_J();
+  for (size_t k = 0; k < gpus.size(); ++k)
     record["gpus"].push_back(
-        {{"index", indexes[k]},
-         {"minor_number", minors[k]},
-         {"device", g.device},
-         {"uuid", g.uuid},
-         {"name", g.name},
-         {"default_limit_W", g.default_limit_W},
-         {"limit_before_W", g.enforced_limit_W},
-         {"cap_W", choices[k].cap_W ? nlohmann::json(*choices[k].cap_W) : nullptr},
-         {"why", choices[k].why},
-         {"sweep_id", choices[k].sweep_id ? nlohmann::json(*choices[k].sweep_id) : nullptr},
-         {"energy_start_J", e0 ? nlohmann::json(*e0) : nullptr},
-         {"energy_start_unix_s", now_unix_s()}});
-  }
+        job_gpu_record(infos[k], indexes[k], minors[k], choices[k], gpus[k]->read_energy_J()));
   bool any_cap = std::any_of(choices.begin(), choices.end(),
                              [](const CapChoice& c) { return c.cap_W.has_value(); });
   std::unique_ptr<JobCaps> caps;
