@@ -82,9 +82,6 @@ Cumulative integrate_points(std::span<const PowerPoint> points) {
   return integrate_power(t, p);
 }
 
-}  // namespace
-
-namespace {
 // The power integral at t, carried past its ends at the mean power of its first or last interval:
 // only used within kShapeEdgeSlack_s of an end.
 double extended_at(const Cumulative& power, double t) {
@@ -97,6 +94,7 @@ double extended_at(const Cumulative& power, double t) {
   if (t > power.t_s.back()) return power.F_J.back() + slope(n - 2) * (t - power.t_s.back());
   return power.at(t);
 }
+
 }  // namespace
 
 Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& power) {
