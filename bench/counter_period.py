@@ -5,7 +5,8 @@ For each X.trace.csv (with X.steps.csv, and X.power.csv when the run drained the
 the counter's column is thinned to what a sampler reading it every P seconds would have kept
 (always the first and the last read), at ten phases of the reads, and to the ends alone; each
 thinned trace is measured by `regime classify`, and its energy per step printed against the trace
-as recorded.
+as recorded; "as a probe reads" is the default reader's (the ends and every 30 s from the start),
+set also against each period's reader from the start (what that reader would have read).
 
     bench/counter_period.py REGIME TRACE_OR_FOLDER... [--periods 5,15]
 e.g. bench/counter_period.py build/ci/regime tests/data/h200
@@ -20,6 +21,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+PROBE_PERIOD_S = 30  # the probe's default on a real GPU: at the ends and every 30 s
 
 
 def energy_per_step(regime, trace):
@@ -85,12 +88,17 @@ def main():
             recorded = energy_per_step(a.regime, trace)
             rel = lambda x: "%+.3f%%" % (100 * (x / recorded - 1))
             ends = energy_per_step(a.regime, thinned(trace, dst, lambda t: False))
-            cells = ["ends only %s" % rel(ends)]
+            probe = energy_per_step(a.regime, thinned(trace, dst, every(PROBE_PERIOD_S, 0)))
+            cells = ["ends only %s" % rel(ends),
+                     "as a probe reads (every %g s from the start) %s" % (PROBE_PERIOD_S, rel(probe))]
             for p in periods:
                 vals = [energy_per_step(a.regime, thinned(trace, dst, every(p, p * k / 10)))
                         for k in range(10)]
-                cells.append("every %g s %s..%s (sd %.3f%%)" % (
-                    p, rel(min(vals)), rel(max(vals)), 100 * statistics.stdev(vals) / recorded))
+                cells.append("every %g s %s from the start, %s..%s over ten phases (sd %.3f%%); "
+                             "the probe's against it %+.3f%%" % (
+                                 p, rel(vals[0]), rel(min(vals)), rel(max(vals)),
+                                 100 * statistics.stdev(vals) / recorded,
+                                 100 * (probe / vals[0] - 1)))
             print("%s: as recorded %.4f J; %s" % (name, recorded, "; ".join(cells)), flush=True)
 
 

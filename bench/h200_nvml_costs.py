@@ -14,6 +14,8 @@ import json
 import statistics
 import time
 
+from nvml_ctypes import open_gpu
+
 FI_TOTAL_ENERGY = 83
 FI_POWER_AVERAGE, FI_POWER_INSTANT = 185, 186
 TOTAL_POWER_SAMPLES = 0
@@ -51,12 +53,7 @@ def main():
     p.add_argument("--reads", type=int, default=40)
     p.add_argument("--gap-s", type=float, default=0.05)
     args = p.parse_args()
-    nvml = ctypes.CDLL("libnvidia-ml.so.1")
-    if nvml.nvmlInit_v2() != 0:
-        raise SystemExit("nvmlInit failed")
-    h = ctypes.c_void_p()
-    if nvml.nvmlDeviceGetHandleByIndex_v2(args.index, ctypes.byref(h)) != 0:
-        raise SystemExit("no GPU %d" % args.index)
+    nvml, h = open_gpu(args.index)
 
     mj = ctypes.c_ulonglong()
     energy_field = FieldValue(fieldId=FI_TOTAL_ENERGY)

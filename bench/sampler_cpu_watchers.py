@@ -21,16 +21,13 @@ import sys
 import threading
 import time
 
+from nvml_ctypes import open_gpu
+
 THREAD_SAMPLE_PERIOD_S = 0.1
 
 
 def poll_nvml(seconds, index, period_s=0.01):
-    nvml = ctypes.CDLL("libnvidia-ml.so.1")
-    if nvml.nvmlInit_v2() != 0:
-        raise SystemExit("nvmlInit failed")
-    handle = ctypes.c_void_p()
-    if nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(handle)) != 0:
-        raise SystemExit("no GPU %d" % index)
+    nvml, handle = open_gpu(index)
     mw = ctypes.c_uint()
     reads = 0
     t0 = time.monotonic()

@@ -15,24 +15,30 @@ double Cumulative::at(double t) const {
   return F_J[i - 1] + (F_J[i] - F_J[i - 1]) * (t - t0) / (t1 - t0);
 }
 
-std::optional<Cumulative> counter_energy(std::span<const Sample* const> samples, double a,
-                                         double b) {
+std::optional<CounterReads> counter_reads(std::span<const Sample* const> samples, double a,
+                                          double b) {
   // The driver updates the counter about every 100 ms; reads in between repeat the old value. A
   // repeat means "not updated yet", not "no energy used", so only the first read of each value is
   // kept (and the last read, so the readings still reach the end). Interpolating between raw reads
   // instead puts false flat steps into short blocks (docs/analysis.md "Energy").
-  Cumulative c;
+  CounterReads r;
+  Cumulative& c = r.F;
   const Sample* last = nullptr;
   for (const Sample* s : samples) {
     if (!s->energy_J) continue;
+    const double since_last_s = last ? s->t_s - last->t_s : kCounterUpdatePeriod_s;
     last = s;
     if (!c.F_J.empty() && *s->energy_J == c.F_J.back()) continue;
     c.t_s.push_back(s->t_s);
     c.F_J.push_back(*s->energy_J);
+    r.max_age_s.push_back(std::clamp(since_last_s, 0.0, kCounterUpdatePeriod_s));
   }
   if (last && c.t_s.back() != last->t_s) {
+    // A repeat: its value is older than this read by more than the gap since it first appeared,
+    // an age the other reads do not tell; it stays where it was read.
     c.t_s.push_back(last->t_s);
     c.F_J.push_back(*last->energy_J);
+    r.max_age_s.push_back(0);
   }
   if (!c.covers(a, b)) return std::nullopt;
   // Only the readings that bracket [a, b] must be monotone: a reset elsewhere does not matter.
@@ -42,7 +48,15 @@ std::optional<Cumulative> counter_energy(std::span<const Sample* const> samples,
       static_cast<size_t>(std::lower_bound(c.t_s.begin(), c.t_s.end(), b) - c.t_s.begin());
   for (size_t i = lo + 1; i <= hi && i < c.t_s.size(); ++i)
     if (c.F_J[i] < c.F_J[i - 1]) return std::nullopt;
-  return c;
+  return r;
+}
+
+Cumulative placed_at_updates(const CounterReads& reads) {
+  Cumulative out = reads.F;
+  for (size_t i = 0; i < out.t_s.size(); ++i) out.t_s[i] -= 0.5 * reads.max_age_s[i];
+  // Dense reads may be placed out of order by a few ms; time must not run backwards.
+  for (size_t i = 1; i < out.t_s.size(); ++i) out.t_s[i] = std::max(out.t_s[i], out.t_s[i - 1]);
+  return out;
 }
 
 Cumulative integrate_power(std::span<const double> t_s, std::span<const double> power_W) {
@@ -100,7 +114,8 @@ double extended_at(const Cumulative& power, double t) {
 Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& power) {
   Cumulative out;
   if (counter.t_s.empty()) return out;
-  size_t j = 0;  // walks the power points
+  size_t j = 0;             // walks the power points
+  double joules_per_J = 1;  // the last shaped segment's counter joules per power joule
   for (size_t i = 0; i + 1 < counter.t_s.size(); ++i) {
     const double t0 = counter.t_s[i], t1 = counter.t_s[i + 1];
     const double F0 = counter.F_J[i], dF = counter.F_J[i + 1] - F0;
@@ -110,14 +125,25 @@ Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& p
       continue;  // stays linear
     const double P0 = extended_at(power, t0), dP = extended_at(power, t1) - P0;
     if (!(dP > 0)) continue;
+    joules_per_J = dF / dP;
     while (j < power.t_s.size() && power.t_s[j] <= t0) ++j;
     for (; j < power.t_s.size() && power.t_s[j] < t1; ++j) {
       out.t_s.push_back(power.t_s[j]);
       out.F_J.push_back(F0 + dF * (power.F_J[j] - P0) / dP);
     }
   }
-  out.t_s.push_back(counter.t_s.back());
-  out.F_J.push_back(counter.F_J.back());
+  const double t_last = counter.t_s.back(), F_last = counter.F_J.back();
+  out.t_s.push_back(t_last);
+  out.F_J.push_back(F_last);
+  if (power.t_s.size() >= 2 && power.t_s.back() > t_last && power.t_s.front() <= t_last) {
+    const double P_last = power.at(t_last);
+    for (j = static_cast<size_t>(std::upper_bound(power.t_s.begin(), power.t_s.end(), t_last) -
+                                 power.t_s.begin());
+         j < power.t_s.size(); ++j) {
+      out.t_s.push_back(power.t_s[j]);
+      out.F_J.push_back(F_last + joules_per_J * (power.F_J[j] - P_last));
+    }
+  }
   return out;
 }
 
@@ -139,13 +165,13 @@ EnergyFunction power_energy_function(std::span<const Sample* const> samples,
 EnergyFunction best_energy_function(std::span<const Sample* const> samples,
                                     std::span<const PowerPoint> power_points, double a, double b) {
   EnergyFunction power = power_energy_function(samples, power_points, a, b);
-  if (auto c = counter_energy(samples, a, b)) {
+  if (auto reads = counter_reads(samples, a, b)) {
     if (power.source == EnergySource::None)
       return {EnergySource::Counter, "cumulative energy counter, interpolated at the window edges",
-              std::move(*c)};
+              std::move(reads->F)};
     return {EnergySource::Counter,
             "cumulative energy counter, shaped between reads by the " + power.detail,
-            shape_counter_by_power(*c, power.F)};
+            shape_counter_by_power(placed_at_updates(*reads), power.F)};
   }
   return power;
 }

@@ -24,10 +24,26 @@ struct Cumulative {
   double between(double a, double b) const { return at(b) - at(a); }
 };
 
-// Counter readings of the samples; nullopt when the counter goes backwards inside [a, b]
-// (a reset or wrap) or does not bracket it.
-std::optional<Cumulative> counter_energy(std::span<const Sample* const> samples, double a,
-                                         double b);
+// Counter readings of the samples, each value at the read that first saw it, and how old that
+// value may have been when read; nullopt when the counter goes backwards inside [a, b] (a reset or
+// wrap) or does not bracket it.
+struct CounterReads {
+  Cumulative F;
+  std::vector<double> max_age_s;  // one per point of F
+};
+std::optional<CounterReads> counter_reads(std::span<const Sample* const> samples, double a,
+                                          double b);
+
+// The driver sets the counter every kCounterUpdatePeriod_s (100 ms on an H200: the median gap
+// between new values in every kept H200 trace), and a read returns the value of the last update:
+// up to one period old, and no older than the read before it. Read every few seconds, each value
+// lags its read by a share of the period that stays the same all run (the reads come whole
+// seconds apart, the updates a steady 100 ms), so a window whose edges see different power is
+// off by lag x (power at its end - power at its start): 0.13% on a live H200 transformer probe.
+// Placing each value at the middle of the span it may have been set in halves the worst case and
+// removes the bias (docs/analysis.md "Energy").
+inline constexpr double kCounterUpdatePeriod_s = 0.1;
+Cumulative placed_at_updates(const CounterReads& reads);
 // Trapezoid integral of power points (t, W).
 Cumulative integrate_power(std::span<const double> t_s, std::span<const double> power_W);
 
@@ -48,7 +64,8 @@ struct EnergyFunction {
 // buffer's first point (points from before the run are dropped) and a last read may come after
 // its last: power that stops short of a read by at most kShapeEdgeSlack_s (five of the buffer's
 // 20 ms points) is carried to it at its edge interval's mean, else a run read only at its ends
-// would be one linear segment.
+// would be one linear segment. Power past the last read (a value placed before its read, the
+// buffer drained after it) carries the last segment on at that segment's joules per power joule.
 inline constexpr double kShapeEdgeSlack_s = 0.1;
 Cumulative shape_counter_by_power(const Cumulative& counter, const Cumulative& power);
 EnergyFunction best_energy_function(std::span<const Sample* const> samples,
