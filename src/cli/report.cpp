@@ -1,4 +1,4 @@
-// regime report (RUN_ID | control:ID | --db FILE [--gpu G] [--workload W]) -o report.html: one run
+// regime report (RUN_ID | control:ID [--gpu G] | [--gpu G] [--workload W]) -o report.html: one run
 // drawn as a self-contained HTML page (docs/report.md).
 #include "session/report.hpp"
 
@@ -30,11 +30,12 @@ void add_report(CLI::App& root, Context&) {
   sub->add_option("--db", a->db, "Run database (default: STATE_DIR/runs.sqlite)");
   auto* gpu = sub->add_option("--gpu", a->gpu,
                               "Without a run id: the newest finished run on a GPU whose name, "
-                              "UUID or device contains this");
+                              "UUID or device contains this; with control:ID, which of its GPUs "
+                              "to draw (its device, e.g. nvml:1, or what one GPU's name or UUID "
+                              "contains; default: the first)");
   auto* workload =
       sub->add_option("--workload", a->workload,
                       "Without a run id: the newest finished run whose workload contains this");
-  gpu->excludes(id);
   workload->excludes(id);
   sub->add_option("-o,--output", a->out, "HTML file to write")->required();
   sub->add_option("--columns", a->columns,

@@ -109,6 +109,33 @@ std::string control_trace_file(const ControlRunRecord& run, size_t gpu) {
   return files[gpu].get<std::string>();
 }
 
+size_t control_gpu_named(const ControlRunRecord& run, const std::string& selector) {
+  const json& lanes =
+      run.report.is_object() && run.report.contains("gpus") && run.report["gpus"].is_array()
+          ? run.report["gpus"]
+          : json::array({run.report});
+  std::vector<std::string> devices;
+  std::vector<size_t> containing;
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const json& lane = lanes[i];
+    const std::string device = lane.value("device", run.device);
+    if (device == selector) return i;
+    devices.push_back(device);
+    for (const std::string& text :
+         {device, lane.value("gpu", run.gpu_name), lane.value("uuid", run.gpu_uuid)})
+      if (!selector.empty() && text.find(selector) != std::string::npos) {
+        containing.push_back(i);
+        break;
+      }
+  }
+  if (containing.size() == 1) return containing.front();
+  std::string listed;
+  for (const std::string& d : devices) listed += (listed.empty() ? "" : ", ") + d;
+  throw Error(ErrorKind::NotFound,
+              fmt::format("control:{}: {} of its GPUs ({}) match --gpu '{}': give one's device",
+                          run.id, containing.empty() ? "none" : "several", listed, selector));
+}
+
 json build_control_page_data(const ControlRunRecord& run, size_t gpu, const Trace& trace,
                              const std::vector<WindowFigures>& figures,
                              const PageOptions& options) {
@@ -126,15 +153,19 @@ json build_control_page_data(const ControlRunRecord& run, size_t gpu, const Trac
       timeline_data(samples, trace, value_or_null(lane, "measurement"), options.columns, true);
   const double t0_s = timeline["t0_s"].get<double>();
   const std::string gpu_name = lane.value("gpu", run.gpu_name);
-  const std::string gpu_label =
-      (gpu_name.empty() ? run.device : gpu_name) +
-      (run.gpu_uuid.empty() ? std::string() : fmt::format(" ({})", run.gpu_uuid));
+  const std::string gpu_uuid = lane.value("uuid", run.gpu_uuid);
+  const std::string gpu_device = lane.value("device", run.device);
+  const std::string gpu_label = (gpu_name.empty() ? gpu_device : gpu_name) +
+                                (gpu_uuid.empty() ? std::string() : fmt::format(" ({})", gpu_uuid));
   const json& probe = value_or_null(lane, "probe");
   const json& files = report["trace"]["files"];
 
   return {
-      {"title", fmt::format("Regime control run {}: {} on {}", run.id, run.workload,
-                            run.gpu_name.empty() ? run.device : run.gpu_name)},
+      {"title", files.size() > 1
+                    ? fmt::format("Regime control run {}: {} on {} ({}, GPU {} of {})", run.id,
+                                  run.workload, gpu_device, gpu_name, gpu + 1, files.size())
+                    : fmt::format("Regime control run {}: {} on {}", run.id, run.workload,
+                                  run.gpu_name.empty() ? run.device : run.gpu_name)},
       {"generated_utc", options.generated_utc},
       {"run",
        {{"id", fmt::format("control:{}", run.id)},

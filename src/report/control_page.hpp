@@ -19,6 +19,11 @@ namespace regime::report {
 // NotFound for a record without one (a run kept before control runs wrote their trace).
 std::string control_trace_file(const ControlRunRecord& run, size_t gpu);
 
+// Which GPU of the run `selector` names: its device (`nvml:1`) exactly, else the one GPU whose
+// device, name or UUID contains it. Error NotFound, naming the run's GPUs, when none or several
+// do (a run of one GPU answers 0 for its own).
+size_t control_gpu_named(const ControlRunRecord& run, const std::string& selector);
+
 // `trace` and `figures` are GPU `gpu`'s as read from control_trace_file(run, gpu). Error
 // InvalidArgument when the trace holds no sample.
 nlohmann::json build_control_page_data(const ControlRunRecord& run, size_t gpu, const Trace& trace,

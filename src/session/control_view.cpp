@@ -119,6 +119,7 @@ nlohmann::json run_json(const ControlReport& r) {
   nlohmann::json j = {
       {"device", r.device},
       {"gpu", r.info.name},
+      {"uuid", r.info.uuid},
       {"workload", r.workload},
       {"policy", r.policy},
       {"engaged", r.engaged},

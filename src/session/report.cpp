@@ -87,7 +87,8 @@ ReportResult write_control_report(const ReportRequest& r, RunStore& store, int64
   const std::optional<ControlRunRecord> run = store.get_control_run(id);
   if (!run)
     throw Error(ErrorKind::NotFound, fmt::format("no control:{} in {}", id, store.path().string()));
-  const fs::path trace_file = report::control_trace_file(*run, 0);
+  const size_t gpu = r.gpu ? report::control_gpu_named(*run, *r.gpu) : 0;
+  const fs::path trace_file = report::control_trace_file(*run, gpu);
   if (!fs::exists(trace_file))
     throw Error(ErrorKind::NotFound,
                 fmt::format("control:{}: its trace file {} is missing", id, trace_file.string()));
@@ -95,7 +96,7 @@ ReportResult write_control_report(const ReportRequest& r, RunStore& store, int64
   po.columns = r.columns;
   po.generated_utc = now_utc();
   const nlohmann::json page = report::build_control_page_data(
-      *run, 0, read_chunked_trace(trace_file), read_window_figures(trace_file), po);
+      *run, gpu, read_chunked_trace(trace_file), read_window_figures(trace_file), po);
   const std::string html = report::render_html(page, read_file(lib));
   write_file_atomic(r.out, html);
 
@@ -142,6 +143,10 @@ ReportResult write_report(const ReportRequest& r) {
   RunStore store(db);
   if (ref && ref->kind == RunRef::Kind::Control)
     return write_control_report(r, store, ref->id, lib);
+  if (ref && (r.gpu || r.workload))
+    throw Error(ErrorKind::InvalidArgument,
+                "report: --gpu and --workload pick the newest probe when no run is named; with "
+                "a probe's id they pick nothing (with control:ID, --gpu picks one of its GPUs)");
   const std::vector<RunRecord> runs = store.list();
   const RunRecord run = pick_run(r, ref ? std::optional(ref->id) : std::nullopt, runs, db);
   if (run.trace_path.empty())

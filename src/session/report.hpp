@@ -15,7 +15,9 @@ namespace regime::session {
 struct ReportRequest {
   std::optional<std::string> run;  // "ID" or "probe:ID" (a probe), "control:ID" (a control run)
   std::string db;                  // default: RunStore::default_path()
-  std::optional<std::string> gpu;  // matches the GPU name, UUID or device URI (substring)
+  // Without a run: the newest probe on a GPU whose name, UUID or device URI contains it. With
+  // control:ID: which of the run's GPUs to draw (report::control_gpu_named).
+  std::optional<std::string> gpu;
   std::optional<std::string> workload;  // matches the workload (substring)
   std::filesystem::path out;
   size_t columns = 1200;

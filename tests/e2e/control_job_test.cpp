@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "support/report_page.hpp"
 #include "support/sandbox.hpp"
 
 namespace regime::test {
@@ -93,6 +94,42 @@ TEST_F(ControlJobCli, EachGpuHasItsOwnControllerAndTheJobIsMeasuredOverAll) {
   EXPECT_TRUE(listed["control_runs"][0]["engaged"].get<bool>());
   json shown = sb_.regime_json({"runs", "show", id, "--json"});
   EXPECT_EQ(shown["report"]["gpus"].size(), 3u);
+}
+
+TEST_F(ControlJobCli, TheReportDrawsAnyGpuOfTheJobAskedFor) {
+  json j = sb_.regime_json(
+      with_json(args("nvml:all", "thermal:period_s=0.2,dwell_s=0.6,step_W=40", "4")));
+  ASSERT_TRUE(j["stored_as"].is_string()) << j.dump(2);
+  const std::string id = j["stored_as"];
+  const auto files = j["trace"]["files"];
+  ASSERT_EQ(files.size(), 3u) << j.dump(2);
+  const auto out = sb_.path() / "page.html";
+  auto drawn = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> a = {"report", id, "-o", out.string(), "--json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    sb_.regime_json(a);
+    return test::report_page_data(test::read_text(out));
+  };
+  // The first GPU unless asked; by device, or by what one GPU's UUID contains.
+  EXPECT_EQ(drawn({})["run"]["trace_path"], files[0]);
+  const json hot = drawn({"--gpu", "nvml:0"});
+  EXPECT_EQ(hot["run"]["trace_path"], files[0]);
+  EXPECT_NE(hot["title"].get<std::string>().find("nvml:0 (NVIDIA Fake GPU, GPU 1 of 3)"),
+            std::string::npos)
+      << hot["title"];
+  EXPECT_FALSE(hot["control"]["actions"].empty()) << "the hot GPU's controller acted";
+  const json cool = drawn({"--gpu", "GPU-job-2"});
+  EXPECT_EQ(cool["run"]["trace_path"], files[2]);
+  EXPECT_EQ(cool["control"]["gpu"], 2);
+  EXPECT_TRUE(cool["control"]["actions"].empty()) << "a cool GPU's controller never acted";
+  EXPECT_NE(cool["restore"].dump().find("GPU-job-2"), std::string::npos) << cool["restore"];
+
+  // A selector that names several GPUs, or none, is refused with the run's devices.
+  for (const char* bad : {"Fake", "nvml:7"}) {
+    const test::RunResult r = sb_.regime({"report", id, "--gpu", bad, "-o", out.string()});
+    EXPECT_NE(r.status, 0) << bad;
+    EXPECT_NE(r.err.find("nvml:0, nvml:1, nvml:2"), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(ControlJobCli, TheGateJudgesEachGpuAndLeavesTheJobAloneWhenNoneIsThermalBound) {

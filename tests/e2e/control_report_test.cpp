@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.hpp"
+#include "support/report_page.hpp"
 
 namespace regime {
 namespace {
@@ -37,14 +38,8 @@ class ControlReport : public ::testing::Test {
   static test::RunResult report(const std::string& run, const fs::path& out) {
     return test::run({"report", run, "-o", out.string(), "--json"}, env_, dir_->path);
   }
-  // The page data the HTML carries (every '<' in it written as \u003c).
   static json page_data(const fs::path& html_path) {
-    const std::string html = test::read_text(html_path);
-    const std::string open = "<script type=\"application/json\" id=\"page-data\">\n";
-    const size_t a = html.find(open);
-    const size_t b = html.find("\n</script>", a);
-    if (a == std::string::npos || b == std::string::npos) return json();
-    return json::parse(html.substr(a + open.size(), b - a - open.size()));
+    return test::report_page_data(test::read_text(html_path));
   }
   static uint64_t bytes_of(const std::string& trace_file) {
     uint64_t n = 0;

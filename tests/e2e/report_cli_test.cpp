@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.hpp"
+#include "support/report_page.hpp"
 
 namespace regime {
 namespace {
@@ -32,14 +33,7 @@ class ReportCli : public ::testing::Test {
     args.insert(args.begin(), "report");
     return test::run(args, env_, dir_->path);
   }
-  // The page data the HTML carries (every '<' in it written as \u003c).
-  static json page_data(const std::string& html) {
-    const std::string open = "<script type=\"application/json\" id=\"page-data\">\n";
-    const size_t a = html.find(open);
-    const size_t b = html.find("\n</script>", a);
-    if (a == std::string::npos || b == std::string::npos) return json();
-    return json::parse(html.substr(a + open.size(), b - a - open.size()));
-  }
+  static json page_data(const std::string& html) { return test::report_page_data(html); }
   static test::TempDir* dir_;
   static test::Env env_;
 };
