@@ -7,41 +7,16 @@
 // of the run's segments or windows.
 //
 // Usage: node control_report_page.mjs PAGE.html OUT_DIR RUN_SECONDS CHART_ID...
-import { createRequire } from 'node:module';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL, fileURLToPath } from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '..', '..', 'report', 'package.json'));
-const { chromium } = require('playwright-core');
+import { checkPage } from './open_page.mjs';
 
 const [pagePath, outDir, runSeconds, ...expected] = process.argv.slice(2);
 if (!pagePath || !outDir || !(Number(runSeconds) > 0) || expected.length === 0) {
   console.error('usage: node control_report_page.mjs PAGE.html OUT_DIR RUN_SECONDS CHART_ID...');
   process.exit(2);
 }
-fs.mkdirSync(outDir, { recursive: true });
-const pageUrl = pathToFileURL(path.resolve(pagePath)).href;
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'regime-chromium-'));
-const problems = [];
-
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.REGIME_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1280, height: 900 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-try {
-  const page = await context.newPage();
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('request', (r) => { if (r.url() !== pageUrl && !r.url().startsWith('data:')) problems.push(`network request: ${r.url()}`); });
-  const started = Date.now();
-  await page.goto(pageUrl, { waitUntil: 'load' });
-  await page.waitForSelector('body[data-ready]', { timeout: 20000 });
+await checkPage(pagePath, outDir, async (page, problems, started) => {
   const seen = await page.evaluate((ids) => {
     const chartOf = (id) => { const div = document.getElementById(id); return div && window.echarts.getInstanceByDom(div); };
     const charts = ids.map((id) => {
@@ -85,12 +60,5 @@ try {
   if (await page.locator('#control-charts .chart').count())
     await page.locator('#control-charts').screenshot({ path: path.join(outDir, 'control-figures.png') });
   console.log(JSON.stringify({ page: pagePath, load_and_check_ms: Date.now() - started, ...seen }, null, 1));
-} finally {
-  await context.close();
-  fs.rmSync(profile, { recursive: true, force: true });
-}
-if (problems.length) {
-  for (const p of problems) console.error('FAIL: ' + p);
-  process.exit(1);
-}
+});
 console.log(`ok: ${expected.length} charts with data, no console error, no network request; screenshots in ${outDir}`);

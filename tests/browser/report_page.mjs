@@ -4,41 +4,16 @@
 // pixels on its canvas. Saves screenshots of the whole page, the timeline and the comparison.
 //
 // Usage: node report_page.mjs PAGE.html OUT_DIR CHART_ID...
-import { createRequire } from 'node:module';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL, fileURLToPath } from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '..', '..', 'report', 'package.json'));
-const { chromium } = require('playwright-core');
+import { checkPage } from './open_page.mjs';
 
 const [pagePath, outDir, ...expected] = process.argv.slice(2);
 if (!pagePath || !outDir || expected.length === 0) {
   console.error('usage: node report_page.mjs PAGE.html OUT_DIR CHART_ID...');
   process.exit(2);
 }
-fs.mkdirSync(outDir, { recursive: true });
-const pageUrl = pathToFileURL(path.resolve(pagePath)).href;
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'regime-chromium-'));
-const problems = [];
-
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.REGIME_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1280, height: 900 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-try {
-  const page = await context.newPage();
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('request', (r) => { if (r.url() !== pageUrl && !r.url().startsWith('data:')) problems.push(`network request: ${r.url()}`); });
-  const started = Date.now();
-  await page.goto(pageUrl, { waitUntil: 'load' });
-  await page.waitForSelector('body[data-ready]', { timeout: 20000 });
+await checkPage(pagePath, outDir, async (page, problems, started) => {
   const charts = await page.evaluate((ids) => ids.map((id) => {
     const div = document.getElementById(id);
     if (!div) return { id, missing: true };
@@ -111,12 +86,5 @@ try {
   if (await page.locator('#sweep-charts .chart').count())
     await page.locator('#sweep-charts').screenshot({ path: path.join(outDir, 'report-sweep.png') });
   console.log(JSON.stringify({ page: pagePath, load_and_check_ms: Date.now() - started, charts, notes }, null, 1));
-} finally {
-  await context.close();
-  fs.rmSync(profile, { recursive: true, force: true });
-}
-if (problems.length) {
-  for (const p of problems) console.error('FAIL: ' + p);
-  process.exit(1);
-}
+});
 console.log(`ok: ${expected.length} charts with data, no console error, no network request; screenshots in ${outDir}`);
