@@ -87,6 +87,34 @@ TEST(ControlPage, SegmentsAndWindowsAreToldApart) {
             json::array({31.9, 32.1}));
 }
 
+TEST(ControlPage, AGpuOfAJobIsNamedByItsDeviceOrByWhatOnlyItsNameOrUuidHolds) {
+  ControlRunRecord job = hot_run();
+  job.device = "nvml:all";
+  job.report["gpus"] = nlohmann::json::array();
+  for (int i = 0; i < 3; ++i)
+    job.report["gpus"].push_back({{"device", "nvml:" + std::to_string(i)},
+                                  {"gpu", i == 2 ? "NVIDIA A100" : "NVIDIA H200"},
+                                  {"uuid", "GPU-job-" + std::to_string(i)}});
+  EXPECT_EQ(control_gpu_named(job, "nvml:1"), 1u);
+  EXPECT_EQ(control_gpu_named(job, "A100"), 2u);
+  EXPECT_EQ(control_gpu_named(job, "job-0"), 0u);
+  for (const char* several_or_none : {"H200", "nvml:", "nvml:3", ""}) {
+    try {
+      control_gpu_named(job, several_or_none);
+      ADD_FAILURE() << "'" << several_or_none << "' named one GPU";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::NotFound);
+      EXPECT_NE(std::string(e.what()).find("nvml:0, nvml:1, nvml:2"), std::string::npos)
+          << e.what();
+    }
+  }
+  // A run of one GPU: its own device, name or UUID names it.
+  const ControlRunRecord one = hot_run();
+  EXPECT_EQ(control_gpu_named(one, "sim:h200"), 0u);
+  EXPECT_EQ(control_gpu_named(one, "GPU-1"), 0u);
+  EXPECT_THROW(control_gpu_named(one, "nvml:1"), Error);
+}
+
 TEST(ControlPage, ARecordWithoutATraceOrATraceWithoutSamplesIsRefused) {
   ControlRunRecord old = hot_run();
   old.report.erase("trace");
