@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <stdexcept>
 
+#include "analysis/series.hpp"
 #include "common/error.hpp"
 #include "support/synthetic_trace.hpp"
 #include "trace/csv.hpp"
@@ -69,29 +69,23 @@ TEST(MeasureH200, SparseCounterReadsGiveTheSameEnergyPerStep) {
 
 // The counter every 10 ms beside a probe that read it every 5 s (tests/data/h200_counter): each
 // new value placed at the middle of the 10 ms it appeared in, linear between.
-struct DenseCounter {
-  std::vector<double> t_s, F_J;
-  explicit DenseCounter(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);  // header
-    double t_prev = 0, e_prev = -1;
-    while (std::getline(in, line)) {
-      const auto comma = line.find(',');
-      const double t = std::stod(line.substr(0, comma)), e = std::stod(line.substr(comma + 1));
-      if (e_prev >= 0 && e != e_prev) {
-        t_s.push_back(0.5 * (t_prev + t));
-        F_J.push_back(e);
-      }
-      t_prev = t, e_prev = e;
+detail::Cumulative dense_counter(const std::filesystem::path& path) {
+  detail::Cumulative F;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // header
+  double t_prev = 0, e_prev = -1;
+  while (std::getline(in, line)) {
+    const auto comma = line.find(',');
+    const double t = std::stod(line.substr(0, comma)), e = std::stod(line.substr(comma + 1));
+    if (e_prev >= 0 && e != e_prev) {
+      F.t_s.push_back(0.5 * (t_prev + t));
+      F.F_J.push_back(e);
     }
+    t_prev = t, e_prev = e;
   }
-  double at(double t) const {
-    const size_t i = static_cast<size_t>(std::upper_bound(t_s.begin(), t_s.end(), t) - t_s.begin());
-    if (i == 0 || i == t_s.size()) throw std::out_of_range("outside the reference");
-    return F_J[i - 1] + (F_J[i] - F_J[i - 1]) * (t - t_s[i - 1]) / (t_s[i] - t_s[i - 1]);
-  }
-};
+  return F;
+}
 
 // A probe's counter reads lag the counter's updates by a share of its 100 ms period that stays the
 // same all run (59-72 ms in these runs); taken at their reads, a window whose edges see different
@@ -110,12 +104,13 @@ TEST(MeasureH200Counter, SparseReadsAgreeWithTheCounterReadEvery10ms) {
     ASSERT_GE(reads.size(), 3u) << name;
     for (size_t i = 1; i + 1 < reads.size(); ++i) reads[i]->energy_J.reset();
 
-    const DenseCounter dense(dir / (std::string(name) + ".dense.csv"));
+    const detail::Cumulative dense = dense_counter(dir / (std::string(name) + ".dense.csv"));
     for (const Trace* t : {&every_5s, static_cast<const Trace*>(&ends_only)}) {
       const Measurement m = measure(*t);
       ASSERT_EQ(m.energy_source, EnergySource::Counter) << name;
+      ASSERT_TRUE(dense.covers(m.window_start_s, m.window_end_s)) << name;
       const double reference_J =
-          (dense.at(m.window_end_s) - dense.at(m.window_start_s)) / static_cast<double>(m.steps);
+          dense.between(m.window_start_s, m.window_end_s) / static_cast<double>(m.steps);
       EXPECT_NEAR(m.energy_per_step_J / reference_J - 1, 0, 0.0015)
           << name << (t == &ends_only ? ", ends only" : ", every 5 s");
     }

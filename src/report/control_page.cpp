@@ -110,14 +110,12 @@ std::string control_trace_file(const ControlRunRecord& run, size_t gpu) {
 }
 
 size_t control_gpu_named(const ControlRunRecord& run, const std::string& selector) {
-  const json& lanes =
-      run.report.is_object() && run.report.contains("gpus") && run.report["gpus"].is_array()
-          ? run.report["gpus"]
-          : json::array({run.report});
+  const json& gpus = value_or_null(run.report, "gpus");
+  const size_t lanes = gpus.is_array() ? gpus.size() : 1;
   std::vector<std::string> devices;
   std::vector<size_t> containing;
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    const json& lane = lanes[i];
+  for (size_t i = 0; i < lanes; ++i) {
+    const json& lane = lane_of(run.report, i);
     const std::string device = lane.value("device", run.device);
     if (device == selector) return i;
     devices.push_back(device);
