@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -145,16 +146,26 @@ class MariaDbTestServer {
     }
     return "";
   }
+  // A port that binds now, drawn from below the kernel's ephemeral range (32768 and up): a port
+  // the kernel handed out here could be handed to a test running beside this one before
+  // mariadbd binds it.
   static int free_port() {
-    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t n = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
-    ::close(s);
-    return ntohs(a.sin_port);
+    std::random_device seed;
+    std::mt19937 draw(seed());
+    std::uniform_int_distribution<int> in_range(20000, 31999);
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      const int port = in_range(draw);
+      const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(port));
+      const bool bound = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      ::close(s);
+      if (bound) return port;
+    }
+    ADD_FAILURE() << "no free port in 20000-31999";
+    return 0;
   }
 
   std::filesystem::path dir_;

@@ -140,47 +140,66 @@ class ExporterUnderPrometheus(unittest.TestCase):
                        "pid": 0, "pid_start_ticks": 0, "time_unix_s": 1, "kept": True}, f)
         # Prometheus first, ready before the exporters start, so that what the test waits for
         # (the fake GPU 1 going, about 12 s after its exporter starts) is timed from the
-        # exporters' start alone, however slowly Prometheus starts.
-        ports = {"sim": free_port(), "nvml": free_port()}
-        cls.prom_port = free_port()
+        # exporters' start alone, however slowly Prometheus starts. The exporters listen on a
+        # port the kernel picks (a port chosen here and bound later could be taken in between by
+        # a test running beside this one) and are handed to Prometheus through file discovery,
+        # which it watches for changes.
+        jobs = ("sim", "nvml")
         config = "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
-        for job, port in ports.items():
-            config += (f"  - job_name: regime-{job}\n    static_configs:\n"
-                       f"      - targets: ['127.0.0.1:{port}']\n")
+        for job in jobs:
+            config += (f"  - job_name: regime-{job}\n    file_sd_configs:\n"
+                       f"      - files: ['{t}/targets-{job}.json']\n"
+                       f"        refresh_interval: 1s\n")
         with open(os.path.join(t, "prometheus.yml"), "w") as f:
             f.write(config)
         cls.prom_log = open(os.path.join(t, "prometheus.log"), "w")
-        prom = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={t}/prometheus.yml", f"--storage.tsdb.path={t}/tsdb",
-             f"--web.listen-address=127.0.0.1:{cls.prom_port}", "--log.level=warn"],
-            stdout=cls.prom_log, stderr=subprocess.STDOUT)
-        cls.procs.append(("prometheus", prom))
-        cls.api = f"http://127.0.0.1:{cls.prom_port}/api/v1"
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if http_get(f"http://127.0.0.1:{cls.prom_port}/-/ready")[0] == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.5)
-        else:
-            raise AssertionError("prometheus did not become ready in 60 s")
+        cls._start_prometheus(t)
 
         cls.started = time.time()
         sim, cls.sim_url = start_exporter(
             ["--device", "sim:h200", "--workload", "sim:resnet50", "--period", "0.5",
-             "--window", "10"], env, os.path.join(t, "sim-export.log"), ports["sim"])
+             "--window", "10"], env, os.path.join(t, "sim-export.log"))
         cls.procs.append(("sim exporter", sim))
         cls.nvml_log = os.path.join(t, "nvml-export.log")
         nvml, cls.nvml_url = start_exporter(
-            ["--device", "nvml:all", "--period", "0.5", "--window", "10"], env, cls.nvml_log,
-            ports["nvml"])
+            ["--device", "nvml:all", "--period", "0.5", "--window", "10"], env, cls.nvml_log)
         cls.procs.append(("nvml exporter", nvml))
+        for job, url in (("sim", cls.sim_url), ("nvml", cls.nvml_url)):
+            target = urllib.parse.urlparse(url).netloc
+            staged = os.path.join(t, f".targets-{job}.json")
+            with open(staged, "w") as f:
+                json.dump([{"targets": [target]}], f)
+            os.rename(staged, os.path.join(t, f"targets-{job}.json"))  # seen whole, never half
         # Long enough for the rolling regime window (10 s), many energy points, and the fake GPU 1
         # to go and its series to go stale.
         while time.time() < cls.started + 30:
             time.sleep(1)
+
+    @classmethod
+    def _start_prometheus(cls, t):
+        """Starts Prometheus and waits until it is ready; a port taken between its choice here
+        and Prometheus's bind (by a test running beside this one) is chosen again."""
+        for _ in range(5):
+            cls.prom_port = free_port()
+            prom = subprocess.Popen(
+                [PROMETHEUS, f"--config.file={t}/prometheus.yml", f"--storage.tsdb.path={t}/tsdb",
+                 f"--web.listen-address=127.0.0.1:{cls.prom_port}", "--log.level=warn"],
+                stdout=cls.prom_log, stderr=subprocess.STDOUT)
+            cls.api = f"http://127.0.0.1:{cls.prom_port}/api/v1"
+            deadline = time.time() + 60
+            while time.time() < deadline and prom.poll() is None:
+                try:
+                    if http_get(f"http://127.0.0.1:{cls.prom_port}/-/ready")[0] == 200:
+                        cls.procs.append(("prometheus", prom))
+                        return
+                except OSError:
+                    pass
+                time.sleep(0.5)
+            if prom.poll() is None:
+                prom.kill()
+                prom.wait()
+                raise AssertionError("prometheus did not become ready in 60 s")
+        raise AssertionError("prometheus exited at start five times (see prometheus.log)")
 
     @classmethod
     def tearDownClass(cls):
