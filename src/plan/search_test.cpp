@@ -234,6 +234,34 @@ TEST(PlanSearchTimeBound, ATableWithoutRepeatRowsPoolsItsNoiseFromItsCurves) {
   EXPECT_LE(d.time_change_pct, 10.0) << d.reason;
 }
 
+// Under an objective without a time bound the search walks from the best cap so far. A cap next
+// to the default that does not bind repeats the default's row, a little worse by chance (+1.5%,
+// under the 2% noise): that row alone must not end the walk, or the saving further down (-8 to
+// -13.5% at 220-200 W, past a flat stretch) is never measured.
+TEST(PlanSearchWalk, ARowWorseOnlyWithinTheNoiseDoesNotEndTheWalk) {
+  const std::vector<Row> rows = {{300, 1.000, 250}, {280, 1.015, 250}, {260, 1.000, 250},
+                                 {240, 1.014, 240}, {220, 1.046, 220}, {200, 1.081, 200},
+                                 {180, 1.483, 180}, {160, 2.110, 160}, {140, 3.000, 140},
+                                 {120, 4.000, 120}, {100, 5.000, 100}};
+  const SweepTable t = table_of(rows);
+  const SearchOutcome out =
+      adaptive(t, [](SearchOptions& o) { o.decision.objective = parse_objective("energy"); });
+  EXPECT_FALSE(out.decision.keep_default) << out.decision.reason << " / " << out.stop_reason;
+  EXPECT_LE(out.decision.cap_W, 220) << out.decision.reason;
+  EXPECT_LT(out.decision.energy_change_pct, -5) << out.decision.reason;
+  EXPECT_LT(out.probes.size(), rows.size()) << out.stop_reason;
+  // The same table with the neighbour's row worse beyond the noise (+6%): the walk stops beside
+  // the default, as it should when the row next to the best one is clearly worse.
+  std::vector<Row> worse = rows;
+  worse[1].time_s = 1.06;
+  worse[2].time_s = 1.06;
+  const SearchOutcome stopped = adaptive(
+      table_of(worse), [](SearchOptions& o) { o.decision.objective = parse_objective("energy"); });
+  EXPECT_TRUE(stopped.decision.keep_default) << stopped.decision.reason;
+  EXPECT_NE(stopped.stop_reason.find("worse beyond the noise"), std::string::npos)
+      << stopped.stop_reason;
+}
+
 TEST(PlanSimCorpus, IsDeterministicAndShapedUnlikeTheRealTables) {
   const auto a = sim_corpus(7), b = sim_corpus(7);
   ASSERT_EQ(a.size(), b.size());

@@ -29,6 +29,44 @@ double score_or_inf(const ProbeResult& p, const ProbeResult& dflt, const Decisio
   return s ? *s : kInf;
 }
 
+// The caps the walk may measure next: on each side of the best cap (grid index `pos`), the nearest
+// unmeasured cap, unless a measured cap between them scores worse than `worse_than`. A measured
+// neighbour within the noise of the best does not close its side: on a flat stretch (caps that
+// barely bind, or repeats of the default) one noisy row would otherwise end the walk before it
+// reaches the caps that do save.
+std::vector<double> open_caps_beside(const std::vector<double>& grid, size_t pos,
+                                     const std::vector<ProbeResult>& probes,
+                                     const ProbeResult& dflt, const DecisionInputs& in,
+                                     double worse_than) {
+  std::vector<double> open;
+  for (const long dir : {-1L, 1L}) {
+    for (long i = static_cast<long>(pos) + dir; i >= 0 && i < static_cast<long>(grid.size());
+         i += dir) {
+      const int k = find_probe(probes, grid[static_cast<size_t>(i)]);
+      if (k < 0) {
+        open.push_back(grid[static_cast<size_t>(i)]);
+        break;
+      }
+      if (score_or_inf(probes[static_cast<size_t>(k)], dflt, in) > worse_than) break;
+    }
+  }
+  return open;
+}
+
+// How many places on the curve the probes fix: each cap under the draw is one, and every cap at
+// or above it (the default's included) together one more, since they repeat the default's row.
+size_t distinct_binding_caps(const std::vector<ProbeResult>& probes, double draw_W) {
+  size_t under = 0;
+  bool at_top = false;
+  for (const auto& p : probes) {
+    if (p.cap_W < draw_W)
+      ++under;
+    else
+      at_top = true;
+  }
+  return under + (at_top ? 1 : 0);
+}
+
 // Max-slowdown: time per step rises as the cap falls, so the lowest cap within the time bound
 // brackets the search. The first probe goes where the bound usually falls (the default's draw x
 // start_draw_fraction); from there the search gallops (steps 1, 2, 4 ...) towards the unknown side
@@ -284,20 +322,22 @@ SearchOutcome search_adaptive(SearchRun& run) {
         std::find_if(grid.begin(), grid.end(),
                      [&](double c) { return std::abs(c - out.probes[best].cap_W) < 0.05; }) -
         grid.begin());
-    std::vector<double> neighbours;
-    if (pos > 0 && find_probe(out.probes, grid[pos - 1]) < 0) neighbours.push_back(grid[pos - 1]);
-    if (pos + 1 < grid.size() && find_probe(out.probes, grid[pos + 1]) < 0)
-      neighbours.push_back(grid[pos + 1]);
-    if (neighbours.empty())
-      return finish(
-          fmt::format("both neighbours of the best cap {} W are measured", out.probes[best].cap_W));
-
     auto model = fitter(out.probes);
     double noise = in.noise_floor_rel;
     auto best_int = score_interval(in.objective, out.probes[best].measurement,
                                    dflt.measurement.time_per_step_s, in.max_power_W);
     if (best_int && best_score > 0) noise = (best_int->second - best_int->first) / 2 / best_score;
     if (model) noise = std::max(noise, model->rms_rel_residual());
+
+    // One row's noise, the table's or the prior's, on energy and time alike: a score mixes both.
+    const double row_noise = std::max({noise, in.priors.energy.rel_sd, in.priors.time.rel_sd});
+    const std::vector<double> neighbours =
+        open_caps_beside(grid, pos, out.probes, dflt, in, best_score * (1 + row_noise));
+    if (neighbours.empty())
+      return finish(fmt::format(
+          "every cap beside the best cap {} W is measured up to one worse beyond the noise "
+          "({:.1f}%)",
+          out.probes[best].cap_W, row_noise * 100));
 
     double next = neighbours.front();
     double next_pred = kInf;
@@ -322,8 +362,12 @@ SearchOutcome search_adaptive(SearchRun& run) {
     // 4. Stop when the model says the next probe cannot beat the best beyond the noise: the whole
     //    interval of its prediction (the twin's, where it gives one) lies above the best score. A
     //    cap the curve cannot predict is measured, not skipped.
-    const double spread = std::max(noise, next_point ? next_point->half_width_rel : 0.0);
-    if (model && next_pred < kInf && out.probes.size() >= opt.min_probes_before_model_stop &&
+    //    Rows at caps above the draw repeat the default's: they count once, as the curve's
+    //    flat top, so that a fit through a flat stretch and one row past a cliff (a straight
+    //    line through two places) cannot rule out the minimum between them.
+    const double spread = std::max(row_noise, next_point ? next_point->half_width_rel : 0.0);
+    if (model && next_pred < kInf &&
+        distinct_binding_caps(out.probes, draw_W) >= opt.min_probes_before_model_stop &&
         next_pred * (1 - spread) >= best_score)
       return finish(fmt::format(
           "the fitted curve predicts {} W at {:+.1f}%{} against the best cap {} W, beyond the "

@@ -48,7 +48,7 @@ void configure_curve(SearchOptions& opt, const std::string& gpu_name) {
 
 void configure_curve(SearchOptions& opt, const std::optional<twin::GpuSpec>& spec) {
   opt.fitter = spec ? twin_curve_fitter(*spec) : CurveFitter{};  // the quadratic without one
-  opt.second_probe_fraction = opt.fitter ? 0.25 : 0.34;
+  opt.second_probe_fraction = 0.25;
   opt.min_probes_before_model_stop = 3;
 }
 

@@ -17,9 +17,9 @@ CurveFitter twin_curve_fitter(twin::GpuSpec spec);
 CurveFitter curve_fitter_for(const std::string& gpu_name);
 
 // Sets the adaptive search's curve for a GPU and the search settings chosen with that curve on
-// the seen half of the Zeus sweeps (docs/twin.md, "Validation"): the twin where a spec exists
-// (second probe a quarter of the way up, the curve may end the search from 3 probes), else the
-// quadratic (a third of the way up, from 3 probes).
+// the seen half of the Zeus sweeps (docs/twin.md, "Validation"): the twin where a spec exists,
+// else the quadratic; with either, the second probe a quarter of the way up and the curve may end
+// the search from 3 places on it.
 void configure_curve(SearchOptions& opt, const std::string& gpu_name);
 // The same from the model's spec as already looked up (twin::find_gpu_spec).
 void configure_curve(SearchOptions& opt, const std::optional<twin::GpuSpec>& spec);
