@@ -9,11 +9,13 @@
 //     reach under kMinBindShare of the time (analysis/binding.hpp); from means alone, caps above
 //     the draw x 1.15 when some cap lies below the draw, else the lowest cap is measured and, if
 //     its power does not fall below the default's beyond the noise, no cap binds;
-//  3. measure one cap a third of the way up the remaining caps, then walk to the unmeasured
-//     neighbour of the best cap so far that a curve fitted to the probes predicts best;
-//  4. stop when no neighbour is left, or the fitted curve predicts that the best neighbour is
-//     worse than the best cap by more than the measurement noise (so it cannot change the
-//     decision).
+//  3. measure one cap second_probe_fraction of the way up the remaining caps, then walk to the
+//     cap beside the best so far that a curve fitted to the probes predicts best: on each side
+//     the nearest unmeasured cap, unless a measured cap between scores worse beyond one row's
+//     noise;
+//  4. stop when no side is open, or the fitted curve (from enough places on it, caps above the
+//     draw counted once) predicts that the next cap is worse than the best by more than the
+//     noise (so it cannot change the decision).
 #include <functional>
 #include <memory>
 #include <optional>
