@@ -88,6 +88,10 @@ void RunLoop::start() {
   }
   cpu0_s_ = process_cpu_s();
   wall0_s_ = steady_s();
+  // The counters are read before the work starts, so that their first readings bracket the
+  // first step (which starts with the work) however long the reads take; the other readings of
+  // that first sample come once the work has started, as every tick's do.
+  const std::vector<CounterReading> counters = read_counters();
   t0_s_ = clock_.now_s();
   stats_.t_start_s = t0_s_;
   end_s_ = o_.duration_s > 0 ? t0_s_ + o_.duration_s : kNever;
@@ -96,7 +100,13 @@ void RunLoop::start() {
   drains_ = {t0_s_, o_.drain_period_s};
   workload_.start(t0_s_);
   started_ = true;
-  sample(t0_s_, true);
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    Sample first = lanes_[k].gpu->read();
+    first.t_s = counters[k].t_s;
+    first.energy_J = counters[k].energy_J;
+    keep(lanes_[k], first);
+  }
+  now_s_ = t0_s_;
 }
 
 void RunLoop::tick() {
@@ -187,18 +197,41 @@ std::vector<Trace> RunLoop::finish_all(RunStats* stats) {
   return out;
 }
 
+RunLoop::CounterReading RunLoop::read_counter(Lane& lane) {
+  const double before_s = clock_.now_s();
+  CounterReading r;
+  r.energy_J = lane.gpu->read_energy_J();
+  r.t_s = 0.5 * (before_s + clock_.now_s());
+  ++stats_.energy_reads;
+  return r;
+}
+
+std::vector<RunLoop::CounterReading> RunLoop::read_counters() {
+  std::vector<CounterReading> out;
+  for (Lane& lane : lanes_) out.push_back(read_counter(lane));
+  return out;
+}
+
+void RunLoop::keep(Lane& lane, const Sample& s) {
+  lane.trace.samples.push_back(s);
+  if (o_.on_sample) o_.on_sample(lane.trace.samples.back());
+}
+
 void RunLoop::sample(double now, bool with_energy) {
-  // Every GPU is stamped with the tick's instant: the reads take microseconds, and one time
-  // for all lets the job's figures be compared window by window.
+  // Every GPU is stamped with the tick's instant, so the job's figures compare window by
+  // window; a sample with a counter reading is stamped where the counter was read instead. That
+  // read comes after the other reads of every GPU before it and takes milliseconds (an H200's
+  // firmware round trip, a busy host), and the counter fixes each segment's energy: a first read
+  // 50 ms later than its stamp and a last one on time would say 50 ms x power too little.
   for (Lane& lane : lanes_) {
     Sample s = lane.gpu->read();
     s.t_s = now;
     if (with_energy) {
-      s.energy_J = lane.gpu->read_energy_J();
-      ++stats_.energy_reads;
+      const CounterReading r = read_counter(lane);
+      s.energy_J = r.energy_J;
+      s.t_s = std::max(now, r.t_s);
     }
-    lane.trace.samples.push_back(s);
-    if (o_.on_sample) o_.on_sample(lane.trace.samples.back());
+    keep(lane, s);
   }
   now_s_ = now;
 }

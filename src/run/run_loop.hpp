@@ -97,8 +97,18 @@ class RunLoop {
     void pass(double now_s);  // moves to the first grid point after now_s
   };
 
+  // One GPU's energy counter and where it was read: the middle of the call.
+  struct CounterReading {
+    std::optional<double> energy_J;
+    double t_s = 0;
+  };
+  struct Lane;
+
   void tick();
+  CounterReading read_counter(Lane& lane);
+  std::vector<CounterReading> read_counters();
   void sample(double now, bool with_energy);
+  void keep(Lane& lane, const Sample& s);
   void drain();
   void collect_steps();
 

@@ -77,6 +77,46 @@ TEST(RunLoop, SamplesEveryGpuOfOneJobAtTheSameInstantsWithTheSharedSteps) {
   EXPECT_EQ(stats.energy_reads, 10);
 }
 
+TEST(RunLoop, ACounterReadingIsStampedWhereItWasReadNotAtTheTick) {
+  // GPU a's reads take 50 ms on the first tick and on the tick at 1 s (a cold driver, a busy
+  // host), so every read after them on those ticks, b's counter among them, comes 50 ms late.
+  // Stamped with the tick's instant, a counter reading taken 50 ms later would put 50 ms x power
+  // into the wrong segment.
+  FakeClock clock;
+  TestGpu a(clock, 600);
+  TestGpu b(clock, 450);
+  bool slow_first = true, slow_at_1s = true;
+  a.on_read = [&] {
+    if (slow_first || (slow_at_1s && clock.now_s() >= 1 - 1e-9)) {
+      slow_at_1s = slow_first ? slow_at_1s : false;
+      slow_first = false;
+      clock.advance_s(0.05);
+    }
+  };
+  TestWorkload work(clock, 0.5, 0);
+  RunOptions o;
+  o.duration_s = 3;
+  o.energy_period_s = 1;
+  std::vector<Trace> t = run({&a, &b}, work, o, clock);
+  ASSERT_FALSE(slow_at_1s);
+  for (size_t k = 0; k < t.size(); ++k) {
+    const double power_W = k == 0 ? 600 : 450;
+    int readings = 0;
+    for (const Sample& s : t[k].samples) {
+      if (!s.energy_J) continue;
+      ++readings;
+      // TestGpu's counter is 1000 J + power x the time it was read.
+      EXPECT_NEAR(*s.energy_J, 1000 + power_W * s.t_s, 1e-6) << k << " at " << s.t_s;
+    }
+    EXPECT_EQ(readings, 4) << k;
+    // The counters are read before the work starts: their first readings bracket its first step.
+    ASSERT_FALSE(t[k].steps.empty());
+    EXPECT_LE(t[k].samples.front().t_s, t[k].steps.front().t_start_s) << k;
+  }
+  // The samples without a counter reading keep the tick's instant, the same on both GPUs.
+  EXPECT_DOUBLE_EQ(t[0].samples[7].t_s, t[1].samples[7].t_s);
+}
+
 TEST(RunLoop, RefusesAnEmptyGpuList) {
   FakeClock clock;
   TestWorkload work(clock, 0.5, 0);
