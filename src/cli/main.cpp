@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cli/command.hpp"
+#include "cli/config_files.hpp"
 #include "common/error.hpp"
 #include "session/backends.hpp"
 #include "session/exit_status.hpp"
@@ -53,20 +54,6 @@ std::string conversion_message(const std::string& what) {
                      what.substr(prefix.size(), eq - prefix.size()), what.substr(eq + 3));
 }
 
-// Site defaults, then the user's (docs/install.md, "Configuration"): CLI11 reads the files in
-// reverse and the first value found wins, so the user's file beats the site's and the command line
-// beats both. Only absolute paths: a relative HOME or XDG_CONFIG_HOME names no file.
-std::string default_config_files() {
-  std::string files = "/etc/regime/regime.toml";
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  const char* home = std::getenv("HOME");
-  if (xdg != nullptr && xdg[0] == '/')
-    files += fmt::format(",{}/regime/regime.toml", xdg);
-  else if (home != nullptr && home[0] == '/')
-    files += fmt::format(",{}/.config/regime/regime.toml", home);
-  return files;
-}
-
 // CLI11 says "INI was not able to parse probe.secnds" of a key in a config file that no option
 // of that command has: the key, and the nearest option of the command.
 std::string config_key_message(const CLI::App& app, const std::string& what) {
@@ -109,10 +96,34 @@ int parse_error(const CLI::App& app, const CLI::ParseError& e) {
   return usage_error(e.what());
 }
 
+// The config files CLI11 is to read, checked (cli/config_files.hpp), joined as its option takes
+// them: site defaults first, then the user's. CLI11 reads them in reverse and the first value
+// found wins, so the user's file beats the site's and the command line beats both.
+std::string checked_config_list(const std::vector<std::string>& named) {
+  std::string joined;
+  const auto files = regime::cli::checked_config_files(
+      regime::cli::config_candidates(named, std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME")));
+  for (const auto& f : files) joined += (joined.empty() ? "" : ",") + f;
+  return joined;
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int raw_argc, char** raw_argv) {
   regime::session::register_backends();
+  const regime::cli::ConfigArgs args =
+      regime::cli::take_config_args(std::vector<std::string>(raw_argv, raw_argv + raw_argc));
+  std::vector<char*> argv_rest;
+  for (const auto& a : args.rest) argv_rest.push_back(const_cast<char*>(a.c_str()));
+  const int argc = static_cast<int>(argv_rest.size());
+  char** argv = argv_rest.data();
+  std::string config_files;
+  try {
+    config_files = checked_config_list(args.named);
+  } catch (const regime::Error& e) {
+    std::cerr << fmt::format("regime: {}: {}\n", regime::error_kind_label(e.kind()), e.what());
+    return regime::exit_code(e.kind());
+  }
   CLI::App app{
       "regime: regime-first GPU power management for deep-learning work.\n"
       "Measure a GPU + workload pair, name its regime, and only then decide whether a\n"
@@ -123,9 +134,10 @@ int main(int argc, char** argv) {
   app.set_config("--config", "",
                  "TOML file of option defaults, a [COMMAND] section each (default: "
                  "/etc/regime/regime.toml, then ~/.config/regime/regime.toml; the command line "
-                 "wins over the user's file, which wins over the site's)")
-      ->default_str(default_config_files())
-      ->option_text("FILE")  // the default holds this user's HOME: not for --help or the man page
+                 "wins over the user's file, which wins over the site's). Read only when owned "
+                 "by you or root and writable by no one else; as root, only root's files")
+      ->default_str(config_files)
+      ->option_text("FILE")  // the default names memory files: not for --help or the man page
       ->delimiter(',')
       ->expected(1, 2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

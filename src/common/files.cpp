@@ -374,13 +374,72 @@ void SafeDir::write_atomic(const std::string& name, std::string_view content, mo
   write_atomic_at(fd_, path_, name, content, mode);
 }
 
-void write_file_atomic(const fs::path& path, const std::string& content) {
-  fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  Fd dir(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+namespace {
+// The folder that will hold the output file `path`, walked one component at a time (a link on the
+// way is followed only when root or this user owns it) and opened for creating, renaming and
+// fsync; and the file's name in it, which must not be a link or anything but a regular file: a
+// rename onto a device node or a FIFO would replace it, and a write through a link would land
+// where whoever made the link chose.
+struct OutputPlace {
+  Fd dir;
+  fs::path dir_path;
+  std::string name;
+};
+
+OutputPlace output_place(const fs::path& path) {
+  const std::string name = path.filename().string();
+  if (name.empty() || name == "." || name == "..")
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("{}: names a folder, not a file to write", path.string()));
+  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  struct stat st {};
+  fs::path walked;
+  Fd node = walk_path(parent, ::geteuid(), false, std::nullopt, st, walked);
+  if (!S_ISDIR(st.st_mode))
+    throw Error(ErrorKind::Io, fmt::format("cannot write {}: {} is not a directory", path.string(),
+                                           walked.string()));
+  Fd dir(::openat(node.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.fd < 0)
     throw Error(ErrorKind::Io,
                 fmt::format("cannot open directory {}: {}", parent.string(), errno_text(errno)));
-  write_atomic_at(dir.fd, parent, path.filename().string(), content, 0644);
+  struct stat target {};
+  if (::fstatat(dir.fd, name.c_str(), &target, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(target.st_mode))
+      throw Error(ErrorKind::Io, fmt::format("{} is a symbolic link: refusing to write through it "
+                                             "(name the file it points to, or remove the link)",
+                                             path.string()));
+    if (!S_ISREG(target.st_mode))
+      throw Error(ErrorKind::Io,
+                  fmt::format("{} is {}: refusing to write over it (name a regular file)",
+                              path.string(), type_name(target.st_mode)));
+  } else if (errno != ENOENT) {
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot write {}: {}", path.string(), errno_text(errno)));
+  }
+  return {std::move(dir), parent, name};
+}
+}  // namespace
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  const OutputPlace at = output_place(path);
+  write_atomic_at(at.dir.fd, at.dir_path, at.name, content, 0644);
+}
+
+int open_output_file(const fs::path& path) {
+  const OutputPlace at = output_place(path);
+  // O_NOFOLLOW and O_NONBLOCK once more: the name may have changed since it was checked, and a
+  // FIFO put there meanwhile must fail the open rather than block it.
+  int fd =
+      ::openat(at.dir.fd, at.name.c_str(),
+               O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd < 0)
+    throw Error(ErrorKind::Io,
+                fmt::format("cannot create {}: {}", path.string(),
+                            errno == ELOOP ? "it is a symbolic link" : errno_text(errno)));
+  struct stat st {};
+  require_regular(fd, path.string(), st);
+  make_blocking(fd);
+  return fd;
 }
 
 void SafeDir::remove(const std::string& name) const {

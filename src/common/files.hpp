@@ -26,9 +26,17 @@ namespace regime {
 std::string read_regular_file(const std::filesystem::path& path,
                               size_t max_bytes = size_t{1} << 32);
 
-// Writes `content` to `path` atomically in a directory the caller chose (no ownership check): the
-// writer of SafeDir::write_atomic, through a descriptor of `path`'s directory.
-void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+// Writes `content` to `path` atomically: a temporary file beside it, renamed into place. The
+// folder is reached one component at a time (a link on the way is followed only when root or this
+// user owns it; no ownership check of the folders themselves), and `path` itself must be missing
+// or a regular file: a device node, a FIFO or a link there is refused (Error Io) and left as it
+// is. Every output file a user names (report, sweep table, study.json) is written through this.
+void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// Opens `path` for writing from its start (created 0644, truncated), with the same checks as
+// write_file_atomic: for files written as a run goes (traces), which stay readable in place if
+// the run is killed. The caller owns the returned descriptor (O_CLOEXEC).
+int open_output_file(const std::filesystem::path& path);
 
 class SafeDir {
  public:

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "plan/cap_grid.hpp"
 #include "plan/recommend.hpp"
 #include "plan/replay.hpp"
@@ -103,10 +104,11 @@ SweepReport run_sweep(const SweepRequest& r) {
                 "--table-out: a replay device reads a sweep table already; there is none to write");
   SweepReport rep = sweep_devices(r);
   if (!r.table_out.empty()) {
-    std::ofstream out(r.table_out, std::ios::trunc);
-    out << sweep_table_csv(rep);
-    if (!out.flush())
-      throw Error(ErrorKind::Io, "--table-out " + r.table_out + ": cannot write the sweep table");
+    try {
+      write_file_atomic(r.table_out, sweep_table_csv(rep));
+    } catch (const Error& e) {
+      throw Error(e.kind(), "--table-out: " + std::string(e.what()));
+    }
   }
   return rep;
 }

@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace regime {
 
@@ -523,15 +524,8 @@ std::string format_power_csv(const std::vector<PowerPoint>& points) {
 
 CsvFileWriter::CsvFileWriter(const std::filesystem::path& path, std::string_view header)
     : path_(path) {
-  // Never through a planted link, and only ever a regular file: a FIFO opened for writing
-  // would block until someone reads it (O_NONBLOCK makes that an error instead).
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                  0644);
-  if (fd < 0)
-    throw Error(ErrorKind::Io,
-                fmt::format("cannot create '{}': {}", path.string(),
-                            errno == ELOOP ? "it is a symbolic link" : std::strerror(errno)));
-  require_regular(fd, fmt::format("cannot create '{}': not a regular file", path.string()));
+  // Never through a planted link, and only ever a regular file (open_output_file).
+  const int fd = open_output_file(path);
   file_ = ::fdopen(fd, "wb");
   if (!file_) {
     int e = errno;

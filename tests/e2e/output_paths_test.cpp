@@ -1,0 +1,111 @@
+// Files a user names for output (report -o, sweep --table-out, probe --trace-out), through the
+// real binary (docs/safety.md, threat model): a device node, a FIFO, a link at the name, or a
+// folder link another user owns on the way is refused and left as it was; a plain path is
+// written whole, through a temporary file renamed into place.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "support/sandbox.hpp"
+
+namespace regime {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+constexpr uid_t kOtherUid = 65534;  // nobody: a user other than root
+
+class OutputPaths : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const test::RunResult probe = sb_.regime(
+        {"probe", "--device", "sim:h200", "--workload", "sim:resnet50", "--seconds", "3"});
+    ASSERT_EQ(probe.status, 0) << probe.err;
+  }
+  test::RunResult report_to(const fs::path& out) const {
+    return sb_.regime({"report", "1", "-o", out.string()});
+  }
+  test::RunResult table_to(const fs::path& out) const {
+    return sb_.regime({"sweep", "--device", "sim:h200", "--workload", "sim:resnet50", "--caps",
+                       "700,600", "--table-out", out.string()});
+  }
+  test::RunResult trace_to(const fs::path& out) const {
+    return sb_.regime({"probe", "--device", "sim:h200", "--workload", "sim:resnet50", "--seconds",
+                       "2", "--trace-out", out.string()});
+  }
+  // Every way of naming an output file.
+  std::vector<std::pair<std::string, test::RunResult>> write_all(const fs::path& out) const {
+    return {{"report -o", report_to(out)},
+            {"--table-out", table_to(out)},
+            {"--trace-out", trace_to(out)}};
+  }
+  test::Sandbox sb_;
+};
+
+TEST_F(OutputPaths, APlainPathIsWrittenWholeAndNoTemporaryFileStays) {
+  EXPECT_EQ(report_to(sb_.path() / "run.html").status, 0);
+  EXPECT_EQ(table_to(sb_.path() / "table.csv").status, 0);
+  EXPECT_THAT(test::read_text(sb_.path() / "table.csv"), HasSubstr("workload,gpu,cap_W"));
+  EXPECT_THAT(test::read_text(sb_.path() / "run.html"), HasSubstr("</html>"));
+  for (const auto& e : fs::directory_iterator(sb_.path()))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST_F(OutputPaths, ADeviceNodeIsRefusedAndStaysADevice) {
+  for (const auto& [how, r] : write_all("/dev/full")) {
+    EXPECT_NE(r.status, 0) << how;
+    EXPECT_THAT(r.err, HasSubstr("/dev/full is a character device: refusing to write over it"))
+        << how << ": " << r.err;
+    struct stat st {};
+    ASSERT_EQ(::stat("/dev/full", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << how << " replaced /dev/full";
+  }
+}
+
+TEST_F(OutputPaths, AFifoIsRefusedAtOnceAndStaysAFifo) {
+  const fs::path fifo = sb_.path() / "out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& [how, r] : write_all(fifo)) {
+    EXPECT_NE(r.status, 0) << how;
+    EXPECT_THAT(r.err, HasSubstr("is a FIFO: refusing to write over it")) << how << ": " << r.err;
+    EXPECT_EQ(fs::status(fifo).type(), fs::file_type::fifo) << how;
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30);
+}
+
+TEST_F(OutputPaths, ALinkAtTheNameIsNotWrittenThrough) {
+  const fs::path kept = sb_.path() / "kept.txt";
+  test::write_text(kept, "kept\n");
+  const fs::path link = sb_.path() / "out.html";
+  fs::create_symlink(kept, link);
+  for (const auto& [how, r] : write_all(link)) {
+    EXPECT_NE(r.status, 0) << how;
+    EXPECT_THAT(r.err, HasSubstr("symbolic link")) << how << ": " << r.err;
+  }
+  EXPECT_EQ(test::read_text(kept), "kept\n");
+  EXPECT_TRUE(fs::is_symlink(link));
+}
+
+TEST_F(OutputPaths, AnotherUsersFolderLinkOnTheWayIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "making a link another user owns needs root";
+  const fs::path private_dir = sb_.path() / "roots";
+  fs::create_directories(private_dir);
+  test::write_text(private_dir / "out.html", "root's file\n");
+  const fs::path link = sb_.path() / "theirs";
+  fs::create_symlink(private_dir, link);
+  ASSERT_EQ(::lchown(link.c_str(), kOtherUid, kOtherUid), 0);
+  for (const auto& [how, r] : write_all(link / "out.html")) {
+    EXPECT_EQ(r.status, 4) << how << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("it is a symbolic link owned by uid 65534")) << how;
+  }
+  EXPECT_EQ(test::read_text(private_dir / "out.html"), "root's file\n");
+}
+
+}  // namespace
+}  // namespace regime
