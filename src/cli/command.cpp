@@ -10,6 +10,8 @@
 #include <iostream>
 #include <numeric>
 
+#include "common/error.hpp"
+
 namespace regime::cli {
 
 namespace {
@@ -187,6 +189,11 @@ void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
 
 void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::cerr << "regime: " << w << "\n";
+}
+
+int report_store_failure(const std::string& why) {
+  std::cerr << "regime: " << why << "\n";
+  return exit_code(ErrorKind::Io);
 }
 
 }  // namespace regime::cli

@@ -64,5 +64,9 @@ std::string unknown_argument_message(const CLI::App& app);
 void print_json(const nlohmann::json& j);
 // Each as one "regime: ..." line on stderr.
 void print_warnings(const std::vector<std::string>& warnings);
+// A run database that failed to keep what a command measured and printed: `why` (what failed and
+// where the results are kept) as one "regime: ..." line on stderr; returns the status to exit with
+// (an I/O error's, 7).
+int report_store_failure(const std::string& why);
 
 }  // namespace regime::cli

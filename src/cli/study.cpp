@@ -18,7 +18,7 @@ namespace regime::cli {
 
 namespace fs = std::filesystem;
 
-void add_study(CLI::App& root, Context&) {
+void add_study(CLI::App& root, Context& ctx) {
   auto r = std::make_shared<session::StudyRequest>();
   auto device = std::make_shared<std::string>();
   auto settings = std::make_shared<session::SweepSettingsText>();
@@ -66,7 +66,7 @@ void add_study(CLI::App& root, Context&) {
   sub->add_flag("--quiet", *quiet,
                 "Nothing on stderr while it runs: no progress line and no line per cap (the "
                 "result is printed as usual; errors and warnings still go to stderr)");
-  sub->callback([r, device, settings, json, report_path, quiet] {
+  sub->callback([r, device, settings, json, report_path, quiet, &ctx] {
     r->device = session::parse_device_set(*device);
     r->settings = session::parse_sweep_settings(*settings, r->settings);
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
@@ -83,6 +83,9 @@ void add_study(CLI::App& root, Context&) {
         print_json(session::to_json(reps));
       else
         std::cout << session::to_text(reps);
+      for (const auto& rep : reps)
+        if (rep.store_failure)
+          ctx.exit_status = report_store_failure(session::store_failure_text(*rep.store_failure));
       return;
     }
     session::StudyReport rep = session::run_study(*r);
@@ -99,6 +102,9 @@ void add_study(CLI::App& root, Context&) {
       print_json(rep.json);
     else
       std::cout << session::to_text(rep, r->out_dir);
+    // Only after the results are out: a store that failed still fails the command.
+    if (rep.store_failure)
+      ctx.exit_status = report_store_failure(session::store_failure_text(*rep.store_failure));
   });
 }
 

@@ -17,7 +17,7 @@
 
 namespace regime::cli {
 
-void add_sweep(CLI::App& root, Context&) {
+void add_sweep(CLI::App& root, Context& ctx) {
   auto* sub = root.add_subcommand(
       "sweep", "Measure power caps for a GPU + workload pair and decide which one to keep");
   auto r = std::make_shared<session::SweepRequest>();
@@ -70,7 +70,7 @@ void add_sweep(CLI::App& root, Context&) {
   sub->add_flag("--quiet", *quiet,
                 "Nothing on stderr while it runs: no progress line and no line per cap (the "
                 "result is printed as usual; errors and warnings still go to stderr)");
-  sub->callback([r, text, json, quiet] {
+  sub->callback([r, text, json, quiet, &ctx] {
     r->device = session::parse_device_set(text->device);
     r->caps = session::parse_caps_spec(text->caps);
     r->settings = session::parse_sweep_settings(text->settings, r->settings);
@@ -83,6 +83,9 @@ void add_sweep(CLI::App& root, Context&) {
       print_json(session::to_json(rep));
     else
       std::cout << session::to_text(rep);
+    // Only after the results are out: a store that failed still fails the command.
+    if (rep.store_failure)
+      ctx.exit_status = report_store_failure(session::store_failure_text(*rep.store_failure));
   });
 }
 

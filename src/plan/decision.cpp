@@ -417,22 +417,27 @@ nlohmann::json to_json(const Drift& d) {
 }
 
 std::optional<Measurement> default_again_from(const nlohmann::json& decision) {
-  const nlohmann::json* w = nullptr;
+  // A kept decision is read back from a store, which anyone may have written: a window that is
+  // not whole, of the wrong types or not finite is no window.
+  Measurement m;
   try {
-    w = &decision.at("evidence").at("drift").at("second");
+    const nlohmann::json& w = decision.at("evidence").at("drift").at("second");
+    auto pair = [](const nlohmann::json& v) {
+      return Interval{v.at(0).get<double>(), v.at(1).get<double>()};
+    };
+    m.energy_per_step_J = w.at("energy_per_step_J").get<double>();
+    m.energy_per_step_ci_J = pair(w.at("energy_per_step_ci_J"));
+    m.time_per_step_s = w.at("time_per_step_s").get<double>();
+    if (w.contains("time_per_step_ci_s")) m.time_per_step_ci_s = pair(w.at("time_per_step_ci_s"));
+    m.avg_power_W = w.value("avg_power_W", 0.0);
+    m.per_second = w.value("per", "step") == "second";
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
-  Measurement m;
-  m.energy_per_step_J = w->at("energy_per_step_J").get<double>();
-  m.energy_per_step_ci_J = {w->at("energy_per_step_ci_J")[0].get<double>(),
-                            w->at("energy_per_step_ci_J")[1].get<double>()};
-  m.time_per_step_s = w->at("time_per_step_s").get<double>();
-  if (w->contains("time_per_step_ci_s"))
-    m.time_per_step_ci_s = {w->at("time_per_step_ci_s")[0].get<double>(),
-                            w->at("time_per_step_ci_s")[1].get<double>()};
-  m.avg_power_W = w->value("avg_power_W", 0.0);
-  m.per_second = w->value("per", "step") == "second";
+  for (double v :
+       {m.energy_per_step_J, m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second,
+        m.time_per_step_s, m.time_per_step_ci_s.first, m.time_per_step_ci_s.second, m.avg_power_W})
+    if (!std::isfinite(v)) return std::nullopt;
   return m;
 }
 

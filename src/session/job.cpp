@@ -18,6 +18,7 @@
 #include "session/job_journal.hpp"
 #include "session/job_leader.hpp"
 #include "session/job_study.hpp"
+#include "session/stored_decision.hpp"
 #include "store/job_store.hpp"
 
 namespace regime::session {
@@ -58,6 +59,37 @@ double now_unix_s() {
 }
 
 std::string policy_text(double v, const char* suffix) { return fmt::format("{:g}{}", v, suffix); }
+
+std::string pct_text(const std::optional<double>& pct) {
+  return pct ? fmt::format("{:+.1f}%", *pct) : std::string("not recorded");
+}
+
+// auto: the kept sweep's decision, checked whole before anything is set from it.
+CapChoice choose_stored_cap(const SweepRecord& sweep, const GpuInfo& gpu) {
+  CapChoice c;
+  c.sweep_id = sweep.id;
+  const StoredDecision d =
+      sweep.unreadable.empty()
+          ? read_stored_decision(sweep.decision, gpu)
+          : StoredDecision{StoredDecision::Kind::Unusable, 0, {}, {}, sweep.unreadable};
+  switch (d.kind) {
+    case StoredDecision::Kind::KeepDefault:
+      c.why = fmt::format("auto: sweep:{} decided to keep the default", sweep.id);
+      break;
+    case StoredDecision::Kind::Cap:
+      c.cap_W = d.cap_W;
+      c.why = fmt::format("auto: sweep:{} decided {:g} W (energy per step {}, time per step {})",
+                          sweep.id, d.cap_W, pct_text(d.energy_change_pct),
+                          pct_text(d.time_change_pct));
+      break;
+    case StoredDecision::Kind::Unusable:
+      c.skipped = fmt::format("the kept sweep:{} of '{}' on {} was skipped: {}", sweep.id,
+                              sweep.workload, gpu.name, d.reason);
+      c.why = "auto: " + c.skipped + "; the limit is left as it is";
+      break;
+  }
+  return c;
+}
 
 }  // namespace
 
@@ -178,18 +210,7 @@ CapChoice choose_cap(const PowerPolicy& policy, const GpuInfo& gpu,
         c.why = fmt::format("auto: no kept sweep of '{}' on {}; default", workload, gpu.name);
         return c;
       }
-      c.sweep_id = it->id;
-      const auto& d = it->decision;
-      if (!d.is_object() || d.value("keep_default", true) || !d.contains("cap_W")) {
-        c.why = fmt::format("auto: sweep:{} decided to keep the default", it->id);
-        return c;
-      }
-      c.cap_W = d.at("cap_W").get<double>();
-      c.why = fmt::format(
-          "auto: sweep:{} decided {:g} W (energy per step {:+.1f}%, time per step "
-          "{:+.1f}%)",
-          it->id, *c.cap_W, d.value("energy_change_pct", 0.0), d.value("time_change_pct", 0.0));
-      break;
+      return choose_stored_cap(*it, gpu);
     }
   }
   check_cap_in_range(gpu, *c.cap_W);
@@ -302,6 +323,18 @@ std::vector<SweepRecord> newest_sweeps(const std::string& db, const std::vector<
   return sweeps;
 }
 
+// auto: each stored row that was not used, once (the GPUs of one model share their choice).
+nlohmann::json skipped_rows(const std::vector<CapChoice>& choices) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const CapChoice& c : choices) {
+    if (c.skipped.empty()) continue;
+    const nlohmann::json row{{"sweep_id", c.sweep_id ? nlohmann::json(*c.sweep_id) : nullptr},
+                             {"reason", c.skipped}};
+    if (std::find(out.begin(), out.end(), row) == out.end()) out.push_back(row);
+  }
+  return out;
+}
+
 // One GPU of the job as recorded before any change: what it was, what it gets and why.
 nlohmann::json job_gpu_record(const GpuInfo& g, int index, int minor, const CapChoice& choice,
                               std::optional<double> energy_start_J) {
@@ -350,8 +383,9 @@ nlohmann::json begin_job(const JobBegin& job) {
     if (e.kind() != ErrorKind::OutOfRange) throw;
     // The user's cap does not fit this GPU: the job runs with the limits as they are.
     record["refused"] = e.what();
-    choices.assign(infos.size(), CapChoice{std::nullopt, "refused: limit left as it is", {}});
+    choices.assign(infos.size(), CapChoice{std::nullopt, "refused: limit left as it is", {}, {}});
   }
+  record["skipped_rows"] = skipped_rows(choices);
   if (record.contains("study_leader") && record["study_leader"] != job.node)
     for (CapChoice& c : choices)
       c.why = fmt::format("study: {} studies the job; this node takes its decision",

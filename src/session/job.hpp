@@ -47,10 +47,13 @@ struct CapChoice {
   std::optional<double> cap_W;
   std::string why;
   std::optional<int64_t> sweep_id;  // auto: the kept sweep that decided
+  std::string skipped;              // auto: why that sweep's row could not be used (limit kept)
 };
 
 // Pure. `sweeps` newest first (RunStore::list_sweeps); auto takes the newest one for this GPU
-// model and workload. A cap outside the GPU's range is not a choice: Error OutOfRange.
+// model and workload, checked whole (read_stored_decision): a row that cannot be used leaves the
+// limit as it is and says why in `skipped`, whatever it holds. A fixed or percentage cap outside
+// the GPU's range is not a choice: Error OutOfRange.
 CapChoice choose_cap(const PowerPolicy& policy, const GpuInfo& gpu,
                      const std::vector<SweepRecord>& sweeps, const std::string& workload);
 

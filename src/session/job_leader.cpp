@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/error.hpp"
+#include "session/stored_decision.hpp"
 
 namespace regime::session {
 
@@ -99,33 +100,67 @@ std::string slurm_job_nodelist() {
   return "";
 }
 
-LeaderDecision read_leader_decision(const std::optional<JobRow>& leader_row,
-                                    const std::string& leader) {
+namespace {
+
+// What a follower does on the leader's study as read: its outcome, why, and the rest of it.
+LeaderDecision leader_decision(const std::string& outcome, const std::string& why,
+                               const nlohmann::json& study, const std::string& status,
+                               const std::string& leader) {
   using Act = LeaderDecision::Act;
-  if (!leader_row)
-    return {Act::Wait, std::nullopt, nullptr, "",
-            fmt::format("no row of {} in the store yet", leader)};
-  const nlohmann::json study = leader_row->record.value("study", nlohmann::json::object());
-  const std::string outcome = study.is_object() ? study.value("outcome", "running") : "running";
-  const std::string why = study.is_object() ? study.value("why", "") : "";
   if (outcome == "running") {
-    if (leader_row->status == "running")
+    if (status == "running")
       return {Act::Wait, std::nullopt, nullptr, "",
               fmt::format("the study on {} is running", leader)};
     return {Act::Keep, std::nullopt, nullptr, "leader_undecided",
             fmt::format("the job ended on the leader {} before its study decided", leader)};
   }
-  if (outcome == "decided" && study.contains("cap_W") && study["cap_W"].is_number())
-    return {Act::Apply, study["cap_W"].get<double>(), study.value("sweep_id", nlohmann::json()),
-            "decided",
-            fmt::format("the leader {} decided {:g} W ({})", leader, study["cap_W"].get<double>(),
-                        why)};
+  if (outcome == "decided") {
+    const StoredNumber cap = read_stored_number(study, "cap_W");
+    if (!cap.value)
+      return {Act::Keep, std::nullopt, nullptr, "leader_unusable",
+              fmt::format("the leader {}'s row is unusable: its decided {}; the limits stay as "
+                          "they are",
+                          leader, cap.reason)};
+    return {Act::Apply, *cap.value, study.value("sweep_id", nlohmann::json()), "decided",
+            fmt::format("the leader {} decided {:g} W ({})", leader, *cap.value, why)};
+  }
   if (outcome == "keep_default")
     return {Act::Keep, std::nullopt, study.value("sweep_id", nlohmann::json()), "keep_default",
             fmt::format("the leader {} keeps the default limit ({})", leader, why)};
   return {Act::Keep, std::nullopt, nullptr, "leader_undecided",
           fmt::format("the leader {}'s study ended {} ({}); the limits stay as they are", leader,
                       outcome, why)};
+}
+
+}  // namespace
+
+LeaderDecision read_leader_decision(const std::optional<JobRow>& leader_row,
+                                    const std::string& leader) {
+  using Act = LeaderDecision::Act;
+  if (!leader_row)
+    return {Act::Wait, std::nullopt, nullptr, "",
+            fmt::format("no row of {} in the store yet", leader)};
+  // The leader's row is input (any node of the shared store may have written it): each field is
+  // read by its type, and one of another type is a reason to keep the limits.
+  const nlohmann::json& record = leader_row->record;
+  const nlohmann::json study =
+      record.is_object() && record.contains("study") && record.at("study").is_object()
+          ? record.at("study")
+          : nlohmann::json::object();
+  auto text = [&](const char* name, const char* absent) -> std::optional<std::string> {
+    if (!study.contains(name)) return std::string(absent);
+    if (study.at(name).is_string()) return study.at(name).get<std::string>();
+    return std::nullopt;
+  };
+  const std::optional<std::string> outcome = text("outcome", "running");
+  const std::optional<std::string> why = text("why", "");
+  if (!outcome || !why)
+    return {Act::Keep, std::nullopt, nullptr, "leader_unusable",
+            fmt::format("the leader {}'s row is unusable: its study's {} is {}, not a text; the "
+                        "limits stay as they are",
+                        leader, outcome ? "why" : "outcome",
+                        describe_stored_value(study.at(outcome ? "why" : "outcome")))};
+  return leader_decision(*outcome, *why, study, leader_row->status, leader);
 }
 
 std::optional<std::string> refuse_cap(const std::vector<GpuInfo>& gpus, double cap_W) {

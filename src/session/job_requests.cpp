@@ -36,6 +36,9 @@ nlohmann::json begin_job_as_asked(JobBegin job,
   }
   nlohmann::json record = begin_job(job);
   if (!why.empty()) record["policy_refused"] = {{"asked", asked}, {"why", why}};
+  if (on_refused)
+    for (const auto& row : record.value("skipped_rows", nlohmann::json::array()))
+      on_refused(row.at("reason").get<std::string>());
   return record;
 }
 

@@ -22,7 +22,8 @@ std::filesystem::path job_db(const std::filesystem::path& db);
 // begin_job with the policy the job's owner chose. One that cannot be read is refused, not failed
 // (a failed prolog drains the node): the job runs with its limits as they are (default),
 // `on_refused` hears why before anything is done, and the record says so in "policy_refused":
-// {"asked", "why"}. An empty `job.db` is job_db's default.
+// {"asked", "why"}. A stored decision that auto could not use (begin_job's "skipped_rows") is
+// told to `on_refused` too, after. An empty `job.db` is job_db's default.
 nlohmann::json begin_job_as_asked(JobBegin job,
                                   const std::function<void(const std::string& why)>& on_refused);
 

@@ -218,12 +218,16 @@ StudyEnd apply_decision(StudyRecord& rec, const JobGpus& job, JobCaps& caps, Swe
                                          : fmt::format("{:g} W applied", d.cap_W),
                           r.job_id);
   keep_sweep(rep, "study", to_json(rep), r.db.string(), settings_json(r.settings, "plan"));
-  rec.study["sweep_id"] = *rep.stored_id;
+  rec.study["sweep_id"] = rep.stored_id ? nlohmann::json(*rep.stored_id) : nlohmann::json();
+  if (rep.store_failure) rec.study["store_failed"] = to_json(*rep.store_failure);
+  const std::string kept = rep.stored_id
+                               ? fmt::format("sweep:{}", *rep.stored_id)
+                               : "the sweep (" + store_failure_text(*rep.store_failure) + ")";
   const plan::DecisionView view = decision_view(rep);
   rec.study["decision"] = study_decision(d, view);
   rec.study["cap_W"] = d.keep_default ? nlohmann::json(nullptr) : nlohmann::json(d.cap_W);
   return {d.keep_default ? "keep_default" : "decided",
-          fmt::format("sweep:{} over {} caps: {}", *rep.stored_id, rep.outcome.probes.size(),
+          fmt::format("{} over {} caps: {}", kept, rep.outcome.probes.size(),
                       d.keep_default ? d.reason : plan::interval_line(view))};
 }
 

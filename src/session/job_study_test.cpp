@@ -161,6 +161,28 @@ TEST(JobLeader, AFollowerWaitsWhileTheLeaderStudiesAndTakesOnlyADecidedCap) {
   EXPECT_EQ(ended.why, "the job ended on the leader n1 before its study decided");
 }
 
+TEST(JobLeader, AHostileLeaderRowKeepsTheLimitsAndSaysWhy) {
+  using Act = LeaderDecision::Act;
+  const std::vector<nlohmann::json> hostile = {
+      {{"outcome", "decided"}, {"cap_W", "300"}},
+      {{"outcome", "decided"}, {"cap_W", nullptr}},
+      {{"outcome", "decided"}},
+      {{"outcome", 5}, {"cap_W", 300}},
+      {{"outcome", "decided"}, {"cap_W", 300}, {"why", {"w"}}},
+  };
+  for (const nlohmann::json& study : hostile) {
+    LeaderDecision d;
+    ASSERT_NO_THROW(d = read_leader_decision(leader_row("running", study), "n1")) << study.dump();
+    EXPECT_EQ(d.act, Act::Keep) << study.dump();
+    EXPECT_EQ(d.outcome, "leader_unusable") << study.dump();
+    EXPECT_NE(d.why.find("the leader n1's row is unusable"), std::string::npos) << d.why;
+    EXPECT_FALSE(d.cap_W) << study.dump();
+  }
+  // A record that is not an object at all reads as a study not begun.
+  const LeaderDecision odd = read_leader_decision(JobRow{"42", "n1", "done", "text"}, "n1");
+  EXPECT_EQ(odd.act, Act::Keep);
+}
+
 TEST(JobLeader, ACapOutsideAnyOfTheNodesGpusIsRefusedForAll) {
   const GpuInfo h200 = open_device("sim:h200")->info();
   EXPECT_FALSE(refuse_cap({h200, h200}, 300).has_value());

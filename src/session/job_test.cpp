@@ -135,6 +135,38 @@ TEST(JobCapChoice, AutoTakesTheNewestKeptDecisionForThisModelAndWorkload) {
   for (const auto& one : all) EXPECT_DOUBLE_EQ(*one.cap_W, 500);
 }
 
+TEST(JobCapChoice, AutoSkipsAStoredRowItCannotUseAndSaysWhyWithoutThrowing) {
+  auto auto_policy = parse_power_policy("auto");
+  const std::vector<SweepRecord> hostile{
+      sweep(4, "NVIDIA H200", "train.py", {{"keep_default", false}, {"cap_W", "300"}})};
+  CapChoice c;
+  ASSERT_NO_THROW(c = choose_cap(auto_policy, h200(), hostile, "train.py"));
+  EXPECT_FALSE(c.cap_W);
+  EXPECT_EQ(c.skipped,
+            "the kept sweep:4 of 'train.py' on NVIDIA H200 was skipped: cap_W is a string "
+            "(\"300\"), not a number");
+  EXPECT_NE(c.why.find("the limit is left as it is"), std::string::npos) << c.why;
+  // Out of the GPU's range: skipped like any other bad row, not an error for the whole job.
+  const std::vector<SweepRecord> far{
+      sweep(5, "NVIDIA H200", "train.py", {{"keep_default", false}, {"cap_W", 1e9}})};
+  ASSERT_NO_THROW(c = choose_cap(auto_policy, h200(), far, "train.py"));
+  EXPECT_FALSE(c.cap_W);
+  EXPECT_NE(c.skipped.find("cap 1e+09 W is outside the range of nvml:0"), std::string::npos);
+  // A row the store could not read whole carries its reason, and is skipped with it.
+  SweepRecord unreadable = sweep(6, "NVIDIA H200", "train.py", nullptr);
+  unreadable.unreadable = "its decision_json is not JSON text";
+  ASSERT_NO_THROW(c = choose_cap(auto_policy, h200(), {unreadable}, "train.py"));
+  EXPECT_FALSE(c.cap_W);
+  EXPECT_NE(c.skipped.find("sweep:6"), std::string::npos) << c.skipped;
+  EXPECT_NE(c.skipped.find("not JSON text"), std::string::npos) << c.skipped;
+  // A good row says so plainly: nothing skipped.
+  const std::vector<SweepRecord> good{
+      sweep(7, "NVIDIA H200", "train.py", {{"keep_default", false}, {"cap_W", 450}})};
+  c = choose_cap(auto_policy, h200(), good, "train.py");
+  EXPECT_DOUBLE_EQ(*c.cap_W, 450);
+  EXPECT_TRUE(c.skipped.empty()) << c.skipped;
+}
+
 nlohmann::json ended(const std::string& node, int gpus, std::optional<double> energy_J) {
   nlohmann::json r{{"node", node},
                    {"policy", "200"},

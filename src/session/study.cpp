@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "session/results_keeper.hpp"
 #include "session/site.hpp"
 #include "session/study_control.hpp"
 #include "session/study_probe.hpp"
@@ -30,20 +31,6 @@ std::string device_dir_name(const std::string& device) {
   return out;
 }
 
-// The run store of one command, opened where it first keeps something.
-class CommandStore {
- public:
-  explicit CommandStore(std::string db) : db_(std::move(db)) {}
-  RunStore& get() {
-    if (!store_) store_.emplace(RunStore::path_or_default(db_));
-    return *store_;
-  }
-
- private:
-  std::string db_;
-  std::optional<RunStore> store_;
-};
-
 void check_probe_length(const StudyRequest& r) {
   if (!(r.probe_seconds >= 1 && r.probe_seconds <= 3600))
     throw Error(ErrorKind::InvalidArgument,
@@ -64,9 +51,16 @@ StudyReport new_study_report(const StudyRequest& r, const RunSite& site) {
   return rep;
 }
 
+// What a study's results file holds: its JSON and, when it swept, the sweep table.
+nlohmann::json study_results_json(const StudyReport& rep) {
+  return {{"kind", "study"},
+          {"report", rep.json},
+          {"table_csv", rep.sweep ? nlohmann::json(sweep_table_csv(*rep.sweep)) : nullptr}};
+}
+
 // probe -> classify and plan -> sweep -> control -> keep: every step in a file of its own
 // (session/study_steps.hpp), each taken once.
-StudyReport study_one(const StudyRequest& r, CommandStore& store) {
+StudyReport study_one(const StudyRequest& r, ResultsKeeper& keeper) {
   check_probe_length(r);
   RunSite site =
       open_site(r.device, r.workload, "regime study --device nvml:0 -- python3 train.py");
@@ -75,23 +69,30 @@ StudyReport study_one(const StudyRequest& r, CommandStore& store) {
   const ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
   const nlohmann::json plan_settings = settings_json(r.settings, "plan");
   plan_study(r, site, std::move(per_gpu), plan_settings, policy, rep);
+  // One results file for the study: its sweep's results first, the whole study's replacing them.
+  const std::string results_file = new_results_file_name("study");
   if (rep.skipped.empty()) {
     rep.sweep = sweep_site(site, rep.plan.caps, r.settings, policy);
-    keep_sweep(*rep.sweep, "study", to_json(*rep.sweep), store.get(), plan_settings);
+    const nlohmann::json swept = to_json(*rep.sweep);
+    rep.sweep->store_failure =
+        keeper.keep(results_file, sweep_results_json(*rep.sweep, "study", swept),
+                    [&](RunStore& s) { keep_sweep(*rep.sweep, "study", swept, s, plan_settings); });
   }
   study_control(r, site, policy, rep);
   rep.json = to_json(rep);
   if (!r.out_dir.empty())
     write_file_atomic(fs::path(r.out_dir) / "study.json", rep.json.dump(2) + "\n");
-  keep_study(r, store.get(), plan_settings, rep);
+  rep.store_failure = keeper.keep(results_file, study_results_json(rep),
+                                  [&](RunStore& s) { keep_study(r, s, plan_settings, rep); });
+  if (rep.store_failure) rep.json["store_failed"] = to_json(*rep.store_failure);
   return rep;
 }
 
 }  // namespace
 
 StudyReport run_study(const StudyRequest& r) {
-  CommandStore store(r.settings.db);
-  return study_one(r, store);
+  ResultsKeeper keeper(r.settings.db);
+  return study_one(r, keeper);
 }
 
 bool study_is_one_job(const DeviceSet& devices) {
@@ -106,15 +107,15 @@ bool studied_in_turn(const DeviceSet& devices) {
 }
 
 std::vector<StudyReport> run_studies(const StudyRequest& r) {
-  CommandStore store(r.settings.db);
-  if (study_is_one_job(r.device)) return {study_one(r, store)};
+  ResultsKeeper keeper(r.settings.db);
+  if (study_is_one_job(r.device)) return {study_one(r, keeper)};
   std::vector<StudyReport> out;
   for (const DeviceUri& device : r.device.devices) {
     StudyRequest one = r;
     one.device = one_device(device);
     if (!r.out_dir.empty())
       one.out_dir = (fs::path(r.out_dir) / device_dir_name(device.text)).string();
-    out.push_back(study_one(one, store));
+    out.push_back(study_one(one, keeper));
   }
   return out;
 }

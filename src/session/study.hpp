@@ -60,8 +60,10 @@ struct StudyReport {
   Trace probe_trace;  // of the probe at the current limit (for the report page)
   StudyControl control;
   std::optional<int64_t> study_id;  // "study:ID" in the run database
-  std::string sim_model;            // the twin's model of a simulated GPU; empty for a real one
-  nlohmann::json json;              // to_json of the finished study, made once by run_study
+  // The run database failed to keep the study: what failed, and where the results are kept.
+  std::optional<StoreFailure> store_failure;
+  std::string sim_model;  // the twin's model of a simulated GPU; empty for a real one
+  nlohmann::json json;    // to_json of the finished study, made once by run_study
 
   // A job on several GPUs (nvml:0,1, nvml:all, nvml:job): one run of the command over all of
   // them, each GPU classified on its own figures (in the order of `job_devices`); `regime` is then
@@ -86,7 +88,9 @@ bool studied_in_turn(const DeviceSet& devices);
 std::vector<StudyReport> run_studies(const StudyRequest& request);
 
 // Throws WorkloadFailed when the workload fails during the probe or ends before the sweep is done
-// (any limit already restored), and the typed errors of the layers below.
+// (any limit already restored), and the typed errors of the layers below; not the run database's:
+// a store that fails to keep the study leaves `store_failure` (and "store_failed" in its JSON)
+// saying what failed and where the results are kept.
 StudyReport run_study(const StudyRequest& request);
 
 }  // namespace regime::session

@@ -239,13 +239,17 @@ std::string to_text(const StudyReport& r, const std::string& out_dir) {
   control_text(r.control, out);
   if (!out_dir.empty())
     out += fmt::format("\nwrote {}/probe.trace.csv, probe.steps.csv and study.json\n", out_dir);
+  if (r.store_failure) out += "\n" + store_failure_text(*r.store_failure) + "\n";
   return out;
 }
 
 std::string to_text(const std::vector<StudyReport>& reports) {
   std::vector<StudyRow> rows;
   for (const StudyReport& r : reports) rows.push_back(study_row(r));
-  return format_study_table(rows);
+  std::string out = format_study_table(rows);
+  for (const StudyReport& r : reports)
+    if (r.store_failure) out += r.device + ": " + store_failure_text(*r.store_failure) + "\n";
+  return out;
 }
 
 nlohmann::json to_json(const std::vector<StudyReport>& reports) {

@@ -17,6 +17,7 @@
 #include "plan/search.hpp"
 #include "session/predict.hpp"
 #include "session/probers.hpp"
+#include "session/results_keeper.hpp"
 #include "session/settings.hpp"
 #include "session/site.hpp"
 #include "session/target.hpp"
@@ -40,9 +41,11 @@ struct SweepReport {
   plan::Strategy strategy = plan::Strategy::Adaptive;
   plan::Objective objective;
   plan::SearchOutcome outcome;
-  std::string after;                   // what was left set or restored; empty for replay
-  std::optional<int64_t> stored_id;    // "sweep:ID" in the run database (not for replay)
-  std::string db;                      // where it was kept
+  std::string after;                 // what was left set or restored; empty for replay
+  std::optional<int64_t> stored_id;  // "sweep:ID" in the run database (not for replay)
+  std::string db;                    // where it was kept
+  // The run database failed to keep the sweep: what failed, and where the results are kept.
+  std::optional<StoreFailure> store_failure;
   std::string prior;                   // the predictor of --prior, if any
   std::optional<double> prior_draw_W;  // what it predicted (nullopt: it had no answer)
   // A data-parallel job: every GPU's device, and each probe's per-GPU figures and spread
@@ -60,7 +63,10 @@ struct SweepReport {
 // WorkloadFailed (the limits already restored) when the workload ends first.
 SweepReport sweep_site(RunSite& site, const std::vector<double>& caps, const SweepSettings& s,
                        const ActuationPolicy& policy);
-// `regime sweep`: opens the device (or the table) and sweeps; a device list sweeps one job.
+// `regime sweep`: opens the device (or the table) and sweeps; a device list sweeps one job. A run
+// database that fails to keep the sweep does not fail it: `store_failure` says what failed and
+// where the results are kept instead (results_keeper.hpp), for the command to print and then exit
+// non-zero.
 SweepReport run_sweep(const SweepRequest& request);
 
 }  // namespace regime::session

@@ -2,15 +2,26 @@
 
 #include "common/utc_time.hpp"
 #include "plan/render.hpp"
+#include "session/results_keeper.hpp"
 #include "session/sweep_view.hpp"
 #include "store/run_store.hpp"
 
 namespace regime::session {
 
-int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json& json,
-                   const std::string& db, const nlohmann::json& options) {
-  RunStore store(RunStore::path_or_default(db));
-  return keep_sweep(r, kind, json, store, options);
+nlohmann::json sweep_results_json(const SweepReport& r, const std::string& kind,
+                                  const nlohmann::json& json) {
+  return {{"kind", kind}, {"report", json}, {"table_csv", sweep_table_csv(r)}};
+}
+
+std::optional<int64_t> keep_sweep(SweepReport& r, const std::string& kind,
+                                  const nlohmann::json& json, const std::string& db,
+                                  const nlohmann::json& options) {
+  ResultsKeeper keeper(db);
+  r.store_failure =
+      keeper.keep(new_results_file_name(kind), sweep_results_json(r, kind, json),
+                  [&](RunStore& store) { keep_sweep(r, kind, json, store, options); });
+  if (r.store_failure) r.db = RunStore::path_or_default(db).string();
+  return r.stored_id;
 }
 
 int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json& json,

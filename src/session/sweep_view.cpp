@@ -60,6 +60,7 @@ nlohmann::json to_json(const SweepReport& r) {
     j["prior"] = {{"predictor", r.prior},
                   {"draw_W", r.prior_draw_W ? nlohmann::json(*r.prior_draw_W) : nlohmann::json()}};
   if (r.stored_id) j["stored_as"] = "sweep:" + std::to_string(*r.stored_id);
+  if (r.store_failure) j["store_failed"] = to_json(*r.store_failure);
   if (!r.job_devices.empty()) {
     j["job_devices"] = r.job_devices;
     j["per_gpu"] = r.per_gpu;
@@ -102,6 +103,7 @@ std::string to_text(const SweepReport& r) {
         "kept as sweep:{} in {} (`regime recommend --run sweep:{} --objective O` decides it "
         "again)\n",
         *r.stored_id, r.db, *r.stored_id);
+  if (r.store_failure) out += store_failure_text(*r.store_failure) + "\n";
   return out;
 }
 

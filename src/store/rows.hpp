@@ -103,11 +103,34 @@ struct Table {
   std::string select_sql() const {
     return std::string("SELECT id, ") + column_list() + " FROM " + name;
   }
+  // A row as stored is input (another process, another node or a hand may have written it):
+  // a value of the wrong kind, or a row of the wrong width, is Error Parse naming the table, the
+  // row and the column.
   R read(const sql::Row& row) const {
+    if (row.size() != columns.size() + 1)
+      throw Error(ErrorKind::Parse, std::string("a row of ") + name + " has " +
+                                        std::to_string(row.size()) + " values, not " +
+                                        std::to_string(columns.size() + 1));
     R r;
-    r.id = sql::as_int(row.at(0));
-    for (size_t i = 0; i < columns.size(); ++i) columns[i].set(r, row.at(i + 1));
+    r.id = read_id(row.at(0));
+    for (size_t i = 0; i < columns.size(); ++i) {
+      try {
+        columns[i].set(r, row[i + 1]);
+      } catch (const Error& e) {
+        throw Error(ErrorKind::Parse, std::string(name) + " row " + std::to_string(r.id) +
+                                          ": column " + columns[i].name + ": " + e.what());
+      }
+    }
     return r;
+  }
+
+ private:
+  int64_t read_id(const sql::Value& v) const {
+    try {
+      return sql::as_int(v);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::Parse, std::string("a row of ") + name + ": its id: " + e.what());
+    }
   }
 };
 

@@ -77,6 +77,20 @@ const rows::Table<RunRecord>& runs_table() {
   return t;
 }
 
+// A sweep's decision_json as stored: text that is not JSON is kept as a reason, not as a null
+// that would read like a sweep that decided nothing.
+rows::Column<SweepRecord> decision_field() {
+  return {"decision_json", [](const SweepRecord& r) { return rows::to_value(r.decision); },
+          [](SweepRecord& r, const sql::Value& v) {
+            r.decision = nullptr;
+            if (sql::is_null(v)) return;
+            r.decision = nlohmann::json::parse(sql::as_text(v), nullptr, false);
+            if (!r.decision.is_discarded()) return;
+            r.decision = nullptr;
+            r.unreadable = "its decision_json is not JSON text";
+          }};
+}
+
 const rows::Table<SweepRecord>& sweeps_table() {
   static const rows::Table<SweepRecord> t = with_provenance<SweepRecord>(
       "sweeps",
@@ -86,7 +100,7 @@ const rows::Table<SweepRecord>& sweeps_table() {
        field("strategy", &SweepRecord::strategy), field("objective", &SweepRecord::objective),
        field("default_limit_W", &SweepRecord::default_limit_W),
        field("max_limit_W", &SweepRecord::max_limit_W), field("table_csv", &SweepRecord::table_csv),
-       field("decision_json", &SweepRecord::decision), field("report_json", &SweepRecord::report)});
+       decision_field(), field("report_json", &SweepRecord::report)});
   return t;
 }
 
@@ -438,6 +452,37 @@ std::vector<SweepRecord> RunStore::list_sweeps(size_t limit) {
 }
 
 namespace {
+// The row, or what can be said of it: its id where that reads, the pair it was asked for, and why
+// the rest does not read.
+SweepRecord readable_or_why(const rows::Table<SweepRecord>& t, const sql::Row& row,
+                            const std::string& gpu_name, const std::string& workload) {
+  try {
+    return t.read(row);
+  } catch (const Error& e) {
+    SweepRecord s;
+    try {
+      s.id = row.empty() ? 0 : sql::as_int(row.front());
+    } catch (const Error&) {  // an id that does not read either: 0, "no id"
+    }
+    s.gpu_name = gpu_name;
+    s.workload = workload;
+    s.unreadable = e.what();
+    return s;
+  }
+}
+
+// Whether a row of the node's copy of every sweep is one of this GPU model and workload, by those
+// two columns alone (the rest of it may not read).
+bool row_is_of(const rows::Table<SweepRecord>& t, const sql::Row& row, const std::string& gpu_name,
+               const std::string& workload) {
+  auto text_of = [&](std::string_view column) -> std::string {
+    for (size_t i = 0; i < t.columns.size(); ++i)
+      if (column == t.columns[i].name && i + 1 < row.size()) return sql::as_text(row[i + 1]);
+    return {};
+  };
+  return text_of("gpu_name") == gpu_name && text_of("workload") == workload;
+}
+
 // A file name for one GPU model and workload in the node's copy of reads (FNV-1a, 64 bits).
 std::string pair_cache_name(const std::string& table, const std::string& gpu_name,
                             const std::string& workload) {
@@ -460,11 +505,11 @@ std::optional<SweepRecord> RunStore::newest_sweep_of(const std::string& gpu_name
     const auto all = outbox_ ? outbox_->cached(t.name) : std::nullopt;
     if (!offline_ || !all) throw;
     for (const auto& row : *all)
-      if (SweepRecord s = t.read(row); s.gpu_name == gpu_name && s.workload == workload) return s;
+      if (row_is_of(t, row, gpu_name, workload)) return readable_or_why(t, row, gpu_name, workload);
     return std::nullopt;
   }
   if (rows.empty()) return std::nullopt;
-  return t.read(rows.front());
+  return readable_or_why(t, rows.front(), gpu_name, workload);
 }
 
 std::optional<std::string> RunStore::find_llm_answer(const std::string& model,

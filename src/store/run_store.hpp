@@ -83,6 +83,9 @@ struct SweepRecord {
   nlohmann::json decision;
   nlohmann::json report;  // the command's whole JSON
   Provenance provenance;  // schema 3
+  // Set on reading: why this row cannot be decided from (decision_json that is not JSON, a column
+  // of the wrong kind); empty for a row that reads whole. Never stored.
+  std::string unreadable;
 };
 
 // A decision: made by a sweep or a study, or made again from a kept sweep (`recommend --run`).
@@ -163,7 +166,9 @@ class RunStore {
   std::vector<SweepRecord> list_sweeps(size_t limit = 0);
   // The newest sweep of one GPU model and workload (what `--gpu-power=auto` decides from), by a
   // query for that pair alone. A server store out of reach answers from this node's copy of the
-  // last answer for the pair, else of the last list_sweeps(); with neither, Error Io.
+  // last answer for the pair, else of the last list_sweeps(); with neither, Error Io. A row that
+  // cannot be read whole comes back with its id (where readable), the pair asked for and
+  // `unreadable` saying why, never as an error: a job's prolog must not fail on stored data.
   std::optional<SweepRecord> newest_sweep_of(const std::string& gpu_name,
                                              const std::string& workload);
 

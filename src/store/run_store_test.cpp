@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 
 #include "common/error.hpp"
 #include "mariadb/test_server.hpp"
+#include "store/sqlite_db.hpp"
 
 namespace regime {
 namespace {
@@ -147,6 +149,51 @@ TEST_P(StoreBackends, UpdateCompletesARunAndListIsNewestFirst) {
   }
 }
 
+// A row is input: whatever its decision_json or columns hold, it reads back with a reason, never
+// as an exception (a job's prolog decides from it).
+TEST_P(StoreBackends, ASweepRowThatDoesNotReadWholeComesBackWithWhyNeverAsAnError) {
+  RunStore store(db());
+  SweepRecord s;
+  s.gpu_name = "NVIDIA H200";
+  s.workload = "train.py";
+  s.table_csv = "t";
+  s.decision = {{"keep_default", false}, {"cap_W", 300}};
+  const int64_t id = store.insert_sweep(s);
+  auto raw = [&](const std::string& sql) {
+    if (GetParam() == Backend::MariaDb) {
+      server_.admin("USE regime; " + sql);
+      return;
+    }
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &h), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(h);
+  };
+  const std::string where = " WHERE id = " + std::to_string(id);
+  for (const char* text : {"{", "NaN", "[1e999]", "cap 300"}) {
+    raw(std::string("UPDATE sweeps SET decision_json = '") + text + "'" + where);
+    std::optional<SweepRecord> got;
+    ASSERT_NO_THROW(got = store.newest_sweep_of("NVIDIA H200", "train.py")) << text;
+    ASSERT_TRUE(got) << text;
+    EXPECT_EQ(got->id, id);
+    EXPECT_EQ(got->unreadable, "its decision_json is not JSON text") << text;
+    EXPECT_TRUE(got->decision.is_null()) << text;
+  }
+  if (GetParam() == Backend::Sqlite) {  // SQLite keeps any value in any column
+    raw("UPDATE sweeps SET decision_json = '{}', default_limit_W = 'abc'" + where);
+    std::optional<SweepRecord> got;
+    ASSERT_NO_THROW(got = store.newest_sweep_of("NVIDIA H200", "train.py"));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->id, id);
+    EXPECT_NE(got->unreadable.find("column default_limit_W: 'abc' is not a number"),
+              std::string::npos)
+        << got->unreadable;
+  }
+  // A whole row reads as it was written.
+  raw("UPDATE sweeps SET decision_json = '{}', default_limit_W = 0" + where);
+  EXPECT_EQ(store.newest_sweep_of("NVIDIA H200", "train.py")->unreadable, "");
+}
+
 TEST_P(StoreBackends, EveryRowNamesTheMachineItWasMadeOn) {
   char here[256] = {};
   ASSERT_EQ(::gethostname(here, sizeof here - 1), 0);
@@ -173,6 +220,34 @@ TEST_F(RunStoreTest, RefusesAFileThatIsNotARunDatabase) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Parse);
     EXPECT_NE(std::string(e.what()).find(bogus.string()), std::string::npos);
+  }
+}
+
+TEST(SqliteFailure, EachFailureSaysWhatFailed) {
+  auto says = [](int code, int system_errno) {
+    return sql::sqlite_failure("runs.sqlite", code, system_errno, "msg", 30000);
+  };
+  EXPECT_EQ(says(SQLITE_BUSY, 0),
+            "run database runs.sqlite is locked by another process or connection: waited 30 s for "
+            "it (SQLITE_BUSY: msg)");
+  EXPECT_NE(says(SQLITE_FULL, ENOSPC).find("cannot grow: the disk is full"), std::string::npos);
+  EXPECT_NE(says(SQLITE_IOERR_WRITE, EFBIG).find("cannot grow"), std::string::npos);
+  EXPECT_NE(says(SQLITE_IOERR_WRITE, 0).find("cannot be written: the disk is full"),
+            std::string::npos);
+  EXPECT_EQ(says(SQLITE_CORRUPT, 0), "run database runs.sqlite is corrupt (SQLITE_CORRUPT: msg)");
+  EXPECT_NE(says(SQLITE_NOTADB, 0).find("not SQLite"), std::string::npos);
+  EXPECT_EQ(says(SQLITE_BUSY, 0).find("not SQLite"), std::string::npos);
+  EXPECT_EQ(says(SQLITE_READONLY, 0), "run database runs.sqlite: msg");
+}
+
+TEST_F(RunStoreTest, AFolderAtThePathIsSaidToBeAFolder) {
+  fs::create_directories(dir_ / "runs.sqlite");
+  try {
+    RunStore store(dir_ / "runs.sqlite");
+    FAIL() << "opened a folder as a database";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+    EXPECT_NE(std::string(e.what()).find("is a folder, not a file"), std::string::npos) << e.what();
   }
 }
 

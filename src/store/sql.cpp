@@ -1,5 +1,6 @@
 #include "store/sql.hpp"
 
+#include <charconv>
 #include <string>
 
 namespace regime::sql {
@@ -11,17 +12,44 @@ std::string as_text(const Value& v) {
   return "";
 }
 
+namespace {
+
+// A stored value is input: text that is not wholly a number is an error naming it, never a
+// std::invalid_argument from deep inside a read.
+Error not_a_number(const std::string& s, const char* what) {
+  const std::string shown = s.size() > 40 ? s.substr(0, 40) + "..." : s;
+  return Error(ErrorKind::Parse, "'" + shown + "' is not " + what);
+}
+
+}  // namespace
+
 double as_real(const Value& v) {
   if (const auto* d = std::get_if<double>(&v)) return *d;
   if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
-  if (const auto* s = std::get_if<std::string>(&v)) return s->empty() ? 0.0 : std::stod(*s);
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    if (s->empty()) return 0.0;
+    double out = 0;
+    auto [end, ec] = std::from_chars(s->data(), s->data() + s->size(), out);
+    if (ec != std::errc() || end != s->data() + s->size()) throw not_a_number(*s, "a number");
+    return out;
+  }
   return 0;
 }
 
 int64_t as_int(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return static_cast<int64_t>(*d);
-  if (const auto* s = std::get_if<std::string>(&v)) return s->empty() ? 0 : std::stoll(*s);
+  if (const auto* d = std::get_if<double>(&v)) {
+    // Outside this range the conversion is undefined: the value is refused instead.
+    if (!(*d >= -9.2e18 && *d <= 9.2e18)) throw not_a_number(std::to_string(*d), "a whole number");
+    return static_cast<int64_t>(*d);
+  }
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    if (s->empty()) return 0;
+    int64_t out = 0;
+    auto [end, ec] = std::from_chars(s->data(), s->data() + s->size(), out);
+    if (ec != std::errc() || end != s->data() + s->size()) throw not_a_number(*s, "a whole number");
+    return out;
+  }
   return 0;
 }
 

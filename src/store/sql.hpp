@@ -19,8 +19,8 @@ using Row = std::vector<Value>;
 using Params = std::vector<Value>;
 
 std::string as_text(const Value& v);  // NULL: ""
-double as_real(const Value& v);       // NULL: 0
-int64_t as_int(const Value& v);       // NULL: 0
+double as_real(const Value& v);       // NULL: 0; text that is not a number: Error Parse
+int64_t as_int(const Value& v);       // NULL: 0; not a whole number in range: Error Parse
 inline bool is_null(const Value& v) { return std::holds_alternative<std::monostate>(v); }
 
 // What the backends spell differently. Tokens in statements: {id} an auto-assigned 64-bit primary

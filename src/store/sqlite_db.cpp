@@ -1,34 +1,95 @@
 #include "store/sqlite_db.hpp"
 
+#include <fmt/core.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace regime::sql {
 
+int sqlite_busy_timeout_ms() {
+  const char* text = std::getenv("REGIME_DB_BUSY_TIMEOUT_S");
+  if (text == nullptr || *text == '\0') return kSqliteBusyTimeout_ms;
+  double s = 0;
+  const char* end = text + std::strlen(text);
+  auto [at, ec] = std::from_chars(text, end, s);
+  if (ec != std::errc() || at != end || !(s >= 0.001 && s <= 3600))
+    throw Error(ErrorKind::InvalidArgument,
+                std::string("REGIME_DB_BUSY_TIMEOUT_S=") + text +
+                    ": give the seconds a writer waits for another's lock, 0.001 to 3600");
+  return static_cast<int>(s * 1000 + 0.5);
+}
+
+std::string sqlite_failure(const std::string& where, int extended_code, int system_errno,
+                           const std::string& message, int busy_timeout_ms) {
+  const int code = extended_code & 0xff;
+  const std::string name = sqlite3_errstr(extended_code);
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    return fmt::format(
+        "run database {} is locked by another process or connection: waited {:g} s for it "
+        "(SQLITE_BUSY: {})",
+        where, busy_timeout_ms / 1000.0, message);
+  const bool no_room = system_errno == ENOSPC || system_errno == EDQUOT || system_errno == EFBIG;
+  if (code == SQLITE_FULL || (code == SQLITE_IOERR && no_room))
+    return fmt::format(
+        "run database {} cannot grow: the disk is full or a file size limit was reached ({}; "
+        "SQLite: {})",
+        where, system_errno != 0 ? std::strerror(system_errno) : name, message);
+  // A write past a file size limit (EFBIG) comes back as a plain write error, its errno not
+  // always kept: said as what it most often is.
+  if (extended_code == SQLITE_IOERR_WRITE)
+    return fmt::format(
+        "run database {} cannot be written: the disk is full, a file size limit was reached or "
+        "the disk failed (SQLite: {})",
+        where, message);
+  if (code == SQLITE_CORRUPT)
+    return fmt::format("run database {} is corrupt (SQLITE_CORRUPT: {})", where, message);
+  if (code == SQLITE_NOTADB)
+    return fmt::format(
+        "run database {} is corrupt or not a Regime run database: not SQLite (SQLITE_NOTADB: {})",
+        where, message);
+  return fmt::format("run database {}: {}", where, message);
+}
+
 namespace {
+
+ErrorKind failure_kind(int extended_code) {
+  const int code = extended_code & 0xff;
+  return code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? ErrorKind::Parse : ErrorKind::Io;
+}
+
+// A folder or a device where the file should be: said as such, before SQLite's "unable to open".
+void check_is_file_or_missing(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  throw Error(ErrorKind::Io,
+              "run database " + path.string() +
+                  (S_ISDIR(st.st_mode) ? " is a folder, not a file" : " is not a regular file"));
+}
 
 class SqliteConnection : public Connection {
  public:
-  explicit SqliteConnection(const std::filesystem::path& path) : path_(path) {
+  explicit SqliteConnection(const std::filesystem::path& path)
+      : path_(path), busy_timeout_ms_(sqlite_busy_timeout_ms()) {
     std::error_code ec;
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+    check_is_file_or_missing(path);
     if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
         SQLITE_OK) {
       std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       throw Error(ErrorKind::Io, "cannot open run database " + path.string() + ": " + msg);
     }
-    sqlite3_busy_timeout(db_, kSqliteBusyTimeout_ms);  // another regime may be writing its run
+    sqlite3_busy_timeout(db_, busy_timeout_ms_);  // another regime may be writing its run
     try {
-      schema_version();
-    } catch (const Error&) {
-      sqlite3_close(db_);
-      throw Error(ErrorKind::Parse, path.string() + " is not a Regime run database (not SQLite)");
-    }
-    try {
+      schema_version();  // the first read: says what the file is (locked, corrupt, not SQLite)
       use_wal();
     } catch (const Error&) {
       sqlite3_close(db_);
@@ -85,7 +146,9 @@ class SqliteConnection : public Connection {
 
  private:
   [[noreturn]] void fail() {
-    throw Error(ErrorKind::Io, "run database " + path_.string() + ": " + sqlite3_errmsg(db_));
+    const int code = sqlite3_extended_errcode(db_);
+    throw Error(failure_kind(code), sqlite_failure(path_.string(), code, sqlite3_system_errno(db_),
+                                                   sqlite3_errmsg(db_), busy_timeout_ms_));
   }
   static void bind(sqlite3_stmt* st, int i, const Value& v) {
     if (const auto* s = std::get_if<std::string>(&v)) {
@@ -121,7 +184,7 @@ class SqliteConnection : public Connection {
   // journal, which is still safe with the busy timeout, only slower under contention.
   void use_wal() {
     const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(kSqliteBusyTimeout_ms);
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms_);
     for (int attempt = 0;; ++attempt) {
       char* err = nullptr;
       const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL;", nullptr, nullptr, &err);
@@ -129,13 +192,15 @@ class SqliteConnection : public Connection {
       sqlite3_free(err);
       if (rc == SQLITE_OK) return;
       if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
-        throw Error(ErrorKind::Io, "run database " + path_.string() + ": " +
-                                       (msg.empty() ? sqlite3_errmsg(db_) : msg));
+        throw Error(failure_kind(rc),
+                    sqlite_failure(path_.string(), rc, sqlite3_system_errno(db_),
+                                   msg.empty() ? sqlite3_errmsg(db_) : msg, busy_timeout_ms_));
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, 1 + attempt)));
     }
   }
 
   std::filesystem::path path_;
+  int busy_timeout_ms_;
   sqlite3* db_ = nullptr;
 };
 
