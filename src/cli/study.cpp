@@ -55,6 +55,10 @@ void add_study(CLI::App& root, Context& ctx) {
   sub->add_flag(
       "--no-control", [r](std::int64_t) { r->control = false; },
       "Do not evaluate the gated controller on a thermal-bound pair");
+  sub->add_flag("--stop-after-decision", r->stop_after_decision,
+                "Stop the command once the study has decided (a characterization run); by "
+                "default the command runs to its end under the decision and the study exits "
+                "with its status");
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; a command's own "
                 "stdout goes to stderr");
@@ -102,6 +106,7 @@ void add_study(CLI::App& root, Context& ctx) {
       print_json(rep.json);
     else
       std::cout << session::to_text(rep, r->out_dir);
+    if (rep.exit_status) ctx.exit_status = *rep.exit_status;  // the command's, run to its end
     // Only after the results are out: a store that failed still fails the command.
     if (rep.store_failure)
       ctx.exit_status = report_store_failure(session::store_failure_text(*rep.store_failure));

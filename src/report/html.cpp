@@ -70,6 +70,11 @@ details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 <p class="note" id="sweep-note"></p>
 <div class="row2" id="sweep-charts"></div>
 </div>
+<div id="run-section" hidden>
+<h2>The whole run: every step, under the decision after the sweep</h2>
+<p class="note" id="run-note"></p>
+<table id="run-table"></table>
+</div>
 <h2 id="comparison-heading">Across GPUs and workloads</h2>
 <p class="note" id="comparison-note"></p>
 <div class="row2" id="comparison-charts"></div>
@@ -261,6 +266,35 @@ constexpr std::string_view kPageScript = R"JS(
   if (!(sw && sw.points.length) && data.sweep_skipped) {
     el('sweep-section').hidden = false;
     text('sweep-note', 'No sweep ran: ' + data.sweep_skipped);
+  }
+
+  // The command run to its end under the study: each part, and the energy saved on the whole run.
+  const wr = data.whole_run || null;
+  if (wr) {
+    el('run-section').hidden = false;
+    const t = el('run-table');
+    const head = t.createTHead().insertRow();
+    for (const h of ['part', 'steps', 'seconds', 'energy J', 'energy per step J']) {
+      const c = document.createElement('th');
+      c.textContent = h;
+      head.appendChild(c);
+    }
+    const body = t.createTBody();
+    const parts = [['the whole run', wr], ['probe at the starting limit', wr.probe],
+                   ['caps tried', wr.profiling],
+                   [wr.cap_W ? `under the decision, ${wr.cap_W} W` : 'at the starting limit', wr.decided]];
+    for (const [name, p] of parts) {
+      if (!p) continue;
+      const r = body.insertRow();
+      for (const v of [name, p.steps, fmtN(p.seconds, 1), fmtN(p.energy_J, 0), sig(p.energy_per_step_J)])
+        r.insertCell().textContent = v;
+    }
+    const saved = (wr.saved_J === null || wr.saved_J === undefined)
+      ? 'No saving is claimed: there is no energy per step at the starting limit to compare with.'
+      : `Energy saved against running it all at the starting limit: ${fmtN(wr.saved_J, 0)} J [${fmtN(wr.saved_ci_J[0], 0)}, ${fmtN(wr.saved_ci_J[1], 0)}] 95% CI, the caps tried counted in.`;
+    text('run-note', `The study got to its ${wr.reached}` +
+         (wr.exit_status === null || wr.exit_status === undefined ? '' : `; the command exited with status ${wr.exit_status}`) +
+         '. ' + saved + (wr.unfinished ? ' The study stopped short: ' + wr.unfinished + '.' : ''));
   }
 
   // A control run: the figures it measured as it went (segments, or an evaluation's windows), each

@@ -206,6 +206,13 @@ ReportResult write_study_report(const StudyReport& study, const fs::path& out,
         study.sweep->outcome.probes, study.sweep->outcome.decision, decision_view(*study.sweep));
   else
     page["sweep_skipped"] = study.skipped;
+  if (study.whole_run) {
+    page["whole_run"] = to_json(*study.whole_run);
+    page["whole_run"]["exit_status"] =
+        study.exit_status ? nlohmann::json(*study.exit_status) : nlohmann::json();
+    page["whole_run"]["unfinished"] =
+        study.unfinished.empty() ? nlohmann::json() : nlohmann::json(study.unfinished);
+  }
   // The sweep put the original limit back as the study ended, moments before this page.
   if (study.sweep && study.sweep->after.rfind("restored", 0) == 0) {
     const std::string gpu = fmt::format("{} ({})", study.info.name, study.info.uuid);

@@ -14,6 +14,7 @@
 #include "session/study_record.hpp"
 #include "session/study_steps.hpp"
 #include "session/study_view.hpp"
+#include "session/study_whole_run.hpp"
 #include "session/sweep_record.hpp"
 #include "session/sweep_view.hpp"
 #include "store/run_store.hpp"
@@ -65,18 +66,26 @@ StudyReport study_one(const StudyRequest& r, ResultsKeeper& keeper) {
   RunSite site =
       open_site(r.device, r.workload, "regime study --device nvml:0 -- python3 train.py");
   StudyReport rep = new_study_report(r, site);
-  std::vector<RegimeReport> per_gpu = probe_at_current_limit(r, site, rep);
   const ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
   const nlohmann::json plan_settings = settings_json(r.settings, "plan");
-  plan_study(r, site, std::move(per_gpu), plan_settings, policy, rep);
   // One results file for the study: its sweep's results first, the whole study's replacing them.
   const std::string results_file = new_results_file_name("study");
-  if (rep.skipped.empty()) {
-    rep.sweep = sweep_site(site, rep.plan.caps, r.settings, policy);
+  const auto keep_decided = [&] {
     const nlohmann::json swept = to_json(*rep.sweep);
     rep.sweep->store_failure =
         keeper.keep(results_file, sweep_results_json(*rep.sweep, "study", swept),
                     [&](RunStore& s) { keep_sweep(*rep.sweep, "study", swept, s, plan_settings); });
+  };
+  if (study_runs_whole(r)) {
+    study_whole_run(r, site, policy, plan_settings, rep, keep_decided);
+  } else {
+    std::vector<RegimeReport> per_gpu = probe_at_current_limit(r, site, rep);
+    plan_study(r, site, std::move(per_gpu), plan_settings, policy, rep);
+    if (rep.skipped.empty()) {
+      rep.sweep = sweep_site(site, rep.plan.caps, r.settings, policy);
+      keep_decided();
+    }
+    rep.stopped_command = r.stop_after_decision && !r.workload.command.empty();
   }
   study_control(r, site, policy, rep);
   rep.json = to_json(rep);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/classify.hpp"
+#include "analysis/whole_run.hpp"
 #include "common/gpu_info.hpp"
 #include "plan/study_plan.hpp"
 #include "session/control.hpp"
@@ -32,6 +33,9 @@ struct StudyRequest {
   // regime-gated --evaluate`): its length, or 0 for enough windows for this card.
   double control_seconds = 0;
   bool control = true;  // false: --no-control
+  // Stop the command once the study has decided (a characterization run), rather than run it to
+  // its end under the decision.
+  bool stop_after_decision = false;
 };
 
 // What the study found for dynamic control.
@@ -60,6 +64,12 @@ struct StudyReport {
   Trace probe_trace;  // of the probe at the current limit (for the report page)
   StudyControl control;
   std::optional<int64_t> study_id;  // "study:ID" in the run database
+  // The command's one run, when the study ran it to its end (session/study_whole_run.hpp): its
+  // figures, its exit status, and why the study stopped short of a decision ("" when it did not).
+  std::optional<WholeRunFigures> whole_run;
+  std::optional<int> exit_status;
+  std::string unfinished;
+  bool stopped_command = false;  // --stop-after-decision stopped the command
   // The run database failed to keep the study: what failed, and where the results are kept.
   std::optional<StoreFailure> store_failure;
   std::string sim_model;  // the twin's model of a simulated GPU; empty for a real one

@@ -40,7 +40,13 @@ void study_control(const StudyRequest& r, const RunSite& site, const ActuationPo
   c.command = control_command(r, seconds);
   c.reason = gate_reason(rep.regime, rep.info);
   if (!c.reason.empty()) return;
-  if (!r.control) {
+  if (rep.whole_run) {
+    // The evaluation interleaves windows with and without the controller over a run of its own.
+    c.skipped =
+        "the command ran to its end under the study's decision, and the evaluation needs a run "
+        "of its own. To evaluate the controller, run: " +
+        c.command;
+  } else if (!r.control) {
     c.skipped = "--no-control was given. To evaluate the controller, run: " + c.command;
   } else if (r.settings.apply) {
     // The evaluation's baseline is the limit it finds: with --apply that would be the chosen cap.

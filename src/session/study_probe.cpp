@@ -33,17 +33,12 @@ struct ProbeRun {
 // The probe ran on past probe_seconds because the card was still heating.
 bool ran_on(double ran_s, double probe_seconds) { return ran_s > probe_seconds + 1; }
 
-// Runs probe_seconds, then on in steps of 5 s while a GPU is still heating (up to
-// max_probe_seconds); records how long it ran and the fastest heating slope in `rep`.
-ProbeRun run_until_flat(const StudyRequest& r, RunSite& site, StudyReport& rep) {
-  WorkloadPtr work = site.start_workload();
-  RunOptions o;
-  o.duration_s = 0;  // until the heating is over or the workload ends
-  RunLoop loop(site.gpus, *work, o, *site.clock);
-  loop.start();
+// On a started loop: probe_seconds, then on in steps of 5 s while a GPU is still heating (up to
+// max_probe_seconds); records the fastest heating slope in `rep`. How the run ended.
+RunEnd watch_until_flat(const StudyRequest& r, RunSite& site, RunLoop& loop, StudyReport& rep) {
   const double t0 = loop.now_s();
-  ProbeRun run;
-  run.end = loop.run_until([&](const Trace&, double now) { return now >= t0 + r.probe_seconds; });
+  RunEnd end =
+      loop.run_until([&](const Trace&, double now) { return now >= t0 + r.probe_seconds; });
   const double most_s = std::max(r.probe_seconds, r.max_probe_seconds);
   TrailingSlopes slopes;  // of the GPU heating fastest
   while (true) {
@@ -57,14 +52,26 @@ ProbeRun run_until_flat(const StudyRequest& r, RunSite& site, StudyReport& rep) 
       if (i == 0 || (heating && !rep.still_heating)) slopes = s;
       rep.still_heating = rep.still_heating || heating;
     }
-    if (!rep.still_heating || run.end != RunEnd::StopRequested || now >= t0 + most_s) break;
-    run.end = loop.run_until([&](const Trace&, double t) { return t >= now + 5; });
+    if (!rep.still_heating || end != RunEnd::StopRequested || now >= t0 + most_s) break;
+    end = loop.run_until([&](const Trace&, double t) { return t >= now + 5; });
   }
+  rep.end_temp_slope_C_per_min = slopes.temp_C ? slopes.temp_C->per_min : 0;
+  return end;
+}
+
+// A run of its own for the probe: started, watched until flat, stopped.
+ProbeRun run_until_flat(const StudyRequest& r, RunSite& site, StudyReport& rep) {
+  WorkloadPtr work = site.start_workload();
+  RunOptions o;
+  o.duration_s = 0;  // until the heating is over or the workload ends
+  RunLoop loop(site.gpus, *work, o, *site.clock);
+  loop.start();
+  ProbeRun run;
+  run.end = watch_until_flat(r, site, loop, rep);
   RunStats stats;
   run.traces = loop.finish_all(&stats);
   run.exit_status = work->exit_status();
   rep.probe_ran_s = stats.t_end_s - stats.t_start_s;
-  rep.end_temp_slope_C_per_min = slopes.temp_C ? slopes.temp_C->per_min : 0;
   return run;
 }
 
@@ -138,6 +145,28 @@ std::vector<RegimeReport> classify_probe_run(const StudyRequest& r, const RunSit
 }
 
 }  // namespace
+
+LiveProbe probe_on_run(const StudyRequest& r, RunSite& site, RunLoop& loop, Workload& work,
+                       StudyReport& rep) {
+  const double t0 = loop.now_s();
+  ProbeRun run;
+  run.end = watch_until_flat(r, site, loop, rep);
+  rep.probe_ran_s = loop.now_s() - t0;
+  for (size_t i = 0; i < site.gpus.size(); ++i) run.traces.push_back(loop.trace(i));
+  run.exit_status = work.exit_status();
+  rep.probe_trace = run.traces.front();
+  write_probe_files(r.out_dir, run.traces);
+  warn_of_probe(r, rep);
+  LiveProbe out;
+  out.end_s = loop.now_s();
+  out.command_ended = run.end == RunEnd::WorkloadFinished;
+  try {
+    out.per_gpu = classify_probe_run(r, site, run, rep.probe_ran_s);
+  } catch (const WorkloadFailed& e) {
+    out.unnamed = e.what();
+  }
+  return out;
+}
 
 std::vector<RegimeReport> probe_at_current_limit(const StudyRequest& r, RunSite& site,
                                                  StudyReport& rep) {

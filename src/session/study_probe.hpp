@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "analysis/measure.hpp"
+#include "run/run_loop.hpp"
 #include "session/site.hpp"
 #include "session/study.hpp"
 
@@ -17,5 +18,17 @@ namespace regime::session {
 // a regime. Each GPU's regime report, in the site's order.
 std::vector<RegimeReport> probe_at_current_limit(const StudyRequest& request, RunSite& site,
                                                  StudyReport& rep);
+
+// The probe on a run that goes on after it (the study inside the command's one run): the same
+// rules, on the started `loop`, which is left running. A command that ends during the probe is
+// not an error: `per_gpu` is then empty when too little was measured, and `unnamed` says why.
+struct LiveProbe {
+  std::vector<RegimeReport> per_gpu;  // each GPU's regime, in the site's order
+  std::string unnamed;                // why no regime was named
+  double end_s = 0;                   // when the probe ended, on the run's clock
+  bool command_ended = false;         // the workload ended during the probe
+};
+LiveProbe probe_on_run(const StudyRequest& request, RunSite& site, RunLoop& loop, Workload& work,
+                       StudyReport& rep);
 
 }  // namespace regime::session

@@ -122,8 +122,16 @@ nlohmann::json to_json(const StudyReport& rep) {
            {"measurement",
             rep.job_measurement ? regime::to_json(*rep.job_measurement) : nlohmann::json(nullptr)}};
   }
+  if (rep.whole_run) {
+    // The command's one run: its figures beside the job's GPUs (when it ran on several).
+    if (job.is_null()) job = nlohmann::json::object();
+    job.update(regime::to_json(*rep.whole_run));
+    job["exit_status"] = or_null(rep.exit_status.has_value(), rep.exit_status.value_or(0));
+    job["unfinished"] = or_null(!rep.unfinished.empty(), rep.unfinished);
+  }
   return {{"device", rep.device},
           {"workload", rep.workload},
+          {"stopped_command", rep.stopped_command},
           {"gpu", rep.gpu_regimes.empty()
                       ? rep.info.name
                       : fmt::format("{}x {}", rep.gpu_regimes.size(), rep.info.name)},
@@ -194,6 +202,41 @@ void control_text(const StudyControl& c, std::string& out) {
   out += "   evaluated by: " + c.command + "\n";
 }
 
+std::string part_text(const RunPart& p) {
+  std::string out = fmt::format("{} steps, {:.1f} s, {:.0f} J", p.steps, p.seconds, p.energy_J);
+  if (p.energy_per_step_J) out += fmt::format(" ({:.3f} J/step)", *p.energy_per_step_J);
+  return out;
+}
+
+// The command's one run: every step and joule, the parts, and what the study saved on it.
+void whole_run_text(const StudyReport& r, std::string& out) {
+  if (r.stopped_command) {
+    out += "\n--stop-after-decision: the command was stopped once the study had decided\n";
+    return;
+  }
+  if (!r.whole_run) return;
+  const WholeRunFigures& f = *r.whole_run;
+  out += fmt::format(
+      "\nthe {} ran to its end{}: {}\n", r.sim_model.empty() ? "command" : "workload",
+      r.exit_status ? fmt::format(" (exit status {})", *r.exit_status) : "", part_text(f.run));
+  if (!r.unfinished.empty()) out += "   the study stopped short: " + r.unfinished + "\n";
+  const auto line = [&out](const std::string& label, const RunPart& p) {
+    out += fmt::format("   {:<28} {}\n", label, part_text(p));
+  };
+  line(fmt::format("probe at {:g} W:", r.info.enforced_limit_W), f.probe);
+  if (f.profiling) line("caps tried:", *f.profiling);
+  if (f.decided)
+    line(f.cap_W ? fmt::format("under the decision, {:g} W:", *f.cap_W)
+                 : std::string("at the starting limit:"),
+         *f.decided);
+  if (f.saved_J)
+    out += fmt::format(
+        "   energy saved against running it all at the starting limit: {:.0f} J [{:.0f}, {:.0f}] "
+        "95% CI ({:+.1f}%), the caps tried counted in\n",
+        *f.saved_J, f.saved_ci_J.first, f.saved_ci_J.second,
+        f.run.energy_J > 0 ? 100.0 * *f.saved_J / (f.run.energy_J + *f.saved_J) : 0.0);
+}
+
 }  // namespace
 
 std::string to_text(const StudyReport& r, const std::string& out_dir) {
@@ -236,6 +279,7 @@ std::string to_text(const StudyReport& r, const std::string& out_dir) {
       out += "4. " + r.sweep->after + "\n";
     }
   }
+  whole_run_text(r, out);
   control_text(r.control, out);
   if (!out_dir.empty())
     out += fmt::format("\nwrote {}/probe.trace.csv, probe.steps.csv and study.json\n", out_dir);

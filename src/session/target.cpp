@@ -15,6 +15,10 @@ std::string WorkloadSpec::display_name() const {
   return command.empty() ? builtin : command_line(command);
 }
 
+bool WorkloadSpec::ends_of_its_own() const {
+  return !command.empty() || builtin.find(",steps=") != std::string::npos;
+}
+
 void validate(const WorkloadSpec& spec, const std::string& example) {
   if (spec.command.empty() == spec.builtin.empty())
     throw Error(ErrorKind::InvalidArgument,

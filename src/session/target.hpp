@@ -27,6 +27,8 @@ struct WorkloadSpec {
   bool stdout_to_stderr = false;     // keep stdout for --json
   bool workload_as_root = false;     // under sudo, keep root for the command (--workload-as-root)
   std::string display_name() const;  // "sim:resnet50" or the quoted command line
+  // A command ends of its own; a built-in only with steps=N (sim:NAME,steps=N).
+  bool ends_of_its_own() const;
 };
 
 // Error InvalidArgument unless exactly one of builtin/command is given and a builtin is sim:NAME.

@@ -45,6 +45,15 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
       return chart.getOption().series.flatMap((s) => (s.markLine && s.markLine.data) || []).filter((l) => l.yAxis !== undefined).length;
     })(),
     all_charts: document.querySelectorAll('.chart').length,
+    whole_run: (() => {
+      const data = JSON.parse(document.getElementById('page-data').textContent);
+      if (!data.whole_run) return null;
+      return { shown: !document.getElementById('run-section').hidden,
+               rows: document.querySelectorAll('#run-table tbody tr').length,
+               steps: data.whole_run.steps,
+               first_row_steps: Number((document.querySelector('#run-table tbody tr td:nth-child(2)') || {}).textContent),
+               note: document.getElementById('run-note').textContent };
+    })(),
   }));
   for (const c of charts) {
     if (c.missing) { problems.push(`chart ${c.id} is not on the page`); continue; }
@@ -64,6 +73,14 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
     : /^Nothing to restore: the power limit of .+ stayed at \d+(\.\d+)? W throughout; no limit was changed\.$/;
   if (!restoreRule.test(notes.restore)) problems.push(`the decision card does not say what was restored: '${notes.restore}'`);
   if (notes.evidence_open) problems.push('the raw evidence table is open by default');
+  // A study that ran its workload to the end: the whole run, part by part, and what it saved.
+  if (notes.whole_run) {
+    const w = notes.whole_run;
+    if (!w.shown) problems.push('the whole run is not shown');
+    if (w.rows < 3) problems.push(`the whole run has ${w.rows} parts, expected the run, the probe and the rest`);
+    if (w.first_row_steps !== w.steps) problems.push(`the whole run shows ${w.first_row_steps} steps, its data ${w.steps}`);
+    if (!/Energy saved against running it all at the starting limit: -?[\d,]+ J \[/.test(w.note)) problems.push(`no saving with its interval: '${w.note}'`);
+  }
   if (expected.includes('chart-sweep-time') && notes.budget_lines < 1) problems.push('the time chart has no slowdown-budget line');
   // The decision (cap, intervals, objective in its reason) without scrolling on a wide and a narrow
   // screen, and no raw JSON anywhere on the page; a screenshot of the first screen at each width.

@@ -31,8 +31,10 @@ mkdir -p "$out"
 grep -q '"run_id": 3' "$tmp/report.json" || { echo "FAIL: --gpu/--workload did not pick run 3" >&2; exit 1; }
 node "$here/report_page.mjs" "$out/report.html" "$out" chart-power chart-temperature \
   chart-sm-clock chart-steps chart-compare-energy chart-compare-time
-"$regime" study --device sim:h200 --workload sim:resnet50 --probe-seconds 30 \
+# A workload of 20,000 steps: the study runs it to its end, and the page shows the whole run.
+"$regime" study --device sim:h200 --workload sim:resnet50,steps=20000 --probe-seconds 30 \
   --report "$out/study.html" >/dev/null
+grep -q '"whole_run"' "$out/study.html" || { echo "FAIL: the study page has no whole run" >&2; exit 1; }
 node "$here/report_page.mjs" "$out/study.html" "$out/study" chart-power chart-temperature \
   chart-sm-clock chart-steps chart-sweep-energy chart-sweep-time chart-compare-energy \
   chart-compare-time

@@ -202,11 +202,27 @@ TEST_F(MultiGpuCli, CudaNumbersByPciBusSoTheSameListNamesOtherNvmlGpus) {
 }
 
 TEST_F(MultiGpuCli, AStudyOfNvmlJobProbesTheGpusOfTheCommandAsOneJob) {
-  auto r = test::run(
-      {"study", "--device", "nvml:job", "--probe-seconds", "2", "--max-probe-seconds", "2",
-       "--step-regex", "step", "--no-control", "--json", "--db", (dir_ / "runs.sqlite").string(),
-       "--", "env", "CUDA_VISIBLE_DEVICES=2,0", "sh", "-c", kStepLoop},
-      env_, dir_);
+  auto r = test::run({"study",
+                      "--device",
+                      "nvml:job",
+                      "--stop-after-decision",
+                      "--probe-seconds",
+                      "2",
+                      "--max-probe-seconds",
+                      "2",
+                      "--step-regex",
+                      "step",
+                      "--no-control",
+                      "--json",
+                      "--db",
+                      (dir_ / "runs.sqlite").string(),
+                      "--",
+                      "env",
+                      "CUDA_VISIBLE_DEVICES=2,0",
+                      "sh",
+                      "-c",
+                      kStepLoop},
+                     env_, dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["device"], "nvml:job");
@@ -312,9 +328,13 @@ TEST_F(MultiGpuCli, AfterKill9RestoreBringsBackEveryGpu) {
 // `regime study` of the whole node: one run of the job over its four GPUs, each GPU classified,
 // one cap swept on all of them, every GPU back at its default after.
 std::vector<std::string> study_args(const std::string& probe_s) {
-  return {"study",       "--device", "nvml:all",  "--actuate", "--probe-seconds", "4",
-          "--settle-s",  "0.3",      "--probe-s", probe_s,     "--step-regex",    "step",
-          "--no-control"};
+  return {"study",           "--device",
+          "nvml:all",        "--actuate",
+          "--probe-seconds", "4",
+          "--settle-s",      "0.3",
+          "--probe-s",       probe_s,
+          "--step-regex",    "step",
+          "--no-control",    "--stop-after-decision"};
 }
 
 TEST_F(MultiGpuCli, AStudyOfAllGpusCapsEveryOneAndRestoresThemAll) {

@@ -108,8 +108,9 @@ class StudyNvmlCli : public StudyCli {
   }
   double limit_W() const { return sb_.fake_limit_W("GPU-fake-study"); }
   std::vector<std::string> args(std::vector<std::string> flags) const {
+    // The command never ends: a characterization run, stopped once the study has decided.
     std::vector<std::string> a = {"study", "--device",     "nvml:0", "--probe-seconds",
-                                  "2",     "--step-regex", "step"};
+                                  "2",     "--step-regex", "step",   "--stop-after-decision"};
     a.insert(a.end(), flags.begin(), flags.end());
     a.insert(a.end(), {"--", "sh", "-c", "while true; do echo step; sleep 0.05; done"});
     return a;

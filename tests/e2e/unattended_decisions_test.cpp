@@ -188,8 +188,9 @@ TEST_F(Unattended, AdviceNamesOnlyCommandsThatExist) {
                        "--strategy", "adaptive"})
                    .out;
   sb_.env["REGIME_READ_ONLY"] = "1";
-  auto study = regime({"study", "--device", "nvml:0", "--probe-seconds", "2", "--step-regex",
-                       "step", "--", "sh", "-c", "while true; do echo step; sleep 0.05; done"});
+  auto study = regime({"study", "--device", "nvml:0", "--stop-after-decision", "--probe-seconds",
+                       "2", "--step-regex", "step", "--", "sh", "-c",
+                       "while true; do echo step; sleep 0.05; done"});
   outputs += study.out + study.err;
   const std::regex suggested(R"(\bregime ([a-z]+)\b)");
   int named = 0;
