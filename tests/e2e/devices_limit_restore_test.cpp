@@ -425,5 +425,25 @@ TEST_F(DevicesLimitRestoreCli, HoldIsHiddenFromHelp) {
   EXPECT_EQ(r.out.find("--hold"), std::string::npos) << r.out;
 }
 
+// A name longer than NVML's 96-byte buffer (a library that asks for more) is read whole with a
+// larger buffer, and one past 4 KiB is said to be too long: never an internal error.
+TEST_F(DevicesLimitRestoreCli, AGpuNameLongerThanNvmlsBufferIsReadNotAnError) {
+  const std::string long_name = "NVIDIA " + std::string(300, 'L');
+  const std::string huge_name = "NVIDIA " + std::string(10000, 'H');
+  for (const std::string& name : {long_name, huge_name}) {
+    use_config(json::parse(R"({"gpus":[{"uuid":"GPU-long-name"}]})"));
+    json config = json::parse(read_text(dir.path / "config.json"));
+    config["gpus"][0]["name"] = name;
+    use_config(config);
+    RunResult r = regime({"limit", "show", "--device", "nvml:0", "--json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string shown = json::parse(r.out).at("name").get<std::string>();
+    if (name.size() < 4096)
+      EXPECT_EQ(shown, name);
+    else
+      EXPECT_EQ(shown, "(longer than 4096 bytes: nvmlDeviceGetName refused every buffer)");
+  }
+}
+
 }  // namespace
 }  // namespace regime::test

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "device/registry.hpp"
@@ -54,15 +55,31 @@ constexpr int kReadAttempts = 3;
 constexpr int kMaxFailedReadsInARow = 100;
 }  // namespace
 
+std::string NvmlGpu::read_text(nvmlDeviceGetName_fn get, unsigned first_size,
+                               const char* what) const {
+  // NVML's own buffers are the sizes its headers name; a library that wants more (a longer name
+  // than any GPU has) gets a few larger tries, and past 4 KiB the text is said to be too long.
+  constexpr unsigned kMostBytes = 4096;
+  std::string buf;
+  for (unsigned size = first_size;; size *= 4) {
+    buf.assign(std::min(size, kMostBytes), '\0');
+    const nvmlReturn_t rc = get(handle_, buf.data(), static_cast<unsigned>(buf.size()));
+    if (rc != NVML_ERROR_INSUFFICIENT_SIZE) {
+      lib_->check(rc, what, uri_);
+      break;
+    }
+    if (buf.size() >= kMostBytes)
+      return fmt::format("(longer than {} bytes: {} refused every buffer)", kMostBytes, what);
+  }
+  buf.resize(std::strlen(buf.c_str()));
+  return buf;
+}
+
 NvmlGpu::NvmlGpu(std::shared_ptr<NvmlLibrary> lib, unsigned index)
     : lib_(std::move(lib)), api_(lib_->api()), index_(index), uri_(fmt::format("nvml:{}", index)) {
   lib_->check(api_.handle_by_index(index, &handle_), "nvmlDeviceGetHandleByIndex_v2", uri_);
-  char buf[kNameBufferSize] = {};
-  lib_->check(api_.name(handle_, buf, sizeof buf), "nvmlDeviceGetName", uri_);
-  name_ = buf;
-  char ubuf[kUuidBufferSize] = {};
-  lib_->check(api_.uuid(handle_, ubuf, sizeof ubuf), "nvmlDeviceGetUUID", uri_);
-  uuid_ = ubuf;
+  name_ = read_text(api_.name, kNameBufferSize, "nvmlDeviceGetName");
+  uuid_ = read_text(api_.uuid, kUuidBufferSize, "nvmlDeviceGetUUID");
   // Static facts: read once.
   nvmlPciInfo_t pci{};
   if (api_.pci_info != nullptr && api_.pci_info(handle_, &pci) == NVML_SUCCESS)

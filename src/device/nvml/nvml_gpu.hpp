@@ -31,6 +31,9 @@ class NvmlGpu : public Gpu {
   ReadHealth read_health() const override { return health_; }
 
  private:
+  // A text NVML writes into a buffer (the name, the UUID), read with a larger buffer where the
+  // library says the first is too small.
+  std::string read_text(nvmlDeviceGetName_fn get, unsigned first_size, const char* what) const;
   // Whether a field is worth asking for: a field that answered "not supported" once is not
   // asked again (the sampling loop runs every 10 ms).
   enum class Support : unsigned char { Unknown, Yes, No };
