@@ -425,6 +425,8 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
   write_atomic_at(at.dir.fd, at.dir_path, at.name, content, 0644);
 }
 
+void check_output_file(const fs::path& path) { (void)output_place(path); }
+
 int open_output_file(const fs::path& path) {
   const OutputPlace at = output_place(path);
   // O_NOFOLLOW and O_NONBLOCK once more: the name may have changed since it was checked, and a

@@ -33,6 +33,10 @@ std::string read_regular_file(const std::filesystem::path& path,
 // is. Every output file a user names (report, sweep table, study.json) is written through this.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
+// The checks of write_file_atomic without writing, for a file another library opens by name (the
+// SQLite run database): Error Io or NoPermission as there.
+void check_output_file(const std::filesystem::path& path);
+
 // Opens `path` for writing from its start (created 0644, truncated), with the same checks as
 // write_file_atomic: for files written as a run goes (traces), which stay readable in place if
 // the run is killed. The caller owns the returned descriptor (O_CLOEXEC).

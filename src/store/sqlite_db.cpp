@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/files.hpp"
+
 namespace regime::sql {
 
 int sqlite_busy_timeout_ms() {
@@ -81,8 +83,12 @@ class SqliteConnection : public Connection {
     std::error_code ec;
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
     check_is_file_or_missing(path);
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-        SQLITE_OK) {
+    // Reached component by component, never through another user's link, and not a link itself
+    // (SQLITE_OPEN_NOFOLLOW says so to SQLite too, should one appear after the check).
+    check_output_file(path);
+    if (sqlite3_open_v2(path.c_str(), &db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                        nullptr) != SQLITE_OK) {
       std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       throw Error(ErrorKind::Io, "cannot open run database " + path.string() + ": " + msg);

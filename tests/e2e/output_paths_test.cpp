@@ -107,5 +107,38 @@ TEST_F(OutputPaths, AnotherUsersFolderLinkOnTheWayIsRefused) {
   EXPECT_EQ(test::read_text(private_dir / "out.html"), "root's file\n");
 }
 
+// The run database, which SQLite opens by name: the same walk and refusals before it does.
+TEST_F(OutputPaths, TheRunDatabaseIsNeverReachedThroughALinkOrOntoAFifoOrDevice) {
+  const auto probe_db = [&](const fs::path& db) {
+    return sb_.regime({"probe", "--device", "sim:h200", "--workload", "sim:resnet50", "--seconds",
+                       "2", "--db", db.string()});
+  };
+  const fs::path fifo = sb_.path() / "db.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path kept = sb_.path() / "kept.sqlite";
+  test::write_text(kept, "kept\n");
+  const fs::path link = sb_.path() / "link.sqlite";
+  fs::create_symlink(kept, link);
+  for (const fs::path& db : {fs::path("/dev/full"), fifo, link}) {
+    const test::RunResult r = probe_db(db);
+    EXPECT_NE(r.status, 0) << db;
+    EXPECT_THAT(r.err, HasSubstr(db.string())) << r.err;
+  }
+  EXPECT_EQ(fs::status(fifo).type(), fs::file_type::fifo);
+  EXPECT_EQ(test::read_text(kept), "kept\n");
+  if (::geteuid() == 0) {
+    const fs::path roots = sb_.path() / "roots";
+    fs::create_directories(roots);
+    const fs::path theirs = sb_.path() / "theirs";
+    fs::create_symlink(roots, theirs);
+    ASSERT_EQ(::lchown(theirs.c_str(), kOtherUid, kOtherUid), 0);
+    const test::RunResult r = probe_db(theirs / "runs.sqlite");
+    EXPECT_EQ(r.status, 4) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("it is a symbolic link owned by uid 65534"));
+    EXPECT_FALSE(fs::exists(roots / "runs.sqlite"));
+  }
+  EXPECT_EQ(probe_db(sb_.path() / "runs.sqlite").status, 0);
+}
+
 }  // namespace
 }  // namespace regime
