@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/utc_time.hpp"
 #include "session/classify_trace.hpp"
+#include "store/db_uri.hpp"
 #include "store/run_store.hpp"
 #include "trace/sweep_table.hpp"
 #include "twin/spec.hpp"
@@ -104,7 +105,8 @@ std::vector<predict::MeasuredCase> cases_from_file(const std::string& path,
 }
 
 std::vector<predict::MeasuredCase> cases_from_db(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw Error(ErrorKind::NotFound, "no run database " + path);
+  if (!parse_db_uri(path) && !std::filesystem::exists(path))
+    throw Error(ErrorKind::NotFound, "no run database " + path);
   RunStore store(path);
   std::vector<predict::MeasuredCase> out;
   auto runs = store.list();

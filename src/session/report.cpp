@@ -16,6 +16,7 @@
 #include "report/sweep.hpp"
 #include "session/runs.hpp"
 #include "session/sweep_view.hpp"
+#include "store/db_uri.hpp"
 #include "store/run_store.hpp"
 #include "trace/chunked_trace.hpp"
 #include "trace/csv.hpp"
@@ -138,7 +139,8 @@ ReportResult write_report(const ReportRequest& r) {
   const std::optional<RunRef> ref = report_ref(r);
   const fs::path lib = existing_library();
   const fs::path db = RunStore::path_or_default(r.db);
-  if (!fs::exists(db))
+  // A server store says on connecting whether it is there; a file must exist to be read.
+  if (!parse_db_uri(r.db) && !fs::exists(db))
     throw Error(ErrorKind::NotFound, fmt::format("no run database at {}", db.string()));
   RunStore store(db);
   if (ref && ref->kind == RunRef::Kind::Control)

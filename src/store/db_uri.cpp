@@ -16,13 +16,27 @@ namespace {
 
 constexpr std::string_view kScheme = "mariadb://";
 
-// `db` with any password between "USER:" and "@" hidden, so that the message can go to a log.
+// `db` with any password between "USER:" and "@" hidden, and the value of every query parameter
+// but credentials= (a path, which the message may name) too, so that the message can go to a log:
+// ?password=SECRET is a mistake, and its value a secret all the same.
 std::string redacted(const std::string& db) {
-  const size_t start = db.find("://");
-  const size_t at = db.find('@', start == std::string::npos ? 0 : start);
-  const size_t colon = db.find(':', start == std::string::npos ? 0 : start + 3);
-  if (start == std::string::npos || at == std::string::npos || colon > at) return db;
-  return db.substr(0, colon + 1) + "***" + db.substr(at);
+  std::string out = db;
+  std::string query;
+  if (const size_t q = out.find('?'); q != std::string::npos) {
+    std::istringstream params(out.substr(q + 1));
+    for (std::string kv; std::getline(params, kv, '&');) {
+      const size_t eq = kv.find('=');
+      const bool shown = eq == std::string::npos || kv.substr(0, eq) == "credentials";
+      query += (query.empty() ? "?" : "&") + (shown ? kv : kv.substr(0, eq) + "=***");
+    }
+    out.resize(q);
+  }
+  const size_t start = out.find("://");
+  const size_t at = out.find('@', start == std::string::npos ? 0 : start);
+  const size_t colon = out.find(':', start == std::string::npos ? 0 : start + 3);
+  if (start != std::string::npos && at != std::string::npos && colon < at)
+    out = out.substr(0, colon + 1) + "***" + out.substr(at);
+  return out + query;
 }
 
 [[noreturn]] void bad(const std::string& db, const std::string& why) {

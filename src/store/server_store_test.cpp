@@ -64,6 +64,10 @@ TEST(DbUri, RefusesAPasswordAndMalformedUris) {
   EXPECT_NE(refused("mariadb://db/regime").find("no user"), std::string::npos);
   EXPECT_NE(refused("mariadb://r@db/regime?password=x").find("unknown parameter password"),
             std::string::npos);
+  // A secret put where it does not belong is not echoed either.
+  const std::string in_query = refused("mariadb://r@db/regime?credentials=/c.cnf&password=SECRET");
+  EXPECT_EQ(in_query.find("SECRET"), std::string::npos) << in_query;
+  EXPECT_NE(in_query.find("?credentials=/c.cnf&password=***"), std::string::npos) << in_query;
   EXPECT_NE(refused("postgres://r@db/regime").find("unknown scheme postgres"), std::string::npos);
 }
 
