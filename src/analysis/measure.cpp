@@ -65,6 +65,9 @@ void sample_statistics(std::span<const Sample* const> samples, double a, double 
   size_t i = it == samples.begin() ? 0 : static_cast<size_t>(it - samples.begin()) - 1;
   Accumulator temp, sm, util, limit;
   std::vector<double> power, sm_values;
+  // Room for every sample, as address space: a vector left to double copies itself at its peak.
+  power.reserve(samples.size());
+  sm_values.reserve(samples.size());
   double max_temp = -kInf, max_sm = -kInf;
   double reason_weight = 0;
   std::array<double, 64> reason_time{};
@@ -151,13 +154,42 @@ Interval energy_ci_time(double a, double b, const detail::Cumulative& F, double 
   return bootstrap_ratio_ci(energy, seconds, boot);
 }
 
+// The figures every report prints and every decision compares, by name and unit.
+struct Figure {
+  const char* name;
+  double value;
+  const char* unit;
+};
+
+std::vector<Figure> compared_figures(const Measurement& m) {
+  return {{"time per step", m.time_per_step_s, "s"},
+          {"time per step's interval low end", m.time_per_step_ci_s.first, "s"},
+          {"time per step's interval high end", m.time_per_step_ci_s.second, "s"},
+          {"energy per step", m.energy_per_step_J, "J"},
+          {"energy per step's interval low end", m.energy_per_step_ci_J.first, "J"},
+          {"energy per step's interval high end", m.energy_per_step_ci_J.second, "J"},
+          {"average power", m.avg_power_W, "W"},
+          {"p95 power", m.p95_power_W, "W"}};
+}
+
+// Values read within the plausible bounds (trace/plausible.hpp) keep every figure finite; this
+// holds for traces built in code too, where no reader checked the values.
+void require_finite(const Measurement& m) {
+  for (const Figure& f : compared_figures(m))
+    if (!std::isfinite(f.value))
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("cannot measure this window: its {} is not a finite number (a "
+                              "reading in the trace is out of any GPU's range)",
+                              f.name));
+}
+
 Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const MeasureOptions& opts) {
   if (opts.warmup_s && !(*opts.warmup_s >= 0))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("warm-up {} s is negative: give 0 or more seconds", *opts.warmup_s));
   Measurement m;
   const std::vector<const Sample*> samples = samples_of_gpu(trace, opts.gpu, m.gpu);
-  const detail::Cumulative settle_power =
+  detail::Cumulative settle_power =
       detail::power_integral_for_settling(samples, trace.power_points);
 
   std::vector<Step> steps;
@@ -220,6 +252,8 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
           "no complete step inside the window, so per second: " + m.steady_state_rule;
   }
 
+  // Freed once the window is chosen: the energy and power integrals below are as large.
+  settle_power = detail::Cumulative{};
   const double ws = m.window_start_s, we = m.window_end_s;
   const double duration_s = we - ws;
   if (!(duration_s > 0))
@@ -265,6 +299,7 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
   m.window_power_W = std::move(windows.means_W);
   m.window_power_s = opts.window_power_s;
   m.window_power_source = std::move(windows.source);
+  require_finite(m);
   return m;
 }
 
@@ -284,6 +319,18 @@ Measurement measure_window(const Trace& trace, double t0_s, double t1_s,
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("window [{}, {}] s: the end must come after the start", t0_s, t1_s));
   return measure_span(trace, t0_s, t1_s, opts);
+}
+
+std::string undecidable_figure(const Measurement& m) {
+  for (const Figure& f : compared_figures(m))
+    if (!std::isfinite(f.value)) return fmt::format("the {} is not a finite number", f.name);
+  // Interval ends may be 0 or below (a half-width wider than the value); the values a ratio
+  // divides by may not.
+  for (const Figure& f : {Figure{"time per step", m.time_per_step_s, "s"},
+                          Figure{"energy per step", m.energy_per_step_J, "J"}})
+    if (!(f.value > 0))
+      return fmt::format("the {} is {:g} {}, not above 0", f.name, f.value, f.unit);
+  return "";
 }
 
 nlohmann::json to_json(const Measurement& m) {

@@ -42,6 +42,12 @@ Measurement measure(const Trace& trace, const MeasureOptions& opts = {});
 Measurement measure_window(const Trace& trace, double t0_s, double t1_s,
                            const MeasureOptions& opts = {});
 
+// What is wrong with the figures of `m` a decision compares, in words ("the time per step is 0 s,
+// not above 0"), or
+// "" when each is a finite number above 0. A ratio against such a figure is NaN or infinite: a
+// caller says it cannot decide rather than compare it.
+std::string undecidable_figure(const Measurement& m);
+
 // The issue-3 contract fields plus the rest of the Measurement (units in the keys).
 nlohmann::json to_json(const Measurement& m);
 

@@ -333,6 +333,32 @@ TEST(MeasureSynthetic, RefusesImpossibleRequests) {
   EXPECT_THROW(measure(Trace{}), Error);
 }
 
+// A trace built in code has had no reader check its values: a power of 1e308 W overflows the
+// integral to a NaN, which is refused rather than measured; zero-length steps leave a time per
+// step of 0 that undecidable_figure names.
+TEST(MeasureSynthetic, FiguresThatAreNotFiniteOrZeroAreSaid) {
+  Trace t = h200("resnet50");
+  for (Sample& s : t.samples) {
+    s.energy_J.reset();
+    if (s.power_W) s.power_W = 1e308;
+  }
+  try {
+    measure(t);
+    ADD_FAILURE() << "a NaN energy was measured";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("is not a finite number"), std::string::npos) << e.what();
+  }
+  Trace zero = h200("resnet50");
+  for (Step& s : zero.steps) s.t_end_s = s.t_start_s;
+  MeasureOptions keep_all;
+  keep_all.detect_steady_state = false;
+  const Measurement m = measure(zero, keep_all);
+  EXPECT_EQ(m.time_per_step_s, 0);
+  EXPECT_EQ(undecidable_figure(m), "the time per step is 0 s, not above 0");
+  EXPECT_EQ(undecidable_figure(measure(h200("resnet50"))), "");
+}
+
 TEST(MeasureJson, HasTheContractFields) {
   const nlohmann::json j = to_json(measure(synthetic::make({})));
   for (const char* key : {"steps", "time_per_step_s", "time_per_step_ci_s", "energy_per_step_J",

@@ -73,16 +73,24 @@ Cumulative integrate_power(std::span<const double> t_s, std::span<const double> 
 
 namespace {
 
+// As integrate_power over the samples that have the field, summed as it goes: no copy of the
+// readings is made, and a trace of millions of samples needs its integral's room only.
 template <typename Field>
 Cumulative integrate_field(std::span<const Sample* const> samples, Field field) {
-  std::vector<double> t, p;
+  Cumulative c;
+  c.t_s.reserve(samples.size());
+  c.F_J.reserve(samples.size());
+  double sum = 0, last_t = 0, last_p = 0;
   for (const Sample* s : samples) {
     if (const auto& v = field(*s)) {
-      t.push_back(s->t_s);
-      p.push_back(*v);
+      if (!c.t_s.empty()) sum += 0.5 * (*v + last_p) * (s->t_s - last_t);
+      c.t_s.push_back(s->t_s);
+      c.F_J.push_back(sum);
+      last_t = s->t_s;
+      last_p = *v;
     }
   }
-  return integrate_power(t, p);
+  return c;
 }
 
 Cumulative integrate_points(std::span<const PowerPoint> points) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "analysis/measure.hpp"
 #include "analysis/reasons.hpp"
 #include "analysis/statistics.hpp"
 #include "common/error.hpp"
@@ -364,6 +365,25 @@ Decision decide_one(const std::vector<ProbeResult>& probes, int d_idx, const Dec
                                     : decide_single(probes, in);
 }
 
+// Every ratio of the decision divides by a time or an energy per step: one that is 0 or not a
+// finite number (zero-length steps, a window without energy) would make a NaN compare as a
+// saving. Such a sweep is not decided; "" when every measurement can be compared.
+std::string undecidable_probes(const std::vector<ProbeResult>& probes, const DecisionInputs& in) {
+  auto cannot = [&](const std::string& where, const std::string& why) {
+    return fmt::format(
+        "cannot decide: {} {}, so no cap can be compared with the default; "
+        "keeping the default limit {} W",
+        where, why, in.default_limit_W);
+  };
+  for (const ProbeResult& p : probes)
+    if (std::string why = undecidable_figure(p.measurement); !why.empty())
+      return cannot(fmt::format("at {} W", p.cap_W), why);
+  if (in.default_again)
+    if (std::string why = undecidable_figure(*in.default_again); !why.empty())
+      return cannot("in the default measured again", why);
+  return "";
+}
+
 nlohmann::json alternative_json(const Alternative& a) {
   return {{"objective", a.objective},
           {"cap_W", a.cap_W},
@@ -468,6 +488,8 @@ Decision decide(const std::vector<ProbeResult>& probes, const DecisionInputs& in
                 fmt::format("no measurement at the default limit {} W: a decision compares every "
                             "cap against it",
                             in.default_limit_W));
+  if (std::string why = undecidable_probes(probes, in); !why.empty())
+    return keep_default_because(in.default_limit_W, std::move(why));
   Decision d = decide_one(probes, d_idx, in);
   if (in.objective.kind == ObjectiveKind::MaxSlowdown && probes.size() > 1) {
     DecisionInputs free = in;

@@ -100,7 +100,12 @@ DecisionView decision_view(const Decision& d, const std::vector<ProbeResult>& pr
   v.unit = unit;
   if (objective.kind == ObjectiveKind::MaxSlowdown) v.max_slowdown_pct = objective.max_slowdown_pct;
   const int chosen = d.keep_default ? -1 : find_probe(probes, d.cap_W);
-  const auto ref = reference_of(d, probes, default_limit_W, chosen);
+  auto ref = reference_of(d, probes, default_limit_W, chosen);
+  // Changes are ratios against the reference: one of 0 or not finite (a sweep that could not be
+  // decided) has no changes to show.
+  if (ref && !(std::isfinite(ref->m.energy_per_step_J) && ref->m.energy_per_step_J > 0 &&
+               std::isfinite(ref->m.time_per_step_s) && ref->m.time_per_step_s > 0))
+    ref.reset();
   if (ref) {
     v.reference_energy_per_step_J = ref->m.energy_per_step_J;
     v.reference_time_per_step_s = ref->m.time_per_step_s;
@@ -158,8 +163,10 @@ std::optional<RowChange> change_vs_default(const DecisionView& v, const ProbeRes
   if (!v.reference_energy_per_step_J || !v.reference_time_per_step_s) return std::nullopt;
   if (!v.keep_default && std::abs(p.cap_W - v.cap_W) < kSameCapW)
     return RowChange{v.energy_change_pct, v.time_change_pct};
-  return RowChange{(p.measurement.energy_per_step_J / *v.reference_energy_per_step_J - 1) * 100,
-                   (p.measurement.time_per_step_s / *v.reference_time_per_step_s - 1) * 100};
+  const RowChange c{(p.measurement.energy_per_step_J / *v.reference_energy_per_step_J - 1) * 100,
+                    (p.measurement.time_per_step_s / *v.reference_time_per_step_s - 1) * 100};
+  if (!std::isfinite(c.energy_pct) || !std::isfinite(c.time_pct)) return std::nullopt;
+  return c;
 }
 
 namespace {

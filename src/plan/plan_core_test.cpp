@@ -1,6 +1,8 @@
 // The pure core of src/plan/: cap grids, objectives, the keep-default decision.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "common/error.hpp"
 #include "plan/cap_grid.hpp"
 #include "plan/decision.hpp"
@@ -162,6 +164,44 @@ TEST(PlanDecision, MaxSlowdownRespectsItsBoundAndShowsTheUnconstrainedOptimum) {
               decide({point(64, 1, 100)}, inputs());
             }).find("no measurement at the default limit 70 W"),
             std::string::npos);
+}
+
+// Zero-length steps made the default's time per step 0, every slowdown a NaN that passed the
+// bound, and a cap was kept. A figure that is 0 or not finite decides nothing.
+TEST(PlanDecision, AMeasurementWithoutAFiniteFigureCannotDecide) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    std::vector<ProbeResult> probes;
+    std::string says;
+  };
+  auto zero_time = single_rows(0.25);
+  zero_time[0].measurement.time_per_step_s = 0;
+  auto nan_energy = single_rows(0.25);
+  nan_energy[3].measurement.energy_per_step_J = nan;
+  auto nan_interval = std::vector<ProbeResult>{point(70, 1, 100, 0.3), point(64, 1.01, 90, 0.3)};
+  nan_interval[1].measurement.time_per_step_ci_s.second = nan;
+  const std::vector<Case> cases = {
+      {zero_time, "cannot decide: at 70 W the time per step is 0 s, not above 0"},
+      {nan_energy, "cannot decide: at 64 W the energy per step is not a finite number"},
+      {nan_interval,
+       "cannot decide: at 64 W the time per step's interval high end is not a "
+       "finite number"},
+  };
+  for (const Case& c : cases) {
+    for (const std::string objective : {"energy", "max-slowdown:10", "edp"}) {
+      const Decision d = decide(c.probes, inputs(objective));
+      EXPECT_TRUE(d.keep_default) << objective << ": " << d.reason;
+      EXPECT_EQ(d.cap_W, 70) << objective;
+      EXPECT_EQ(d.reason.rfind(c.says, 0), 0u) << objective << ": " << d.reason;
+      const std::string text =
+          results_table(c.probes,
+                        decision_view(d, c.probes, parse_objective(objective), 70, "step"),
+                        std::nullopt) +
+          decision_text(d);
+      EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+      EXPECT_EQ(to_json(d).dump().find("nan"), std::string::npos);
+    }
+  }
 }
 
 TEST(PlanObjective, TheDefaultIsLeastEnergyWithinATenPercentSlowdown) {

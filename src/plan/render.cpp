@@ -13,12 +13,14 @@ namespace {
 // Four significant digits without an exponent: a table reader compares 76250 with 65100 at a
 // glance, not 7.625e+04 with 6.51e+04.
 std::string four_digits(double v) {
+  if (!std::isfinite(v)) return "n/a";  // a figure that could not be measured
   const double a = std::abs(v);
   const int decimals = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : a >= 1 ? 3 : 4;
   return fmt::format("{:.{}f}", v, decimals);
 }
 // "+0.0", never "-0.0": a change that rounds to nothing has no sign.
 std::string pct_cell(double pct) {
+  if (!std::isfinite(pct)) return "n/a";
   const std::string out = fmt::format("{:+.1f}", pct);
   return out == "-0.0" ? "+0.0" : out;
 }

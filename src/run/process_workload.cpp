@@ -506,6 +506,15 @@ void ProcessWorkload::on_line(const std::string& line) {
   if (!regex_ || !regex_->search(line)) return;
   double now = clock_.unix_now_s();
   std::lock_guard lock(mutex_);
+  // Lines that arrive together (output flushed in bursts) can share one clock reading: such a
+  // step has no length and no time per step, so it is refused like a malformed marker.
+  if (now <= last_regex_end_s_) {
+    ++malformed_;
+    last_error_ =
+        "a line matched --step-regex at the same clock reading as the step before: a zero-length "
+        "step, not counted (flush the command's output once per step)";
+    return;
+  }
   pending_.push_back(Step{regex_steps_++, last_regex_end_s_, now});
   last_regex_end_s_ = now;
 }

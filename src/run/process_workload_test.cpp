@@ -130,6 +130,18 @@ TEST(ProcessWorkload, StepRegexMarksTheEndOfAStepPerMatchingLine) {
   EXPECT_NEAR(o.trace.steps[1].duration_s(), 0.05, 0.04);
 }
 
+TEST(ProcessWorkload, LinesArrivingTogetherNeverMakeAZeroLengthStep) {
+  // 2,000 matching lines in a few writes: many are read at one clock reading. Each is a step of
+  // some length or a refused marker, never a step of 0 s.
+  ProcessOptions p = sh("i=0; while [ $i -lt 2000 ]; do echo step; i=$((i+1)); done");
+  p.step_regex = "^step$";
+  p.step_socket = false;
+  Outcome o = run_command(p);
+  EXPECT_EQ(o.exit_status, 0);
+  EXPECT_EQ(static_cast<long>(o.trace.steps.size()) + o.malformed, 2000);
+  for (const Step& s : o.trace.steps) EXPECT_GT(s.duration_s(), 0) << "step " << s.step;
+}
+
 TEST(ProcessWorkload, HugeOutputLinesNeitherCrashNorStallTheStepRegex) {
   // 30,000 characters overflowed libstdc++'s recursive regex (exit 139); 200,000 is past the
   // line bound and is matched on its first bytes only, counted and said once.

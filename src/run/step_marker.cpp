@@ -50,6 +50,8 @@ StepParse parse_step_datagram(std::string_view text) {
   if (!t_start || !t_end || !std::isfinite(*t_start) || !std::isfinite(*t_end))
     return fail("time is not a number");
   if (*t_end < *t_start) return fail("t_end before t_start");
+  // No time per step can be taken from a step of no length (a ratio against it is NaN).
+  if (*t_end == *t_start) return fail("zero-length step (t_end equals t_start)");
   return StepParse{Step{*n, *t_start, *t_end}, {}};
 }
 

@@ -37,6 +37,14 @@ TEST(StepMarker, RefusesMalformedDatagramsSayingWhy) {
             std::string::npos);
 }
 
+TEST(StepMarker, RefusesAZeroLengthStep) {
+  // No time per step can be taken from it: a ratio against 0 s is NaN.
+  const StepParse p = parse_step_datagram("step 3 1700000000.250000 1700000000.250000");
+  EXPECT_FALSE(p.step);
+  EXPECT_NE(p.error.find("zero-length step"), std::string::npos) << p.error;
+  EXPECT_TRUE(parse_step_datagram("step 3 1700000000.250000 1700000000.250001").step);
+}
+
 TEST(StepRegex, MatchesAnywhereInTheLine) {
   StepRegex r("^iter [0-9]+ loss");
   EXPECT_TRUE(r.search("iter 12 loss=0.5"));

@@ -119,11 +119,16 @@ class ProbeWindow {
 };
 
 // Refuses a per-second window unless the budget accepts one.
-void check_steps(const plan::ProbeResult& r, const ProbeBudget& b, const std::string& workload) {
-  if (r.measurement.per_second && !b.accept_per_second)
-    throw Error(ErrorKind::InvalidArgument,
-                no_step_markers_message(workload,
-                                        r.measurement.window_end_s - r.measurement.window_start_s));
+// Markers that did come but were refused (zero-length steps among them) are named, since "no
+// step markers arrived" alone would send the user looking in the wrong place.
+void check_steps(const plan::ProbeResult& r, const ProbeBudget& b, const Workload& workload) {
+  if (!r.measurement.per_second || b.accept_per_second) return;
+  std::string why = no_step_markers_message(
+      workload.name(), r.measurement.window_end_s - r.measurement.window_start_s);
+  if (const long refused = workload.malformed_markers(); refused > 0)
+    why += fmt::format(". {} step marker(s) were refused; the last: {}", refused,
+                       workload.last_marker_error());
+  throw Error(ErrorKind::InvalidArgument, why);
 }
 
 // The user's signal reached the workload (SIGINT, SIGTERM, SIGHUP passed on): the sweep ends
@@ -146,7 +151,7 @@ void finished_window(const std::optional<plan::ProbeResult>& result, Workload& w
                     status ? fmt::format(" with exit status {}", *status) : std::string()),
         status);
   }
-  check_steps(*result, budget, workload.name());
+  check_steps(*result, budget, workload);
 }
 
 }  // namespace
@@ -194,7 +199,7 @@ plan::ProbeResult RestartProber::probe(double cap_W) {
                     status ? fmt::format(" with exit status {}", *status) : std::string(), cap_W),
         status);
   }
-  check_steps(*result, budget_, w->name());
+  check_steps(*result, budget_, *w);
   return *result;
 }
 

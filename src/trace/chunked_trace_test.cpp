@@ -35,11 +35,12 @@ double noise(uint64_t i) {
 }
 
 // A made-up recording: samples every `period_s`, steps of about 0.06 s, power points every 20 ms,
-// and the limit lowered by 35 W every 37 s (a controller's changes).
+// and the limit lowered by 35 W every 37 s (a controller's changes), back to 700 W after 350 W so
+// that it stays a limit a GPU can have.
 struct Recording {
   double period_s = 0.1;
   double origin_s = 0;  // the run clock at the start: 0 simulated, Unix time on a real GPU
-  double limit_at(double t_s) const { return 700 - 35 * std::floor(t_s / 37); }
+  double limit_at(double t_s) const { return 700 - 35 * std::fmod(std::floor(t_s / 37), 11); }
   Sample sample(uint64_t i) const {
     Sample s;
     s.t_s = origin_s + static_cast<double>(i) * period_s;

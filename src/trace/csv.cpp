@@ -17,6 +17,7 @@
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "trace/plausible.hpp"
 
 namespace regime {
 
@@ -90,6 +91,25 @@ class LineSource {
   }
   size_t line() const { return line_; }
 
+  // Line breaks in the whole text or file, at most one more than its rows. A file is read once
+  // more for it, in chunks through pread, so the reading position is left where it is.
+  size_t line_breaks() const {
+    if (fd_ < 0) return static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n'));
+    std::string chunk(kChunkBytes, '\0');
+    size_t count = 0;
+    off_t at = 0;
+    for (;;) {
+      const ssize_t n = ::pread(fd_, chunk.data(), chunk.size(), at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0)
+        throw Error(ErrorKind::Io,
+                    fmt::format("cannot read {}: {}", *source_, std::strerror(errno)));
+      if (n == 0) return count;
+      count += static_cast<size_t>(std::count(chunk.data(), chunk.data() + n, '\n'));
+      at += n;
+    }
+  }
+
  private:
   static constexpr size_t kMaxLineBytes = 1 << 20;
   static constexpr size_t kChunkBytes = 1 << 20;
@@ -120,6 +140,18 @@ class LineSource {
   size_t line_ = 0;
   bool eof_ = false;
 };
+
+// Rows go into one vector reserved for the file's lines once its first kReserveAfterRows rows
+// have parsed (a file that is not a trace is refused before it is read twice). A vector left to
+// grow doubles and copies: at its last growth it holds the old and the new array at once, and a
+// 1 GB trace peaked at 5.3 GB. Room reserved and not used is address space, not memory.
+constexpr size_t kReserveAfterRows = 4096;
+
+template <typename T>
+void push_row(std::vector<T>& rows, const T& row, const LineSource& lines) {
+  if (rows.size() == kReserveAfterRows) rows.reserve(lines.line_breaks());
+  rows.push_back(row);
+}
 
 // The text quoted for a message: at most 80 bytes of it.
 std::string excerpt(std::string_view text) {
@@ -174,8 +206,12 @@ class RowReader {
     if (cell.empty()) return std::nullopt;
     double v = 0;
     const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-    if (ec != std::errc() || ptr != cell.data() + cell.size() || !std::isfinite(v))
+    if (ec != std::errc() || ptr != cell.data() + cell.size())
       fail(row.line, row.column(i), fmt::format("bad number '{}' in column {}", cell, names_[i]));
+    // Said without echoing the cell, so that no output of a refused file reads "nan".
+    if (!std::isfinite(v))
+      fail(row.line, row.column(i),
+           fmt::format("{} is not a finite number (NaN or an infinity)", names_[i]));
     return v;
   }
 
@@ -187,6 +223,21 @@ class RowReader {
            fmt::format("{} {} is not a plausible time in seconds (beyond +-{:g})", names_[i],
                        row.cell(i), kMaxAbsTime_s));
     return v;
+  }
+
+  // A reading that must lie in [lo, hi] (in `unit`), or above lo when `above_lo`: outside, no GPU
+  // measured it (trace/plausible.hpp).
+  std::optional<double> optional_reading(const Row& row, size_t i, double lo, double hi,
+                                         std::string_view unit, bool above_lo = false) const {
+    const std::optional<double> v = optional_number(row, i);
+    if (v && (above_lo ? *v <= lo : *v < lo)) fail_implausible(row, i, lo, hi, unit, above_lo);
+    if (v && *v > hi) fail_implausible(row, i, lo, hi, unit, above_lo);
+    return v;
+  }
+  double reading(const Row& row, size_t i, double lo, double hi, std::string_view unit) const {
+    if (row.cell(i).empty())
+      fail(row.line, row.column(i), fmt::format("missing value in column {}", names_[i]));
+    return *optional_reading(row, i, lo, hi, unit);
   }
 
   template <typename Int>
@@ -212,6 +263,13 @@ class RowReader {
     std::string s;
     for (size_t i = 0; i < names_.size(); ++i) s += (i ? "," : "") + std::string(names_[i]);
     return s;
+  }
+
+  [[noreturn]] void fail_implausible(const Row& row, size_t i, double lo, double hi,
+                                     std::string_view unit, bool above_lo) const {
+    fail(row.line, row.column(i),
+         fmt::format("{} {} is not a plausible reading: outside {}{:g}, {:g}] {}", names_[i],
+                     row.cell(i), above_lo ? "(" : "[", lo, hi, unit));
   }
 
   LineSource& lines_;
@@ -285,14 +343,16 @@ std::vector<Sample> parse_trace_csv_lines(LineSource& lines, const std::string& 
     if (s.gpu < 0 || s.gpu > kMaxGpuIndex)
       reader.fail(row.line, row.column(1),
                   fmt::format("gpu index {} is outside 0-{}", s.gpu, kMaxGpuIndex));
-    s.power_W = reader.optional_number(row, 2);
-    s.power_avg_W = reader.optional_number(row, 3);
-    s.energy_J = reader.optional_number(row, 4);
-    s.temp_C = reader.optional_number(row, 5);
-    s.sm_MHz = reader.optional_number(row, 6);
-    s.mem_MHz = reader.optional_number(row, 7);
-    s.util_pct = reader.optional_number(row, 8);
-    s.limit_W = reader.optional_number(row, 9);
+    using namespace plausible;
+    s.power_W = reader.optional_reading(row, 2, 0, kMaxPower_W, "W");
+    s.power_avg_W = reader.optional_reading(row, 3, 0, kMaxPower_W, "W");
+    s.energy_J = reader.optional_reading(row, 4, 0, kMaxEnergy_J, "J");
+    s.temp_C = reader.optional_reading(row, 5, kMinTemp_C, kMaxTemp_C, "C");
+    s.sm_MHz = reader.optional_reading(row, 6, 0, kMaxClock_MHz, "MHz");
+    s.mem_MHz = reader.optional_reading(row, 7, 0, kMaxClock_MHz, "MHz");
+    s.util_pct = reader.optional_reading(row, 8, 0, kMaxUtil_pct, "%");
+    // A limit of 0 W would make every share of the limit infinite.
+    s.limit_W = reader.optional_reading(row, 9, 0, kMaxPower_W, "W", true);
     s.reasons = reader.optional_integer<uint64_t>(row, 10);
     auto last = std::find_if(last_t_by_gpu.begin(), last_t_by_gpu.end(),
                              [&](const auto& g) { return g.first == s.gpu; });
@@ -305,7 +365,7 @@ std::vector<Sample> parse_trace_csv_lines(LineSource& lines, const std::string& 
                                 last->second, s.gpu));
       last->second = s.t_s;
     }
-    samples.push_back(s);
+    push_row(samples, s, lines);
   }
   return samples;
 }
@@ -319,15 +379,25 @@ std::vector<Step> parse_steps_csv_lines(LineSource& lines, const std::string& so
     s.step = reader.integer<int64_t>(row, 0);
     s.t_start_s = reader.time(row, 1);
     s.t_end_s = reader.time(row, 2);
+    // A step of no length has no time per step: a ratio against it is NaN.
     if (s.t_end_s < s.t_start_s)
       reader.fail(row.line, row.column(2),
                   fmt::format("step ends before it starts: t_end_s {} < t_start_s {}", s.t_end_s,
                               s.t_start_s));
+    if (s.t_end_s == s.t_start_s)
+      reader.fail(row.line, row.column(2),
+                  fmt::format("zero-length step: t_end_s {} equals t_start_s", row.cell(2)));
+    // Steps run one after another: a step starting with or before the one above is a copy or
+    // out of order.
     if (!steps.empty() && s.t_start_s < steps.back().t_start_s)
       reader.fail(row.line, row.column(1),
                   fmt::format("time goes backwards: t_start_s {} after {}", s.t_start_s,
                               steps.back().t_start_s));
-    steps.push_back(s);
+    if (!steps.empty() && s.t_start_s == steps.back().t_start_s)
+      reader.fail(
+          row.line, row.column(1),
+          fmt::format("step starts at the same t_start_s {} as the step above", row.cell(1)));
+    push_row(steps, s, lines);
   }
   return steps;
 }
@@ -337,11 +407,11 @@ std::vector<PowerPoint> parse_power_csv_lines(LineSource& lines, const std::stri
   std::vector<PowerPoint> points;
   Row row;
   while (reader.next(row)) {
-    PowerPoint p{reader.time(row, 0), reader.number(row, 1)};
+    PowerPoint p{reader.time(row, 0), reader.reading(row, 1, 0, plausible::kMaxPower_W, "W")};
     if (!points.empty() && p.t_s < points.back().t_s)
       reader.fail(row.line, row.column(0),
                   fmt::format("time goes backwards: t_s {} after {}", p.t_s, points.back().t_s));
-    points.push_back(p);
+    push_row(points, p, lines);
   }
   return points;
 }

@@ -206,7 +206,83 @@ TEST(TraceCsv, RefusesBadNumberNamingLineAndColumn) {
 
 TEST(TraceCsv, RefusesNonFiniteNumbers) {
   EXPECT_THAT(parse_error(std::string(kTraceCsvHeader) + "\n1,0,nan,,,,,,,,\n"),
-              HasSubstr("f.csv:2:5: bad number 'nan'"));
+              HasSubstr("f.csv:2:5: power_W is not a finite number (NaN or an infinity)"));
+}
+
+// A value no GPU reports is refused where it stands: each form, in its column, by file:line:column.
+// Inside the bounds every sum the analysis makes stays finite (1e308 W integrated overflows).
+TEST(TraceCsv, RefusesImplausibleReadingsNamingFileLineAndColumn) {
+  struct Case {
+    std::string row, says;
+  };
+  const std::vector<Case> cases = {
+      {"1,0,nan,,,,,,,,", "f.csv:3:5: power_W is not a finite number"},
+      {"1,0,-inf,,,,,,,,", "f.csv:3:5: power_W is not a finite number"},
+      {"1,0,,inf,,,,,,,", "f.csv:3:6: power_avg_W is not a finite number"},
+      {"1,0,-690,,,,,,,,",
+       "f.csv:3:5: power_W -690 is not a plausible reading: outside [0, 5000] W"},
+      {"1,0,1e308,,,,,,,,", "f.csv:3:5: power_W 1e308 is not a plausible reading"},
+      {"1,0,,1e308,,,,,,,", "f.csv:3:6: power_avg_W 1e308 is not a plausible reading"},
+      {"1,0,,,-5,,,,,,", "f.csv:3:7: energy_J -5 is not a plausible reading"},
+      {"1,0,,,1e300,,,,,,", "f.csv:3:7: energy_J 1e300 is not a plausible reading"},
+      {"1,0,,,,250,,,,,", "f.csv:3:8: temp_C 250 is not a plausible reading: outside [-50, 200] C"},
+      {"1,0,,,,-60,,,,,", "f.csv:3:8: temp_C -60 is not a plausible reading"},
+      {"1,0,,,,,-1,,,,", "f.csv:3:9: sm_MHz -1 is not a plausible reading"},
+      {"1,0,,,,,,-1,,,", "f.csv:3:10: mem_MHz -1 is not a plausible reading"},
+      {"1,0,,,,,,,101,,",
+       "f.csv:3:11: util_pct 101 is not a plausible reading: outside [0, 100] %"},
+      {"1,0,,,,,,,,0,", "f.csv:3:12: limit_W 0 is not a plausible reading: outside (0, 5000] W"},
+      {"1,0,,,,,,,,1e308,", "f.csv:3:12: limit_W 1e308 is not a plausible reading"},
+  };
+  const std::string good =
+      std::string(kTraceCsvHeader) + "\n0,0,700,690,10,60,1980,3201,100,700,4\n";
+  // The bounds themselves are readings a GPU could give.
+  EXPECT_EQ(parse_trace_csv(good + "1,0,5000,0,1e14,-50,100000,0,0,5000,\n", "ok").size(), 2u);
+  for (const Case& c : cases)
+    EXPECT_THAT(parse_error(good + c.row + "\n"), HasSubstr(c.says)) << c.row;
+  // From a file, the message names that file.
+  const auto path = temp_path("hostile.trace.csv");
+  std::ofstream(path) << good << "1,0,-690,,,,,,,,\n";
+  try {
+    read_trace_csv(path);
+    ADD_FAILURE() << "-690 W was read";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path.string() + ":3:5: power_W -690"));
+  }
+}
+
+TEST(PowerCsv, RefusesImplausiblePower) {
+  const std::string h = std::string(kPowerCsvHeader) + "\n1,100\n";
+  for (const std::string bad : {"-690", "1e308", "5000.5"}) {
+    try {
+      parse_power_csv(h + "2," + bad + "\n", "p.csv");
+      ADD_FAILURE() << bad << " W was read";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("p.csv:3:3: power_W " + bad + " is not a plausible reading"));
+    }
+  }
+}
+
+TEST(StepsCsv, RefusesZeroLengthAndNonIncreasingSteps) {
+  const std::string h = std::string(kStepsCsvHeader) + "\n0,1,2\n";
+  EXPECT_THAT(parse_error(h + "1,2,2\n", true),
+              HasSubstr("f.csv:3:5: zero-length step: t_end_s 2 equals t_start_s"));
+  EXPECT_THAT(parse_error(h + "1,0.5,3\n", true),
+              HasSubstr("f.csv:3:3: time goes backwards: t_start_s 0.5 after 1"));
+  EXPECT_THAT(parse_error(h + "1,1,3\n", true),
+              HasSubstr("f.csv:3:3: step starts at the same t_start_s 1 as the step above"));
+  EXPECT_THAT(parse_error(h + "1,nan,3\n", true),
+              HasSubstr("f.csv:3:3: t_start_s is not a finite number"));
+  EXPECT_THAT(parse_error(h + "1,2,1e308\n", true),
+              HasSubstr("f.csv:3:5: t_end_s 1e308 is not a plausible time"));
+  const auto path = temp_path("zero.steps.csv");
+  std::ofstream(path) << h << "1,2,2\n";
+  try {
+    read_steps_csv(path);
+    ADD_FAILURE() << "a zero-length step was read";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path.string() + ":3:5: zero-length step"));
+  }
 }
 
 TEST(TraceCsv, RefusesWrongColumnCount) {

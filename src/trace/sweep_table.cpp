@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/files.hpp"
 #include "trace/csv.hpp"
+#include "trace/plausible.hpp"
 
 namespace regime {
 
@@ -57,17 +59,41 @@ std::vector<Cell> split_line(std::string_view line, const std::string& source, i
   throw Error(ErrorKind::Parse, fmt::format("{}:{}:{}: {}", source, line, column, what));
 }
 
+// The largest value a column can plausibly hold, and its unit (trace/plausible.hpp): past it no
+// GPU measured the row, and products of such values (energy = time x power) overflow.
+struct Bound {
+  double max = 0;
+  const char* unit = "";
+};
+
+Bound bound_of(const std::string& name) {
+  using namespace plausible;
+  if (name == "cap_W" || name == "avg_power_W") return {kMaxPower_W, "W"};
+  if (name.ends_with("_J")) return {kMaxUnitEnergy_J, "J"};
+  if (name.ends_with("_s")) return {kMaxUnitTime_s, "s"};
+  return {std::numeric_limits<double>::max(), ""};
+}
+
 double number(const std::string& source, int line, const Cell& cell, const std::string& name,
               bool positive) {
   double v = 0;
   const char* first = cell.text.data();
   const char* last = first + cell.text.size();
   auto [p, ec] = std::from_chars(first, last, v);
-  if (cell.text.empty() || ec != std::errc() || p != last || !std::isfinite(v))
+  if (cell.text.empty() || ec != std::errc() || p != last)
     parse_error(source, line, cell.column, fmt::format("{} '{}' is not a number", name, cell.text));
+  // Said without echoing the cell, so that no output of a refused table reads "nan".
+  if (!std::isfinite(v))
+    parse_error(source, line, cell.column,
+                fmt::format("{} is not a finite number (NaN or an infinity)", name));
   if (positive ? v <= 0 : v < 0)
     parse_error(source, line, cell.column,
                 fmt::format("{} {} must be {}", name, cell.text, positive ? "> 0" : ">= 0"));
+  const Bound b = bound_of(name);
+  if (v > b.max)
+    parse_error(source, line, cell.column,
+                fmt::format("{} {} is not plausible for a GPU: above {:g} {}", name, cell.text,
+                            b.max, b.unit));
   return v;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string_view>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -98,6 +99,37 @@ TEST(SweepTable, ANonNumberNamesItsColumn) {
   EXPECT_EQ(
       parse_error_of("workload,gpu,cap_W,time_s,avg_power_W,unit\nw,t4,70,abc,60,step\n", "x.csv"),
       "x.csv:2:9: time_s 'abc' is not a number");
+}
+
+// Caps, times and powers no GPU gives are refused by file:line:column: energy per unit is
+// time x power, and 1e308 x 200 is inf, which no comparison can use.
+TEST(SweepTable, RefusesImplausibleCapsTimesAndPowers) {
+  const std::string header =
+      "workload,gpu,cap_W,time_s,avg_power_W,unit,energy_J,time_ci_s,energy_lo_J,energy_hi_J\n"
+      "w,V100,250,1,200,step,,,,\n";
+  struct Case {
+    std::string row, says;
+  };
+  const std::vector<Case> cases = {
+      {"w,V100,1e308,1,200,step,,,,",
+       "s.csv:3:8: cap_W 1e308 is not plausible for a GPU: above "
+       "5000 W"},
+      {"w,V100,5001,1,200,step,,,,", "s.csv:3:8: cap_W 5001 is not plausible"},
+      {"w,V100,200,1e308,200,step,,,,",
+       "s.csv:3:12: time_s 1e308 is not plausible for a GPU: "
+       "above 1e+07 s"},
+      {"w,V100,200,1,1e308,step,,,,", "s.csv:3:14: avg_power_W 1e308 is not plausible"},
+      {"w,V100,200,1,200,step,1e308,,,", "s.csv:3:23: energy_J 1e308 is not plausible"},
+      {"w,V100,200,1,200,step,,1e308,,", "s.csv:3:24: time_ci_s 1e308 is not plausible"},
+      {"w,V100,200,1,200,step,,,1,1e308", "s.csv:3:27: energy_hi_J 1e308 is not plausible"},
+      {"w,V100,-690,1,200,step,,,,", "s.csv:3:8: cap_W -690 must be > 0"},
+      {"w,V100,200,inf,200,step,,,,", "s.csv:3:12: time_s is not a finite number"},
+      {"w,V100,200,1,nan,step,,,,", "s.csv:3:14: avg_power_W is not a finite number"},
+  };
+  EXPECT_EQ(parse_error_of(header + "w,V100,5000,1e7,5000,step,5e10,,,\n", "s.csv"), "");
+  for (const Case& c : cases)
+    EXPECT_EQ(parse_error_of(header + c.row + "\n", "s.csv").substr(0, c.says.size()), c.says)
+        << c.row;
 }
 
 TEST(SweepTable, ReadsWhatSpreadsheetsWrite) {

@@ -119,6 +119,66 @@ TEST_F(HostileInput, AHugeMalformedTraceFailsFastInBoundedMemoryNamingTheLine) {
   }
 }
 
+// Values no GPU reports were read and turned into NaN: 1e308 W overflowed the energy integral
+// ("draws -nan W"), zero-length steps made time per step 0 ("-nan%"). Each is refused where it
+// stands, by file:line:column, as an input error, and nothing printed reads "nan".
+TEST_F(HostileInput, ImplausibleReadingsAndStepsAreRefusedAndNothingPrintsNan) {
+  const std::string row_after = "1795977977.2535,0,{},160.955,,46,1980,3201,0,700.0,0\n";
+  struct Case {
+    std::string name, power, says;
+  };
+  const std::vector<Case> traces = {
+      {"not-a-number", "nan", ":4238:19: power_W is not a finite number"},
+      {"infinite", "inf", ":4238:19: power_W is not a finite number"},
+      {"negative", "-690", ":4238:19: power_W -690 is not a plausible reading"},
+      {"huge", "1e308", ":4238:19: power_W 1e308 is not a plausible reading"},
+  };
+  for (const Case& c : traces) {
+    const fs::path p = trace_with(c.name, fmt::format(fmt::runtime(row_after), c.power));
+    RunResult r = regime({"classify", "--trace", p.string(), "--no-steps"});
+    EXPECT_EQ(r.status, 2) << c.name << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(p.string() + c.says)) << c.name;
+    EXPECT_EQ(r.out.find("nan"), std::string::npos) << c.name << ": " << r.out;
+    EXPECT_EQ(r.err.find("nan"), std::string::npos) << c.name << ": " << r.err;
+  }
+  const std::string steps =
+      read_text(fs::path(REGIME_TEST_DATA_DIR) / "h200" / "resnet50.steps.csv");
+  const std::vector<Case> step_files = {
+      {"zero-length", "364,1795977976.2,1795977976.2\n", ":366:18: zero-length step"},
+      {"decreasing", "364,1795977976.1,1795977976.2\n", ":366:5: time goes backwards"},
+      {"repeated", "364,1795977976.123745,1795977976.2\n", ":366:5: step starts at the same"},
+  };
+  for (const Case& c : step_files) {
+    const fs::path p = dir.path / (c.name + ".steps.csv");
+    write_text(p, steps + c.power);
+    RunResult r = regime({"classify", "--trace", h200("resnet50").string(), "--steps", p.string()});
+    EXPECT_EQ(r.status, 2) << c.name << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(p.string() + c.says)) << c.name;
+    EXPECT_EQ(r.out.find("nan"), std::string::npos) << c.name << ": " << r.out;
+    EXPECT_EQ(r.err.find("nan"), std::string::npos) << c.name << ": " << r.err;
+  }
+}
+
+TEST_F(HostileInput, ASweepTableWithCapsOrTimesBeyondAnyGpuIsRefused) {
+  const std::string header = "workload,gpu,cap_W,time_s,avg_power_W,unit\nw,V100,250,1,200,step\n";
+  struct Case {
+    std::string row, says;
+  };
+  const std::vector<Case> cases = {
+      {"w,V100,1e308,1,200,step\n", ":3:8: cap_W 1e308 is not plausible for a GPU"},
+      {"w,V100,200,1e308,200,step\n", ":3:12: time_s 1e308 is not plausible for a GPU"},
+  };
+  for (const Case& c : cases) {
+    const fs::path p = dir.path / "absurd.sweep.csv";
+    write_text(p, header + c.row);
+    RunResult r = regime({"recommend", "--sweep", p.string()});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(p.string() + c.says));
+    EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("decision"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(HostileInput, AFifoOrADeviceWhereAFileIsMeantIsRefusedAtOnce) {
   fs::path fifo = dir.path / "fifo.trace.csv";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
