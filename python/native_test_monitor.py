@@ -96,6 +96,15 @@ class MonitorInProcess(unittest.TestCase):
             self.regime_step.Monitor("nvml:7")
         with self.assertRaises(ValueError):
             self.monitor.mark_step(2.0, 1.0)
+        # Names that C would cut or that would cost memory by their size: refused, nothing opened.
+        with self.assertRaisesRegex(ValueError, "NUL"):
+            self.monitor.begin_window("a\0b")
+        with self.assertRaisesRegex(ValueError, "at most 1024 bytes"):
+            self.monitor.begin_window("x" * (100 * 1024 * 1024))
+        with self.assertRaises(TypeError):
+            self.monitor.begin_window(b"bytes")
+        with self.assertRaisesRegex(MonitorError, "no window named 'a' is open"):
+            self.monitor.end_window("a")
         with self.monitor.window("open") as w:
             with self.assertRaisesRegex(RuntimeError, "still open"):
                 w.energy_J

@@ -104,6 +104,23 @@ def _load():
         return lib
 
 
+# A window's name: text of at most this many UTF-8 bytes, without NUL (C cuts a name there, so
+# "a\0b" and "a\0c" would be one window).
+MAX_WINDOW_NAME_BYTES = 1024
+
+
+def _window_name(name):
+    if not isinstance(name, str):
+        raise TypeError("a window name is a str, not %s" % type(name).__name__)
+    if "\0" in name:
+        raise ValueError("a window name may not hold a NUL character: %r" % name[:80])
+    encoded = name.encode("utf-8")
+    if len(encoded) > MAX_WINDOW_NAME_BYTES:
+        raise ValueError("a window name is at most %d bytes of UTF-8; this one is %d"
+                         % (MAX_WINDOW_NAME_BYTES, len(encoded)))
+    return encoded
+
+
 def _call(fn, *args):
     err = ctypes.create_string_buffer(_ERROR_SIZE)
     rc = fn(*(args + (err, _ERROR_SIZE)))
@@ -268,12 +285,12 @@ class Monitor(object):
     def begin_window(self, name):
         """Starts a window now (as Zeus's begin_window). MonitorError if one of that name is
         open."""
-        _call(self._lib.regime_monitor_begin_window, self._handle(), name.encode("utf-8"))
+        _call(self._lib.regime_monitor_begin_window, self._handle(), _window_name(name))
 
     def end_window(self, name, timeout_s=30.0):
         """Ends the window and returns it; its figures are read from it (waiting for them)."""
         window_id = ctypes.c_int64(-1)
-        _call(self._lib.regime_monitor_end_window, self._handle(), name.encode("utf-8"),
+        _call(self._lib.regime_monitor_end_window, self._handle(), _window_name(name),
               ctypes.byref(window_id))
         return Window(self, name, window_id.value, timeout_s)
 

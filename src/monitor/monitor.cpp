@@ -1,5 +1,7 @@
 #include "monitor/monitor.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -177,7 +179,19 @@ Monitor::~Monitor() {
 
 double Monitor::now_s() const { return loop_->clock_.unix_now_s(); }
 
+namespace {
+// A window's name is a label: one past this size is a mistake, and would be kept in memory.
+constexpr size_t kMaxWindowNameBytes = 1024;
+void check_window_name(const std::string& name) {
+  if (name.size() > kMaxWindowNameBytes)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("a window name is at most {} bytes; this one is {}",
+                            kMaxWindowNameBytes, name.size()));
+}
+}  // namespace
+
 void Monitor::begin_window(const std::string& name) {
+  check_window_name(name);
   // The loop keeps the driver's power points from its start on, one every 20 ms: a window
   // opened just after the monitor would begin before the first of them, and fall back to the
   // coarser polled power. Waiting that long (once, at most 50 ms) keeps it on the buffer.
