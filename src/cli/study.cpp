@@ -37,6 +37,17 @@ void add_study(CLI::App& root, Context& ctx) {
       sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
   auto* command = sub->add_option("command", r->workload.command, "The workload command, after --");
   workload->excludes(command);
+  auto* attach = sub->add_option(
+      "--attach", r->workload.attach_pid,
+      "Study a process already running (a training script's regime_step.PowerLimitOptimizer "
+      "starts this): its step markers arrive at --step-socket, and its work ends when it sends "
+      "\"end\" there or exits");
+  attach->check(number_in(2, 4194304));
+  attach->excludes(workload)->excludes(command);
+  sub->add_option("--step-socket", r->workload.attach_socket,
+                  "With --attach: the Unix datagram socket to make for the process's step "
+                  "markers (an absolute path)")
+      ->needs(attach);
   add_sweep_settings(sub, r->settings, *settings, r->workload);
   sub->add_option("--probe-seconds", r->probe_seconds,
                   "Length of the probe at the current limit, s (simulated s on sim:)")

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -55,6 +56,11 @@ MarkerWorkload::MarkerWorkload(std::string name, std::string socket_path, std::o
   }
 }
 
+MarkerWorkload::MarkerWorkload(std::string name, std::string socket_path, pid_t watched)
+    : MarkerWorkload(std::move(name), std::move(socket_path), std::nullopt, std::nullopt) {
+  watched_ = watched;
+}
+
 MarkerWorkload::~MarkerWorkload() {
   if (fd_ >= 0) {
     ::close(fd_);
@@ -75,6 +81,12 @@ std::vector<Step> MarkerWorkload::poll_steps() {
   for (;;) {
     ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
     if (n < 0) break;  // EAGAIN: nothing more now
+    std::string_view text(buf.data(), static_cast<size_t>(n));
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+    if (watched_ && text == "end") {
+      ended_ = true;
+      continue;
+    }
     for (StepParse& p : parse_step_batch(std::string_view(buf.data(), static_cast<size_t>(n)))) {
       if (p.step) {
         out.push_back(*p.step);
@@ -88,7 +100,11 @@ std::vector<Step> MarkerWorkload::poll_steps() {
   return out;
 }
 
-bool MarkerWorkload::finished() { return stopped_ || g_signal.load() != 0; }
+bool MarkerWorkload::finished() {
+  // A watched process that is gone (its pid no longer names a process) has ended its work.
+  if (watched_ && !ended_ && ::kill(*watched_, 0) != 0 && errno == ESRCH) ended_ = true;
+  return stopped_ || ended_ || g_signal.load() != 0;
+}
 
 std::optional<int> MarkerWorkload::exit_status() {
   if (!finished()) return std::nullopt;

@@ -21,6 +21,10 @@ class MarkerWorkload final : public Workload {
   // Error Io when it cannot.
   MarkerWorkload(std::string name, std::string socket_path, std::optional<uid_t> uid,
                  std::optional<gid_t> gid);
+  // Watching a process that sends its own markers (a training script's power-limit optimizer,
+  // regime_step.PowerLimitOptimizer): the work ends when that process is gone or sends the
+  // datagram "end".
+  MarkerWorkload(std::string name, std::string socket_path, pid_t watched);
   ~MarkerWorkload() override;  // closes and removes the socket
   MarkerWorkload(const MarkerWorkload&) = delete;
   MarkerWorkload& operator=(const MarkerWorkload&) = delete;
@@ -45,6 +49,8 @@ class MarkerWorkload final : public Workload {
   long malformed_ = 0;
   long received_ = 0;
   std::string last_error_;
+  std::optional<pid_t> watched_;
+  bool ended_ = false;  // the watched process said "end" or is gone
 };
 
 }  // namespace regime

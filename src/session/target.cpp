@@ -6,23 +6,32 @@
 #include "common/error.hpp"
 #include "common/shell.hpp"
 #include "device/registry.hpp"
+#include "run/marker_workload.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_workload.hpp"
 
 namespace regime::session {
 
 std::string WorkloadSpec::display_name() const {
+  if (attach_pid) return fmt::format("process {}", *attach_pid);
   return command.empty() ? builtin : command_line(command);
 }
 
 bool WorkloadSpec::ends_of_its_own() const {
-  return !command.empty() || builtin.find(",steps=") != std::string::npos;
+  return !command.empty() || attach_pid || builtin.find(",steps=") != std::string::npos;
 }
 
 void validate(const WorkloadSpec& spec, const std::string& example) {
-  if (spec.command.empty() == spec.builtin.empty())
+  const int kinds =
+      int(!spec.command.empty()) + int(!spec.builtin.empty()) + int(spec.attach_pid.has_value());
+  if (kinds != 1)
     throw Error(ErrorKind::InvalidArgument,
                 "give either --workload sim:NAME or a command after --, e.g. " + example);
+  if (spec.attach_pid &&
+      (*spec.attach_pid <= 1 || spec.attach_socket.empty() || spec.attach_socket.front() != '/'))
+    throw Error(ErrorKind::InvalidArgument,
+                "--attach PID needs a process id above 1 and --step-socket PATH, an absolute "
+                "path for the socket the process sends its step markers to");
   if (!spec.builtin.empty() && spec.builtin.rfind("sim:", 0) != 0)
     throw Error(
         ErrorKind::InvalidArgument,
@@ -74,6 +83,9 @@ void check_can_run_on(const DeviceSet& devices, const WorkloadSpec& spec,
 WorkloadPtr Target::make_workload(const WorkloadSpec& spec) {
   check_can_run(spec);
   if (!spec.builtin.empty()) return make_builtin_(spec.builtin.substr(std::string("sim:").size()));
+  if (spec.attach_pid)
+    return std::make_unique<MarkerWorkload>(spec.display_name(), spec.attach_socket,
+                                            static_cast<pid_t>(*spec.attach_pid));
   ProcessOptions po;
   po.argv = spec.command;
   po.step_socket = spec.step_socket;

@@ -23,9 +23,14 @@ struct WorkloadSpec {
   std::string builtin;               // "sim:resnet50"; empty when `command` is given
   std::vector<std::string> command;  // empty when `builtin` is given
   std::optional<std::string> step_regex;
-  bool step_socket = true;           // export REGIME_STEP_SOCKET to the command
-  bool stdout_to_stderr = false;     // keep stdout for --json
-  bool workload_as_root = false;     // under sudo, keep root for the command (--workload-as-root)
+  bool step_socket = true;        // export REGIME_STEP_SOCKET to the command
+  bool stdout_to_stderr = false;  // keep stdout for --json
+  bool workload_as_root = false;  // under sudo, keep root for the command (--workload-as-root)
+  // A process already running that sends its own step markers to `attach_socket` (a training
+  // script's regime_step.PowerLimitOptimizer): watched, never started or stopped; its work ends
+  // when it sends "end" there or is gone.
+  std::optional<int> attach_pid;
+  std::string attach_socket;
   std::string display_name() const;  // "sim:resnet50" or the quoted command line
   // A command ends of its own; a built-in only with steps=N (sim:NAME,steps=N).
   bool ends_of_its_own() const;
