@@ -265,6 +265,24 @@ class TestCallbacks(EnvCase):
         steps = [parse(d) for d in self.listener.pending()]
         self.assertEqual([s[1] for s in steps], [1, 2])
 
+    def test_both_callbacks_close_a_power_limit_optimizer_when_training_ends(self):
+        class Optimizer(object):
+            closed = 0
+
+            def close(self):
+                self.closed += 1
+                return {"job": {"steps": 2}}
+
+        hf_opt, pl_opt = Optimizer(), Optimizer()
+        hf = regime_step.hf_callback(optimizer=hf_opt)
+        hf.on_train_end(None, None, None)
+        self.assertEqual(hf_opt.closed, 1)
+        self.assertEqual(hf.result, {"job": {"steps": 2}})
+        lightning = type("Callback", (regime_step._LightningSteps, object), {})(optimizer=pl_opt)
+        lightning.on_train_end(None, None)
+        self.assertEqual(pl_opt.closed, 1)
+        self.assertEqual(lightning.result["job"]["steps"], 2)
+
 
 if __name__ == "__main__":
     unittest.main()

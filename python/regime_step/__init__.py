@@ -254,6 +254,10 @@ class _LightningSteps(object):
 
     def __init__(self, *args, **kwargs):
         self.monitor = kwargs.pop("monitor", None)
+        # A regime_step.optimizer.PowerLimitOptimizer, closed when training ends: the original
+        # limit back and the study's result in ``.result``.
+        self.optimizer = kwargs.pop("optimizer", None)
+        self.result = None
         super(_LightningSteps, self).__init__(*args, **kwargs)
         self._t_start = None
         self._last_global_step = None
@@ -301,6 +305,8 @@ class _LightningSteps(object):
         flush()
         if self.monitor is not None:
             self.windows.append(self.monitor.end_window("train"))
+        if self.optimizer is not None:
+            self.result = self.optimizer.close()
 
 
 def _global_step(trainer):
@@ -344,11 +350,13 @@ def lightning_callback_class(module=None):
     return cls
 
 
-def lightning_callback(module=None, monitor=None):
+def lightning_callback(module=None, monitor=None, optimizer=None):
     """A new Lightning callback that marks each optimizer step:
     ``Trainer(callbacks=[regime_step.lightning_callback()])``. With ``monitor`` (a
-    regime_step.Monitor) it also measures each epoch and the whole training (``.windows``)."""
-    return lightning_callback_class(module)(monitor=monitor)
+    regime_step.Monitor) it also measures each epoch and the whole training (``.windows``); with
+    ``optimizer`` (a regime_step.optimizer.PowerLimitOptimizer) it closes it when training ends
+    (``.result``)."""
+    return lightning_callback_class(module)(monitor=monitor, optimizer=optimizer)
 
 
 def __getattr__(name):
@@ -383,6 +391,10 @@ class _HFSteps(object):
 
     def __init__(self, *args, **kwargs):
         self.monitor = kwargs.pop("monitor", None)
+        # A regime_step.optimizer.PowerLimitOptimizer, closed when training ends: the original
+        # limit back and the study's result in ``.result``.
+        self.optimizer = kwargs.pop("optimizer", None)
+        self.result = None
         super(_HFSteps, self).__init__(*args, **kwargs)
         self._t_start = None
         self.windows = []  # with a monitor: each epoch's window, then the whole training's
@@ -422,6 +434,8 @@ class _HFSteps(object):
         flush()
         if self.monitor is not None:
             self.windows.append(self.monitor.end_window("train"))
+        if self.optimizer is not None:
+            self.result = self.optimizer.close()
         return control
 
 
@@ -464,11 +478,13 @@ def hf_callback_class(module=None):
     return _hf_class_on(getattr(module, "TrainerCallback", None))
 
 
-def hf_callback(module=None, monitor=None):
+def hf_callback(module=None, monitor=None, optimizer=None):
     """A new Hugging Face callback that marks each optimizer step:
     ``Trainer(..., callbacks=[regime_step.hf_callback()])``. With ``monitor`` (a
-    regime_step.Monitor) it also measures each epoch and the whole training (``.windows``)."""
-    return hf_callback_class(module)(monitor=monitor)
+    regime_step.Monitor) it also measures each epoch and the whole training (``.windows``); with
+    ``optimizer`` (a regime_step.optimizer.PowerLimitOptimizer) it closes it when training ends
+    (``.result``)."""
+    return hf_callback_class(module)(monitor=monitor, optimizer=optimizer)
 
 
 def _noop(*args, **kwargs):
