@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "analysis/measure.hpp"
+#include "analysis/phases.hpp"
 #include "analysis/reasons.hpp"
 #include "analysis/statistics.hpp"
 
@@ -373,11 +374,13 @@ RegimeOrWhy classify_if_long_enough(const Measurement& m, const GpuInfo& gpu) {
 }
 
 nlohmann::json to_json(const RegimeReport& r) {
-  return {{"regime", to_string(r.regime)},
-          {"confidence", r.confidence},
-          {"advice", r.advice},
-          {"evidence", r.evidence},
-          {"measurement", to_json(r.measurement)}};
+  nlohmann::json out = {{"regime", to_string(r.regime)},
+                        {"confidence", r.confidence},
+                        {"advice", r.advice},
+                        {"evidence", r.evidence},
+                        {"measurement", to_json(r.measurement)}};
+  add_phases_json(r, out);
+  return out;
 }
 
 namespace {
@@ -409,6 +412,7 @@ std::string format_report(const RegimeReport& r) {
                   r.confidence);
   out += fmt::format("  because: {}\n", value_text(r.evidence.value("rule", nlohmann::json())));
   out += fmt::format("  advice:  {}\n\n", r.advice);
+  out += format_phases(r);
   out += fmt::format("measurement (steady window {:.2f} s, gpu {}, {} samples):\n",
                      m.window_end_s - m.window_start_s, m.gpu, m.samples);
   if (m.per_second) {

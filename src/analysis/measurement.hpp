@@ -56,12 +56,31 @@ struct Measurement {
 enum class Regime { CapBound, ThermalBound, Headroom, Underutilized, Idle };
 std::string to_string(Regime r);
 
+// One kind of phase of a run that changes what it does (analysis/phases.hpp): its spans measured
+// as one window and classified as a run is.
+struct PhaseReport {
+  Regime regime = Regime::Idle;
+  double confidence = 0;
+  std::string advice;
+  nlohmann::json evidence;
+  Measurement measurement;        // its spans together: window_s is their summed length
+  double time_fraction = 0;       // of the phased window
+  double energy_fraction = 0;     // of the energy of all phases
+  std::vector<Interval> spans_s;  // [start, end] of each span, time-ordered
+};
+
 struct RegimeReport {
   Regime regime = Regime::Idle;
   double confidence = 0;  // 0..1
   std::string advice;
   nlohmann::json evidence;  // the numbers that decided, by name, with units in the keys
   Measurement measurement;
+  // Empty for a steady run. Two or more for a run of phases, most energy first: then the regime,
+  // confidence and evidence are the first phase's and the advice is written for the mix.
+  std::vector<PhaseReport> phases;
+  std::optional<double> phase_cycle_s;  // the period of a repeating cycle of phases
+  int phase_cycles = 0;                 // how often the cycle began in the window
+  std::string phase_rule;               // how the phases were found, in words
 };
 
 }  // namespace regime

@@ -1,5 +1,6 @@
 #include "session/classify_trace.hpp"
 
+#include "analysis/phases.hpp"
 #include "trace/csv.hpp"
 #include "twin/spec.hpp"
 
@@ -46,7 +47,8 @@ ClassifyReport classify_trace(const ClassifyRequest& r) {
   const Measurement m = measure(trace, mo);
   GpuInfo info = infer_gpu_info(trace, mo.gpu);
   if (r.gpu_model) info = with_spec(info, twin::load_gpu_spec(*r.gpu_model));
-  out.report = classify(m, info, r.overrides);
+  info = apply_overrides(info, r.overrides);
+  out.report = with_phases(trace, classify(m, info), info, mo);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "analysis/measure.hpp"
+#include "analysis/phases.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
@@ -261,7 +262,7 @@ std::optional<Unmeasured> measure_gpu(const ProbeRequest& r, bool is_command, bo
                                        : "; the command ended before there was enough to measure"),
           true};
     } else {
-      g.report = classify(m, info);
+      g.report = with_phases(trace, classify(m, info), info, measure_options(r));
     }
   } catch (const Error& e) {
     no = Unmeasured{

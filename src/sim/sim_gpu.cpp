@@ -158,7 +158,37 @@ void SimGpu::start_workload(const twin::WorkloadParams& work, int64_t max_steps)
   step_work_ = 1;
   step_start_s_ = t_s_;
   pending_steps_.clear();
+  phases_.clear();
   active_ = true;
+}
+
+void SimGpu::start_phased_workload(std::vector<PhaseWork> phases, int64_t max_steps) {
+  if (phases.empty())
+    throw Error(ErrorKind::InvalidArgument, "a phased simulated workload needs a phase");
+  start_workload(phases.front().work, max_steps);
+  if (phases.size() < 2) return;
+  double cycle_s = 0;
+  for (const PhaseWork& p : phases) {
+    if (!(p.duration_s > 0))
+      throw Error(ErrorKind::InvalidArgument, "a phase of a simulated workload lasts no time");
+    cycle_s += p.duration_s;
+  }
+  phases_ = std::move(phases);
+  phases_start_s_ = t_s_;
+  cycle_s_ = cycle_s;
+}
+
+void SimGpu::follow_phases() {
+  if (phases_.size() < 2) return;
+  double at_s = std::fmod(t_s_ - phases_start_s_ + kEps_s, cycle_s_);
+  for (const PhaseWork& p : phases_) {
+    if (at_s < p.duration_s) {
+      work_ = p.work;
+      return;
+    }
+    at_s -= p.duration_s;
+  }
+  work_ = phases_.back().work;
 }
 
 void SimGpu::stop_workload() { active_ = false; }
@@ -210,6 +240,7 @@ void SimGpu::tick(double dt) {
     power_W_ = 0;
     util_ = 0;
   } else if (active_) {
+    follow_phases();
     thermal_clock_MHz_ = twin::thermal_ceiling_MHz(spec_, temp_C_);
     hw_thermal_ = twin::hw_slowdown_at(spec_, temp_C_);
     double f = std::min(cap_clock_MHz_, thermal_clock_MHz_);

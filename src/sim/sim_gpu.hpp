@@ -72,6 +72,13 @@ class SimGpu : public Gpu {
 
   // The work that loads the GPU (one at a time). max_steps 0: never finishes by itself.
   void start_workload(const twin::WorkloadParams& work, int64_t max_steps);
+  // Work that changes over time: each phase runs for its duration, from the start on, and the
+  // cycle repeats. One phase is start_workload.
+  struct PhaseWork {
+    twin::WorkloadParams work;
+    double duration_s = 0;
+  };
+  void start_phased_workload(std::vector<PhaseWork> phases, int64_t max_steps);
   void stop_workload();
   bool workload_active() const { return active_; }
   std::vector<Step> take_steps();
@@ -89,6 +96,7 @@ class SimGpu : public Gpu {
 
  private:
   void tick(double dt_s);
+  void follow_phases();      // work_ is the phase the clock is in
   void on_event(int64_t k);  // every kPowerPointPeriod_s
   double noisy(double value);
   uint64_t current_reasons() const;
@@ -135,6 +143,9 @@ class SimGpu : public Gpu {
   double step_work_ = 1;  // work the current step needs (jittered around 1)
   double step_start_s_ = 0;
   std::vector<Step> pending_steps_;
+  std::vector<PhaseWork> phases_;  // two or more: work_ follows them (else work_ stays)
+  double phases_start_s_ = 0;
+  double cycle_s_ = 0;
 
   // Tick constants for the common dt = kTick_s.
   double thermal_alpha_tick_, filter_alpha_tick_, average_alpha_tick_;

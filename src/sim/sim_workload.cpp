@@ -9,9 +9,23 @@ namespace regime::sim {
 SimWorkload::SimWorkload(twin::SimWorkloadProfile profile, SimGpu& gpu, int64_t max_steps)
     : profile_(std::move(profile)), gpu_(gpu), max_steps_(max_steps) {}
 
+SimWorkload::SimWorkload(twin::PhasedWorkloadProfile phased, SimGpu& gpu, int64_t max_steps)
+    : gpu_(gpu), max_steps_(max_steps) {
+  profile_.name = phased.name;
+  profile_.description = phased.description;
+  phased_ = std::move(phased);
+}
+
 void SimWorkload::start(double /*t0_s*/) {
   // The simulated clock is the GPU's own, so steps are stamped on it already.
-  gpu_.start_workload(twin::workload_on(profile_, gpu_.spec()), max_steps_);
+  if (phased_) {
+    std::vector<SimGpu::PhaseWork> phases;
+    for (const twin::SimPhase& p : phased_->phases)
+      phases.push_back({twin::workload_on(p.profile, gpu_.spec()), p.duration_s});
+    gpu_.start_phased_workload(std::move(phases), max_steps_);
+  } else {
+    gpu_.start_workload(twin::workload_on(profile_, gpu_.spec()), max_steps_);
+  }
   started_ = true;
 }
 
@@ -51,6 +65,8 @@ WorkloadPtr make_sim_workload(const std::string& spec, SimGpu& gpu) {
                                                   "N a positive integer");
     steps = static_cast<int64_t>(v);
   }
+  if (auto phased = twin::phased_workload_profile(name))
+    return std::make_unique<SimWorkload>(std::move(*phased), gpu, steps);
   return std::make_unique<SimWorkload>(twin::sim_workload_profile(name), gpu, steps);
 }
 

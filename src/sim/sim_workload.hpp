@@ -1,6 +1,7 @@
 #pragma once
-// sim:NAME[,steps=N]: a built-in training workload that loads a SimGpu and emits Steps as the
-// simulated clock advances. It runs only on sim: devices.
+// sim:NAME[,steps=N]: a built-in training workload (steady, or phased: sim:phased) that loads a
+// SimGpu and emits Steps as the simulated clock advances. It runs only on sim: devices.
+#include <optional>
 #include <string>
 
 #include "run/workload.hpp"
@@ -12,6 +13,7 @@ namespace regime::sim {
 class SimWorkload : public Workload {
  public:
   SimWorkload(twin::SimWorkloadProfile profile, SimGpu& gpu, int64_t max_steps);
+  SimWorkload(twin::PhasedWorkloadProfile phased, SimGpu& gpu, int64_t max_steps);
   std::string name() const override { return "sim:" + profile_.name; }
   void start(double t0_s) override;
   std::vector<Step> poll_steps() override { return gpu_.take_steps(); }
@@ -21,6 +23,7 @@ class SimWorkload : public Workload {
 
  private:
   twin::SimWorkloadProfile profile_;
+  std::optional<twin::PhasedWorkloadProfile> phased_;
   SimGpu& gpu_;
   int64_t max_steps_;  // 0: runs until stopped
   bool started_ = false;

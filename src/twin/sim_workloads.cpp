@@ -36,7 +36,34 @@ const std::vector<SimWorkloadProfile>& profiles() {
   return p;
 }
 
+// A job that alternates large bf16 matrix products with host-bound small steps, 8 s each, like a
+// training step interleaved with an evaluation or data-preparation loop on the host. The matrix
+// phase is the gemm profile (cap-bound at an H200's 700 W limit); the small-step phase waits on
+// the host most of each step, so the GPU draws about 127 W there, as the measured H200 job did.
+const std::vector<PhasedWorkloadProfile>& phased_profiles() {
+  static const std::vector<PhasedWorkloadProfile> p = {
+      {"phased",
+       "8 s of large bf16 matrix multiplications, then 8 s of host-bound small steps, repeated",
+       {{{"phased-gemm", "large bf16 matrix multiplications", 23.5, 10, 0.0006, 1.6, 0.25, 1e9},
+         8.0},
+        {{"phased-host", "host-bound small steps", 0.5, 4, 0.02, 0.45, 0.3, 40}, 8.0}}},
+  };
+  return p;
+}
+
 }  // namespace
+
+std::optional<PhasedWorkloadProfile> phased_workload_profile(const std::string& name) {
+  for (const auto& p : phased_profiles())
+    if (p.name == name) return p;
+  return std::nullopt;
+}
+
+std::vector<std::string> phased_workload_names() {
+  std::vector<std::string> out;
+  for (const auto& p : phased_profiles()) out.push_back(p.name);
+  return out;
+}
 
 std::vector<std::string> sim_workload_names() {
   std::vector<std::string> out;
@@ -47,8 +74,14 @@ std::vector<std::string> sim_workload_names() {
 SimWorkloadProfile sim_workload_profile(const std::string& name) {
   for (const auto& p : profiles())
     if (p.name == name) return p;
+  if (phased_workload_profile(name))
+    throw Error(ErrorKind::InvalidArgument,
+                "simulated workload '" + name +
+                    "' changes over time: it has no single steady profile (it runs on a sim: "
+                    "device through probe, sweep and study)");
   std::string known;
   for (const auto& p : profiles()) known += (known.empty() ? "" : ", ") + p.name;
+  for (const auto& p : phased_profiles()) known += ", " + p.name;
   throw Error(ErrorKind::NotFound, "unknown simulated workload '" + name + "'; known: " + known);
 }
 

@@ -2,6 +2,7 @@
 // The built-in simulated training workloads (sim:NAME). A profile says what one step asks of any
 // GPU; workload_on() turns it into times and activity on one GPU model.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,27 @@ struct SimWorkloadProfile {
   double parallel_sms = 1e9;   // SMs its kernels keep busy: small models under-fill big GPUs
 };
 
-// Error NotFound listing the names.
+// Error NotFound listing the names (the phased ones too).
 SimWorkloadProfile sim_workload_profile(const std::string& name);
+// The steady workloads only: every figure computed over them (calibrations, fits, steady states)
+// stays what it was when a phased workload is added.
 std::vector<std::string> sim_workload_names();
+
+// A workload that changes what it asks of the GPU over time (sim:phased): its phases run one after
+// another for their durations and the cycle repeats until the run ends. Each phase is a steady
+// profile; the steps of one phase run with that phase's times and activity.
+struct SimPhase {
+  SimWorkloadProfile profile;
+  double duration_s = 0;
+};
+struct PhasedWorkloadProfile {
+  std::string name;
+  std::string description;
+  std::vector<SimPhase> phases;
+};
+// nullopt for a name that is not a phased workload.
+std::optional<PhasedWorkloadProfile> phased_workload_profile(const std::string& name);
+std::vector<std::string> phased_workload_names();
 
 // Per-step parameters on a GPU: a profile that fills only part of the SMs runs at that share of
 // the peak rate and with lower chip activity.
