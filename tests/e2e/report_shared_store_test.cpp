@@ -15,8 +15,8 @@ TEST(ReportSharedStore, ARunInTheSharedStoreIsDrawnFromTheServer) {
   Sandbox sb;
   testing::MariaDbTestServer server;
   server.start(sb.path() / "server");
-  const RunResult probe = sb.regime({"probe", "--device", "sim:h200", "--workload",
-                                     "sim:resnet50", "--seconds", "5", "--db", server.uri()});
+  const RunResult probe = sb.regime({"probe", "--device", "sim:h200", "--workload", "sim:resnet50",
+                                     "--seconds", "5", "--db", server.uri()});
   ASSERT_EQ(probe.status, 0) << probe.err;
   const RunResult page =
       sb.regime({"report", "1", "--db", server.uri(), "-o", (sb.path() / "run.html").string()});
