@@ -8,6 +8,7 @@
 
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
+#include "analysis/phases.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
 #include "run/run_loop.hpp"
@@ -120,7 +121,8 @@ ProbeSpan probe_span(const Trace& t, double ran_s, double probe_seconds) {
 }
 
 // Each GPU's regime, named once from its figures over the probe's last probe_seconds (the whole
-// run when it did not heat on).
+// run when it did not heat on); for a run of phases, the regime of the phase kind holding most of
+// its energy, as regime probe names it, since that kind is where a cap saves or costs the most.
 std::vector<RegimeReport> classify_probe_run(const StudyRequest& r, const RunSite& site,
                                              const ProbeRun& run, double ran_s) {
   MeasureOptions mo;
@@ -139,7 +141,7 @@ std::vector<RegimeReport> classify_probe_run(const StudyRequest& r, const RunSit
                           ? "; the workload ended before there was enough to measure"
                           : ""),
           run.exit_status);
-    per_gpu.push_back(std::move(*named.report));
+    per_gpu.push_back(with_phases(t, std::move(*named.report), site.infos.at(i), mo));
   }
   return per_gpu;
 }

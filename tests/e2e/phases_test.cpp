@@ -79,5 +79,26 @@ TEST(PhasesCli, ClassifyOfARecordedPhasedTraceListsThePhases) {
   EXPECT_NE(text.out.find("phases (2 kinds"), std::string::npos) << text.out;
 }
 
+TEST(PhasesCli, StudyOfAPhasedJobIsNamedByTheCapBoundPhaseAndListsThePhases) {
+  test::Sandbox sb;
+  const auto r = sb.regime({"study", "--device", "sim:h200", "--workload", "sim:phased,steps=3000",
+                            "--probe-seconds", "64", "--quiet", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = parse(r);
+  // The study's probe classifies its last 64 s, which start mid-phase, so the power per phase is
+  // not the probe's own; the kinds, their order and the naming are.
+  const nlohmann::json& regime = j["regime"];
+  ASSERT_TRUE(regime.contains("phases")) << j.dump(2);
+  ASSERT_EQ(regime["phases"].size(), 2u) << regime["phases"].dump(2);
+  EXPECT_EQ(regime["regime"], "cap-bound");
+  EXPECT_EQ(regime["phases"][0]["regime"], "cap-bound");
+  EXPECT_EQ(regime["phases"][1]["regime"], "underutilized");
+  EXPECT_GT(regime["phases"][0]["energy_fraction"].get<double>(), 0.7);
+  EXPECT_NEAR(regime["phase_cycle_s"].get<double>(), 16, 0.5);
+  const auto text = sb.regime({"study", "--device", "sim:h200", "--workload",
+                               "sim:phased,steps=3000", "--probe-seconds", "64", "--quiet"});
+  EXPECT_NE(text.out.find("phases (2 kinds"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace regime
