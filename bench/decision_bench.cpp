@@ -1,11 +1,13 @@
 // The decision benchmark (docs/sweep.md, "Decision benchmark"): the cap each policy leaves set,
 // judged on the rows of real or simulated sweep tables.
 //
-//   decision_bench [--objective OBJ] [--sim [--judge-truth]] [--cross-check] [--detail POLICY]
+//   decision_bench [--objective OBJ] [--sim] [--sim-flat] [--judge-truth] [--cross-check] [--detail
+//   POLICY]
 //                  [--write-corpus DIR] TABLE.csv...
 //
 // --sim adds the simulated corpus (plan/sim_corpus.hpp); its picks are judged on its measured
-// rows, as real tables are, or with --judge-truth on the noise-free rows behind them.
+// rows, as real tables are, or with --judge-truth on the noise-free rows behind them. --sim-flat
+// adds the corpus's GPUs with workloads no cap binds (plan::sim_flat_corpus).
 // Per table and overall: mean energy saved and time changed against the default limit on the
 // table's own rows, regret against the oracle (least energy within the objective's time bound,
 // every cap known), probes, picks that cost energy, picks past the time bound. Regime's adaptive
@@ -231,6 +233,10 @@ struct Tally {
   double probe_budget = 0;  // the sum of each workload's budget (probe_budget_for)
   int cost_energy = 0, past_bound = 0, regret_over_3 = 0;  // the last where a cap binds
   double worst_binding_regret_pct = 0;
+  // Where no cap binds (power does not follow the cap over the judged rows) the right decision
+  // is the default; where one binds, the saving and the probes it took.
+  int nonbinding = 0, nonbinding_kept = 0, binding = 0;
+  double binding_saved_pct = 0, binding_probes = 0;
   void add(const Workload& w, const Pick& p, const plan::Objective& objective) {
     const size_t i = w.index_of(p.cap_W), o = oracle_index(w, objective);
     ++n;
@@ -242,6 +248,12 @@ struct Tally {
     if (w.binds) {
       worst_binding_regret_pct = std::max(worst_binding_regret_pct, regret);
       if (regret > 3) ++regret_over_3;
+      ++binding;
+      binding_saved_pct += (1 - w.e(i) / w.e(0)) * 100;
+      binding_probes += p.probes;
+    } else {
+      ++nonbinding;
+      if (i == 0) ++nonbinding_kept;
     }
     probes += p.probes;
     probe_budget += probe_budget_for(w.rows.size());
@@ -260,6 +272,18 @@ struct Tally {
     past_bound += o.past_bound;
     regret_over_3 += o.regret_over_3;
     worst_binding_regret_pct = std::max(worst_binding_regret_pct, o.worst_binding_regret_pct);
+    nonbinding += o.nonbinding;
+    nonbinding_kept += o.nonbinding_kept;
+    binding += o.binding;
+    binding_saved_pct += o.binding_saved_pct;
+    binding_probes += o.binding_probes;
+  }
+  std::string split_row(const std::string& policy, bool measured) const {
+    return fmt::format(
+        "| {} | {}/{} ({:.0f}%) | {} | {:.1f} | {} |", policy, nonbinding_kept, nonbinding,
+        nonbinding > 0 ? 100.0 * nonbinding_kept / nonbinding : 0.0, binding,
+        binding > 0 ? binding_saved_pct / binding : 0.0,
+        measured && binding > 0 ? fmt::format("{:.1f}", binding_probes / binding) : "-");
   }
   std::string row(const std::string& policy, bool measured) const {
     const double k = n > 0 ? 1.0 / n : 0;
@@ -269,6 +293,10 @@ struct Tally {
                        measured ? fmt::format("{:.1f}", probes * k) : "-", cost_energy, past_bound);
   }
 };
+
+const char* kSplitHeader =
+    "| policy | no cap binds: default kept | a cap binds | its energy saved % | its probes |\n"
+    "| --- | --- | --- | --- | --- |";
 
 const char* kHeader =
     "| policy | energy saved % | time % | mean regret % | worst regret % | worst where a cap binds "
@@ -284,12 +312,14 @@ std::vector<std::vector<Tally>> report(const std::vector<TableData>& data,
   std::vector<std::vector<Tally>> out(pols.size());
   for (const auto& d : data) {
     fmt::print("\n### {} ({} workloads)\n\n{}\n", d.label, d.workloads.size(), kHeader);
+    std::string split;
     for (size_t k = 0; k < pols.size(); ++k) {
       const auto picks = pols[k].run(d);
       Tally t;
       for (size_t i = 0; i < d.workloads.size(); ++i) t.add(d.judged[i], picks[i], objective);
       out[k].push_back(t);
       fmt::print("{}\n", t.row(pols[k].name, pols[k].counts_probes));
+      split += t.split_row(pols[k].name, pols[k].counts_probes) + "\n";
       if (pols[k].name == detail)
         for (size_t i = 0; i < d.workloads.size(); ++i) {
           const Workload& w = d.judged[i];
@@ -302,6 +332,7 @@ std::vector<std::vector<Tally>> report(const std::vector<TableData>& data,
               (w.e(j) / w.e(o) - 1) * 100, picks[i].why);
         }
     }
+    fmt::print("\n{}\n{}", kSplitHeader, split);
   }
   return out;
 }
@@ -310,15 +341,17 @@ std::vector<std::vector<Tally>> report(const std::vector<TableData>& data,
 void print_overall(const std::string& title, const std::vector<Policy>& pols,
                    const std::vector<std::vector<Tally>>& tallies, size_t from, size_t to) {
   if (to - from < 2) return;
-  std::string rows;
+  std::string rows, split;
   int n = 0;
   for (size_t k = 0; k < pols.size(); ++k) {
     Tally all;
     for (size_t i = from; i < to; ++i) all.merge(tallies[k][i]);
     n = all.n;
     rows += all.row(pols[k].name, pols[k].counts_probes) + "\n";
+    split += all.split_row(pols[k].name, pols[k].counts_probes) + "\n";
   }
-  fmt::print("\n### {} ({} workloads)\n\n{}\n{}", title, n, kHeader, rows);
+  fmt::print("\n### {} ({} workloads)\n\n{}\n{}\n{}\n{}", title, n, kHeader, rows, kSplitHeader,
+             split);
 }
 
 // The adaptive search's settings that the cross-check tunes: each is chosen on one group of
@@ -411,7 +444,7 @@ void cross_check(const std::vector<Group>& groups, const plan::Objective& object
 
 int run(int argc, char** argv) {
   plan::Objective objective = plan::parse_objective("");
-  bool sim = false, cross = false, judge_truth = false;
+  bool sim = false, sim_flat = false, cross = false, judge_truth = false;
   std::string write_dir, detail;
   std::vector<TableData> data;
   for (int i = 1; i < argc; ++i) {
@@ -424,6 +457,8 @@ int run(int argc, char** argv) {
       objective = plan::parse_objective(value());
     } else if (a == "--sim") {
       sim = true;
+    } else if (a == "--sim-flat") {
+      sim_flat = true;
     } else if (a == "--judge-truth") {
       judge_truth = true;
     } else if (a == "--cross-check") {
@@ -466,6 +501,16 @@ int run(int argc, char** argv) {
       d.judged = judge_truth ? workloads_of(t.truth) : d.workloads;
       data.push_back(std::move(d));
     }
+  const size_t simulated = data.size();
+  if (sim_flat)
+    for (auto& t : plan::sim_flat_corpus()) {
+      TableData d;
+      d.label = t.measured.source;
+      d.table = std::move(t.measured);
+      d.workloads = workloads_of(d.table);
+      d.judged = judge_truth ? workloads_of(t.truth) : d.workloads;
+      data.push_back(std::move(d));
+    }
   if (data.empty())
     throw Error(ErrorKind::InvalidArgument, "no table given (TABLE.csv ... and/or --sim)");
   const auto start = std::chrono::steady_clock::now();
@@ -473,8 +518,9 @@ int run(int argc, char** argv) {
   const auto pols = policies(objective, true);
   const auto tallies = report(data, pols, objective, detail);
   print_overall("real tables", pols, tallies, 0, real);
-  print_overall("simulated corpus", pols, tallies, real, data.size());
-  if (real > 0 && real < data.size()) print_overall("all tables", pols, tallies, 0, data.size());
+  print_overall("simulated corpus", pols, tallies, real, simulated);
+  print_overall("flat simulated corpus (no cap binds)", pols, tallies, simulated, data.size());
+  if (real > 0 && real < simulated) print_overall("all tables", pols, tallies, 0, simulated);
   if (cross) {
     // Each real table alone, and the simulated corpus twice: judged on its rows, as a replayed
     // real table is (a row is the truth there, lucky or not), and on its noise-free truth, where

@@ -54,6 +54,58 @@ Decision keep(double default_limit_W, std::string reason, Decision d) {
   return d;
 }
 
+// Where power does not follow the cap, every row repeats the default's measurement: the best of
+// them differs from the default by scatter alone, and taking it would act on the luckiest repeat
+// (a lower cap that does not bind cannot make work faster, yet such rows show it). The default is
+// kept, and the reason gives the spread the rows do show: power across the caps, and the best
+// row's energy and time against the default's row, beside the rows' noise.
+Decision keep_where_no_cap_binds(const std::vector<ProbeResult>& rows, const TableBinding& tb,
+                                 const NoiseEstimate& s_noise, const NoiseEstimate& t_noise,
+                                 const DecisionInputs& in, Decision d) {
+  double lo_W = rows.front().measurement.avg_power_W, hi_W = lo_W;
+  for (const auto& r : rows) {
+    lo_W = std::min(lo_W, r.measurement.avg_power_W);
+    hi_W = std::max(hi_W, r.measurement.avg_power_W);
+  }
+  const Measurement& m0 = rows.front().measurement;
+  size_t best = 0;
+  double best_score =
+      raw_score(in.objective, m0.energy_per_step_J, m0.time_per_step_s, in.max_power_W);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const Measurement& m = rows[i].measurement;
+    const double s =
+        raw_score(in.objective, m.energy_per_step_J, m.time_per_step_s, in.max_power_W);
+    if (score(in.objective, m.energy_per_step_J, m.time_per_step_s, m0.time_per_step_s,
+              in.max_power_W) &&
+        s < best_score) {
+      best = i;
+      best_score = s;
+    }
+  }
+  const std::string spread = fmt::format(
+      "no cap binds: mean power stays within {:.1f}-{:.1f} W across the caps {}-{} W ({:.1f}% "
+      "spread), so every row repeats the default's measurement",
+      lo_W, hi_W, rows.back().cap_W, rows.front().cap_W, (hi_W / lo_W - 1) * 100);
+  const Measurement& mb = rows[best].measurement;
+  const std::string best_text =
+      best == 0
+          ? fmt::format("no row beats the default's own on {}{}", in.objective.text(),
+                        constraint_text(in.objective))
+          : fmt::format(
+                "the best row, {} W (energy per step {:+.1f}%, time per step {:+.1f}%{}), differs "
+                "from the default by noise ({:.1f}% per row on {}, {:.1f}% on time)",
+                rows[best].cap_W, change_pct(mb.energy_per_step_J, m0.energy_per_step_J),
+                change_pct(mb.time_per_step_s, m0.time_per_step_s),
+                mb.time_per_step_s < m0.time_per_step_s
+                    ? ": faster, and a cap that does not bind cannot speed work up"
+                    : "",
+                100 * s_noise.rel_sd, in.objective.text(), 100 * t_noise.rel_sd);
+  return keep(in.default_limit_W,
+              fmt::format("{}; {}: keeping the default limit {} W ({}; noise {})", spread,
+                          best_text, in.default_limit_W, tb.summary, s_noise.describe()),
+              std::move(d));
+}
+
 // Single measurements per cap: the binding test, the default's level from the rows that repeat
 // it, the noise from the table, the physics check, then the keep-default rule.
 Decision decide_single(const std::vector<ProbeResult>& probes_in, const DecisionInputs& in) {
@@ -102,35 +154,7 @@ Decision decide_single(const std::vector<ProbeResult>& probes_in, const Decision
                         repeats.size())
           : fmt::format("the default {} W", in.default_limit_W);
 
-  if (!tb.binds) {
-    // Every row repeats the default: the best of them differs from it by scatter alone. It is
-    // still the best measured cap (no cap binds, so none can cost what the rows do not show),
-    // and it is said to be within the noise.
-    const std::string evidence = fmt::format("{}; noise {}", tb.summary, s_noise.describe());
-    size_t best = 0;
-    for (size_t i = 1; i < n; ++i)
-      if (score(in.objective, energy[i], time[i], t0, in.max_power_W) &&
-          score_raw[i] < score_raw[best])
-        best = i;
-    if (best == 0)
-      return keep(in.default_limit_W,
-                  fmt::format("{}; no cap measured beats the default's own row on {}{}: keeping "
-                              "the default limit {} W",
-                              evidence, obj, constraint_text(in.objective), in.default_limit_W),
-                  std::move(d));
-    d.cap_W = caps[best];
-    d.keep_default = false;
-    d.beyond_noise = false;
-    d.energy_change_pct = change_pct(energy[best], e0);
-    d.time_change_pct = change_pct(time[best], t0);
-    d.reason = fmt::format(
-        "{} W has the best {}{} ({:+.1f}% against the default {} W: energy per step {:+.1f}%, "
-        "time per step {:+.1f}%), within the noise: no cap binds, so every row repeats the "
-        "default and this is its luckiest repeat, not a proven saving ({})",
-        caps[best], obj, constraint_text(in.objective), change_pct(score_raw[best], score_raw[0]),
-        in.default_limit_W, d.energy_change_pct, d.time_change_pct, evidence);
-    return d;
-  }
+  if (!tb.binds) return keep_where_no_cap_binds(rows, tb, s_noise, t_noise, in, std::move(d));
 
   // A lower cap cannot speed work up unless heat held the default's clocks back. A table carries
   // no throttle reasons, so the rows say which: one binding row faster than the default beyond

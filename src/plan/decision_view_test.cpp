@@ -139,14 +139,14 @@ TEST(PlanDecisionView, AKeptDefaultShowsNoChangeAndNoInterval) {
   EXPECT_EQ(row[row.size() - 3], "-0.5");
 }
 
-// A table whose rows repeat the default (power does not follow the cap): its best row is taken,
+// A table whose rows barely differ in energy while power follows the cap: its best row is taken,
 // and every view says the saving is within the noise; a clear saving says nothing of the kind.
 TEST(PlanDecisionView, ATableRowWithinTheNoiseIsSaidToBe) {
   std::vector<ProbeResult> rows;
   const double energy[] = {100, 99, 101, 97.5, 100.5, 99.5};
   for (int i = 0; i < 6; ++i) {
     ProbeResult p = probe(300 - 20 * i, energy[i], 1.0, 0);
-    p.measurement.avg_power_W = 150;  // far under every cap: none binds
+    p.measurement.avg_power_W = 150 * (1 - 0.08 * i);  // follows the cap
     rows.push_back(p);
   }
   DecisionInputs in;

@@ -79,7 +79,12 @@ Point run_at(const SimGpuModel& g, const Workload& w, double cap_W) {
   return p;
 }
 
-Workload random_workload(const SimGpuModel& g, Rng& rng) {
+// Where the compute phase's peak power falls, as fractions of a reference power.
+struct PeakRange {
+  double lo = 0.6, hi = 1.5;
+};
+
+Workload random_workload(const SimGpuModel& g, Rng& rng, double reference_W, PeakRange peaks) {
   Workload w;
   const double step_s = rng.uniform(0.05, 2.0);
   const double hot_share = rng.uniform(0.15, 0.85);
@@ -87,8 +92,8 @@ Workload random_workload(const SimGpuModel& g, Rng& rng) {
   w.cool.work = step_s * (1 - hot_share);
   w.hot.compute = rng.uniform(0.6, 1.0);
   w.cool.compute = rng.uniform(0.05, 0.4);
-  // Peaks from well under the default to well over it; the memory phase draws far less.
-  const double peak_W = g.default_W * rng.uniform(0.6, 1.5);
+  // The memory phase draws far less than the compute phase.
+  const double peak_W = reference_W * rng.uniform(peaks.lo, peaks.hi);
   w.hot.dynamic_W = std::max(10.0, peak_W - g.static_W);
   w.cool.dynamic_W = w.hot.dynamic_W * rng.uniform(0.1, 0.6);
   return w;
@@ -109,16 +114,22 @@ std::vector<SimGpuModel> sim_corpus_gpus() {
   return gpus;
 }
 
-std::vector<SimTable> sim_corpus(uint64_t seed, int workloads_per_gpu) {
+namespace {
+
+std::vector<SimTable> corpus_of(uint64_t seed, int workloads_per_gpu, bool flat) {
   std::vector<SimTable> tables;
   Rng rng(seed);
   for (const SimGpuModel& g : sim_corpus_gpus()) {
     SimTable t;
-    t.measured.source = g.name + ".sim";
-    t.truth.source = g.name + ".truth";
+    const std::string label = flat ? g.name + "Flat" : g.name;
+    t.measured.source = label + ".sim";
+    t.truth.source = label + ".truth";
     for (int k = 0; k < workloads_per_gpu; ++k) {
-      const Workload w = random_workload(g, rng);
-      const std::string name = fmt::format("sim/{}/w{:02d}", g.name, k);
+      // Peaks from well under the default to well over it; flat: under the lowest cap, so that
+      // no cap of the range binds.
+      const Workload w = flat ? random_workload(g, rng, g.min_W, {0.35, 0.9})
+                              : random_workload(g, rng, g.default_W, {});
+      const std::string name = fmt::format("sim/{}/w{:02d}", label, k);
       for (int i = 0; i < g.caps; ++i) {
         const double cap_W =
             std::round(10 * (g.default_W - (g.default_W - g.min_W) * i / (g.caps - 1))) / 10;
@@ -140,6 +151,16 @@ std::vector<SimTable> sim_corpus(uint64_t seed, int workloads_per_gpu) {
     tables.push_back(std::move(t));
   }
   return tables;
+}
+
+}  // namespace
+
+std::vector<SimTable> sim_corpus(uint64_t seed, int workloads_per_gpu) {
+  return corpus_of(seed, workloads_per_gpu, false);
+}
+
+std::vector<SimTable> sim_flat_corpus(uint64_t seed, int workloads_per_gpu) {
+  return corpus_of(seed, workloads_per_gpu, true);
 }
 
 }  // namespace regime::plan

@@ -43,5 +43,9 @@ struct SimTable {
 // byte for byte.
 std::vector<SimGpuModel> sim_corpus_gpus();
 std::vector<SimTable> sim_corpus(uint64_t seed = 1, int workloads_per_gpu = 24);
+// The same GPUs with workloads whose peaks stay under the lowest cap (35-90% of it): no cap
+// binds, every row repeats the default, and the right decision is the default everywhere. The
+// tables are named <GPU>Flat.
+std::vector<SimTable> sim_flat_corpus(uint64_t seed = 2, int workloads_per_gpu = 24);
 
 }  // namespace regime::plan
