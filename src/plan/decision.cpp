@@ -109,7 +109,17 @@ Decision keep_where_no_cap_binds(const std::vector<ProbeResult>& rows, const Tab
 // Single measurements per cap: the binding test, the default's level from the rows that repeat
 // it, the noise from the table, the physics check, then the keep-default rule.
 Decision decide_single(const std::vector<ProbeResult>& probes_in, const DecisionInputs& in) {
-  std::vector<ProbeResult> rows = probes_in;
+  // Rows above the default (a table swept past a card's default limit) raise the limit: they are
+  // shown against the default, but a decision lowers the limit or keeps it, and the binding test
+  // reads power from the default down.
+  std::vector<ProbeResult> rows;
+  for (const ProbeResult& p : probes_in)
+    if (p.cap_W <= in.default_limit_W + 0.05) rows.push_back(p);
+  if (rows.size() < 2)
+    return keep_default_because(in.default_limit_W,
+                                fmt::format("no cap under the default limit {} W was measured: "
+                                            "nothing to compare",
+                                            in.default_limit_W));
   std::stable_sort(rows.begin(), rows.end(),
                    [](const ProbeResult& a, const ProbeResult& b) { return a.cap_W > b.cap_W; });
   const std::string obj = in.objective.text();

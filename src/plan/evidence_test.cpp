@@ -194,5 +194,30 @@ TEST(PlanEvidence, TablePriorsPoolTheWorkloadsOfOneGpu) {
   EXPECT_EQ(one.energy.rel_sd, kPriorNoiseRel);
 }
 
+// A table that names its default below its highest cap: the reference row, every percentage and
+// the time bound are those of the default's row, and caps above the default are never chosen.
+TEST(PlanEvidence, ANamedDefaultIsTheReferenceAndTheTimeBound) {
+  const SweepTable t = table_of(
+      "workload,gpu,cap_W,time_s,avg_power_W,unit,default_limit_W\n"
+      "w,X,600,0.90,520,step,450\n"
+      "w,X,500,0.95,480,step,450\n"
+      "w,X,450,1.00,440,step,450\n"
+      "w,X,400,1.04,392,step,450\n"
+      "w,X,350,1.09,345,step,450\n"
+      "w,X,300,1.18,297,step,450\n"
+      "w,X,250,1.35,249,step,450\n");
+  const auto recs = recommend(t, parse_objective("max-slowdown:10"));
+  ASSERT_EQ(recs.size(), 1u);
+  const Decision& d = recs.front().decision;
+  // 350 W: +9.0% time against 450 W (against 600 W it would be +21%), -14.5% energy.
+  EXPECT_EQ(d.cap_W, 350) << d.reason;
+  EXPECT_NEAR(d.time_change_pct, 9.0, 0.05);
+  EXPECT_NEAR(d.energy_change_pct, (1.09 * 345 / 440 - 1) * 100, 0.05);
+  EXPECT_THAT(d.reason, HasSubstr("against the default 450 W"));
+  // Under plain energy the lowest cap, never 600 or 500 W.
+  const Decision e = recommend(t, parse_objective("energy")).front().decision;
+  EXPECT_EQ(e.cap_W, 250) << e.reason;
+}
+
 }  // namespace
 }  // namespace regime::plan

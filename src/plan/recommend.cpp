@@ -47,7 +47,7 @@ std::vector<Recommendation> recommend(const SweepTable& table, const Objective& 
     auto probes = probes_from_rows(rows);
     DecisionInputs in;
     in.objective = objective;
-    in.default_limit_W = probes.front().cap_W;
+    in.default_limit_W = default_limit_W(rows);
     in.max_power_W = probes.front().cap_W;
     in.priors = priors[gpu];
     out.push_back({workload, gpu, decide(probes, in)});
@@ -62,7 +62,8 @@ Recommendation recommend_kept(const SweepTable& table, const Objective& objectiv
   auto probes = probes_from_rows(table.rows);
   DecisionInputs in;
   in.objective = objective;
-  in.default_limit_W = in.max_power_W = probes.front().cap_W;
+  in.default_limit_W = default_limit_W(table.rows);
+  in.max_power_W = probes.front().cap_W;
   in.default_again = default_again;
   recs.front().decision = decide(probes, in);
   return recs.front();

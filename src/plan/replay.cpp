@@ -40,9 +40,10 @@ GpuInfo ReplayProber::info(const std::string& uri) const {
   i.uuid = "replay-" + source_;
   i.max_limit_W = rows_.front().cap_W;
   i.min_limit_W = rows_.back().cap_W;
-  i.default_limit_W = i.max_limit_W;  // Zeus-style sweeps start from the default, the highest cap
-  i.current_limit_W = i.max_limit_W;
-  i.enforced_limit_W = i.max_limit_W;
+  // The table's named default, else its highest cap (Zeus-style sweeps start from the default).
+  i.default_limit_W = default_limit_W(rows_);
+  i.current_limit_W = i.default_limit_W;
+  i.enforced_limit_W = i.default_limit_W;
   return i;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // replay:FILE: probes answered from a recorded sweep table (docs/contracts.md) instead of from
 // hardware, so search strategies run on real measurements. The table stands for one GPU: its
-// limits are the lowest and the highest cap, and the default is the highest (sweeps start there).
+// limits are the lowest and the highest cap, and the default is the one its rows name
+// (default_limit_W), else the highest (sweeps start there).
 #include <string>
 #include <vector>
 

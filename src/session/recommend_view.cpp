@@ -52,7 +52,8 @@ std::string to_text(const RecommendReport& report) {
   for (const auto& n : notes) out += "  " + n + "\n";
   out +=
       "(dE, dT: energy and time per unit of work against the default limit, the highest cap of "
-      "each workload, with 95% intervals where the rows give them; \"within noise\": the best "
+      "each workload unless its rows name one (default_limit_W), with 95% intervals where the rows "
+      "give them; \"within noise\": the best "
       "row, its saving not beyond the rows' noise; --json gives each decision's reason)\n";
   return out;
 }

@@ -172,19 +172,18 @@ TableDecision decide_one(plan::Recommendation rec, const SweepTable& one,
   std::vector<plan::ProbeResult> probes = plan::probes_from_rows(one.rows);
   if (again) rec = plan::recommend_kept(one, objective, again);
   plan::DecisionView view = plan::decision_view(rec.decision, probes, objective,
-                                                probes.front().cap_W, one.rows.front().unit);
+                                                default_limit_W(one.rows), one.rows.front().unit);
   return {std::move(rec), std::move(probes), std::move(view)};
 }
 
 std::optional<Measurement> again_of(const SweepTable& one, const std::string& source) {
   if (one.again.empty()) return std::nullopt;
   const SweepRow& a = one.again.front();
-  double default_W = 0;
-  for (const SweepRow& r : one.rows) default_W = std::max(default_W, r.cap_W);
+  const double default_W = default_limit_W(one.rows);
   if (a.cap_W != default_W)
     throw Error(ErrorKind::Parse,
                 fmt::format("{}:{}: the row of window 'again' for workload '{}' is at {} W; only "
-                            "the default (the highest cap, {} W) is measured again",
+                            "the default ({} W) is measured again",
                             source, a.line, a.workload, a.cap_W, default_W));
   return to_measurement(a);
 }

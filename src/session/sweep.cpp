@@ -34,10 +34,12 @@ SweepReport sweep_replay(const SweepRequest& r) {
   rep.workload = r.workload.builtin;
   rep.unit = prober.rows().front().unit;
   rep.info = prober.info(r.device.text);
-  // The table's caps are the device's settings: "auto" means all of them.
+  // The table's caps are the device's settings: "auto" means all of them from the default down
+  // (a table swept past the card's default names it; a decision lowers the limit or keeps it).
   std::vector<double> caps;
   if (r.caps.automatic()) {
-    for (const auto& row : prober.rows()) caps.push_back(row.cap_W);
+    for (const auto& row : prober.rows())
+      if (row.cap_W <= rep.info.default_limit_W) caps.push_back(row.cap_W);
     caps = plan::with_default(std::move(caps), rep.info.default_limit_W);
   } else {
     caps = caps_on(r.caps, rep.info);

@@ -22,9 +22,9 @@ namespace {
 
 const std::vector<std::string> kRequired = {"workload", "gpu",         "cap_W",
                                             "time_s",   "avg_power_W", "unit"};
-const std::vector<std::string> kOptional = {"energy_J",    "time_ci_s",   "energy_ci_J",
-                                            "steps",       "time_lo_s",   "time_hi_s",
-                                            "energy_lo_J", "energy_hi_J", "window"};
+const std::vector<std::string> kOptional = {
+    "energy_J",  "time_ci_s",   "energy_ci_J", "steps",  "time_lo_s",
+    "time_hi_s", "energy_lo_J", "energy_hi_J", "window", "default_limit_W"};
 
 struct Cell {
   std::string text;
@@ -68,7 +68,8 @@ struct Bound {
 
 Bound bound_of(const std::string& name) {
   using namespace plausible;
-  if (name == "cap_W" || name == "avg_power_W") return {kMaxPower_W, "W"};
+  if (name == "cap_W" || name == "avg_power_W" || name == "default_limit_W")
+    return {kMaxPower_W, "W"};
   if (name.ends_with("_J")) return {kMaxUnitEnergy_J, "J"};
   if (name.ends_with("_s")) return {kMaxUnitTime_s, "s"};
   return {std::numeric_limits<double>::max(), ""};
@@ -101,6 +102,44 @@ std::string fmt_num(double v) { return fmt::format("{}", v); }
 
 // Steps measured at one cap: an int, and far beyond any real sweep.
 constexpr double kMaxSteps = 1e9;
+
+// A named default is one value for all of a (workload, gpu)'s rows, and a row at that cap exists:
+// every decision compares against the default's own row, and the time bound is taken from it.
+void check_named_defaults(const SweepTable& table, const std::map<int, int>& columns) {
+  std::map<std::pair<std::string, std::string>, const SweepRow*> first;
+  std::map<std::pair<std::string, std::string>, std::set<double>> caps;
+  for (const SweepRow& r : table.rows) {
+    const auto key = std::make_pair(r.workload, r.gpu);
+    caps[key].insert(r.cap_W);
+    auto [it, fresh] = first.emplace(key, &r);
+    if (fresh) continue;
+    const SweepRow& f = *it->second;
+    if (f.default_limit_W != r.default_limit_W) {
+      const SweepRow& at = r.default_limit_W ? r : f;
+      auto text = [](const SweepRow& x) {
+        return x.default_limit_W ? fmt::format("{} W", *x.default_limit_W) : std::string("none");
+      };
+      parse_error(table.source, at.line, columns.count(at.line) ? columns.at(at.line) : 1,
+                  fmt::format("default_limit_W {} here, {} on line {} of the same workload '{}' "
+                              "on {}: a workload has one default limit, the same on all its rows",
+                              text(r), text(f), f.line, r.workload, r.gpu));
+    }
+  }
+  for (const auto& [key, f] : first) {
+    if (!f->default_limit_W) continue;
+    const double d = *f->default_limit_W;
+    const auto& c = caps[key];
+    if (std::any_of(c.begin(), c.end(), [&](double x) { return std::abs(x - d) < 0.05; })) continue;
+    std::string list;
+    for (auto it = c.rbegin(); it != c.rend(); ++it)
+      list += (list.empty() ? "" : ", ") + fmt::format("{}", *it);
+    parse_error(table.source, f->line, columns.count(f->line) ? columns.at(f->line) : 1,
+                fmt::format("workload '{}' on {} names the default limit {} W but has no row at "
+                            "{} W (its caps: {} W): every percentage and the time bound are "
+                            "taken from the default's own row, so measure it there",
+                            key.first, key.second, d, d, list));
+  }
+}
 
 }  // namespace
 
@@ -137,6 +176,7 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
   std::map<std::string, size_t> col;  // column name -> index
   size_t n_columns = 0;
   std::set<std::tuple<std::string, std::string, double, bool>> keys;
+  std::map<int, int> default_cells;  // line -> column of its default_limit_W cell
   int line_no = 0;
   size_t pos = 0;
   bool header_seen = false;
@@ -161,7 +201,7 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
                       fmt::format("unknown column '{}' (expected workload,gpu,cap_W,time_s,"
                                   "avg_power_W,unit and optionally energy_J,time_ci_s,"
                                   "energy_ci_J,steps,time_lo_s,time_hi_s,energy_lo_J,"
-                                  "energy_hi_J,window)",
+                                  "energy_hi_J,window,default_limit_W)",
                                   name));
         if (col.count(name))
           parse_error(source, line_no, cells[i].column, fmt::format("column '{}' twice", name));
@@ -226,6 +266,8 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
         parse_error(source, line_no, cell("window").column,
                     fmt::format("window '{}': expected first, again or nothing", w));
     }
+    r.default_limit_W = optional_number("default_limit_W", true);
+    if (r.default_limit_W) default_cells[r.line] = cell("default_limit_W").column;
     if (!keys.insert({r.workload, r.gpu, r.cap_W, r.again}).second)
       parse_error(source, line_no, cell("cap_W").column,
                   fmt::format("a second row{} for workload '{}' on {} at {} W",
@@ -240,7 +282,17 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
                   fmt::format("a row of window 'again' for workload '{}' on {} at {} W, but no "
                               "first row at that cap",
                               a.workload, a.gpu, a.cap_W));
+  check_named_defaults(table, default_cells);
   return table;
+}
+
+double default_limit_W(const std::vector<SweepRow>& rows) {
+  double highest_W = 0;
+  for (const SweepRow& r : rows) {
+    if (r.default_limit_W) return *r.default_limit_W;
+    highest_W = std::max(highest_W, r.cap_W);
+  }
+  return highest_W;
 }
 
 SweepTable read_sweep_table(const std::filesystem::path& path) {
@@ -257,7 +309,7 @@ SweepTable read_sweep_table(const std::filesystem::path& path) {
 
 std::string format_sweep_table(const std::vector<SweepRow>& rows) {
   bool has_energy = false, has_tci = false, has_eci = false, has_steps = false;
-  bool has_tb = false, has_eb = false, has_window = false;
+  bool has_tb = false, has_eb = false, has_window = false, has_default = false;
   for (const auto& r : rows) {
     has_energy |= r.energy_J.has_value();
     has_tci |= r.time_ci_s.has_value();
@@ -266,6 +318,7 @@ std::string format_sweep_table(const std::vector<SweepRow>& rows) {
     has_tb |= r.time_lo_s.has_value();
     has_eb |= r.energy_lo_J.has_value();
     has_window |= r.again;
+    has_default |= r.default_limit_W.has_value();
   }
   std::string out = "workload,gpu,cap_W,time_s,avg_power_W,unit";
   if (has_energy) out += ",energy_J";
@@ -275,6 +328,7 @@ std::string format_sweep_table(const std::vector<SweepRow>& rows) {
   if (has_tb) out += ",time_lo_s,time_hi_s";
   if (has_eb) out += ",energy_lo_J,energy_hi_J";
   if (has_window) out += ",window";
+  if (has_default) out += ",default_limit_W";
   out += "\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt_num(*v) : std::string(); };
   for (const auto& r : rows) {
@@ -288,6 +342,7 @@ std::string format_sweep_table(const std::vector<SweepRow>& rows) {
     if (has_tb) out += "," + opt(r.time_lo_s) + "," + opt(r.time_hi_s);
     if (has_eb) out += "," + opt(r.energy_lo_J) + "," + opt(r.energy_hi_J);
     if (has_window) out += r.again ? ",again" : ",";
+    if (has_default) out += "," + opt(r.default_limit_W);
     out += "\n";
   }
   return out;

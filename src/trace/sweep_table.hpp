@@ -9,7 +9,9 @@
 // bootstrap interval need not be symmetric) and win over the half-width. `window` is empty (or
 // "first") for a cap's measurement and "again" for the default limit measured again at the end of
 // a live sweep: such a row is kept apart (SweepTable::again), so that deciding the table again
-// uses both default windows as the live decision did (plan/decision.hpp).
+// uses both default windows as the live decision did (plan/decision.hpp). `default_limit_W` names
+// the default limit (the same on all of a workload's rows, with a row at that cap); without it
+// the default is the highest cap, as sweeps that start from the default have it.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,6 +33,7 @@ struct SweepRow {
   std::optional<int> steps;
   // The 95% interval's ends, when known exactly (both of a pair, or neither).
   std::optional<double> time_lo_s, time_hi_s, energy_lo_J, energy_hi_J;
+  std::optional<double> default_limit_W;  // the card's default limit, where the table names it
   bool again = false;  // window "again": the default measured again at the end of a live sweep
   int line = 0;        // 1-based line in the source file (0 when built in code)
 
@@ -55,6 +58,10 @@ struct SweepTable {
 // duplicate (workload, gpu, cap_W, window), an interval end without its pair or a row of window
 // "again" with no row at its cap.
 SweepTable parse_sweep_table(std::string_view text, const std::string& source);
+// The default limit of one workload's rows: the one they name (default_limit_W), else the highest
+// cap (a sweep from the default down, as Zeus's tables are).
+double default_limit_W(const std::vector<SweepRow>& rows);
+
 // Reads a file; Error Io when it cannot be read.
 SweepTable read_sweep_table(const std::filesystem::path& path);
 

@@ -176,5 +176,45 @@ TEST(SweepTable, QuotingErrorsNameFileLineAndColumn) {
       "q.csv:1:44: unknown column 'colour' (exp");
 }
 
+// A table may name its default limit: a 450 W card swept to 600 W is judged against 450 W, not
+// against its highest cap; without the column the highest cap is the default.
+TEST(SweepTable, NamesItsDefaultLimitOrTakesTheHighestCap) {
+  const char* named =
+      "workload,gpu,cap_W,time_s,avg_power_W,unit,default_limit_W\n"
+      "w,X,600,0.9,520,step,450\n"
+      "w,X,450,1.0,440,step,450\n"
+      "w,X,300,1.2,297,step,450\n"
+      "v,X,600,1.0,300,step,\n"
+      "v,X,500,1.0,300,step,\n";
+  const SweepTable t = parse_sweep_table(named, "n.csv");
+  EXPECT_EQ(default_limit_W(t.rows_for("w")), 450);
+  EXPECT_EQ(default_limit_W(t.rows_for("v")), 600);
+  // Written back with the column, and read back the same.
+  const SweepTable back = parse_sweep_table(format_sweep_table(t.rows), "back.csv");
+  EXPECT_EQ(default_limit_W(back.rows_for("w")), 450);
+  EXPECT_FALSE(back.rows_for("v").front().default_limit_W.has_value());
+}
+
+TEST(SweepTable, ANamedDefaultWithoutItsRowOrDifferingBetweenRowsIsRefused) {
+  EXPECT_EQ(parse_error_of("workload,gpu,cap_W,time_s,avg_power_W,unit,default_limit_W\n"
+                           "w,X,600,0.9,520,step,450\n"
+                           "w,X,300,1.2,297,step,450\n",
+                           "m.csv"),
+            "m.csv:2:22: workload 'w' on X names the default limit 450 W but has no row at 450 W "
+            "(its caps: 600, 300 W): every percentage and the time bound are taken from the "
+            "default's own row, so measure it there");
+  const std::string differs = parse_error_of(
+      "workload,gpu,cap_W,time_s,avg_power_W,unit,default_limit_W\n"
+      "w,X,600,0.9,520,step,450\n"
+      "w,X,450,1.0,440,step,500\n",
+      "d.csv");
+  EXPECT_EQ(differs.rfind("d.csv:3:22: default_limit_W 500 W here, 450 W on line 2", 0), 0u)
+      << differs;
+  EXPECT_NE(parse_error_of("workload,gpu,cap_W,time_s,avg_power_W,unit,default_limit_W\n"
+                           "w,X,450,1.0,440,step,0\n",
+                           "z.csv"),
+            "");
+}
+
 }  // namespace
 }  // namespace regime

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -150,6 +151,45 @@ TEST(SweepReplayCli, MalformedSweepTableNamesFileLineAndColumn) {
   fs::remove_all(dir.parent_path());
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("bad.csv:3:8: cap_W '2x0' is not a number"), std::string::npos) << r.err;
+}
+
+// A 450 W card swept to 600 W names its default: `recommend --sweep` and a replayed sweep compare
+// every row with 450 W and take the time bound from it; a table missing that row says so.
+TEST(SweepReplayCli, ANamedDefaultLimitIsTheReference) {
+  const fs::path dir = scratch("named-default");
+  const std::string rows =
+      "w,X450,600,0.90,520,step,450\n"
+      "w,X450,500,0.95,480,step,450\n"
+      "w,X450,400,1.04,392,step,450\n"
+      "w,X450,350,1.09,345,step,450\n"
+      "w,X450,300,1.18,297,step,450\n"
+      "w,X450,250,1.35,249,step,450\n";
+  const std::string header = "workload,gpu,cap_W,time_s,avg_power_W,unit,default_limit_W\n";
+  std::ofstream(dir / "t.csv") << header << "w,X450,450,1.00,440,step,450\n" << rows;
+  std::ofstream(dir / "missing.csv") << header << rows;
+
+  const json rec = run_json({"recommend", "--sweep", (dir / "t.csv").string(), "--json"}, "nd1");
+  const json& d = rec["workloads"][0]["decision"];
+  EXPECT_EQ(d["cap_W"], 350.0) << d.dump();
+  EXPECT_NEAR(d["time_change_pct"].get<double>(), 9.0, 0.05);  // +21% against 600 W
+  EXPECT_NEAR(d["energy_change_pct"].get<double>(), (1.09 * 345 / 440 - 1) * 100, 0.05);
+  EXPECT_THAT(d["reason"].get<std::string>(), HasSubstr("against the default 450 W"));
+
+  const json sw = run_json({"sweep", "--device", "replay:" + (dir / "t.csv").string(), "--workload",
+                            "w", "--strategy", "exhaustive", "--json"},
+                           "nd2");
+  EXPECT_EQ(sw["decision"]["cap_W"], 350.0);
+  ASSERT_EQ(sw["results"].size(), 5u);  // 450 W down: the search lowers the limit or keeps it
+  EXPECT_EQ(sw["results"][0]["cap_W"], 450.0);
+  EXPECT_NEAR(sw["decision"]["time_change_pct"].get<double>(), 9.0, 0.05);
+
+  const auto text = test::run({"recommend", "--sweep", (dir / "t.csv").string()}, {}, dir);
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("+9.0"));
+
+  const auto missing = test::run({"recommend", "--sweep", (dir / "missing.csv").string()}, {}, dir);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_THAT(missing.err, HasSubstr("names the default limit 450 W but has no row at 450 W"));
 }
 
 }  // namespace
