@@ -491,26 +491,21 @@ int run(int argc, char** argv) {
       }
     return 0;
   }
+  // A simulated corpus's tables, each judged on its measured or its true rows.
+  const auto add_corpus = [&](auto corpus) {
+    for (auto& t : corpus) {
+      TableData d;
+      d.label = t.measured.source;
+      d.table = std::move(t.measured);
+      d.workloads = workloads_of(d.table);
+      d.judged = judge_truth ? workloads_of(t.truth) : d.workloads;
+      data.push_back(std::move(d));
+    }
+  };
   const size_t real = data.size();
-  if (sim)
-    for (auto& t : plan::sim_corpus()) {
-      TableData d;
-      d.label = t.measured.source;
-      d.table = std::move(t.measured);
-      d.workloads = workloads_of(d.table);
-      d.judged = judge_truth ? workloads_of(t.truth) : d.workloads;
-      data.push_back(std::move(d));
-    }
+  if (sim) add_corpus(plan::sim_corpus());
   const size_t simulated = data.size();
-  if (sim_flat)
-    for (auto& t : plan::sim_flat_corpus()) {
-      TableData d;
-      d.label = t.measured.source;
-      d.table = std::move(t.measured);
-      d.workloads = workloads_of(d.table);
-      d.judged = judge_truth ? workloads_of(t.truth) : d.workloads;
-      data.push_back(std::move(d));
-    }
+  if (sim_flat) add_corpus(plan::sim_flat_corpus());
   if (data.empty())
     throw Error(ErrorKind::InvalidArgument, "no table given (TABLE.csv ... and/or --sim)");
   const auto start = std::chrono::steady_clock::now();
