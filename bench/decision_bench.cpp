@@ -35,8 +35,8 @@
 #include "plan/search.hpp"
 #include "plan/sim_corpus.hpp"
 #include "plan/twin_curve.hpp"
-#include "session/search_options.hpp"
-#include "session/sweep.hpp"
+#include "session/sweep/search_options.hpp"
+#include "session/sweep/sweep.hpp"
 #include "trace/sweep_table.hpp"
 
 namespace {
@@ -92,7 +92,7 @@ std::vector<Workload> workloads_of(const SweepTable& table) {
   return out;
 }
 
-// The adaptive search as `regime sweep --device replay:FILE` builds it (session/sweep.cpp).
+// The adaptive search as `regime sweep --device replay:FILE` builds it (session/sweep/sweep.cpp).
 std::vector<Pick> adaptive_picks(const TableData& d, const plan::Objective& objective,
                                  const Tweak& tweak) {
   std::map<std::string, plan::NoisePriors> priors;

@@ -28,7 +28,7 @@ class CheckLayers(unittest.TestCase):
         self.assertIn("gpu.hpp:2: layer 'device' includes 'plan/'", r.stdout)
 
     def test_tests_may_include_any_layer(self):
-        r = run({"trace/csv_test.cpp": '#include "session/probe.hpp"\n'})
+        r = run({"trace/csv_test.cpp": '#include "session/probe/probe.hpp"\n'})
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_the_table_is_read_from_cmake_with_what_each_layer_links_in_turn(self):
@@ -51,7 +51,7 @@ class CheckLayers(unittest.TestCase):
 
     def test_a_cli_file_may_include_cli_session_and_common(self):
         r = run({"cli/limit.cpp": '#include "cli/command.hpp"\n#include "common/error.hpp"\n'
-                                  '#include "session/devices.hpp"\n',
+                                  '#include "session/node/devices.hpp"\n',
                  "cli/limit_test.cpp": '#include "device/uri.hpp"\n'})
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
@@ -59,6 +59,31 @@ class CheckLayers(unittest.TestCase):
         r = run({"misc/x.cpp": "int x;\n"})
         self.assertEqual(r.returncode, 1)
         self.assertIn("not a known layer", r.stdout)
+
+    def test_a_session_sub_folder_belongs_to_the_layer_whose_dirs_list_it(self):
+        # scheduler (session/scheduler) links session; session does not link scheduler.
+        ok = run({"session/scheduler/job.cpp": '#include "session/study/study.hpp"\n'})
+        self.assertEqual(ok.returncode, 0, ok.stdout + ok.stderr)
+        up = run({"session/study/study.cpp": '#include "session/scheduler/job.hpp"\n'})
+        self.assertEqual(up.returncode, 1)
+        self.assertIn("layer 'session' includes 'scheduler/'", up.stdout)
+
+    def test_a_folder_under_session_that_no_layer_lists_fails(self):
+        r = run({"session/misc/x.cpp": "int x;\n"})
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("folder 'session/misc' is not a known layer", r.stdout)
+
+    def test_a_step_and_its_orchestrator_including_each_other_fail(self):
+        r = run({"session/study/study.cpp": '#include "session/study/study_steps.hpp"\n',
+                 "session/study/study_steps.hpp": '#include "session/study/study.hpp"\n',
+                 "session/study/study.hpp": "\n"})
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("session/study/study: and session/study/study_steps include each other",
+                      r.stdout)
+        apart = run({"session/study/study.cpp": '#include "session/study/study_steps.hpp"\n',
+                     "session/study/study_steps.hpp": '#include "session/study/study_types.hpp"\n',
+                     "session/study/study.hpp": '#include "session/study/study_types.hpp"\n'})
+        self.assertEqual(apart.returncode, 0, apart.stdout + apart.stderr)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 // For scripts (a scheduler's prolog and epilog) and for people checking what regimed holds.
 #include "cli/command.hpp"
 #include "common/error.hpp"
-#include "session/agent_request.hpp"
+#include "session/node/agent_request.hpp"
 
 namespace regime::cli {
 

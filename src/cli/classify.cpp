@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
-#include "session/classify_trace.hpp"
+#include "session/probe/classify_trace.hpp"
 
 namespace regime::cli {
 

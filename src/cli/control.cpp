@@ -1,8 +1,9 @@
 // regime control --device D --policy thermal[:k=v,...]|regime-gated[:inner=thermal,probe_s=S,...]
 // [--seconds S] [--evaluate [--windows N]] [--dry-run] [--actuate] [--db FILE] [--json]
 // (--workload sim:NAME | -- CMD ARGS...): runs the workload while a controller moves the power
-// limit through the guard (src/session/control.hpp); the original limit is restored at the end.
-#include "session/control.hpp"
+// limit through the guard (src/session/control/control.hpp); the original limit is restored at the
+// end.
+#include "session/control/control.hpp"
 
 #include <fmt/core.h>
 
@@ -15,7 +16,7 @@
 #include "cli/sweep_options.hpp"
 #include "cli/task_progress.hpp"
 #include "common/error.hpp"
-#include "session/control_view.hpp"
+#include "session/control/control_view.hpp"
 
 namespace regime::cli {
 

@@ -1,12 +1,12 @@
 // regime devices [--json]: the GPUs NVML finds, the simulated models that can be opened, replay:.
 // regime devices --check D [--seconds S] [--json]: a read-only health check of one device: which
 // fields it answers, what each read costs, the driver's power buffer, energy counter vs power.
-#include "session/devices.hpp"
+#include "session/node/devices.hpp"
 
 #include <iostream>
 
 #include "cli/command.hpp"
-#include "session/devices_view.hpp"
+#include "session/node/devices_view.hpp"
 
 namespace regime::cli {
 

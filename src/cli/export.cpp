@@ -2,7 +2,7 @@
 // [--workload sim:NAME]: a Prometheus exporter of the GPUs' power, energy, utilization,
 // temperature, clocks, limits, clock-event reasons, rolling regime, the node agent's job and the
 // cap Regime holds (docs/export.md). Read-only.
-#include "session/export.hpp"
+#include "session/node/export.hpp"
 
 #include <fmt/core.h>
 

@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "cli/command.hpp"
-#include "session/job_leader.hpp"
-#include "session/job_requests.hpp"
-#include "session/job_view.hpp"
+#include "session/scheduler/job_leader.hpp"
+#include "session/scheduler/job_requests.hpp"
+#include "session/scheduler/job_view.hpp"
 
 namespace regime::cli {
 

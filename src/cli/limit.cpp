@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "cli/command.hpp"
-#include "session/devices.hpp"
-#include "session/devices_view.hpp"
+#include "session/node/devices.hpp"
+#include "session/node/devices_view.hpp"
 
 namespace regime::cli {
 

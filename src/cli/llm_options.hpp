@@ -4,7 +4,7 @@
 // shows in a process list or a shell history.
 #include <CLI/CLI.hpp>
 
-#include "session/predict.hpp"
+#include "session/predict/predict.hpp"
 
 namespace regime::cli {
 

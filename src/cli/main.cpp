@@ -9,8 +9,8 @@
 #include "cli/command.hpp"
 #include "cli/config_files.hpp"
 #include "common/error.hpp"
-#include "session/backends.hpp"
 #include "session/exit_status.hpp"
+#include "session/site/backends.hpp"
 
 namespace {
 

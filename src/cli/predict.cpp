@@ -1,8 +1,8 @@
 // regime predict --gpu MODEL --workload DESC --predictor P [--json]
 // regime predict eval (--measured FILE... | --db FILE) --predictors LIST [--json]
 // A first guess of a pair's power and regime before measuring, and the guesses scored against
-// measurements (src/session/predict.hpp does the work; docs/predict.md).
-#include "session/predict.hpp"
+// measurements (src/session/predict/predict.hpp does the work; docs/predict.md).
+#include "session/predict/predict.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/llm_options.hpp"
 #include "common/error.hpp"
-#include "session/predict_view.hpp"
+#include "session/predict/predict_view.hpp"
 
 namespace regime::cli {
 

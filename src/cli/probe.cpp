@@ -1,7 +1,7 @@
 // regime probe --device D [--seconds S] ... (--workload sim:NAME | -- CMD ARGS...): one short run,
-// measured and classified; the trace, steps and a run record are saved (src/session/probe.hpp).
-// Never changes a limit.
-#include "session/probe.hpp"
+// measured and classified; the trace, steps and a run record are saved
+// (src/session/probe/probe.hpp). Never changes a limit.
+#include "session/probe/probe.hpp"
 
 #include <iostream>
 #include <memory>
@@ -9,8 +9,8 @@
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
-#include "session/job_devices.hpp"
-#include "session/probe_view.hpp"
+#include "session/probe/probe_view.hpp"
+#include "session/site/command_gpus.hpp"
 
 namespace regime::cli {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "session/probe.hpp"
+#include "session/probe/probe.hpp"
 
 namespace regime::cli {
 

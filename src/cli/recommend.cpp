@@ -1,13 +1,13 @@
 // regime recommend (--sweep FILE | --run sweep:ID [--db FILE]) [--objective O] [--json]: the
 // decision for every workload of a sweep table, or of a sweep kept in the run database, by the
 // same rule `regime sweep` applies to its own measurements.
-#include "session/recommend.hpp"
+#include "session/results/recommend.hpp"
 
 #include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
-#include "session/recommend_view.hpp"
+#include "session/results/recommend_view.hpp"
 
 namespace regime::cli {
 

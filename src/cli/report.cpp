@@ -1,6 +1,6 @@
 // regime report (RUN_ID | control:ID [--gpu G] | [--gpu G] [--workload W]) -o report.html: one run
 // drawn as a self-contained HTML page (docs/report.md).
-#include "session/report.hpp"
+#include "session/results/report.hpp"
 
 #include <fmt/core.h>
 

@@ -2,12 +2,12 @@
 // kill -9, or a cap kept on purpose), then end the records of scheduler jobs begun in an earlier
 // boot (the restore at boot: their epilog never ran). Exit status 1 if any GPU could not be
 // restored or any such job could not be ended.
-#include "session/restore.hpp"
+#include "session/node/restore.hpp"
 
 #include <iostream>
 
 #include "cli/command.hpp"
-#include "session/restore_view.hpp"
+#include "session/node/restore_view.hpp"
 
 namespace regime::cli {
 

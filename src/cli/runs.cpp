@@ -1,13 +1,13 @@
 // regime runs [list] [--gpu G] [--workload W] [--db FILE] [--limit N] [--json] |
 // regime runs show ID|probe:ID|sweep:ID|study:ID|decision:ID|control:ID: what the run database
-// holds (src/session/runs.hpp).
-#include "session/runs.hpp"
+// holds (src/session/results/runs.hpp).
+#include "session/results/runs.hpp"
 
 #include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
-#include "session/runs_view.hpp"
+#include "session/results/runs_view.hpp"
 
 namespace regime::cli {
 

@@ -5,10 +5,10 @@
 #include <optional>
 
 #include "cli/command.hpp"
-#include "session/sim_curve.hpp"
-#include "session/sim_curve_view.hpp"
-#include "session/sim_fit.hpp"
-#include "session/sim_fit_view.hpp"
+#include "session/sim/sim_curve.hpp"
+#include "session/sim/sim_curve_view.hpp"
+#include "session/sim/sim_fit.hpp"
+#include "session/sim/sim_fit_view.hpp"
 
 namespace regime::cli {
 

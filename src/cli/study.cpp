@@ -1,6 +1,7 @@
 // regime study --device D (--workload sim:NAME | -- CMD...) [--objective O]
 //   [--strategy adaptive|exhaustive] [--probe-seconds S] [--actuate] [--apply] [--json] [--out DIR]
-// The main job: probe, classify, sweep what the regime warrants, decide (src/session/study.hpp).
+// The main job: probe, classify, sweep what the regime warrants, decide
+// (src/session/study/study.hpp).
 #include <fmt/core.h>
 
 #include <filesystem>
@@ -11,8 +12,8 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "common/error.hpp"
-#include "session/report.hpp"
-#include "session/study_view.hpp"
+#include "session/results/report.hpp"
+#include "session/study/study_view.hpp"
 
 namespace regime::cli {
 

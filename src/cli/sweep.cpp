@@ -1,8 +1,8 @@
 // regime sweep --device D (--workload sim:NAME | --workload NAME for replay | -- CMD...)
 //   [--caps LIST|auto] [--strategy exhaustive|adaptive] [--objective O] [--mode live|restart]
 //   [--actuate] [--apply] [--force] [--prior PREDICTOR] [--json]
-// Measures caps, prints the table and the decision (src/session/sweep.hpp does the work).
-#include "session/sweep.hpp"
+// Measures caps, prints the table and the decision (src/session/sweep/sweep.hpp does the work).
+#include "session/sweep/sweep.hpp"
 
 #include <fmt/core.h>
 
@@ -13,7 +13,7 @@
 #include "cli/llm_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
-#include "session/sweep_view.hpp"
+#include "session/sweep/sweep_view.hpp"
 
 namespace regime::cli {
 

@@ -5,7 +5,7 @@
 
 #include "cli/task_progress.hpp"
 #include "session/settings.hpp"
-#include "session/target.hpp"
+#include "session/site/target.hpp"
 
 namespace regime::cli {
 

@@ -5,7 +5,7 @@
 #include "common/error.hpp"
 #include "control/controller.hpp"
 #include "control/thermal.hpp"
-#include "session/target.hpp"
+#include "session/site/target.hpp"
 #include "support/test_gpu.hpp"
 
 namespace regime::control {

@@ -3,7 +3,7 @@
 // if warranted, decide, report. This file holds the pure parts: which caps the regime warrants
 // sweeping, the command a user runs to sweep a real GPU, the interval of the decision's energy
 // change, and the study's JSON and text. The edges (running work, setting limits) are in
-// src/session/study.cpp.
+// src/session/study/study.cpp.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>

@@ -2,7 +2,7 @@
 // Scoring predictions against measurements: the mean absolute percentage error of the power and
 // the share of regimes named right, per GPU (or per GPU and model family), with a bootstrap
 // interval of the MAPE. The measured cases come from sweep tables, traces or the run store
-// (session/predict.cpp); everything here is pure but for the predictor it is handed.
+// (session/predict/predict.cpp); everything here is pure but for the predictor it is handed.
 #include <functional>
 #include <optional>
 #include <string>

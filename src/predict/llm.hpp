@@ -12,8 +12,8 @@
 
 namespace regime::predict {
 
-// Where answers are kept (the run store implements it: session/predict.cpp). Only the model, the
-// prompt and the answer: never the key or the endpoint's address.
+// Where answers are kept (the run store implements it: session/predict/predict.cpp). Only the
+// model, the prompt and the answer: never the key or the endpoint's address.
 class AnswerCache {
  public:
   virtual ~AnswerCache() = default;

@@ -7,7 +7,7 @@
 #include "common/error.hpp"
 #include "device/device_list.hpp"
 #include "plan/cap_grid.hpp"
-#include "session/job_devices.hpp"
+#include "session/site/command_gpus.hpp"
 
 namespace regime::session {
 

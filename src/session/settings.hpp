@@ -11,9 +11,9 @@
 #include "common/gpu_info.hpp"
 #include "plan/objective.hpp"
 #include "plan/search.hpp"
-#include "session/predict.hpp"
-#include "session/probers.hpp"
-#include "session/target.hpp"
+#include "session/predict/predict.hpp"
+#include "session/probe/probers.hpp"
+#include "session/site/target.hpp"
 
 namespace regime::session {
 

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
-#include "session/job_devices.hpp"
-#include "session/sweep.hpp"
+#include "session/site/command_gpus.hpp"
+#include "session/sweep/sweep.hpp"
 
 namespace regime::session {
 namespace {

@@ -1,9 +1,10 @@
 #pragma once
 // Scheduler jobs in the run database (the same store as RunStore, file or server): one row per job
 // and node, written when the job's prolog applies its power policy and completed by its epilog with
-// the energy its GPUs used. The row's details are a JSON object (session/job.hpp writes it), so the
-// table stays the same when what a job records grows. With a server store that cannot be reached,
-// a put is queued and the node keeps the row, so its epilog finds what its prolog wrote.
+// the energy its GPUs used. The row's details are a JSON object (session/scheduler/job.hpp writes
+// it), so the table stays the same when what a job records grows. With a server store that cannot
+// be reached, a put is queued and the node keeps the row, so its epilog finds what its prolog
+// wrote.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "act/journal.hpp"
-#include "session/backends.hpp"
+#include "session/site/backends.hpp"
 
 namespace {
 

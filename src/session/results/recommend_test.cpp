@@ -1,0 +1,53 @@
+#include "session/results/recommend.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "session/results/recommend_view.hpp"
+
+namespace regime::session {
+namespace {
+
+const std::string kTable = std::string(REGIME_TEST_DATA_DIR) + "/zeus/V100.sweep.csv";
+
+RecommendRequest request(std::string sweep_file, std::string run, std::string objective = "") {
+  RecommendRequest r;
+  r.sweep_file = std::move(sweep_file);
+  r.run = std::move(run);
+  if (!objective.empty()) r.objective = std::move(objective);
+  return r;
+}
+
+ErrorKind kind_of(const RecommendRequest& r) {
+  try {
+    recommend(r);
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  return ErrorKind::Internal;  // no error: the caller's expectation fails
+}
+
+TEST(Recommend, ATableIsDecidedPerWorkloadUnderTheObjective) {
+  RecommendRequest r;
+  r.sweep_file = kTable;
+  r.objective = "energy";
+  const RecommendReport report = recommend(r);
+  EXPECT_EQ(report.source, kTable);
+  EXPECT_EQ(report.objective, "energy");
+  EXPECT_EQ(report.decided.size(), 68u);  // the table's workloads
+  const nlohmann::json j = to_json(report);
+  ASSERT_EQ(j["workloads"].size(), report.decided.size());
+  EXPECT_EQ(j["workloads"][0]["workload"], report.decided[0].recommendation.workload);
+  EXPECT_EQ(j["workloads"][0]["gpu"], "V100");
+  EXPECT_TRUE(j["workloads"][0]["decision"].contains("keep_default"));
+}
+
+TEST(Recommend, NeedsATableOrAKeptSweepAndAReadableObjective) {
+  EXPECT_EQ(kind_of(request("", "")), ErrorKind::InvalidArgument);  // neither
+  EXPECT_EQ(kind_of(request(kTable, "sweep:1")), ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of(request("", "probe:1")), ErrorKind::InvalidArgument);  // not a sweep
+  EXPECT_EQ(kind_of(request(kTable, "", "fastest")), ErrorKind::InvalidArgument);
+}
+
+}  // namespace
+}  // namespace regime::session

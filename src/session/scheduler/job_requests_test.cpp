@@ -1,0 +1,70 @@
+#include "session/scheduler/job_requests.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "store/job_store.hpp"
+#include "store/run_store.hpp"
+
+namespace regime::session {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_db(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("regime-job-requests-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir / "runs.sqlite";
+}
+
+TEST(JobRequests, TheNodeIsSlurmsNameElseTheHostName) {
+  const char* before = getenv("SLURMD_NODENAME");
+  const std::string saved = before ? before : "";
+  setenv("SLURMD_NODENAME", "gpu-node-7", 1);
+  EXPECT_EQ(this_node(), "gpu-node-7");
+  setenv("SLURMD_NODENAME", "", 1);
+  EXPECT_FALSE(this_node().empty());
+  EXPECT_NE(this_node(), "gpu-node-7");
+  if (before)
+    setenv("SLURMD_NODENAME", saved.c_str(), 1);
+  else
+    unsetenv("SLURMD_NODENAME");
+}
+
+TEST(JobRequests, TheRunStoreIsTheOneNamedElseTheDefault) {
+  EXPECT_EQ(job_db("/tmp/x.sqlite"), fs::path("/tmp/x.sqlite"));
+  EXPECT_EQ(job_db(""), RunStore::default_path());
+}
+
+TEST(JobRequests, ShowListsEveryNodesRowOfTheJob) {
+  const fs::path db = fresh_db("show");
+  {
+    JobStore store(db);
+    store.put({"42", "b", "done", {{"energy_J", 10.0}}});
+    store.put({"42", "a", "running", nlohmann::json::object()});
+    store.put({"43", "a", "running", nlohmann::json::object()});
+  }
+  const nlohmann::json shown = show_job("42", db);
+  EXPECT_EQ(shown["db"], db.string());
+  EXPECT_EQ(shown["job_id"], "42");
+  ASSERT_EQ(shown["nodes"].size(), 2u);
+  EXPECT_EQ(shown["nodes"][0]["node"], "a");
+  EXPECT_EQ(shown["nodes"][1]["status"], "done");
+  EXPECT_EQ(shown["nodes"][1]["record"]["energy_J"], 10.0);
+  fs::remove_all(db.parent_path());
+}
+
+TEST(JobRequests, EndingAJobNothingWasRecordedForIsNullWithoutAComment) {
+  const fs::path db = fresh_db("end");
+  const JobEnd e = end_job_merging("404", "node1", db, "regime gpu_energy_j=5 gpus=1");
+  EXPECT_EQ(e.db, db);
+  EXPECT_TRUE(e.record.is_null());
+  EXPECT_TRUE(e.admin_comment.empty());
+  fs::remove_all(db.parent_path());
+}
+
+}  // namespace
+}  // namespace regime::session
