@@ -49,6 +49,41 @@ std::string gpu_name(size_t index, const GpuInfo& info) {
   return fmt::format("GPU {} ({}, {})", index, info.name, info.uuid);
 }
 
+// The cap ranges `peer` may set on GPU `index`: the card's range narrowed by the model's bounds
+// when `whole_card` (a job's owner, an admin, a user whose declared job has the GPU), else one
+// range per allow line that gives the GPU. Error NoPermission when no line gives it.
+std::vector<CapRange> permitted_ranges(const Policy& policy, const Peer& peer, size_t index,
+                                       const GpuInfo& info, bool whole_card) {
+  const ModelBounds* model = bounds_for_model(policy, info.name);
+  if (whole_card) return {narrowed(info, model, nullptr, policy.source)};
+  std::vector<CapRange> ranges;
+  for (const AllowRule* rule : matching_rules(policy, peer, std::to_string(index), info.uuid))
+    ranges.push_back(narrowed(info, model, rule, policy.source));
+  if (ranges.empty())
+    throw Error(ErrorKind::NoPermission,
+                fmt::format("uid {} may not change the power limit of {}: no allow line of "
+                            "{} gives it, and no job of this user holds it",
+                            peer.uid, gpu_name(index, info), policy.source));
+  return ranges;
+}
+
+// Error OutOfRange unless `cap_W` lies in one of `ranges` or is the limit the GPU had before
+// this caller capped it (a sweep measures there, and it draws no more than the card did with no
+// one asking).
+void require_permitted_cap(double cap_W, const std::vector<CapRange>& ranges,
+                           std::optional<double> before_W, const std::string& gpu, uid_t uid) {
+  const bool inside = std::any_of(ranges.begin(), ranges.end(), [&](const CapRange& c) {
+    return cap_W >= c.min_W && cap_W <= c.max_W;
+  });
+  if (inside || (before_W && cap_W == *before_W)) return;
+  std::string allowed;
+  for (const CapRange& c : ranges)
+    allowed +=
+        fmt::format("{}{:g}-{:g} W ({})", allowed.empty() ? "" : " or ", c.min_W, c.max_W, c.from);
+  throw Error(ErrorKind::OutOfRange, fmt::format("{:g} W on {} is outside what uid {} may set: {}",
+                                                 cap_W, gpu, uid, allowed));
+}
+
 }  // namespace
 
 Agent::Agent(Policy policy, std::vector<GpuPtr> gpus, ActuationPolicy actuation, std::ostream& log)
@@ -206,70 +241,36 @@ json Agent::report(const Peer& peer, const Request& r) {
   return ok_response(out);
 }
 
-json Agent::set(const Peer& peer, uint64_t conn, const Request& r) {
-  const size_t i = find_gpu(*r.gpu);
-  Node& node = nodes_[i];
-  const double cap_W = *r.cap_W;
-  const ModelBounds* model = bounds_for_model(policy_, node.info.name);
-  std::vector<CapRange> ranges;
-  std::string key;
-  if (r.job) {
-    key = "job:" + *r.job;
-    Job& job = job_for(key);
-    check_owner(peer, job);
-    if (std::find(job.gpus.begin(), job.gpus.end(), i) == job.gpus.end())
-      throw Error(ErrorKind::NoPermission,
-                  fmt::format("{} is not one of job '{}''s GPUs", gpu_name(i, node.info), job.id));
-    ranges.push_back(narrowed(node.info, model, nullptr, policy_.source));
-  } else {
-    key = "conn:" + std::to_string(conn);
-    bool owns_job_gpu = false;
-    for (const auto& [k, job] : jobs_)
-      owns_job_gpu =
-          owns_job_gpu || (job.declared && job.uid == peer.uid &&
-                           std::find(job.gpus.begin(), job.gpus.end(), i) != job.gpus.end());
-    if (is_admin(policy_, peer) || owns_job_gpu) {
-      ranges.push_back(narrowed(node.info, model, nullptr, policy_.source));
-    } else {
-      for (const AllowRule* rule : matching_rules(policy_, peer, std::to_string(i), node.info.uuid))
-        ranges.push_back(narrowed(node.info, model, rule, policy_.source));
-      if (ranges.empty())
-        throw Error(ErrorKind::NoPermission,
-                    fmt::format("uid {} may not change the power limit of {}: no allow line of "
-                                "{} gives it, and no job of this user holds it",
-                                peer.uid, gpu_name(i, node.info), policy_.source));
-    }
-  }
-  bool inside = std::any_of(ranges.begin(), ranges.end(), [&](const CapRange& c) {
-    return cap_W >= c.min_W && cap_W <= c.max_W;
+bool Agent::holds_declared_job_gpu(uid_t uid, size_t index) const {
+  return std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
+    const Job& job = entry.second;
+    return job.declared && job.uid == uid &&
+           std::find(job.gpus.begin(), job.gpus.end(), index) != job.gpus.end();
   });
-  // The limit the GPU had before this caller's job capped it is always allowed: a sweep measures
-  // there, and it draws no more than the card did with no one asking.
-  std::optional<double> before_W;
-  if (auto held = jobs_.find(key); held != jobs_.end() && held->second.held.count(i))
-    before_W = held->second.held.at(i).guard->original_limit_W();
-  else if (node.holder.empty())
-    before_W = node.gpu->info().current_limit_W;
-  if (!inside && !(before_W && cap_W == *before_W)) {
-    std::string allowed;
-    for (const CapRange& c : ranges)
-      allowed += fmt::format("{}{:g}-{:g} W ({})", allowed.empty() ? "" : " or ", c.min_W, c.max_W,
-                             c.from);
-    throw Error(ErrorKind::OutOfRange,
-                fmt::format("{:g} W on {} is outside what uid {} may set: {}", cap_W,
-                            gpu_name(i, node.info), peer.uid, allowed));
-  }
-  if (!node.holder.empty() && node.holder != key) {
-    const Job& other = jobs_.at(node.holder);
-    throw Error(ErrorKind::ActuationRefused,
-                other.declared
-                    ? fmt::format("{} is capped by job '{}' (uid {}); it is restored when that "
-                                  "job ends",
-                                  gpu_name(i, node.info), other.id, other.uid)
-                    : fmt::format("{} is capped by the client process {} (uid {}); it is "
-                                  "restored when that client disconnects",
-                                  gpu_name(i, node.info), other.pid, other.uid));
-  }
+}
+
+std::optional<double> Agent::limit_before_W(const std::string& key, size_t index) const {
+  if (auto held = jobs_.find(key); held != jobs_.end() && held->second.held.count(index))
+    return held->second.held.at(index).guard->original_limit_W();
+  if (nodes_[index].holder.empty()) return nodes_[index].gpu->info().current_limit_W;
+  return std::nullopt;
+}
+
+void Agent::refuse_if_held_by_other(const std::string& key, size_t index) const {
+  const Node& node = nodes_[index];
+  if (node.holder.empty() || node.holder == key) return;
+  const Job& other = jobs_.at(node.holder);
+  throw Error(ErrorKind::ActuationRefused,
+              other.declared
+                  ? fmt::format("{} is capped by job '{}' (uid {}); it is restored when that "
+                                "job ends",
+                                gpu_name(index, node.info), other.id, other.uid)
+                  : fmt::format("{} is capped by the client process {} (uid {}); it is "
+                                "restored when that client disconnects",
+                                gpu_name(index, node.info), other.pid, other.uid));
+}
+
+Agent::Job& Agent::job_taking(const std::string& key, const Peer& peer, size_t index) {
   auto [it, created] = jobs_.try_emplace(key);
   Job& job = it->second;
   if (created) {
@@ -278,10 +279,14 @@ json Agent::set(const Peer& peer, uint64_t conn, const Request& r) {
     job.pid = peer.pid;
     job.begin_unix_s = now_unix_s();
   }
-  if (!job.energy_start_J.count(i))
-    if (auto e = energy_J(i)) job.energy_start_J[i] = *e;
-  auto [held, fresh] = job.held.try_emplace(i);
-  if (fresh) held->second.guard = std::make_unique<PowerLimitGuard>(*node.gpu, actuation_);
+  if (!job.energy_start_J.count(index))
+    if (auto e = energy_J(index)) job.energy_start_J[index] = *e;
+  return job;
+}
+
+double Agent::hold_cap(const std::string& key, Job& job, size_t index, double cap_W) {
+  auto [held, fresh] = job.held.try_emplace(index);
+  if (fresh) held->second.guard = std::make_unique<PowerLimitGuard>(*nodes_[index].gpu, actuation_);
   double enforced_W = 0;
   try {
     enforced_W = held->second.guard->set(cap_W);
@@ -291,8 +296,31 @@ json Agent::set(const Peer& peer, uint64_t conn, const Request& r) {
     throw;
   }
   held->second.cap_W = cap_W;
-  node.holder = key;
-  const double old_W = held->second.guard->original_limit_W().value_or(0);
+  nodes_[index].holder = key;
+  return enforced_W;
+}
+
+json Agent::set(const Peer& peer, uint64_t conn, const Request& r) {
+  const size_t i = find_gpu(*r.gpu);
+  const Node& node = nodes_[i];
+  const double cap_W = *r.cap_W;
+  const std::string key = r.job ? "job:" + *r.job : "conn:" + std::to_string(conn);
+  bool whole_card = true;
+  if (r.job) {
+    const Job& job = job_for(key);
+    check_owner(peer, job);
+    if (std::find(job.gpus.begin(), job.gpus.end(), i) == job.gpus.end())
+      throw Error(ErrorKind::NoPermission,
+                  fmt::format("{} is not one of job '{}''s GPUs", gpu_name(i, node.info), job.id));
+  } else {
+    whole_card = is_admin(policy_, peer) || holds_declared_job_gpu(peer.uid, i);
+  }
+  const std::vector<CapRange> ranges = permitted_ranges(policy_, peer, i, node.info, whole_card);
+  require_permitted_cap(cap_W, ranges, limit_before_W(key, i), gpu_name(i, node.info), peer.uid);
+  refuse_if_held_by_other(key, i);
+  Job& job = job_taking(key, peer, i);
+  const double enforced_W = hold_cap(key, job, i, cap_W);
+  const double old_W = job.held.at(i).guard->original_limit_W().value_or(0);
   log_ << fmt::format(
               "regimed: uid {} pid {} {}: {} capped at {:g} W (enforced {:g} W, restores "
               "{:g} W)\n",

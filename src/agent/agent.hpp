@@ -89,6 +89,20 @@ class Agent {
   void save_jobs();
   // begin with cap_W: the same cap on every GPU of the job (Error from the first that fails).
   void cap_job(const Peer& peer, const Job& job, double cap_W);
+  // A declared job of `uid` has GPU `index`: that user may set any cap the card allows.
+  bool holds_declared_job_gpu(uid_t uid, size_t index) const;
+  // The GPU's limit before the job `key` capped it (its guard's original), or its current limit
+  // while no job holds it; nullopt while another job does.
+  std::optional<double> limit_before_W(const std::string& key, size_t index) const;
+  // Error ActuationRefused while a job other than `key` holds the GPU (one guard per GPU).
+  void refuse_if_held_by_other(const std::string& key, size_t index) const;
+  // The job `key` that takes the GPU, made for a connection on its first cap; it records the
+  // GPU's energy counter when it first takes it.
+  Job& job_taking(const std::string& key, const Peer& peer, size_t index);
+  // Sets the cap through the job's guard for the GPU (made on first use) and makes the job its
+  // holder; returns the limit enforced. A set that fails leaves no unused guard, nor an empty
+  // connection job, behind.
+  double hold_cap(const std::string& key, Job& job, size_t index, double cap_W);
 
   Policy policy_;
   ActuationPolicy actuation_;

@@ -152,22 +152,26 @@ struct Verdict {
   std::string borderline_why;             // what made it borderline, in words
 };
 
-Verdict decide(const Measurement& m, const Facts& f, const ClassifyThresholds& th) {
+// Idle: no steps and (almost) no kernels running, by utilization or else by the idle reason.
+std::optional<Verdict> idle_verdict(const Measurement& m, const Facts& f) {
   const std::optional<double> util = m.mean_util_pct;
-  // Idle: no steps and (almost) no kernels running.
   if (m.steps == 0 && util && *util < kIdleUtilPct)
-    return {Regime::Idle, (kIdleUtilPct - *util) / kIdleUtilPct,
-            fmt::format("no steps and utilization {:.1f}% < {}%", *util, kIdleUtilPct),
-            std::nullopt, ""};
+    return Verdict{Regime::Idle, (kIdleUtilPct - *util) / kIdleUtilPct,
+                   fmt::format("no steps and utilization {:.1f}% < {}%", *util, kIdleUtilPct),
+                   std::nullopt, ""};
   if (m.steps == 0 && !util && f.idle_frac >= kIdleReasonFraction)
-    return {
+    return Verdict{
         Regime::Idle, (f.idle_frac - kIdleReasonFraction) / (1 - kIdleReasonFraction),
         fmt::format("no steps and the idle reason active {:.0f}% of the time", 100 * f.idle_frac),
         std::nullopt, ""};
+  return std::nullopt;
+}
 
-  // Thermal-bound: the thermal reasons were active, at least as long as the power cap was (the
-  // counters say what held the clocks). Without counters, falling clocks near the slowdown
-  // temperature are taken as heat.
+// Thermal-bound: the thermal reasons were active, at least as long as the power cap was (the
+// counters say what held the clocks). Without counters, falling clocks near the slowdown
+// temperature are taken as heat.
+std::optional<Verdict> thermal_verdict(const Measurement& m, const Facts& f,
+                                       const ClassifyThresholds& th) {
   if (f.thermal_frac >= th.thermal_reason_fraction && f.thermal_frac >= f.cap_frac) {
     Verdict v{Regime::ThermalBound, (f.thermal_frac - th.thermal_reason_fraction) / 0.4,
               fmt::format("thermal clocks-event reasons active {:.0f}% of the time (>= {:.0f}%)",
@@ -183,57 +187,71 @@ Verdict decide(const Measurement& m, const Facts& f, const ClassifyThresholds& t
   if (!f.reasons_known && f.slowdown_C && m.max_temp_C &&
       *m.max_temp_C >= *f.slowdown_C - kThermalMargin_C && m.p05_sm_MHz && f.max_sm_MHz &&
       *m.p05_sm_MHz < kFallingClockRatio * *f.max_sm_MHz)
-    return {Regime::ThermalBound,
-            (*m.max_temp_C - (*f.slowdown_C - kThermalMargin_C)) / kThermalMargin_C,
-            fmt::format("temperature {:.0f} C within {} C of the {:.0f} C slowdown threshold, "
-                        "clocks falling to {:.0f} MHz (p05); the trace has no reason counters to "
-                        "say what held them",
-                        *m.max_temp_C, kThermalMargin_C, *f.slowdown_C, *m.p05_sm_MHz),
-            std::nullopt, ""};
+    return Verdict{Regime::ThermalBound,
+                   (*m.max_temp_C - (*f.slowdown_C - kThermalMargin_C)) / kThermalMargin_C,
+                   fmt::format("temperature {:.0f} C within {} C of the {:.0f} C slowdown "
+                               "threshold, clocks falling to {:.0f} MHz (p05); the trace has no "
+                               "reason counters to say what held them",
+                               *m.max_temp_C, kThermalMargin_C, *f.slowdown_C, *m.p05_sm_MHz),
+                   std::nullopt, ""};
+  return std::nullopt;
+}
 
-  // Cap-bound: the firmware power cap governs the clocks.
+// Power near the limit (>= kCapPowerRatio of it); false when either is unknown.
+bool power_near_limit(const Facts& f) { return f.power_ratio && *f.power_ratio >= kCapPowerRatio; }
+
+// Cap-bound: the firmware power cap governs the clocks, by its reason or by power at the limit
+// with clocks below max.
+std::optional<Verdict> cap_verdict(const Measurement& m, const Facts& f,
+                                   const ClassifyThresholds& th) {
+  const std::optional<double> util = m.mean_util_pct;
   const bool clocks_below_max = f.sm_ratio && *f.sm_ratio < kClocksAtMaxRatio;
-  const bool near_limit = f.power_ratio && *f.power_ratio >= kCapPowerRatio;
-  if (f.cap_frac >= th.cap_reason_fraction || (near_limit && clocks_below_max)) {
-    double margin = (f.cap_frac - th.cap_reason_fraction) / (1 - th.cap_reason_fraction);
-    if (near_limit) margin = std::max(margin, (*f.power_ratio - kCapPowerRatio) / 0.04);
-    if (!clocks_below_max) margin -= 0.5;  // a cap that does not lower clocks is doubtful
-    Verdict v{Regime::CapBound, margin,
-              f.cap_frac >= th.cap_reason_fraction
-                  ? fmt::format("SW power cap active {:.0f}% of the time (>= {:.0f}%)",
-                                100 * f.cap_frac, 100 * th.cap_reason_fraction)
-                  : fmt::format("mean power {:.0f}% of the limit (>= {:.0f}%) with clocks at "
-                                "{:.0f}% of max",
-                                100 * *f.power_ratio, 100 * kCapPowerRatio, 100 * *f.sm_ratio),
-              std::nullopt, ""};
-    if (f.thermal_frac >= th.thermal_reason_fraction) {
-      v.borderline_with = Regime::ThermalBound;
-      v.borderline_why = fmt::format("thermal reasons were active {:.0f}% of the time as well",
-                                     100 * f.thermal_frac);
-    } else if (f.reasons_known && f.cap_frac < th.cap_reason_fraction + kBorderlineCapShare) {
-      v.borderline_with = Regime::Headroom;
-      v.borderline_why =
-          fmt::format("the SW power cap was active only {:.0f}% of the time", 100 * f.cap_frac);
-    } else if (util && *util < kUnderutilizedPct + kBorderlineUtilPct) {
-      v.borderline_with = Regime::Underutilized;
-      v.borderline_why = fmt::format("the GPU was busy only {:.0f}% of the time", *util);
-    }
-    return v;
+  const bool near_limit = power_near_limit(f);
+  const bool by_reason = f.cap_frac >= th.cap_reason_fraction;
+  if (!by_reason && !(near_limit && clocks_below_max)) return std::nullopt;
+  double margin = (f.cap_frac - th.cap_reason_fraction) / (1 - th.cap_reason_fraction);
+  if (near_limit) margin = std::max(margin, (*f.power_ratio - kCapPowerRatio) / 0.04);
+  if (!clocks_below_max) margin -= 0.5;  // a cap that does not lower clocks is doubtful
+  Verdict v{Regime::CapBound, margin,
+            by_reason ? fmt::format("SW power cap active {:.0f}% of the time (>= {:.0f}%)",
+                                    100 * f.cap_frac, 100 * th.cap_reason_fraction)
+                      : fmt::format("mean power {:.0f}% of the limit (>= {:.0f}%) with clocks at "
+                                    "{:.0f}% of max",
+                                    100 * *f.power_ratio, 100 * kCapPowerRatio, 100 * *f.sm_ratio),
+            std::nullopt, ""};
+  if (f.thermal_frac >= th.thermal_reason_fraction) {
+    v.borderline_with = Regime::ThermalBound;
+    v.borderline_why = fmt::format("thermal reasons were active {:.0f}% of the time as well",
+                                   100 * f.thermal_frac);
+  } else if (f.reasons_known && f.cap_frac < th.cap_reason_fraction + kBorderlineCapShare) {
+    v.borderline_with = Regime::Headroom;
+    v.borderline_why =
+        fmt::format("the SW power cap was active only {:.0f}% of the time", 100 * f.cap_frac);
+  } else if (util && *util < kUnderutilizedPct + kBorderlineUtilPct) {
+    v.borderline_with = Regime::Underutilized;
+    v.borderline_why = fmt::format("the GPU was busy only {:.0f}% of the time", *util);
   }
+  return v;
+}
 
-  // Underutilized: kernels run less than half the time.
-  if (util && *util < kUnderutilizedPct) {
-    Verdict v{Regime::Underutilized, (kUnderutilizedPct - *util) / 40,
-              fmt::format("utilization {:.1f}% < {}%", *util, kUnderutilizedPct), std::nullopt, ""};
-    if (*util >= kUnderutilizedPct - kBorderlineUtilPct) {
-      v.borderline_with = Regime::Headroom;
-      v.borderline_why =
-          fmt::format("utilization {:.1f}% is close to the {}% line", *util, kUnderutilizedPct);
-    }
-    return v;
+// Underutilized: kernels run less than half the time.
+std::optional<Verdict> underutilized_verdict(const Measurement& m) {
+  const std::optional<double> util = m.mean_util_pct;
+  if (!(util && *util < kUnderutilizedPct)) return std::nullopt;
+  Verdict v{Regime::Underutilized, (kUnderutilizedPct - *util) / 40,
+            fmt::format("utilization {:.1f}% < {}%", *util, kUnderutilizedPct), std::nullopt, ""};
+  if (*util >= kUnderutilizedPct - kBorderlineUtilPct) {
+    v.borderline_with = Regime::Headroom;
+    v.borderline_why =
+        fmt::format("utilization {:.1f}% is close to the {}% line", *util, kUnderutilizedPct);
   }
+  return v;
+}
 
-  // Headroom: busy, no limiting reason most of the time, power under the limit, clocks at max.
+// Headroom, what is left: busy, no limiting reason most of the time, power under the limit,
+// clocks at max. Its margin is the tightest of those.
+Verdict headroom_verdict(const Measurement& m, const Facts& f, const ClassifyThresholds& th) {
+  const std::optional<double> util = m.mean_util_pct;
   double margin = 1;
   std::string rule = "busy GPU, no limiting reason most of the time";
   if (util) margin = std::min(margin, (*util - kUnderutilizedPct) / 40);
@@ -249,7 +267,7 @@ Verdict decide(const Measurement& m, const Facts& f, const ClassifyThresholds& t
     rule += fmt::format(", SM clock {:.0f}% of max", 100 * *f.sm_ratio);
   }
   Verdict v{Regime::Headroom, margin, rule, std::nullopt, ""};
-  if (f.cap_frac >= th.material_reason_share || near_limit) {
+  if (f.cap_frac >= th.material_reason_share || power_near_limit(f)) {
     v.borderline_with = Regime::CapBound;
     v.borderline_why =
         f.cap_frac >= th.material_reason_share
@@ -264,6 +282,15 @@ Verdict decide(const Measurement& m, const Facts& f, const ClassifyThresholds& t
     v.borderline_why = fmt::format("the GPU was busy only {:.0f}% of the time", *util);
   }
   return v;
+}
+
+// The rules in order of precedence: the first that applies decides.
+Verdict decide(const Measurement& m, const Facts& f, const ClassifyThresholds& th) {
+  if (std::optional<Verdict> v = idle_verdict(m, f)) return *v;
+  if (std::optional<Verdict> v = thermal_verdict(m, f, th)) return *v;
+  if (std::optional<Verdict> v = cap_verdict(m, f, th)) return *v;
+  if (std::optional<Verdict> v = underutilized_verdict(m)) return *v;
+  return headroom_verdict(m, f, th);
 }
 
 // What a borderline verdict means for a cap.

@@ -183,74 +183,139 @@ void require_finite(const Measurement& m) {
                               f.name));
 }
 
-Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const MeasureOptions& opts) {
+void require_valid_warmup(const MeasureOptions& opts) {
   if (opts.warmup_s && !(*opts.warmup_s >= 0))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("warm-up {} s is negative: give 0 or more seconds", *opts.warmup_s));
+}
+
+// The trace's complete steps wholly inside [t0_s, t1_s]; none when steps are not used.
+std::vector<Step> steps_inside(const Trace& trace, double t0_s, double t1_s, bool use_steps) {
+  std::vector<Step> steps;
+  if (use_steps)
+    for (const Step& s : trace.steps)
+      if (s.t_start_s >= t0_s && s.t_end_s <= t1_s) steps.push_back(s);
+  return steps;
+}
+
+// The steady part of the span, and the rule that chose it, for the report.
+struct SteadyWindow {
+  double start_s = 0, end_s = 0;
+  double warmup_dropped_s = 0;
+  std::string rule;
+};
+
+// Drops the warm-up steps from `steps` (at least one is left) and returns the window from the
+// first kept step's start to the last step's end.
+SteadyWindow steady_step_window(std::vector<Step>& steps, const MeasureOptions& opts,
+                                const detail::Cumulative& settle_power) {
+  SteadyWindow w;
+  size_t first = 0;
+  if (opts.warmup_s) {
+    const double cut = steps.front().t_start_s + *opts.warmup_s;
+    while (first < steps.size() && steps[first].t_start_s < cut) ++first;
+    if (first == steps.size())
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("warm-up {} s drops every step: the steps span {:.3f} s",
+                              *opts.warmup_s, steps.back().t_end_s - steps.front().t_start_s));
+    w.rule = fmt::format("fixed warm-up of {} s: dropped {} step(s)", *opts.warmup_s, first);
+  } else if (opts.detect_steady_state) {
+    SteadySteps settled = settle_steps(steps, settle_power);
+    first = settled.first;
+    w.rule = std::move(settled.rule);
+  } else {
+    w.rule = "steady-state detection off: every step kept";
+  }
+  w.warmup_dropped_s = steps[first].t_start_s - steps.front().t_start_s;
+  steps.erase(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(first));
+  w.start_s = steps.front().t_start_s;
+  w.end_s = steps.back().t_end_s;
+  return w;
+}
+
+// Without steps: the samples' time inside [t0_s, t1_s], less the warm-up.
+SteadyWindow steady_time_window(std::span<const Sample* const> samples, double t0_s, double t1_s,
+                                const MeasureOptions& opts,
+                                const detail::Cumulative& settle_power) {
+  if (samples.empty())
+    throw Error(ErrorKind::InvalidArgument, "the trace has no samples and no steps to measure");
+  const double a = std::max(t0_s, samples.front()->t_s);
+  const double b = std::min(t1_s, samples.back()->t_s);
+  if (b <= a)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("no samples in the window [{}, {}] s", t0_s, t1_s));
+  SteadyWindow w;
+  if (opts.warmup_s) {
+    if (a + *opts.warmup_s >= b)
+      throw Error(
+          ErrorKind::InvalidArgument,
+          fmt::format("warm-up {} s drops the whole {:.3f} s window", *opts.warmup_s, b - a));
+    w.start_s = a + *opts.warmup_s;
+    w.end_s = b;
+    w.rule = fmt::format("fixed warm-up of {} s", *opts.warmup_s);
+  } else if (opts.detect_steady_state) {
+    SteadyTime settled = settle_time(a, b, settle_power);
+    w.start_s = settled.start_s;
+    w.end_s = settled.end_s;
+    w.rule = std::move(settled.rule);
+  } else {
+    w.start_s = a;
+    w.end_s = b;
+    w.rule = "steady-state detection off: the whole window kept";
+  }
+  w.warmup_dropped_s = w.start_s - a;
+  return w;
+}
+
+// Time and energy per step over the steady steps, which span [ws, we] with the gaps between them.
+void set_per_step_figures(const std::vector<Step>& steps, double ws, double we,
+                          const detail::EnergyFunction& energy, double block_s,
+                          const BootstrapOptions& boot, Measurement& m) {
+  const double duration_s = we - ws;
+  m.steps = static_cast<int>(steps.size());
+  std::vector<double> durations;
+  durations.reserve(steps.size());
+  double busy_s = 0;
+  for (const Step& s : steps) {
+    durations.push_back(s.duration_s());
+    busy_s += s.duration_s();
+  }
+  m.time_per_step_s = median(durations);
+  m.time_per_step_ci_s = bootstrap_median_ci(durations, boot);
+  m.energy_per_step_J = m.energy_J / static_cast<double>(steps.size());
+  if (energy.source != EnergySource::None)
+    m.energy_per_step_ci_J = energy_ci_steps(steps, we, energy.F, block_s, boot);
+  m.step_gap_fraction = std::clamp(1 - busy_s / duration_s, 0.0, 1.0);
+}
+
+// Without steps every "per step" figure is per second of the window [ws, we].
+void set_per_second_figures(double ws, double we, const detail::EnergyFunction& energy,
+                            double block_s, const BootstrapOptions& boot, Measurement& m) {
+  m.steps = 0;
+  m.time_per_step_s = 1;
+  m.time_per_step_ci_s = {1, 1};
+  m.energy_per_step_J = m.avg_power_W;
+  if (energy.source != EnergySource::None)
+    m.energy_per_step_ci_J = energy_ci_time(ws, we, energy.F, block_s, boot);
+}
+
+Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const MeasureOptions& opts) {
+  require_valid_warmup(opts);
   Measurement m;
   const std::vector<const Sample*> samples = samples_of_gpu(trace, opts.gpu, m.gpu);
   detail::Cumulative settle_power =
       detail::power_integral_for_settling(samples, trace.power_points);
-
-  std::vector<Step> steps;
-  if (opts.use_steps)
-    for (const Step& s : trace.steps)
-      if (s.t_start_s >= t0_s && s.t_end_s <= t1_s) steps.push_back(s);
-
-  if (!steps.empty()) {
-    size_t first = 0;
-    if (opts.warmup_s) {
-      const double cut = steps.front().t_start_s + *opts.warmup_s;
-      while (first < steps.size() && steps[first].t_start_s < cut) ++first;
-      if (first == steps.size())
-        throw Error(ErrorKind::InvalidArgument,
-                    fmt::format("warm-up {} s drops every step: the steps span {:.3f} s",
-                                *opts.warmup_s, steps.back().t_end_s - steps.front().t_start_s));
-      m.steady_state_rule =
-          fmt::format("fixed warm-up of {} s: dropped {} step(s)", *opts.warmup_s, first);
-    } else if (opts.detect_steady_state) {
-      SteadySteps settled = settle_steps(steps, settle_power);
-      first = settled.first;
-      m.steady_state_rule = std::move(settled.rule);
-    } else {
-      m.steady_state_rule = "steady-state detection off: every step kept";
-    }
-    m.warmup_dropped_s = steps[first].t_start_s - steps.front().t_start_s;
-    steps.erase(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(first));
-    m.window_start_s = steps.front().t_start_s;
-    m.window_end_s = steps.back().t_end_s;
-  } else {
-    if (samples.empty())
-      throw Error(ErrorKind::InvalidArgument, "the trace has no samples and no steps to measure");
-    double a = std::max(t0_s, samples.front()->t_s);
-    const double b = std::min(t1_s, samples.back()->t_s);
-    if (b <= a)
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("no samples in the window [{}, {}] s", t0_s, t1_s));
-    if (opts.warmup_s) {
-      if (a + *opts.warmup_s >= b)
-        throw Error(
-            ErrorKind::InvalidArgument,
-            fmt::format("warm-up {} s drops the whole {:.3f} s window", *opts.warmup_s, b - a));
-      m.window_start_s = a + *opts.warmup_s;
-      m.window_end_s = b;
-      m.steady_state_rule = fmt::format("fixed warm-up of {} s", *opts.warmup_s);
-    } else if (opts.detect_steady_state) {
-      SteadyTime settled = settle_time(a, b, settle_power);
-      m.window_start_s = settled.start_s;
-      m.window_end_s = settled.end_s;
-      m.steady_state_rule = std::move(settled.rule);
-    } else {
-      m.window_start_s = a;
-      m.window_end_s = b;
-      m.steady_state_rule = "steady-state detection off: the whole window kept";
-    }
-    m.warmup_dropped_s = m.window_start_s - a;
-    m.per_second = true;
-    if (opts.use_steps && !trace.steps.empty())
-      m.steady_state_rule =
-          "no complete step inside the window, so per second: " + m.steady_state_rule;
-  }
+  std::vector<Step> steps = steps_inside(trace, t0_s, t1_s, opts.use_steps);
+  m.per_second = steps.empty();
+  SteadyWindow window = m.per_second ? steady_time_window(samples, t0_s, t1_s, opts, settle_power)
+                                     : steady_step_window(steps, opts, settle_power);
+  m.window_start_s = window.start_s;
+  m.window_end_s = window.end_s;
+  m.warmup_dropped_s = window.warmup_dropped_s;
+  m.steady_state_rule = std::move(window.rule);
+  if (m.per_second && opts.use_steps && !trace.steps.empty())
+    m.steady_state_rule =
+        "no complete step inside the window, so per second: " + m.steady_state_rule;
 
   // Freed once the window is chosen: the energy and power integrals below are as large.
   settle_power = detail::Cumulative{};
@@ -266,35 +331,14 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
       detail::window_power(samples, trace.power_points, ws, we, opts.window_power_s);
   m.energy_source = energy.source;
   m.energy_detail = energy.detail;
-  const bool have_energy = energy.source != EnergySource::None;
-  m.energy_J = have_energy ? energy.F.between(ws, we) : 0;
+  m.energy_J = energy.source != EnergySource::None ? energy.F.between(ws, we) : 0;
   m.avg_power_W = m.energy_J / duration_s;
   const double block_s =
       std::min(kEnergyBlock_s, duration_s / static_cast<double>(kMinEnergyBlocks));
-
-  if (!m.per_second) {
-    m.steps = static_cast<int>(steps.size());
-    std::vector<double> durations;
-    durations.reserve(steps.size());
-    double busy_s = 0;
-    for (const Step& s : steps) {
-      durations.push_back(s.duration_s());
-      busy_s += s.duration_s();
-    }
-    m.time_per_step_s = median(durations);
-    m.time_per_step_ci_s = bootstrap_median_ci(durations, opts.bootstrap);
-    m.energy_per_step_J = m.energy_J / static_cast<double>(steps.size());
-    if (have_energy)
-      m.energy_per_step_ci_J = energy_ci_steps(steps, we, energy.F, block_s, opts.bootstrap);
-    m.step_gap_fraction = std::clamp(1 - busy_s / duration_s, 0.0, 1.0);
-  } else {
-    m.steps = 0;
-    m.time_per_step_s = 1;
-    m.time_per_step_ci_s = {1, 1};
-    m.energy_per_step_J = m.avg_power_W;
-    if (have_energy)
-      m.energy_per_step_ci_J = energy_ci_time(ws, we, energy.F, block_s, opts.bootstrap);
-  }
+  if (m.per_second)
+    set_per_second_figures(ws, we, energy, block_s, opts.bootstrap, m);
+  else
+    set_per_step_figures(steps, ws, we, energy, block_s, opts.bootstrap, m);
   sample_statistics(samples, ws, we, m);
   m.window_power_W = std::move(windows.means_W);
   m.window_power_s = opts.window_power_s;

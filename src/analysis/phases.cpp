@@ -336,8 +336,12 @@ PhaseSegmentation find_phases(const Trace& trace, double t0_s, double t1_s, std:
   return seg;
 }
 
-Measurement measure_spans(const Trace& trace, const std::vector<Interval>& spans_s,
-                          const MeasureOptions& opts) {
+namespace {
+
+// Each span measured whole (no warm-up dropped: a span starts where the power level changed);
+// spans with nothing to measure in them are left out.
+std::vector<Measurement> measure_each_span(const Trace& trace, const std::vector<Interval>& spans_s,
+                                           const MeasureOptions& opts) {
   MeasureOptions o = opts;
   o.detect_steady_state = false;
   o.warmup_s.reset();
@@ -350,92 +354,125 @@ Measurement measure_spans(const Trace& trace, const std::vector<Interval>& spans
       // A span with nothing to measure in it adds nothing to its phase.
     }
   }
+  return ms;
+}
+
+// A time-weighted mean of a figure some spans may lack: those add no weight.
+struct TimeWeighted {
+  double sum = 0, weight = 0;
+  void add(const std::optional<double>& v, double w) {
+    if (!v) return;
+    sum += *v * w;
+    weight += w;
+  }
+  std::optional<double> mean() const {
+    return weight > 0 ? std::optional<double>(sum / weight) : std::nullopt;
+  }
+};
+
+// What the spans add up to, before it becomes one Measurement.
+struct SpanTotals {
+  double total_s = 0;
+  std::vector<double> energies_J, units;  // per span: its energy, and its steps
+  TimeWeighted temp_C, sm_MHz, p05_sm_MHz, util_pct, limit_W, gap, p95_power_W;
+  std::map<uint64_t, double> reason_s;  // seconds each reason bit was active
+  // Step-weighted sums of the time per step and of its interval's ends.
+  double time_sum_s = 0, time_lo_s = 0, time_hi_s = 0;
+};
+
+// Adds one span: its sums and maxima straight into `out`, the rest into `t`.
+void add_span(const Measurement& m, SpanTotals& t, Measurement& out) {
+  const double s = m.window_end_s - m.window_start_s;
+  t.total_s += s;
+  out.steps += m.steps;
+  out.energy_J += m.energy_J;
+  out.samples += m.samples;
+  t.energies_J.push_back(m.energy_J);
+  t.units.push_back(m.steps > 0 ? m.steps : 0);
+  t.temp_C.add(m.mean_temp_C, s);
+  t.sm_MHz.add(m.mean_sm_MHz, s);
+  t.p05_sm_MHz.add(m.p05_sm_MHz, s);
+  t.util_pct.add(m.mean_util_pct, s);
+  t.limit_W.add(m.mean_limit_W, s);
+  t.gap.add(m.step_gap_fraction, s);
+  t.p95_power_W.add(m.p95_power_W, s);
+  if (m.max_temp_C) out.max_temp_C = std::max(out.max_temp_C.value_or(-1e9), *m.max_temp_C);
+  if (m.max_sm_MHz_seen)
+    out.max_sm_MHz_seen = std::max(out.max_sm_MHz_seen.value_or(0.0), *m.max_sm_MHz_seen);
+  for (const auto& [bit, f] : m.reason_fraction) t.reason_s[bit] += f * s;
+  out.reasons_known = out.reasons_known || m.reasons_known;
+  if (m.steps > 0) {
+    t.time_sum_s += m.time_per_step_s * m.steps;
+    t.time_lo_s += m.time_per_step_ci_s.first * m.steps;
+    t.time_hi_s += m.time_per_step_ci_s.second * m.steps;
+  }
+  out.window_power_W.insert(out.window_power_W.end(), m.window_power_W.begin(),
+                            m.window_power_W.end());
+}
+
+// Time and energy per step of the phase, or per second of it when no span has steps; the
+// energy interval is bootstrapped span to span, the variation a phase's figure carries (one
+// span keeps its own interval).
+void set_per_step_figures(const std::vector<Measurement>& ms, const SpanTotals& t,
+                          const BootstrapOptions& boot, Measurement& out) {
+  std::vector<double> span_s;  // per second of the phase: each span's energy against its length
+  if (out.per_second) {
+    for (const Measurement& m : ms) span_s.push_back(m.window_end_s - m.window_start_s);
+    out.time_per_step_s = 1;
+    out.time_per_step_ci_s = {1, 1};
+    out.energy_per_step_J = out.avg_power_W;
+  } else {
+    const double steps = out.steps;
+    out.time_per_step_s = t.time_sum_s / steps;
+    out.time_per_step_ci_s = {t.time_lo_s / steps, t.time_hi_s / steps};
+    out.energy_per_step_J = out.energy_J / steps;
+  }
+  const std::vector<double>& units = out.per_second ? span_s : t.units;
+  out.energy_per_step_ci_J = ms.size() >= 2 ? bootstrap_ratio_ci(t.energies_J, units, boot)
+                                            : ms.front().energy_per_step_ci_J;
+}
+
+// The time-weighted means, and each reason's share of the phase's time.
+void set_mean_figures(const SpanTotals& t, Measurement& out) {
+  out.mean_temp_C = t.temp_C.mean();
+  out.mean_sm_MHz = t.sm_MHz.mean();
+  out.p05_sm_MHz = t.p05_sm_MHz.mean();
+  out.mean_util_pct = t.util_pct.mean();
+  out.mean_limit_W = t.limit_W.mean();
+  out.step_gap_fraction = t.gap.mean();
+  out.p95_power_W = t.p95_power_W.mean().value_or(0);
+  for (const auto& [bit, s] : t.reason_s)
+    if (t.total_s > 0 && s > 0) out.reason_fraction[bit] = s / t.total_s;
+}
+
+}  // namespace
+
+Measurement measure_spans(const Trace& trace, const std::vector<Interval>& spans_s,
+                          const MeasureOptions& opts) {
+  const std::vector<Measurement> ms = measure_each_span(trace, spans_s, opts);
   if (ms.empty())
     throw Error(ErrorKind::InvalidArgument, "none of the phase's spans could be measured");
   Measurement out;
-  double total_s = 0;
-  std::vector<double> energies, units;
-  struct Weighted {
-    double sum = 0, weight = 0;
-    void add(const std::optional<double>& v, double w) {
-      if (!v) return;
-      sum += *v * w;
-      weight += w;
-    }
-    std::optional<double> mean() const {
-      return weight > 0 ? std::optional<double>(sum / weight) : std::nullopt;
-    }
-  } temp, sm, p05_sm, util, limit, gap, p95;
-  std::map<uint64_t, double> reason_s;
-  double time_sum_s = 0, time_lo_s = 0, time_hi_s = 0;
-  for (const Measurement& m : ms) {
-    const double s = m.window_end_s - m.window_start_s;
-    total_s += s;
-    out.steps += m.steps;
-    out.energy_J += m.energy_J;
-    out.samples += m.samples;
-    energies.push_back(m.energy_J);
-    units.push_back(m.steps > 0 ? m.steps : 0);
-    temp.add(m.mean_temp_C, s);
-    sm.add(m.mean_sm_MHz, s);
-    p05_sm.add(m.p05_sm_MHz, s);
-    util.add(m.mean_util_pct, s);
-    limit.add(m.mean_limit_W, s);
-    gap.add(m.step_gap_fraction, s);
-    p95.add(m.p95_power_W, s);
-    if (m.max_temp_C) out.max_temp_C = std::max(out.max_temp_C.value_or(-1e9), *m.max_temp_C);
-    if (m.max_sm_MHz_seen)
-      out.max_sm_MHz_seen = std::max(out.max_sm_MHz_seen.value_or(0.0), *m.max_sm_MHz_seen);
-    for (const auto& [bit, f] : m.reason_fraction) reason_s[bit] += f * s;
-    out.reasons_known = out.reasons_known || m.reasons_known;
-    if (m.steps > 0) {
-      time_sum_s += m.time_per_step_s * m.steps;
-      time_lo_s += m.time_per_step_ci_s.first * m.steps;
-      time_hi_s += m.time_per_step_ci_s.second * m.steps;
-    }
-    out.window_power_W.insert(out.window_power_W.end(), m.window_power_W.begin(),
-                              m.window_power_W.end());
-  }
+  SpanTotals totals;
+  for (const Measurement& m : ms) add_span(m, totals, out);
+  // The spans lie end to end in the phase's own time, from where the first one starts.
   const Measurement& first = ms.front();
   out.window_start_s = first.window_start_s;
-  out.window_end_s = first.window_start_s + total_s;
+  out.window_end_s = first.window_start_s + totals.total_s;
   out.gpu = first.gpu;
   out.energy_source = first.energy_source;
   out.energy_detail = first.energy_detail;
   out.window_power_s = first.window_power_s;
   out.window_power_source = first.window_power_source;
   std::sort(out.window_power_W.begin(), out.window_power_W.end());
-  out.avg_power_W = total_s > 0 ? out.energy_J / total_s : 0;
+  out.avg_power_W = totals.total_s > 0 ? out.energy_J / totals.total_s : 0;
   out.per_second = out.steps == 0;
-  if (out.per_second) {
-    // Per second of the phase: each span's energy against its length.
-    units.clear();
-    for (const Measurement& m : ms) units.push_back(m.window_end_s - m.window_start_s);
-    out.time_per_step_s = 1;
-    out.time_per_step_ci_s = {1, 1};
-    out.energy_per_step_J = out.avg_power_W;
-  } else {
-    const double steps = out.steps;
-    out.time_per_step_s = time_sum_s / steps;
-    out.time_per_step_ci_s = {time_lo_s / steps, time_hi_s / steps};
-    out.energy_per_step_J = out.energy_J / steps;
-  }
-  // Span to span is the variation a phase's figure carries; one span keeps its own interval.
-  out.energy_per_step_ci_J = ms.size() >= 2 ? bootstrap_ratio_ci(energies, units, opts.bootstrap)
-                                            : first.energy_per_step_ci_J;
-  out.mean_temp_C = temp.mean();
-  out.mean_sm_MHz = sm.mean();
-  out.p05_sm_MHz = p05_sm.mean();
-  out.mean_util_pct = util.mean();
-  out.mean_limit_W = limit.mean();
-  out.step_gap_fraction = gap.mean();
-  out.p95_power_W = p95.mean().value_or(0);
-  for (const auto& [bit, s] : reason_s)
-    if (total_s > 0 && s > 0) out.reason_fraction[bit] = s / total_s;
+  set_per_step_figures(ms, totals, opts.bootstrap, out);
+  set_mean_figures(totals, out);
   out.steady_state_rule = fmt::format(
       "{} span(s) of one phase, {:.2f} s in all, each measured whole (a span starts where the "
       "power level changed: no warm-up dropped)",
-      ms.size(), total_s);
+      ms.size(), totals.total_s);
   return out;
 }
 

@@ -260,6 +260,139 @@ Spawned spawn_command(char* const files[], char* const argv[], char* const envp[
   return out;
 }
 
+// Binds the step socket in a fresh private directory and, under sudo, gives both to the user who
+// runs the command. `temp_dir` and `socket_fd` are set as soon as each exists, so the owner's
+// cleanup removes them even when a later step throws.
+void open_step_socket(std::string& temp_dir, std::string& socket_path, int& socket_fd,
+                      const std::optional<WorkloadUser>& user) {
+  temp_dir = make_temp_dir();
+  socket_path = temp_dir + "/steps.sock";
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof(addr.sun_path))
+    throw Error(ErrorKind::Io, "step socket path too long (" + socket_path +
+                                   "): set TMPDIR to a shorter directory");
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  socket_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (socket_fd < 0 ||
+      ::bind(socket_fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+    throw Error(ErrorKind::Io, "cannot open step socket " + socket_path + ": " + errno_text());
+  // Room for a few seconds of markers even at thousands of steps a second, should the loop
+  // stall (best effort: the kernel caps it at net.core.rmem_max).
+  int rcvbuf = 1 << 20;
+  ::setsockopt(socket_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  // The command, run as the sudo caller, must reach the socket: the private directory and the
+  // socket become that user's (regime keeps the bound descriptor, so it still reads them).
+  if (user && (::chown(temp_dir.c_str(), user->uid, user->gid) != 0 ||
+               ::chown(socket_path.c_str(), user->uid, user->gid) != 0))
+    throw Error(ErrorKind::Io, "cannot give the step socket " + socket_path + " to " + user->name +
+                                   ": " + errno_text());
+}
+
+// A close-on-exec pipe for one of the command's output streams: regime reads the non-blocking
+// read end, the child writes to the other.
+struct OutputPipe {
+  int read_fd = -1, write_fd = -1;
+};
+
+OutputPipe open_output_pipe() {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    throw Error(ErrorKind::Io, "cannot create an output pipe: " + errno_text());
+  ::fcntl(p[0], F_SETFL, O_NONBLOCK);
+  return {p[0], p[1]};
+}
+
+// The dispositions that forwarding replaced, for restore_signals().
+struct ReplacedDispositions {
+  struct sigaction sigint = {};
+  struct sigaction sigterm = {};
+  struct sigaction sighup = {};
+  struct sigaction sigpipe = {};
+  bool forward_hup = false;  // SIGHUP was not ignored, so it is forwarded too
+};
+
+// Forwards the user's SIGINT/SIGTERM/SIGHUP to the command's group (a hang-up ends the command
+// too, unless SIGHUP is ignored, as under nohup); survives a closed stdout.
+ReplacedDispositions install_signal_forwarding() {
+  struct sigaction forward {};
+  forward.sa_handler = forward_signal;
+  sigemptyset(&forward.sa_mask);
+  forward.sa_flags = SA_RESTART;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  g_forwarded_signal = 0;
+  g_command_ended.store(false);
+  ReplacedDispositions old;
+  ::sigaction(SIGINT, &forward, &old.sigint);
+  ::sigaction(SIGTERM, &forward, &old.sigterm);
+  ::sigaction(SIGHUP, nullptr, &old.sighup);
+  old.forward_hup = (old.sighup.sa_flags & SA_SIGINFO) != 0 || old.sighup.sa_handler != SIG_IGN;
+  if (old.forward_hup) ::sigaction(SIGHUP, &forward, nullptr);
+  // A write to a closed pipe must not end regime mid-run, so the default SIGPIPE is ignored; a
+  // handler already there stays (a power-limit guard's survives such writes and restores every
+  // limit on a SIGPIPE another process sends).
+  ::sigaction(SIGPIPE, nullptr, &old.sigpipe);
+  if ((old.sigpipe.sa_flags & SA_SIGINFO) == 0 && old.sigpipe.sa_handler == SIG_DFL)
+    ::sigaction(SIGPIPE, &ignore, nullptr);
+  // A workload started while another's forwarding is still installed chains to what that one
+  // found, never to the forwarding itself (which would re-raise forever).
+  if (old.sigint.sa_handler != forward_signal) g_previous_int = old.sigint;
+  if (old.sigterm.sa_handler != forward_signal) g_previous_term = old.sigterm;
+  if (old.forward_hup && old.sighup.sa_handler != forward_signal) g_previous_hup = old.sighup;
+  return old;
+}
+
+// Everything the child needs to exec, made before the fork: after it nothing may allocate.
+struct CommandImage {
+  std::vector<std::string> argv, env;
+  std::vector<std::string> files;  // the candidates to execve, in execvp's order
+};
+
+CommandImage command_image(const std::vector<std::string>& argv, const std::string& socket_path,
+                           const std::optional<WorkloadUser>& user) {
+  CommandImage image;
+  image.argv = argv;
+  image.env = child_environment(socket_path);
+  if (user) {
+    const std::string runtime_dir = "/run/user/" + std::to_string(user->uid);
+    image.env = environment_for(*user, image.env, ::access(runtime_dir.c_str(), F_OK) == 0);
+  }
+  // Looked up on the command's own PATH (under sudo, the one made for the user).
+  image.files = command_candidates(
+      argv.front(), env_value(image.env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin"));
+  return image;
+}
+
+// Why the command could not be started, as the error start() throws.
+Error launch_error(const LaunchFailure& failure, const std::string& command,
+                   const std::optional<WorkloadUser>& user) {
+  const int rc = failure.error;
+  if (failure.stage != LaunchFailure::kExec && user) {
+    constexpr const char* kWhat[] = {"", "set the groups of", "set the group of", "become"};
+    return Error(ErrorKind::NoPermission, std::string("cannot ") + kWhat[failure.stage] + " user " +
+                                              user->name + " for '" + command +
+                                              "': " + std::strerror(rc));
+  }
+  return Error(rc == ENOENT ? ErrorKind::NotFound : ErrorKind::Io,
+               "cannot start '" + command + "': " + std::strerror(rc));
+}
+
+// A command in its own group must own the terminal, or reading stdin would stop it (SIGTTIN).
+// True when the terminal was handed to `pgid`.
+bool hand_terminal_to(pid_t pgid) {
+  if (!::isatty(STDIN_FILENO) || ::tcgetpgrp(STDIN_FILENO) != ::getpgrp()) return false;
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  ::pthread_sigmask(SIG_BLOCK, &ttou, &old);
+  const bool took = ::tcsetpgrp(STDIN_FILENO, pgid) == 0;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (took) ::kill(-pgid, SIGCONT);  // in case it read before it owned the terminal
+  return took;
+}
+
 }  // namespace
 
 ProcessWorkload::ProcessWorkload(ProcessOptions options, const WallClock& clock)
@@ -296,103 +429,40 @@ std::string ProcessWorkload::name() const {
 
 void ProcessWorkload::start(double) {
   if (pid_ > 0) throw Error(ErrorKind::Internal, "process workload started twice");
-  if (options_.step_socket) {
-    temp_dir_ = make_temp_dir();
-    socket_path_ = temp_dir_ + "/steps.sock";
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (socket_path_.size() >= sizeof(addr.sun_path))
-      throw Error(ErrorKind::Io, "step socket path too long (" + socket_path_ +
-                                     "): set TMPDIR to a shorter directory");
-    std::memcpy(addr.sun_path, socket_path_.c_str(), socket_path_.size() + 1);
-    socket_fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (socket_fd_ < 0 ||
-        ::bind(socket_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
-      throw Error(ErrorKind::Io, "cannot open step socket " + socket_path_ + ": " + errno_text());
-    // Room for a few seconds of markers even at thousands of steps a second, should the loop
-    // stall (best effort: the kernel caps it at net.core.rmem_max).
-    int rcvbuf = 1 << 20;
-    ::setsockopt(socket_fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    // The command, run as the sudo caller, must reach the socket: the private directory and the
-    // socket become that user's (regime keeps the bound descriptor, so it still reads them).
-    if (user_ && (::chown(temp_dir_.c_str(), user_->uid, user_->gid) != 0 ||
-                  ::chown(socket_path_.c_str(), user_->uid, user_->gid) != 0))
-      throw Error(ErrorKind::Io, "cannot give the step socket " + socket_path_ + " to " +
-                                     user_->name + ": " + errno_text());
-  }
+  if (options_.step_socket) open_step_socket(temp_dir_, socket_path_, socket_fd_, user_);
   int child_ends[2] = {-1, -1};
   if (regex_) {
     for (int i = 0; i < 2; ++i) {
-      int p[2];
-      if (::pipe2(p, O_CLOEXEC) != 0)
-        throw Error(ErrorKind::Io, "cannot create an output pipe: " + errno_text());
-      ::fcntl(p[0], F_SETFL, O_NONBLOCK);
-      streams_[i].fd = p[0];
+      const OutputPipe pipe = open_output_pipe();
+      streams_[i].fd = pipe.read_fd;
       streams_[i].out_fd = i == 0 && !options_.stdout_to_stderr ? STDOUT_FILENO : STDERR_FILENO;
-      child_ends[i] = p[1];
+      child_ends[i] = pipe.write_fd;
     }
   }
   if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(ErrorKind::Io, "cannot create a pipe: " + errno_text());
 
-  // Forward the user's SIGINT/SIGTERM/SIGHUP to the command's group (a hang-up ends the command
-  // too, unless SIGHUP is ignored, as under nohup); survive a closed stdout.
-  struct sigaction forward {};
-  forward.sa_handler = forward_signal;
-  sigemptyset(&forward.sa_mask);
-  forward.sa_flags = SA_RESTART;
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  g_forwarded_signal = 0;
-  g_command_ended.store(false);
-  ::sigaction(SIGINT, &forward, &old_int_);
-  ::sigaction(SIGTERM, &forward, &old_term_);
-  ::sigaction(SIGHUP, nullptr, &old_hup_);
-  forward_hup_ = (old_hup_.sa_flags & SA_SIGINFO) != 0 || old_hup_.sa_handler != SIG_IGN;
-  if (forward_hup_) ::sigaction(SIGHUP, &forward, nullptr);
-  // A write to a closed pipe must not end regime mid-run, so the default SIGPIPE is ignored; a
-  // handler already there stays (a power-limit guard's survives such writes and restores every
-  // limit on a SIGPIPE another process sends).
-  ::sigaction(SIGPIPE, nullptr, &old_pipe_);
-  if ((old_pipe_.sa_flags & SA_SIGINFO) == 0 && old_pipe_.sa_handler == SIG_DFL)
-    ::sigaction(SIGPIPE, &ignore, nullptr);
-  // A workload started while another's forwarding is still installed chains to what that one
-  // found, never to the forwarding itself (which would re-raise forever).
-  if (old_int_.sa_handler != forward_signal) g_previous_int = old_int_;
-  if (old_term_.sa_handler != forward_signal) g_previous_term = old_term_;
-  if (forward_hup_ && old_hup_.sa_handler != forward_signal) g_previous_hup = old_hup_;
+  const ReplacedDispositions old = install_signal_forwarding();
+  old_int_ = old.sigint;
+  old_term_ = old.sigterm;
+  old_hup_ = old.sighup;
+  old_pipe_ = old.sigpipe;
+  forward_hup_ = old.forward_hup;
   handlers_installed_ = true;
 
-  std::vector<std::string> argv_copy = options_.argv;
-  std::vector<std::string> env = child_environment(socket_path_);
-  if (user_) {
-    const std::string runtime_dir = "/run/user/" + std::to_string(user_->uid);
-    env = environment_for(*user_, env, ::access(runtime_dir.c_str(), F_OK) == 0);
-  }
-  auto argv_c = c_strings(argv_copy);
-  auto env_c = c_strings(env);
-  // Looked up on the command's own PATH (under sudo, the one made for the user).
-  std::vector<std::string> files = command_candidates(
-      options_.argv.front(), env_value(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin"));
-  auto files_c = c_strings(files);
+  CommandImage image = command_image(options_.argv, socket_path_, user_);
+  auto argv_c = c_strings(image.argv);
+  auto env_c = c_strings(image.env);
+  auto files_c = c_strings(image.files);
   const Spawned spawned = spawn_command(files_c.data(), argv_c.data(), env_c.data(), child_ends,
                                         options_.stdout_to_stderr, user_ ? &*user_ : nullptr);
   const pid_t pid = spawned.pid;
-  const int rc = spawned.failure.error;
   for (int& fd : child_ends) close_fd(fd);
-  if (rc != 0) {
+  if (spawned.failure.error != 0) {
     restore_signals();
     // A signal that came while spawning had no command to go to: it is regime's own.
     if (int early = g_forwarded_signal; early != 0) ::raise(early);
-    if (spawned.failure.stage != LaunchFailure::kExec && user_) {
-      constexpr const char* kWhat[] = {"", "set the groups of", "set the group of", "become"};
-      throw Error(ErrorKind::NoPermission, std::string("cannot ") + kWhat[spawned.failure.stage] +
-                                               " user " + user_->name + " for '" +
-                                               options_.argv.front() + "': " + std::strerror(rc));
-    }
-    throw Error(rc == ENOENT ? ErrorKind::NotFound : ErrorKind::Io,
-                "cannot start '" + options_.argv.front() + "': " + std::strerror(rc));
+    throw launch_error(spawned.failure, options_.argv.front(), user_);
   }
   pid_ = pid;
   g_child_pgid.store(pid);
@@ -405,17 +475,7 @@ void ProcessWorkload::start(double) {
   });
   if (int early = g_forwarded_signal; early != 0) ::kill(-pid, early);  // arrived while spawning
   last_regex_end_s_ = clock_.unix_now_s();
-
-  // A command in its own group must own the terminal, or reading stdin would stop it (SIGTTIN).
-  if (::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp()) {
-    sigset_t ttou, old;
-    sigemptyset(&ttou);
-    sigaddset(&ttou, SIGTTOU);
-    ::pthread_sigmask(SIG_BLOCK, &ttou, &old);
-    took_terminal_ = ::tcsetpgrp(STDIN_FILENO, pid_) == 0;
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (took_terminal_) ::kill(-pid_, SIGCONT);  // in case it read before it owned the terminal
-  }
+  took_terminal_ = hand_terminal_to(pid_);
   // Only piped output needs a thread. Step datagrams wait in the socket's buffer and are drained
   // by poll_steps() on the run loop's own 10 ms tick: they carry their own timestamps, so a
   // thread woken per datagram only added a wake-up per step (1907 fewer voluntary context

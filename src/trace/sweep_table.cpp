@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/files.hpp"
@@ -103,6 +105,9 @@ std::string fmt_num(double v) { return fmt::format("{}", v); }
 // Steps measured at one cap: an int, and far beyond any real sweep.
 constexpr double kMaxSteps = 1e9;
 
+// A row's identity: workload, gpu, cap_W and whether it is of window "again".
+using RowKey = std::tuple<std::string, std::string, double, bool>;
+
 // A named default is one value for all of a (workload, gpu)'s rows, and a row at that cap exists:
 // every decision compares against the default's own row, and the time bound is taken from it.
 void check_named_defaults(const SweepTable& table, const std::map<int, int>& columns) {
@@ -141,6 +146,146 @@ void check_named_defaults(const SweepTable& table, const std::map<int, int>& col
   }
 }
 
+// The header line: each column's index by name.
+struct Header {
+  std::map<std::string, size_t> col;
+  size_t n_columns = 0;
+};
+
+// Every column known and named once, and every required one present.
+Header parse_header(const std::vector<Cell>& cells, const std::string& source, int line_no) {
+  Header h;
+  h.n_columns = cells.size();
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const auto& name = cells[i].text;
+    bool known = std::find(kRequired.begin(), kRequired.end(), name) != kRequired.end() ||
+                 std::find(kOptional.begin(), kOptional.end(), name) != kOptional.end();
+    if (!known)
+      parse_error(source, line_no, cells[i].column,
+                  fmt::format("unknown column '{}' (expected workload,gpu,cap_W,time_s,"
+                              "avg_power_W,unit and optionally energy_J,time_ci_s,"
+                              "energy_ci_J,steps,time_lo_s,time_hi_s,energy_lo_J,"
+                              "energy_hi_J,window,default_limit_W)",
+                              name));
+    if (h.col.count(name))
+      parse_error(source, line_no, cells[i].column, fmt::format("column '{}' twice", name));
+    h.col[name] = i;
+  }
+  for (const auto& name : kRequired)
+    if (!h.col.count(name))
+      parse_error(source, line_no, 1, fmt::format("header lacks the column '{}'", name));
+  return h;
+}
+
+// One data row's cells by column name; errors name the row's line and the cell's column.
+struct RowCells {
+  const std::vector<Cell>& cells;
+  const Header& header;
+  const std::string& source;
+  int line_no = 0;
+
+  bool has(const std::string& name) const { return header.col.count(name) != 0; }
+  const Cell& cell(const std::string& name) const { return cells[header.col.at(name)]; }
+  [[noreturn]] void fail(int column, const std::string& what) const {
+    parse_error(source, line_no, column, what);
+  }
+  double number_in(const std::string& name, bool positive) const {
+    return number(source, line_no, cell(name), name, positive);
+  }
+  // Nothing when the column is absent or the cell empty.
+  std::optional<double> optional_number(const std::string& name, bool positive) const {
+    if (!has(name) || cell(name).text.empty()) return std::nullopt;
+    return number_in(name, positive);
+  }
+};
+
+// The optional step count: a whole number, at most kMaxSteps.
+std::optional<int> parse_steps(const RowCells& row) {
+  const std::optional<double> s = row.optional_number("steps", false);
+  if (!s) return std::nullopt;
+  if (*s != std::floor(*s))
+    row.fail(row.cell("steps").column,
+             fmt::format("steps '{}' is not a whole number", row.cell("steps").text));
+  if (*s > kMaxSteps)
+    row.fail(row.cell("steps").column,
+             fmt::format("steps {} is more than {:g}", row.cell("steps").text, kMaxSteps));
+  return static_cast<int>(*s);
+}
+
+// An interval's ends come in pairs, the low end not above the high one.
+std::pair<std::optional<double>, std::optional<double>> parse_interval(const RowCells& row,
+                                                                       const std::string& lo_name,
+                                                                       const std::string& hi_name) {
+  const std::optional<double> lo = row.optional_number(lo_name, false);
+  const std::optional<double> hi = row.optional_number(hi_name, false);
+  const std::string& name = lo ? hi_name : lo_name;
+  if (lo.has_value() != hi.has_value())
+    row.fail(
+        row.has(name) ? row.cell(name).column : 1,
+        fmt::format("{} without {}: an interval needs both ends", lo ? lo_name : hi_name, name));
+  if (lo && *lo > *hi)
+    row.fail(row.cell(lo_name).column,
+             fmt::format("{} {} is above {} {}", lo_name, *lo, hi_name, *hi));
+  return {lo, hi};
+}
+
+// The window cell: "again" marks a repeat measurement; "first" or nothing, the first one.
+bool parse_again(const RowCells& row) {
+  if (!row.has("window")) return false;
+  const std::string& w = row.cell("window").text;
+  if (w == "again") return true;
+  if (!w.empty() && w != "first")
+    row.fail(row.cell("window").column,
+             fmt::format("window '{}': expected first, again or nothing", w));
+  return false;
+}
+
+// One data row, checked cell by cell in column order of the format.
+SweepRow parse_row(const RowCells& row) {
+  if (row.cells.size() != row.header.n_columns)
+    row.fail(
+        1, fmt::format("{} cells where the header has {}", row.cells.size(), row.header.n_columns));
+  SweepRow r;
+  r.line = row.line_no;
+  r.workload = row.cell("workload").text;
+  if (r.workload.empty()) row.fail(row.cell("workload").column, "empty workload");
+  r.gpu = row.cell("gpu").text;
+  if (r.gpu.empty()) row.fail(row.cell("gpu").column, "empty gpu");
+  r.cap_W = row.number_in("cap_W", true);
+  r.time_s = row.number_in("time_s", true);
+  r.avg_power_W = row.number_in("avg_power_W", true);
+  r.unit = row.cell("unit").text;
+  r.energy_J = row.optional_number("energy_J", true);
+  r.time_ci_s = row.optional_number("time_ci_s", false);
+  r.energy_ci_J = row.optional_number("energy_ci_J", false);
+  r.steps = parse_steps(row);
+  std::tie(r.time_lo_s, r.time_hi_s) = parse_interval(row, "time_lo_s", "time_hi_s");
+  std::tie(r.energy_lo_J, r.energy_hi_J) = parse_interval(row, "energy_lo_J", "energy_hi_J");
+  r.again = parse_again(row);
+  r.default_limit_W = row.optional_number("default_limit_W", true);
+  return r;
+}
+
+// Each row of window "again" repeats a first row at the same cap.
+void check_again_rows(const SweepTable& table, const std::set<RowKey>& keys) {
+  for (const SweepRow& a : table.again)
+    if (!keys.count({a.workload, a.gpu, a.cap_W, false}))
+      parse_error(table.source, a.line, 1,
+                  fmt::format("a row of window 'again' for workload '{}' on {} at {} W, but no "
+                              "first row at that cap",
+                              a.workload, a.gpu, a.cap_W));
+}
+
+// The next line of `text` from `pos` (which moves past it), without its line ending.
+std::string_view next_line(std::string_view text, size_t& pos) {
+  size_t nl = text.find('\n', pos);
+  std::string_view line =
+      text.substr(pos, nl == std::string_view::npos ? text.size() - pos : nl - pos);
+  pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
 }  // namespace
 
 std::vector<std::string> SweepTable::workloads() const {
@@ -173,115 +318,32 @@ SweepTable parse_sweep_table(std::string_view text, const std::string& source) {
   std::vector<CsvField> fields;  // reused for every line
   SweepTable table;
   table.source = source;
-  std::map<std::string, size_t> col;  // column name -> index
-  size_t n_columns = 0;
-  std::set<std::tuple<std::string, std::string, double, bool>> keys;
+  std::optional<Header> header;
+  std::set<RowKey> keys;
   std::map<int, int> default_cells;  // line -> column of its default_limit_W cell
   int line_no = 0;
   size_t pos = 0;
-  bool header_seen = false;
   while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line =
-        text.substr(pos, nl == std::string_view::npos ? text.size() - pos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    const std::string_view line = next_line(text, pos);
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     auto cells = split_line(line, source, line_no, fields);
-    if (!header_seen) {
-      header_seen = true;
-      n_columns = cells.size();
-      for (size_t i = 0; i < cells.size(); ++i) {
-        const auto& name = cells[i].text;
-        bool known = std::find(kRequired.begin(), kRequired.end(), name) != kRequired.end() ||
-                     std::find(kOptional.begin(), kOptional.end(), name) != kOptional.end();
-        if (!known)
-          parse_error(source, line_no, cells[i].column,
-                      fmt::format("unknown column '{}' (expected workload,gpu,cap_W,time_s,"
-                                  "avg_power_W,unit and optionally energy_J,time_ci_s,"
-                                  "energy_ci_J,steps,time_lo_s,time_hi_s,energy_lo_J,"
-                                  "energy_hi_J,window,default_limit_W)",
-                                  name));
-        if (col.count(name))
-          parse_error(source, line_no, cells[i].column, fmt::format("column '{}' twice", name));
-        col[name] = i;
-      }
-      for (const auto& name : kRequired)
-        if (!col.count(name))
-          parse_error(source, line_no, 1, fmt::format("header lacks the column '{}'", name));
+    if (!header) {
+      header = parse_header(cells, source, line_no);
       continue;
     }
-    if (cells.size() != n_columns)
-      parse_error(source, line_no, 1,
-                  fmt::format("{} cells where the header has {}", cells.size(), n_columns));
-    SweepRow r;
-    r.line = line_no;
-    auto cell = [&](const std::string& name) -> const Cell& { return cells[col.at(name)]; };
-    r.workload = cell("workload").text;
-    if (r.workload.empty()) parse_error(source, line_no, cell("workload").column, "empty workload");
-    r.gpu = cell("gpu").text;
-    if (r.gpu.empty()) parse_error(source, line_no, cell("gpu").column, "empty gpu");
-    r.cap_W = number(source, line_no, cell("cap_W"), "cap_W", true);
-    r.time_s = number(source, line_no, cell("time_s"), "time_s", true);
-    r.avg_power_W = number(source, line_no, cell("avg_power_W"), "avg_power_W", true);
-    r.unit = cell("unit").text;
-    auto optional_number = [&](const std::string& name, bool positive) -> std::optional<double> {
-      if (!col.count(name) || cell(name).text.empty()) return std::nullopt;
-      return number(source, line_no, cell(name), name, positive);
-    };
-    r.energy_J = optional_number("energy_J", true);
-    r.time_ci_s = optional_number("time_ci_s", false);
-    r.energy_ci_J = optional_number("energy_ci_J", false);
-    if (auto s = optional_number("steps", false)) {
-      if (*s != std::floor(*s))
-        parse_error(source, line_no, cell("steps").column,
-                    fmt::format("steps '{}' is not a whole number", cell("steps").text));
-      if (*s > kMaxSteps)
-        parse_error(source, line_no, cell("steps").column,
-                    fmt::format("steps {} is more than {:g}", cell("steps").text, kMaxSteps));
-      r.steps = static_cast<int>(*s);
-    }
-    // An interval's ends come in pairs, the low end not above the high one.
-    auto bounds = [&](const std::string& lo_name, const std::string& hi_name,
-                      std::optional<double>& lo, std::optional<double>& hi) {
-      lo = optional_number(lo_name, false);
-      hi = optional_number(hi_name, false);
-      const std::string& name = lo ? hi_name : lo_name;
-      if (lo.has_value() != hi.has_value())
-        parse_error(source, line_no, col.count(name) ? cell(name).column : 1,
-                    fmt::format("{} without {}: an interval needs both ends",
-                                lo ? lo_name : hi_name, name));
-      if (lo && *lo > *hi)
-        parse_error(source, line_no, cell(lo_name).column,
-                    fmt::format("{} {} is above {} {}", lo_name, *lo, hi_name, *hi));
-    };
-    bounds("time_lo_s", "time_hi_s", r.time_lo_s, r.time_hi_s);
-    bounds("energy_lo_J", "energy_hi_J", r.energy_lo_J, r.energy_hi_J);
-    if (col.count("window")) {
-      const std::string& w = cell("window").text;
-      if (w == "again")
-        r.again = true;
-      else if (!w.empty() && w != "first")
-        parse_error(source, line_no, cell("window").column,
-                    fmt::format("window '{}': expected first, again or nothing", w));
-    }
-    r.default_limit_W = optional_number("default_limit_W", true);
-    if (r.default_limit_W) default_cells[r.line] = cell("default_limit_W").column;
+    const RowCells row{cells, *header, source, line_no};
+    SweepRow r = parse_row(row);
+    if (r.default_limit_W) default_cells[r.line] = row.cell("default_limit_W").column;
     if (!keys.insert({r.workload, r.gpu, r.cap_W, r.again}).second)
-      parse_error(source, line_no, cell("cap_W").column,
+      parse_error(source, line_no, row.cell("cap_W").column,
                   fmt::format("a second row{} for workload '{}' on {} at {} W",
                               r.again ? " of window 'again'" : "", r.workload, r.gpu, r.cap_W));
     (r.again ? table.again : table.rows).push_back(std::move(r));
   }
-  if (!header_seen) parse_error(source, 1, 1, "empty file: no header line");
+  if (!header) parse_error(source, 1, 1, "empty file: no header line");
   if (table.rows.empty()) parse_error(source, line_no, 1, "no data rows after the header");
-  for (const SweepRow& a : table.again)
-    if (!keys.count({a.workload, a.gpu, a.cap_W, false}))
-      parse_error(source, a.line, 1,
-                  fmt::format("a row of window 'again' for workload '{}' on {} at {} W, but no "
-                              "first row at that cap",
-                              a.workload, a.gpu, a.cap_W));
+  check_again_rows(table, keys);
   check_named_defaults(table, default_cells);
   return table;
 }
