@@ -106,146 +106,238 @@ Decision keep_where_no_cap_binds(const std::vector<ProbeResult>& rows, const Tab
               std::move(d));
 }
 
-// Single measurements per cap: the binding test, the default's level from the rows that repeat
-// it, the noise from the table, the physics check, then the keep-default rule.
-Decision decide_single(const std::vector<ProbeResult>& probes_in, const DecisionInputs& in) {
-  // Rows above the default (a table swept past a card's default limit) raise the limit: they are
-  // shown against the default, but a decision lowers the limit or keeps it, and the binding test
-  // reads power from the default down.
+// "; 120 W not credited: why": the rows a decision set aside, as the reason lists them.
+std::string not_credited_text(const std::vector<NotCredited>& not_credited) {
+  std::string text;
+  for (const auto& nc : not_credited)
+    text += fmt::format("; {} W not credited: {}", nc.cap_W, nc.why);
+  return text;
+}
+
+// ---- Single measurements per cap ----
+
+// The rows at or under the default limit, highest cap first. Rows above the default (a table
+// swept past a card's default limit) raise the limit: they are shown against the default, but a
+// decision lowers the limit or keeps it, and the binding test reads power from the default down.
+std::vector<ProbeResult> rows_from_default_down(const std::vector<ProbeResult>& probes,
+                                                double default_limit_W) {
   std::vector<ProbeResult> rows;
-  for (const ProbeResult& p : probes_in)
-    if (p.cap_W <= in.default_limit_W + 0.05) rows.push_back(p);
-  if (rows.size() < 2)
-    return keep_default_because(in.default_limit_W,
-                                fmt::format("no cap under the default limit {} W was measured: "
-                                            "nothing to compare",
-                                            in.default_limit_W));
+  for (const ProbeResult& p : probes)
+    if (p.cap_W <= default_limit_W + 0.05) rows.push_back(p);
   std::stable_sort(rows.begin(), rows.end(),
                    [](const ProbeResult& a, const ProbeResult& b) { return a.cap_W > b.cap_W; });
-  const std::string obj = in.objective.text();
-  Decision d;
-  d.basis = "single measurements";
-  const TableBinding tb = table_binding(rows, in.priors.power, in.binding_alpha);
-  d.binding = tb;
+  return rows;
+}
 
-  const size_t n = rows.size();
-  std::vector<double> caps, energy, time, score_raw;
+// The rows as columns (index 0: the default's own row), with the objective's score free of its
+// constraint, split by the binding test into rows that repeat the default and rows that bind.
+struct RowColumns {
+  std::vector<double> caps_W, energy_per_step_J, time_per_step_s, raw_score;
   std::vector<size_t> repeats, binding;
-  for (size_t i = 0; i < n; ++i) {
+};
+RowColumns row_columns(const std::vector<ProbeResult>& rows, const TableBinding& tb,
+                       const DecisionInputs& in) {
+  RowColumns c;
+  for (size_t i = 0; i < rows.size(); ++i) {
     const Measurement& m = rows[i].measurement;
-    caps.push_back(rows[i].cap_W);
-    energy.push_back(m.energy_per_step_J);
-    time.push_back(m.time_per_step_s);
-    score_raw.push_back(
+    c.caps_W.push_back(rows[i].cap_W);
+    c.energy_per_step_J.push_back(m.energy_per_step_J);
+    c.time_per_step_s.push_back(m.time_per_step_s);
+    c.raw_score.push_back(
         raw_score(in.objective, m.energy_per_step_J, m.time_per_step_s, in.max_power_W));
-    (tb.binds && rows[i].cap_W < tb.onset_cap_W ? binding : repeats).push_back(i);
+    (tb.binds && rows[i].cap_W < tb.onset_cap_W ? c.binding : c.repeats).push_back(i);
   }
-  // The default's level: the geometric mean of the rows that repeat its measurement.
-  auto level = [&](const std::vector<double>& v) {
-    double s = 0;
-    for (size_t i : repeats) s += std::log(v[i]);
-    return std::exp(s / static_cast<double>(repeats.size()));
-  };
-  const double s0 = level(score_raw);
-  // Percentages and the slowdown bound are against the default's own row: that is the row a
-  // table shows and the one a user compares with; a level pooled with other rows could hide a
-  // pick past the bound. The level only judges whether a saving beats the noise.
-  const double e0 = energy[0], t0 = time[0];
-  const double t_level = level(time);
-  // The noise of one row: the scatter of the rows that repeat the default, and the table's.
-  const NoiseEstimate s_noise = relative_noise(caps, score_raw, repeats, {}, in.priors.energy);
-  const NoiseEstimate t_noise = relative_noise(caps, time, repeats, {}, in.priors.time);
-  d.noise = s_noise;
-  d.time_noise = t_noise;
-  const double k = std::sqrt(1 + 1 / static_cast<double>(repeats.size()));
-  const std::string level_text =
-      repeats.size() > 1
-          ? fmt::format("the default's level (mean of the {} rows at caps that cannot bind)",
-                        repeats.size())
-          : fmt::format("the default {} W", in.default_limit_W);
+  return c;
+}
 
-  if (!tb.binds) return keep_where_no_cap_binds(rows, tb, s_noise, t_noise, in, std::move(d));
+// The default's level of a column: the geometric mean of the rows that repeat its measurement.
+double default_level(const std::vector<double>& values, const std::vector<size_t>& repeats) {
+  double s = 0;
+  for (size_t i : repeats) s += std::log(values[i]);
+  return std::exp(s / static_cast<double>(repeats.size()));
+}
 
-  // A lower cap cannot speed work up unless heat held the default's clocks back. A table carries
-  // no throttle reasons, so the rows say which: one binding row faster than the default beyond
-  // the noise is an outlier (not credited); most of them faster means the default's own row is
-  // the slow one, as on a card that throttles on heat at its default, and they are credited.
-  const double t_crit = student_t_quantile(1 - kPhysicsAlpha, t_noise.dof) * t_noise.rel_sd * k;
+// How much more a row scatters about the level of n repeat rows than about the truth: the level
+// carries noise of its own, sqrt(1 + 1/n).
+double against_level_sd_factor(size_t n_repeats) {
+  return std::sqrt(1 + 1 / static_cast<double>(n_repeats));
+}
+
+// What the rows say before a pick is made.
+struct SingleEvidence {
+  RowColumns rows;
+  TableBinding binding;
+  NoiseEstimate score_noise, time_noise;  // of one row
+  bool default_heat_limited = false;      // the default's own throttle reasons say heat
+};
+
+// The binding rows faster than the default's level by more than `crit_log` (log scale).
+std::vector<size_t> binding_rows_faster(const RowColumns& c, double level_time_per_step_s,
+                                        double crit_log) {
   std::vector<size_t> faster;
-  for (size_t i : binding)
-    if (std::log(time[i] / t_level) < -t_crit) faster.push_back(i);
-  const bool hot_by_rows = 2 * faster.size() > binding.size();
-  const bool hot = heat_limited(rows.front().measurement) || hot_by_rows;
+  for (size_t i : c.binding)
+    if (std::log(c.time_per_step_s[i] / level_time_per_step_s) < -crit_log) faster.push_back(i);
+  return faster;
+}
+
+// The rows a decision may pick, and those set aside. A lower cap cannot speed work up unless heat
+// held the default's clocks back: unless `hot`, a binding row in `faster` is an outlier, not
+// credited. Binding rows come first, then the repeat rows other than the default's own (one of
+// them may still be the best measured row); each within the objective's constraint.
+struct CreditedRows {
   std::vector<size_t> candidates;
-  for (size_t i : binding) {
+  std::vector<NotCredited> not_credited;
+};
+CreditedRows credited_rows(const RowColumns& c, const std::vector<size_t>& faster, bool hot,
+                           double level_time_per_step_s, double crit_log,
+                           const DecisionInputs& in) {
+  CreditedRows out;
+  const double t0 = c.time_per_step_s[0];
+  auto admitted = [&](size_t i) {
+    return score(in.objective, c.energy_per_step_J[i], c.time_per_step_s[i], t0, in.max_power_W)
+        .has_value();
+  };
+  for (size_t i : c.binding) {
     if (!hot && std::find(faster.begin(), faster.end(), i) != faster.end()) {
-      d.not_credited.push_back(
-          {caps[i], fmt::format("time per step {:+.1f}% under a lower cap, beyond the noise "
-                                "({:.1f}%): a cap cannot speed work up, so this row is noise",
-                                change_pct(time[i], t_level), 100 * t_crit)});
+      out.not_credited.push_back(
+          {c.caps_W[i],
+           fmt::format("time per step {:+.1f}% under a lower cap, beyond the noise "
+                       "({:.1f}%): a cap cannot speed work up, so this row is noise",
+                       change_pct(c.time_per_step_s[i], level_time_per_step_s), 100 * crit_log)});
       continue;
     }
-    if (!score(in.objective, energy[i], time[i], t0, in.max_power_W)) continue;
-    candidates.push_back(i);
+    if (admitted(i)) out.candidates.push_back(i);
   }
-  std::string not_credited_text;
-  for (const auto& nc : d.not_credited)
-    not_credited_text += fmt::format("; {} W not credited: {}", nc.cap_W, nc.why);
-  if (hot_by_rows)
-    not_credited_text += fmt::format(
-        "; {} of {} binding rows run faster than the default beyond the noise ({:.1f}%): the "
-        "default behaves as a card held back by heat (or its row is off; measure it again to "
-        "tell), so they are taken as measured",
-        faster.size(), binding.size(), 100 * t_crit);
-  const std::string evidence =
-      fmt::format("{}; noise {}{}", tb.summary, s_noise.describe(), not_credited_text);
+  for (size_t i : c.repeats)
+    if (i != 0 && admitted(i)) out.candidates.push_back(i);
+  return out;
+}
 
-  // Rows above the onset repeat the default; one of them may still be the best measured row.
-  for (size_t i : repeats)
-    if (i != 0 && score(in.objective, energy[i], time[i], t0, in.max_power_W))
-      candidates.push_back(i);
+// The candidate with the best unconstrained score, the higher cap on ties; 0 (the default's own
+// row) when none beats it.
+size_t best_row(const RowColumns& c, const std::vector<size_t>& candidates) {
+  const std::vector<double>& s = c.raw_score;
   size_t best = 0;
   for (size_t i : candidates)
-    if (score_raw[i] < score_raw[best] || (score_raw[i] == score_raw[best] && caps[i] > caps[best]))
-      best = i;
-  if (best == 0)
-    return keep(in.default_limit_W,
-                fmt::format("no cap measured beats the default's own row on {}{} ({}): keeping "
-                            "the default limit {} W",
-                            obj, constraint_text(in.objective), evidence, in.default_limit_W),
-                std::move(d));
-  // The best measured row is the decision (on a table its rows are all there is to know); the
-  // keep-default threshold only says whether its saving beats the noise against the level.
-  const double gain = std::log(s0 / score_raw[best]);
-  const double threshold =
-      student_t_quantile(1 - in.decision_alpha / static_cast<double>(candidates.size()),
-                         s_noise.dof) *
-      s_noise.rel_sd * k;
-  const double level_pct = change_pct(score_raw[best], s0);
-  const double score_pct = change_pct(score_raw[best], score_raw[0]);
-  const double e_pct = change_pct(energy[best], e0), t_pct = change_pct(time[best], t0);
-  const std::string against = repeats.size() > 1
-                                  ? fmt::format(", {:+.1f}% against {}", level_pct, level_text)
-                                  : std::string();
-  const bool binds_here = caps[best] < tb.onset_cap_W;
-  d.cap_W = caps[best];
+    if (s[i] < s[best] || (s[i] == s[best] && c.caps_W[i] > c.caps_W[best])) best = i;
+  return best;
+}
+
+// The log saving against the level a pick must exceed to beat the noise: the Student t quantile at
+// 1 - alpha / candidates (Bonferroni) times one row's noise against the level.
+double saving_threshold_log(const NoiseEstimate& score_noise, double decision_alpha,
+                            size_t n_candidates, double sd_factor) {
+  return student_t_quantile(1 - decision_alpha / static_cast<double>(n_candidates),
+                            score_noise.dof) *
+         score_noise.rel_sd * sd_factor;
+}
+
+// The best measured row is the decision (on a table its rows are all there is to know); the
+// keep-default threshold only says whether its saving beats the noise against the default's
+// level. Percentages and the slowdown bound are against the default's own row: that is the row a
+// table shows and the one a user compares with; a level pooled with other rows could hide a pick
+// past the bound. A saving that rests on a default row slower than most binding rows
+// (`hot_by_rows`) is not called beyond the noise: heat or an off row, the rows cannot tell which.
+Decision pick_row(const SingleEvidence& ev, size_t best, size_t n_candidates, bool hot_by_rows,
+                  const std::string& evidence, const DecisionInputs& in, Decision d) {
+  const RowColumns& c = ev.rows;
+  const size_t n_repeats = c.repeats.size();
+  const double s0 = default_level(c.raw_score, c.repeats);
+  const double gain = std::log(s0 / c.raw_score[best]);
+  const double threshold = saving_threshold_log(ev.score_noise, in.decision_alpha, n_candidates,
+                                                against_level_sd_factor(n_repeats));
+  const double score_pct = change_pct(c.raw_score[best], c.raw_score[0]);
+  const double e_pct = change_pct(c.energy_per_step_J[best], c.energy_per_step_J[0]);
+  const double t_pct = change_pct(c.time_per_step_s[best], c.time_per_step_s[0]);
+  const std::string against =
+      n_repeats > 1
+          ? fmt::format(
+                ", {:+.1f}% against the default's level (mean of the {} rows at caps that cannot "
+                "bind)",
+                change_pct(c.raw_score[best], s0), n_repeats)
+          : std::string();
+  const bool binds_here = c.caps_W[best] < ev.binding.onset_cap_W;
+  d.cap_W = c.caps_W[best];
   d.keep_default = false;
-  // A saving that rests on a default row slower than most binding rows is not called beyond the
-  // noise: heat or an off row, the rows cannot tell which.
   d.beyond_noise = binds_here && !hot_by_rows && gain > threshold;
   d.energy_change_pct = e_pct;
   d.time_change_pct = t_pct;
   d.reason = fmt::format(
       "{} W has the best {}{} ({:+.1f}% against the default {} W{}: energy per step {:+.1f}%, "
       "time per step {:+.1f}%), {} the {:.1f}% a saving must exceed to beat the noise{} ({})",
-      caps[best], obj, constraint_text(in.objective), score_pct, in.default_limit_W, against, e_pct,
-      t_pct, d.beyond_noise ? "beyond" : "within", 100 * (1 - std::exp(-threshold)),
+      c.caps_W[best], in.objective.text(), constraint_text(in.objective), score_pct,
+      in.default_limit_W, against, e_pct, t_pct, d.beyond_noise ? "beyond" : "within",
+      100 * (1 - std::exp(-threshold)),
       binds_here ? "" : "; it lies above where caps bind, so it repeats the default", evidence);
   return d;
 }
 
-// Probes with intervals: the default's power windows say which caps can bind; the intervals
-// decide.
+// Where caps bind: the physics check, then the best credited row against the keep-default rule.
+// A table carries no throttle reasons, so the rows say whether heat held the default back: one
+// binding row faster than the default beyond the noise is an outlier (not credited); most of
+// them faster means the default's own row is the slow one, as on a card that throttles on heat
+// at its default, and they are credited.
+Decision decide_binding_rows(const SingleEvidence& ev, const DecisionInputs& in, Decision d) {
+  const RowColumns& c = ev.rows;
+  const NoiseEstimate& t_noise = ev.time_noise;
+  const double t_level = default_level(c.time_per_step_s, c.repeats);
+  const double t_crit = student_t_quantile(1 - kPhysicsAlpha, t_noise.dof) * t_noise.rel_sd *
+                        against_level_sd_factor(c.repeats.size());
+  const std::vector<size_t> faster = binding_rows_faster(c, t_level, t_crit);
+  const bool hot_by_rows = 2 * faster.size() > c.binding.size();
+  CreditedRows credited =
+      credited_rows(c, faster, ev.default_heat_limited || hot_by_rows, t_level, t_crit, in);
+  d.not_credited = std::move(credited.not_credited);
+  std::string set_aside = not_credited_text(d.not_credited);
+  if (hot_by_rows)
+    set_aside += fmt::format(
+        "; {} of {} binding rows run faster than the default beyond the noise ({:.1f}%): the "
+        "default behaves as a card held back by heat (or its row is off; measure it again to "
+        "tell), so they are taken as measured",
+        faster.size(), c.binding.size(), 100 * t_crit);
+  const std::string evidence =
+      fmt::format("{}; noise {}{}", ev.binding.summary, ev.score_noise.describe(), set_aside);
+  const size_t best = best_row(c, credited.candidates);
+  if (best == 0)
+    return keep(in.default_limit_W,
+                fmt::format("no cap measured beats the default's own row on {}{} ({}): keeping "
+                            "the default limit {} W",
+                            in.objective.text(), constraint_text(in.objective), evidence,
+                            in.default_limit_W),
+                std::move(d));
+  return pick_row(ev, best, credited.candidates.size(), hot_by_rows, evidence, in, std::move(d));
+}
+
+// Single measurements per cap: the binding test, the default's level from the rows that repeat
+// it, the noise from the table, the physics check, then the keep-default rule.
+Decision decide_single(const std::vector<ProbeResult>& probes, const DecisionInputs& in) {
+  const std::vector<ProbeResult> rows = rows_from_default_down(probes, in.default_limit_W);
+  if (rows.size() < 2)
+    return keep_default_because(in.default_limit_W,
+                                fmt::format("no cap under the default limit {} W was measured: "
+                                            "nothing to compare",
+                                            in.default_limit_W));
+  Decision d;
+  d.basis = "single measurements";
+  SingleEvidence ev;
+  ev.binding = table_binding(rows, in.priors.power, in.binding_alpha);
+  d.binding = ev.binding;
+  ev.rows = row_columns(rows, ev.binding, in);
+  // The noise of one row: the scatter of the rows that repeat the default, and the table's.
+  const RowColumns& c = ev.rows;
+  ev.score_noise = relative_noise(c.caps_W, c.raw_score, c.repeats, {}, in.priors.energy);
+  ev.time_noise = relative_noise(c.caps_W, c.time_per_step_s, c.repeats, {}, in.priors.time);
+  d.noise = ev.score_noise;
+  d.time_noise = ev.time_noise;
+  if (!ev.binding.binds)
+    return keep_where_no_cap_binds(rows, ev.binding, ev.score_noise, ev.time_noise, in,
+                                   std::move(d));
+  ev.default_heat_limited = heat_limited(rows.front().measurement);
+  return decide_binding_rows(ev, in, std::move(d));
+}
+
+// ---- Probes with intervals: power windows say which caps bind, the intervals decide ----
+
 // Both default windows as one estimate: the mean of the two, its interval covering both.
 Measurement merge_defaults(const Measurement& a, const Measurement& b) {
   Measurement m = a;
@@ -259,6 +351,7 @@ Measurement merge_defaults(const Measurement& a, const Measurement& b) {
   return m;
 }
 
+// Widens a measurement's intervals by `rel` on each side (time only where it has one).
 void widen(Measurement& m, double rel) {
   m.energy_per_step_ci_J = {m.energy_per_step_ci_J.first * (1 - rel),
                             m.energy_per_step_ci_J.second * (1 + rel)};
@@ -267,114 +360,145 @@ void widen(Measurement& m, double rel) {
                             m.time_per_step_ci_s.second * (1 + rel)};
 }
 
-Decision decide_intervals(const std::vector<ProbeResult>& probes_in, int d_idx,
-                          const DecisionInputs& in) {
-  std::vector<ProbeResult> probes = probes_in;
-  const std::string obj = in.objective.text();
-  // Accepted per-second windows (no step markers): every figure is per second.
-  const std::string per = std::any_of(probes.begin(), probes.end(),
-                                      [](const ProbeResult& p) { return p.measurement.per_second; })
-                              ? "second"
-                              : "step";
-  Decision d;
-  d.basis = "intervals";
-  std::string drift_text;
-  if (in.default_again) {
-    const Measurement& first = probes[static_cast<size_t>(d_idx)].measurement;
-    Drift drift{change_pct(in.default_again->energy_per_step_J, first.energy_per_step_J),
-                change_pct(in.default_again->time_per_step_s, first.time_per_step_s), first,
-                *in.default_again};
-    d.drift = drift;
-    const double rel = std::abs(drift.energy_pct) / 100;
-    drift_text = fmt::format(
-        "; the default measured first and last differs by {:+.1f}% in energy per {} ({:+.1f}% "
-        "in time): its estimate spans both windows and every other interval is widened by "
-        "{:.1f}%",
-        drift.energy_pct, per, drift.time_pct, 50 * rel);
-    if (rel > kMaxDriftRel)
-      return keep(in.default_limit_W,
-                  fmt::format("the default measured first and last differs by {:+.1f}% in energy "
-                              "per {} (more than {:.0f}%): the card changed under the sweep "
-                              "(heat, other work), so no comparison holds; keeping the default "
-                              "limit {} W. Let it settle longer (--max-settle-s) and sweep again",
-                              drift.energy_pct, per, 100 * kMaxDriftRel, in.default_limit_W),
-                  std::move(d));
-    for (size_t i = 0; i < probes.size(); ++i)
-      if (static_cast<int>(i) != d_idx) widen(probes[i].measurement, rel / 2);
-    probes[static_cast<size_t>(d_idx)].measurement = merge_defaults(first, *in.default_again);
-  }
-  const ProbeResult& dflt = probes[static_cast<size_t>(d_idx)];
-  const Measurement& dm = dflt.measurement;
-  std::vector<double> caps;
-  for (const auto& p : probes) caps.push_back(p.cap_W);
-  LiveBinding lb = live_binding(dm, caps, in.default_limit_W);
-  const bool windows = !dm.window_power_W.empty();
-  if (lb.available) d.live_binding = lb;
-  const bool hot = heat_limited(dm);
-  const Interval dt = dm.time_per_step_ci_s;
+// What every figure is per: "second" when any window is an accepted per-second one (no step
+// markers), else "step".
+std::string per_unit(const std::vector<ProbeResult>& probes) {
+  return std::any_of(probes.begin(), probes.end(),
+                     [](const ProbeResult& p) { return p.measurement.per_second; })
+             ? "second"
+             : "step";
+}
 
-  int best = d_idx;
-  double best_score = *probe_score(dflt, dflt, in);
+// The change from the default's first window to its second, measured after the sweep.
+Drift default_drift(const Measurement& first, const Measurement& again) {
+  return Drift{change_pct(again.energy_per_step_J, first.energy_per_step_J),
+               change_pct(again.time_per_step_s, first.time_per_step_s), first, again};
+}
+
+// The probes with the drift folded in (`drift_rel`: its relative energy change): the caps were
+// measured somewhere between the two default windows, so the default's estimate spans both and
+// every other interval widens by half the drift.
+std::vector<ProbeResult> probes_across_drift(std::vector<ProbeResult> probes, int d_idx,
+                                             const Measurement& again, double drift_rel) {
+  const Measurement first = probes[static_cast<size_t>(d_idx)].measurement;
+  for (size_t i = 0; i < probes.size(); ++i)
+    if (static_cast<int>(i) != d_idx) widen(probes[i].measurement, drift_rel / 2);
+  probes[static_cast<size_t>(d_idx)].measurement = merge_defaults(first, again);
+  return probes;
+}
+
+// The share of the time the default's power windows reach `cap_W` (0 when it was not asked about).
+double window_share_at(const LiveBinding& lb, double cap_W) {
+  double share = 0;
+  for (const auto& c : lb.caps)
+    if (std::abs(c.cap_W - cap_W) < 0.05) share = c.share;
+  return share;
+}
+
+// Whether a probe's time interval lies wholly under the default's by more than the physics
+// tolerance: faster than any cap can make work (both intervals must be known).
+bool faster_than_a_cap_allows(const Interval& probe_s, const Interval& default_s) {
+  return probe_s.second > probe_s.first && default_s.second > default_s.first &&
+         probe_s.second < default_s.first * (1 - kPhysicsToleranceRel);
+}
+
+// The probe with the best score among those credited (the default's when none beats it; the
+// higher cap on ties), and those set aside: caps the default's power windows reach under
+// kMinBindShare of the time (listed only where they would have led), and, unless heat limited the
+// default, caps faster than a cap allows.
+struct BestProbe {
+  int index = 0;
+  double score = 0;
+  std::vector<NotCredited> not_credited;
+};
+BestProbe best_credited_probe(const std::vector<ProbeResult>& probes, int d_idx,
+                              const LiveBinding& lb, const DecisionInputs& in,
+                              const std::string& per) {
+  const ProbeResult& dflt = probes[static_cast<size_t>(d_idx)];
+  const bool windows = !dflt.measurement.window_power_W.empty();
+  const bool hot = heat_limited(dflt.measurement);
+  const Interval dt = dflt.measurement.time_per_step_ci_s;
+  BestProbe best{d_idx, *probe_score(dflt, dflt, in), {}};
   for (size_t i = 0; i < probes.size(); ++i) {
     if (static_cast<int>(i) == d_idx) continue;
     const ProbeResult& p = probes[i];
     auto s = probe_score(p, dflt, in);
     if (!s) continue;
-    if (windows) {
-      double share = 0;
-      for (const auto& c : lb.caps)
-        if (std::abs(c.cap_W - p.cap_W) < 0.05) share = c.share;
-      if (share < kMinBindShare) {
-        if (*s < best_score)
-          d.not_credited.push_back(
-              {p.cap_W, fmt::format("the default's power windows reach it only {:.0f}% of the "
-                                    "time (< {:.0f}%): it barely binds, so a difference there is "
-                                    "noise or drift",
-                                    100 * share, 100 * kMinBindShare)});
-        continue;
-      }
+    if (const double share = window_share_at(lb, p.cap_W); windows && share < kMinBindShare) {
+      if (*s < best.score)
+        best.not_credited.push_back(
+            {p.cap_W, fmt::format("the default's power windows reach it only {:.0f}% of the "
+                                  "time (< {:.0f}%): it barely binds, so a difference there is "
+                                  "noise or drift",
+                                  100 * share, 100 * kMinBindShare)});
+      continue;
     }
     const Interval pt = p.measurement.time_per_step_ci_s;
-    if (!hot && pt.second > pt.first && dt.second > dt.first &&
-        pt.second < dt.first * (1 - kPhysicsToleranceRel)) {
-      d.not_credited.push_back(
+    if (!hot && faster_than_a_cap_allows(pt, dt)) {
+      best.not_credited.push_back(
           {p.cap_W, fmt::format("time per {} [{:.4g}, {:.4g}] s lies more than 1% below the "
                                 "default's [{:.4g}, {:.4g}] s: a cap cannot speed work up, so "
                                 "this is noise or drift",
                                 per, pt.first, pt.second, dt.first, dt.second)});
       continue;
     }
-    if (*s < best_score || (*s == best_score && p.cap_W > probes[best].cap_W)) {
-      best = static_cast<int>(i);
-      best_score = *s;
+    if (*s < best.score || (*s == best.score && p.cap_W > probes[best.index].cap_W)) {
+      best.index = static_cast<int>(i);
+      best.score = *s;
     }
   }
-  std::string not_credited_text;
-  for (const auto& nc : d.not_credited)
-    not_credited_text += fmt::format("; {} W not credited: {}", nc.cap_W, nc.why);
-  if (best == d_idx)
-    return keep(
-        in.default_limit_W,
-        fmt::format("no cap measured beats the default limit {} W on {}{}{}", in.default_limit_W,
-                    obj, constraint_text(in.objective), not_credited_text),
-        std::move(d));
-  const ProbeResult& b = probes[static_cast<size_t>(best)];
+  return best;
+}
+
+// The best probe's score interval against the default's: a saving counts only where it lies
+// wholly below. `evidence` says so with the numbers.
+struct IntervalVerdict {
+  bool beats = false;
+  std::string evidence;
+};
+IntervalVerdict interval_verdict(const Measurement& best, const Measurement& dflt,
+                                 const DecisionInputs& in, const std::string& set_aside) {
+  auto b_int = score_interval(in.objective, best, dflt.time_per_step_s, in.max_power_W);
+  auto d_int = score_interval(in.objective, dflt, dflt.time_per_step_s, in.max_power_W);
+  IntervalVerdict v;
+  v.beats = b_int && d_int && b_int->second < d_int->first;
+  v.evidence = fmt::format("{} score interval [{:.4g}, {:.4g}] {} the default's [{:.4g}, {:.4g}]{}",
+                           in.objective.text(), b_int ? b_int->first : 0.0,
+                           b_int ? b_int->second : 0.0, v.beats ? "lies below" : "overlaps",
+                           d_int ? d_int->first : 0.0, d_int ? d_int->second : 0.0, set_aside);
+  return v;
+}
+
+// The keep-default rule on probes with intervals (the drift already folded in): the best
+// credited cap is chosen only if its score interval lies wholly below the default's.
+Decision decide_on_intervals(const std::vector<ProbeResult>& probes, int d_idx,
+                             const DecisionInputs& in, const std::string& per, Decision d) {
+  const std::string obj = in.objective.text();
+  const ProbeResult& dflt = probes[static_cast<size_t>(d_idx)];
+  const Measurement& dm = dflt.measurement;
+  std::vector<double> caps;
+  for (const auto& p : probes) caps.push_back(p.cap_W);
+  const LiveBinding lb = live_binding(dm, caps, in.default_limit_W);
+  if (lb.available) d.live_binding = lb;
+  BestProbe best = best_credited_probe(probes, d_idx, lb, in, per);
+  d.not_credited = std::move(best.not_credited);
+  const std::string set_aside = not_credited_text(d.not_credited);
+  if (best.index == d_idx)
+    return keep(in.default_limit_W,
+                fmt::format("no cap measured beats the default limit {} W on {}{}{}",
+                            in.default_limit_W, obj, constraint_text(in.objective), set_aside),
+                std::move(d));
+  const ProbeResult& b = probes[static_cast<size_t>(best.index)];
   const double e_pct = change_pct(b.measurement.energy_per_step_J, dm.energy_per_step_J);
   const double t_pct = change_pct(b.measurement.time_per_step_s, dm.time_per_step_s);
-  const double score_pct = change_pct(best_score, *probe_score(dflt, dflt, in));
-  auto b_int = score_interval(in.objective, b.measurement, dm.time_per_step_s, in.max_power_W);
-  auto d_int = score_interval(in.objective, dm, dm.time_per_step_s, in.max_power_W);
-  const bool beats = b_int && d_int && b_int->second < d_int->first;
-  const std::string evidence = fmt::format(
-      "{} score interval [{:.4g}, {:.4g}] {} the default's [{:.4g}, {:.4g}]{}", obj,
-      b_int ? b_int->first : 0.0, b_int ? b_int->second : 0.0, beats ? "lies below" : "overlaps",
-      d_int ? d_int->first : 0.0, d_int ? d_int->second : 0.0, not_credited_text);
-  if (!beats)
+  const double score_pct = change_pct(best.score, *probe_score(dflt, dflt, in));
+  const IntervalVerdict v = interval_verdict(b.measurement, dm, in, set_aside);
+  if (!v.beats)
     return keep(in.default_limit_W,
                 fmt::format("best cap {} W changes {} by {:+.1f}% (energy {:+.1f}%, time "
                             "{:+.1f}%), within the uncertainty ({}); keeping the default limit "
                             "{} W",
-                            b.cap_W, obj, score_pct, e_pct, t_pct, evidence, in.default_limit_W),
+                            b.cap_W, obj, score_pct, e_pct, t_pct, v.evidence, in.default_limit_W),
                 std::move(d));
   d.cap_W = b.cap_W;
   d.keep_default = false;
@@ -385,8 +509,33 @@ Decision decide_intervals(const std::vector<ProbeResult>& probes_in, int d_idx,
       "{} W has the best {}{} ({:+.1f}% against the default {} W: energy per {} {:+.1f}%, "
       "time per {} {:+.1f}%); {}",
       b.cap_W, obj, constraint_text(in.objective), score_pct, in.default_limit_W, per, e_pct, per,
-      t_pct, evidence);
+      t_pct, v.evidence);
   return d;
+}
+
+// Probes with intervals. A live sweep that measured the default again has the drift between the
+// two windows folded in first; past kMaxDriftRel the card changed under the sweep too much for
+// any comparison to hold, and the default is kept.
+Decision decide_intervals(const std::vector<ProbeResult>& probes_in, int d_idx,
+                          const DecisionInputs& in) {
+  const std::string per = per_unit(probes_in);
+  Decision d;
+  d.basis = "intervals";
+  if (!in.default_again) return decide_on_intervals(probes_in, d_idx, in, per, std::move(d));
+  const Drift drift =
+      default_drift(probes_in[static_cast<size_t>(d_idx)].measurement, *in.default_again);
+  d.drift = drift;
+  const double rel = std::abs(drift.energy_pct) / 100;
+  if (rel > kMaxDriftRel)
+    return keep(in.default_limit_W,
+                fmt::format("the default measured first and last differs by {:+.1f}% in energy "
+                            "per {} (more than {:.0f}%): the card changed under the sweep "
+                            "(heat, other work), so no comparison holds; keeping the default "
+                            "limit {} W. Let it settle longer (--max-settle-s) and sweep again",
+                            drift.energy_pct, per, 100 * kMaxDriftRel, in.default_limit_W),
+                std::move(d));
+  return decide_on_intervals(probes_across_drift(probes_in, d_idx, *in.default_again, rel), d_idx,
+                             in, per, std::move(d));
 }
 
 Decision decide_one(const std::vector<ProbeResult>& probes, int d_idx, const DecisionInputs& in) {

@@ -77,6 +77,151 @@ std::vector<ProbeResult> sorted_desc(std::vector<ProbeResult> rows) {
   return rows;
 }
 
+// The first row without a mean power (whether power follows the cap is then unknown), or none.
+const ProbeResult* first_row_without_power(const std::vector<ProbeResult>& rows) {
+  for (const auto& r : rows)
+    if (!(r.measurement.avg_power_W > 0)) return &r;
+  return nullptr;
+}
+
+// The least-squares slope of y on x, with the spread of x it rests on (sum of squares about the
+// mean).
+struct Slope {
+  double beta = 0;
+  double sxx = 0;
+};
+Slope least_squares_slope(const std::vector<double>& x, const std::vector<double>& y) {
+  const double xbar = mean(x), ybar = mean(y);
+  double sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxx += (x[i] - xbar) * (x[i] - xbar);
+    sxy += (x[i] - xbar) * (y[i] - ybar);
+  }
+  return {sxx > 0 ? sxy / sxx : 0, sxx};
+}
+
+// The hinge with the strongest slope: at onset caps[onset], log power is flat above and linear in
+// the cap below (x, in units of the highest cap, is 0 above the onset); `t` is the slope's t
+// statistic under the power noise `sigma`, `x_lowest` the lowest cap's x.
+struct HingeFit {
+  double t = -1e300;
+  double beta = 0;
+  double x_lowest = 0;
+  size_t onset = 0;
+};
+HingeFit best_hinge(const std::vector<double>& caps_W, const std::vector<double>& log_power,
+                    double sigma) {
+  const size_t n = caps_W.size();
+  HingeFit best;
+  for (size_t j = 0; j + 1 < n; ++j) {
+    std::vector<double> x(n);
+    for (size_t i = 0; i < n; ++i) x[i] = std::min(0.0, caps_W[i] - caps_W[j]) / caps_W[0];
+    const Slope s = least_squares_slope(x, log_power);
+    if (!(s.sxx > 0)) continue;
+    const double t = s.beta * std::sqrt(s.sxx) / sigma;
+    if (t > best.t) best = {t, s.beta, x[n - 1], j};
+  }
+  return best;
+}
+
+// The onset physics alone fixes: the cap just above the first one under the default's reach
+// (its draw x (1 + kCertainBindMargin)), since every cap under the reach binds; 0 when none is.
+double certain_onset_W(const std::vector<double>& caps_W, double reach_W) {
+  for (size_t i = 1; i < caps_W.size(); ++i)
+    if (caps_W[i] < reach_W) return caps_W[i - 1];
+  return 0;
+}
+
+// The first row whose log power lies under the default's by more than `crit_log`; 0 when none.
+size_t first_power_drop_row(const std::vector<double>& log_power, double crit_log) {
+  for (size_t i = 1; i < log_power.size(); ++i)
+    if (log_power[0] - log_power[i] > crit_log) return i;
+  return 0;
+}
+
+// The three witnesses that a cap binds (any one suffices): the hinge's trend, the default's draw
+// against the caps, and a row's own power drop beyond two rows' noise (family-wise over the rows;
+// power peaks reach caps above the mean, so it binds whatever the mean draw says). Each onset is
+// 0 where its witness says nothing.
+struct OnsetWitnesses {
+  HingeFit hinge;
+  bool trend = false;
+  double reach_W = 0, certain_onset_W = 0;
+  size_t drop_row = 0;
+  double drop_onset_W = 0, drop_crit_log = 0;
+};
+OnsetWitnesses onset_witnesses(const std::vector<double>& caps_W,
+                               const std::vector<double>& power_W, double critical_t,
+                               double sigma) {
+  OnsetWitnesses w;
+  std::vector<double> y(power_W.size());
+  for (size_t i = 0; i < y.size(); ++i) y[i] = std::log(power_W[i]);
+  w.hinge = best_hinge(caps_W, y, sigma);
+  w.trend = w.hinge.t > critical_t;
+  w.reach_W = power_W[0] * (1 + kCertainBindMargin);
+  w.certain_onset_W = certain_onset_W(caps_W, w.reach_W);
+  w.drop_crit_log = critical_t * sigma * std::sqrt(2.0);
+  w.drop_row = first_power_drop_row(y, w.drop_crit_log);
+  w.drop_onset_W = w.drop_row > 0 ? caps_W[w.drop_row - 1] : 0;
+  return w;
+}
+
+// One sentence per witness that speaks, joined with "; ".
+std::string binding_summary(const std::vector<double>& caps_W, const std::vector<double>& power_W,
+                            const OnsetWitnesses& w, const TableBinding& b) {
+  const std::string sigma = pct(b.power_noise.rel_sd);
+  std::string summary =
+      w.trend ? fmt::format(
+                    "power follows the cap below {} W: {:.1f}% lower at {} W than where no "
+                    "cap binds (hinge t = {:.1f} > {:.2f}; power noise {})",
+                    caps_W[w.hinge.onset], b.power_drop_pct, caps_W.back(), w.hinge.t, b.critical_t,
+                    sigma)
+              : std::string();
+  const std::string certain =
+      w.certain_onset_W > 0
+          ? fmt::format("caps under {:.0f} W bind for certain (the default draws {:.1f} W)",
+                        w.reach_W, power_W[0])
+          : std::string();
+  const std::string drop =
+      w.drop_onset_W > 0
+          ? fmt::format(
+                "the {} W row draws {:.1f}% less than the default, beyond the noise ({:.1f}%), "
+                "so it binds",
+                caps_W[w.drop_row], 100 * (1 - power_W[w.drop_row] / power_W[0]),
+                100 * (1 - std::exp(-w.drop_crit_log)))
+          : std::string();
+  for (const std::string& part : {certain, drop})
+    if (!part.empty()) summary += (summary.empty() ? "" : "; ") + part;
+  return summary;
+}
+
+// The binding test on rows with mean power (caps descending), its power noise already in `b`.
+TableBinding judge_binding(const std::vector<double>& caps_W, const std::vector<double>& power_W,
+                           double alpha, TableBinding b) {
+  const double sigma = b.power_noise.rel_sd;
+  b.critical_t =
+      student_t_quantile(1 - alpha / static_cast<double>(caps_W.size() - 1), b.power_noise.dof);
+  const OnsetWitnesses w = onset_witnesses(caps_W, power_W, b.critical_t, sigma);
+  b.t = w.hinge.t;
+  // Fitted power at the lowest cap against the fitted flat level (x = 0 there).
+  b.power_drop_pct = (1 - std::exp(w.hinge.beta * w.hinge.x_lowest)) * 100;
+  b.binds = w.trend || w.certain_onset_W > 0 || w.drop_onset_W > 0;
+  if (!b.binds) {
+    b.summary = fmt::format(
+        "power does not follow the cap: the best onset ({} W) gives t = {:.1f} <= {:.2f} "
+        "(power noise {}), so no cap binds and every row repeats the default's measurement",
+        caps_W[w.hinge.onset], w.hinge.t, b.critical_t, pct(sigma));
+    return b;
+  }
+  b.onset_cap_W =
+      std::max({w.trend ? caps_W[w.hinge.onset] : 0.0, w.certain_onset_W, w.drop_onset_W});
+  b.repeat_caps_W.clear();
+  for (double cap : caps_W)
+    (cap >= b.onset_cap_W ? b.repeat_caps_W : b.binding_caps_W).push_back(cap);
+  b.summary = binding_summary(caps_W, power_W, w, b);
+  return b;
+}
+
 }  // namespace
 
 std::string NoiseEstimate::describe() const {
@@ -118,105 +263,20 @@ TableBinding table_binding(const std::vector<ProbeResult>& probes, const NoisePr
     b.summary = "one row: nothing shows whether power follows the cap";
     return b;
   }
-  std::vector<double> caps, power;
-  for (const auto& r : rows) {
-    if (!(r.measurement.avg_power_W > 0)) {
-      b.summary =
-          fmt::format("no mean power at {} W: whether power follows the cap is unknown", r.cap_W);
-      return b;
-    }
-    caps.push_back(r.cap_W);
-    power.push_back(r.measurement.avg_power_W);
-  }
-  std::vector<size_t> all(n);
-  for (size_t i = 0; i < n; ++i) all[i] = i;
-  b.power_noise = relative_noise(caps, power, {}, all, power_prior);
-  const double sigma = b.power_noise.rel_sd;
-
-  std::vector<double> y(n);
-  for (size_t i = 0; i < n; ++i) y[i] = std::log(power[i]);
-  double best_t = -1e300, best_beta = 0, best_xlast = 0;
-  size_t best_j = 0;
-  for (size_t j = 0; j + 1 < n; ++j) {
-    std::vector<double> x(n);
-    for (size_t i = 0; i < n; ++i) x[i] = std::min(0.0, caps[i] - caps[j]) / caps[0];
-    const double xbar = mean(x), ybar = mean(y);
-    double sxx = 0, sxy = 0;
-    for (size_t i = 0; i < n; ++i) {
-      sxx += (x[i] - xbar) * (x[i] - xbar);
-      sxy += (x[i] - xbar) * (y[i] - ybar);
-    }
-    if (!(sxx > 0)) continue;
-    const double beta = sxy / sxx;
-    const double t = beta * std::sqrt(sxx) / sigma;
-    if (t > best_t) {
-      best_t = t;
-      best_j = j;
-      best_beta = beta;
-      best_xlast = x[n - 1];
-    }
-  }
-  const auto positions = static_cast<double>(n - 1);
-  b.t = best_t;
-  b.critical_t = student_t_quantile(1 - alpha / positions, b.power_noise.dof);
-  const bool trend = best_t > b.critical_t;
-  // Fitted power at the lowest cap against the fitted flat level (x = 0 there).
-  b.power_drop_pct = (1 - std::exp(best_beta * best_xlast)) * 100;
-  // Physics alone: the lowest cap at or above the draw's reach; every cap under it binds.
-  const double reach_W = power[0] * (1 + kCertainBindMargin);
-  double certain_onset_W = 0;
-  for (size_t i = 1; i < n; ++i)
-    if (caps[i] < reach_W) {
-      certain_onset_W = caps[i - 1];
-      break;
-    }
-  // A row's own power drop: a row whose mean power lies under the default's by more than two
-  // rows' noise allows (family-wise over the rows) binds, whatever the mean draw says (power peaks
-  // reach caps above the mean); every cap under it binds too.
-  const double drop_crit =
-      student_t_quantile(1 - alpha / positions, b.power_noise.dof) * sigma * std::sqrt(2.0);
-  double drop_onset_W = 0;
-  size_t drop_row = 0;
-  for (size_t i = 1; i < n; ++i)
-    if (y[0] - y[i] > drop_crit) {
-      drop_onset_W = caps[i - 1];
-      drop_row = i;
-      break;
-    }
-  b.binds = trend || certain_onset_W > 0 || drop_onset_W > 0;
-  if (!b.binds) {
-    b.summary = fmt::format(
-        "power does not follow the cap: the best onset ({} W) gives t = {:.1f} <= {:.2f} "
-        "(power noise {}), so no cap binds and every row repeats the default's measurement",
-        caps[best_j], best_t, b.critical_t, pct(sigma));
+  if (const ProbeResult* r = first_row_without_power(rows)) {
+    b.summary =
+        fmt::format("no mean power at {} W: whether power follows the cap is unknown", r->cap_W);
     return b;
   }
-  b.onset_cap_W = std::max({trend ? caps[best_j] : 0.0, certain_onset_W, drop_onset_W});
-  b.repeat_caps_W.clear();
-  for (size_t i = 0; i < n; ++i)
-    (caps[i] >= b.onset_cap_W ? b.repeat_caps_W : b.binding_caps_W).push_back(caps[i]);
-  const std::string certain =
-      certain_onset_W > 0
-          ? fmt::format("caps under {:.0f} W bind for certain (the default draws {:.1f} W)",
-                        reach_W, power[0])
-          : std::string();
-  const std::string follows =
-      trend ? fmt::format(
-                  "power follows the cap below {} W: {:.1f}% lower at {} W than where no "
-                  "cap binds (hinge t = {:.1f} > {:.2f}; power noise {})",
-                  caps[best_j], b.power_drop_pct, caps.back(), best_t, b.critical_t, pct(sigma))
-            : std::string();
-  std::string summary = follows;
-  for (const std::string& part :
-       {certain, drop_onset_W > 0
-                     ? fmt::format("the {} W row draws {:.1f}% less than the default, beyond the "
-                                   "noise ({:.1f}%), so it binds",
-                                   caps[drop_row], 100 * (1 - power[drop_row] / power[0]),
-                                   100 * (1 - std::exp(-drop_crit)))
-                     : std::string()})
-    if (!part.empty()) summary += (summary.empty() ? "" : "; ") + part;
-  b.summary = summary;
-  return b;
+  std::vector<double> caps, power;
+  std::vector<size_t> all(n);
+  for (size_t i = 0; i < n; ++i) {
+    caps.push_back(rows[i].cap_W);
+    power.push_back(rows[i].measurement.avg_power_W);
+    all[i] = i;
+  }
+  b.power_noise = relative_noise(caps, power, {}, all, power_prior);
+  return judge_binding(caps, power, alpha, std::move(b));
 }
 
 NoisePriors table_noise_priors(const std::vector<std::vector<ProbeResult>>& workloads,
