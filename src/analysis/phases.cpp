@@ -552,7 +552,9 @@ RegimeReport with_phases(const Trace& trace, RegimeReport whole, const GpuInfo& 
   if (!(whole.measurement.window_end_s > whole.measurement.window_start_s)) return whole;
   const PhaseSegmentation seg = find_run_phases(trace, whole.measurement, phase_opts);
   const double from_s = seg.spans.front().t0_s, to_s = seg.spans.back().t1_s;
-  if (seg.kinds() < 2) return whole;
+  // Phases recur: a run whose levels change once (a card that throttles as it heats, a load that
+  // steps up) is a trend, and its steady window, not its two halves, is what a probe names.
+  if (seg.kinds() < 2 || seg.cycles < 2) return whole;
   MeasureOptions o = opts;
   o.gpu = whole.measurement.gpu;
   if (from_s < whole.measurement.window_start_s) {

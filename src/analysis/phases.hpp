@@ -10,7 +10,8 @@
 // span shorter than kMinPhase_s joins its neighbour, and a kind left with under kMinPhaseShare of
 // the time joins the nearest level. Each kind's spans are measured together (measure_window per
 // span, the figures summed or time-weighted) and classified as a run is; the job is named by the
-// kind holding most of its energy.
+// kind holding most of its energy. A run is named by its phases only when they recur (a kind
+// with two or more spans); levels that change once are a trend, named as one window.
 #include <optional>
 #include <string>
 #include <vector>

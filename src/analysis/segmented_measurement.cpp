@@ -1,6 +1,5 @@
 #include "analysis/segmented_measurement.hpp"
 
-
 #include <fmt/core.h>
 
 #include <algorithm>

@@ -47,18 +47,20 @@ constexpr double kMaxControlSeconds = 604800;
 
 void add_control(CLI::App& root, Context&) {
   auto r = std::make_shared<session::ControlRequest>();
+  auto device = std::make_shared<std::string>();
+  auto policy = std::make_shared<std::string>(r->policy.text);
   auto json = std::make_shared<bool>(false);
   auto* sub = root.add_subcommand(
       "control",
       "Run a workload while a controller moves the power limit (thermal, or regime-gated: "
       "probe first and control only a thermal-bound pair); the original limit is restored.");
-  sub->add_option("--device", r->device,
+  sub->add_option("--device", *device,
                   "Device: nvml:N, sim:MODEL, or one job's GPUs (nvml:0,1, nvml:all, nvml:job), "
                   "each with its own controller")
       ->required();
   sub->add_option("--db", r->db,
                   "Run database that keeps the run (default: STATE_DIR/runs.sqlite)");
-  sub->add_option("--policy", r->policy,
+  sub->add_option("--policy", *policy,
                   "thermal[:target_C=..,band_C=..,step_W=..,period_s=..,dwell_s=..] or "
                   "regime-gated[:inner=thermal,probe_s=..,<thermal keys>]")
       ->capture_default_str();
@@ -96,7 +98,9 @@ void add_control(CLI::App& root, Context&) {
   workload->excludes(command);
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
-  sub->callback([r, json, quiet, seconds] {
+  sub->callback([r, device, policy, json, quiet, seconds] {
+    r->device = session::parse_device_set(*device);
+    r->policy = session::parse_control_policy(*policy);
     if (r->evaluate && seconds->count() == 0) {
       std::string why;
       r->seconds = evaluation_seconds(*r, why);
@@ -107,7 +111,7 @@ void add_control(CLI::App& root, Context&) {
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "control");
     // A real GPU runs on the wall clock: the bar is the run's length. A simulated run is faster
     // than its simulated seconds: only the elapsed time is shown.
-    if (!session::on_simulated_clock(r->device)) progress.set_total_time(r->seconds);
+    if (!r->device.simulated()) progress.set_total_time(r->seconds);
     session::ControlReport rep = session::run_control(*r);
     progress.stop();
     if (*json) return print_json(session::to_json(rep));

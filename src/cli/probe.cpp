@@ -16,6 +16,7 @@ namespace regime::cli {
 
 void add_probe(CLI::App& root, Context& ctx) {
   auto r = std::make_shared<session::ProbeRequest>();
+  auto device = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
   auto* sub = root.add_subcommand(
@@ -23,7 +24,7 @@ void add_probe(CLI::App& root, Context& ctx) {
       "Run a workload briefly while sampling the GPU; measure time and energy per step and name "
       "the regime. Never changes a power limit.");
   sub->add_option(
-         "--device", r->device,
+         "--device", *device,
          "Device URI: nvml:N or sim:MODEL; several GPUs of one job: nvml:0,1, nvml:all, or "
          "nvml:job (the GPUs of the command's CUDA_VISIBLE_DEVICES)")
       ->required();
@@ -64,7 +65,8 @@ void add_probe(CLI::App& root, Context& ctx) {
       sub->add_option("command", r->workload.command, "The command to run and watch (after --)");
   workload->excludes(command);
   add_workload_as_root(sub, r->workload);
-  sub->callback([r, json, quiet, &ctx] {
+  sub->callback([r, device, json, quiet, &ctx] {
+    r->device = session::parse_device_set(*device);
     check_sample_count(r->seconds, r->sample_ms.value_or(session::kSimulatedSampleMs));
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     ProgressLine progress(stderr, progress_wanted(stderr, *quiet));

@@ -16,7 +16,8 @@ namespace {
 
 void run_curve(const std::string& gpu_name, const std::string& workload_name,
                const std::string& caps_text, bool json) {
-  const session::SimCurve curve = session::sim_curve(gpu_name, workload_name, caps_text);
+  const session::SimCurve curve =
+      session::sim_curve(gpu_name, workload_name, session::parse_caps(caps_text));
   if (json) return print_json(session::to_json(curve));
   std::cout << session::to_text(curve);
 }

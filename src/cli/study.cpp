@@ -19,6 +19,61 @@ namespace regime::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// What to study: a built-in workload, a command after --, or a process already running.
+void add_study_workload(CLI::App* sub, session::StudyRequest& r) {
+  auto* workload =
+      sub->add_option("--workload", r.workload.builtin, "Built-in workload, e.g. sim:resnet50");
+  auto* command = sub->add_option("command", r.workload.command, "The workload command, after --");
+  workload->excludes(command);
+  auto* attach = sub->add_option(
+      "--attach", r.workload.attach_pid,
+      "Study a process already running (a training script's regime_step.PowerLimitOptimizer "
+      "starts this): its step markers arrive at --step-socket, and its work ends when it sends "
+      "\"end\" there or exits");
+  attach->check(number_in(2, 4194304));
+  attach->excludes(workload)->excludes(command);
+  sub->add_option("--step-socket", r.workload.attach_socket,
+                  "With --attach: the Unix datagram socket to make for the process's step "
+                  "markers (an absolute path)")
+      ->needs(attach);
+}
+
+// Several GPUs studied in turn, then one table of them all.
+void print_studies(const std::vector<session::StudyReport>& reps, bool json, Context& ctx) {
+  for (const auto& rep : reps) print_warnings(rep.warnings);
+  if (json)
+    print_json(session::to_json(reps));
+  else
+    std::cout << session::to_text(reps);
+  for (const auto& rep : reps)
+    if (rep.store_failure)
+      ctx.exit_status = report_store_failure(session::store_failure_text(*rep.store_failure));
+}
+
+void print_study(const session::StudyReport& rep, const session::StudyRequest& r, bool json,
+                 const std::string& report_path, Context& ctx) {
+  print_warnings(rep.warnings);
+  if (!report_path.empty()) {
+    const std::string trace =
+        r.out_dir.empty() ? "" : (fs::path(r.out_dir) / "probe.trace.csv").string();
+    const session::ReportResult page = session::write_study_report(rep, report_path, trace);
+    std::cerr << fmt::format("regime: wrote {} ({:.1f} KiB)\n", page.out.string(),
+                             double(page.bytes) / 1024.0);
+  }
+  if (json)
+    print_json(rep.json);
+  else
+    std::cout << session::to_text(rep, r.out_dir);
+  if (rep.exit_status) ctx.exit_status = *rep.exit_status;  // the command's, run to its end
+  // Only after the results are out: a store that failed still fails the command.
+  if (rep.store_failure)
+    ctx.exit_status = report_store_failure(session::store_failure_text(*rep.store_failure));
+}
+
+}  // namespace
+
 void add_study(CLI::App& root, Context& ctx) {
   auto r = std::make_shared<session::StudyRequest>();
   auto device = std::make_shared<std::string>();
@@ -34,21 +89,7 @@ void add_study(CLI::App& root, Context& ctx) {
                   "as one job; a list of sim: devices (sim:t4,sim:gv100,sim:l4) each in turn, in "
                   "one table")
       ->required();
-  auto* workload =
-      sub->add_option("--workload", r->workload.builtin, "Built-in workload, e.g. sim:resnet50");
-  auto* command = sub->add_option("command", r->workload.command, "The workload command, after --");
-  workload->excludes(command);
-  auto* attach = sub->add_option(
-      "--attach", r->workload.attach_pid,
-      "Study a process already running (a training script's regime_step.PowerLimitOptimizer "
-      "starts this): its step markers arrive at --step-socket, and its work ends when it sends "
-      "\"end\" there or exits");
-  attach->check(number_in(2, 4194304));
-  attach->excludes(workload)->excludes(command);
-  sub->add_option("--step-socket", r->workload.attach_socket,
-                  "With --attach: the Unix datagram socket to make for the process's step "
-                  "markers (an absolute path)")
-      ->needs(attach);
+  add_study_workload(sub, *r);
   add_sweep_settings(sub, r->settings, *settings, r->workload);
   sub->add_option("--probe-seconds", r->probe_seconds,
                   "Length of the probe at the current limit, s (simulated s on sim:)")
@@ -89,39 +130,15 @@ void add_study(CLI::App& root, Context& ctx) {
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
     attach_progress(r->settings, progress, !*json && !*quiet);
     if (session::studied_in_turn(r->device)) {
-      // Several GPUs studied in turn, then one table of them all.
       if (!report_path->empty())
         throw Error(ErrorKind::InvalidArgument, "--report takes one device: study them one by one");
       const std::vector<session::StudyReport> reps = session::run_studies(*r);
       progress.stop();
-      for (const auto& rep : reps) print_warnings(rep.warnings);
-      if (*json)
-        print_json(session::to_json(reps));
-      else
-        std::cout << session::to_text(reps);
-      for (const auto& rep : reps)
-        if (rep.store_failure)
-          ctx.exit_status = report_store_failure(session::store_failure_text(*rep.store_failure));
-      return;
+      return print_studies(reps, *json, ctx);
     }
-    session::StudyReport rep = session::run_study(*r);
+    const session::StudyReport rep = session::run_study(*r);
     progress.stop();
-    print_warnings(rep.warnings);
-    if (!report_path->empty()) {
-      const std::string trace =
-          r->out_dir.empty() ? "" : (fs::path(r->out_dir) / "probe.trace.csv").string();
-      const session::ReportResult page = session::write_study_report(rep, *report_path, trace);
-      std::cerr << fmt::format("regime: wrote {} ({:.1f} KiB)\n", page.out.string(),
-                               double(page.bytes) / 1024.0);
-    }
-    if (*json)
-      print_json(rep.json);
-    else
-      std::cout << session::to_text(rep, r->out_dir);
-    if (rep.exit_status) ctx.exit_status = *rep.exit_status;  // the command's, run to its end
-    // Only after the results are out: a store that failed still fails the command.
-    if (rep.store_failure)
-      ctx.exit_status = report_store_failure(session::store_failure_text(*rep.store_failure));
+    print_study(rep, *r, *json, *report_path, ctx);
   });
 }
 

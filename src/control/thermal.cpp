@@ -23,6 +23,7 @@ std::string trim(const std::string& s) {
 
 PolicySpec parse_policy(const std::string& text) {
   PolicySpec spec;
+  spec.text = text;
   size_t colon = text.find(':');
   spec.name = trim(text.substr(0, colon));
   if (spec.name.empty())

@@ -19,6 +19,7 @@ namespace regime::control {
 struct PolicySpec {
   std::string name;
   std::map<std::string, std::string> params;
+  std::string text;  // as written, for reports
 };
 // Error InvalidArgument for an empty name, a parameter without '=' or a repeated key.
 PolicySpec parse_policy(const std::string& text);

@@ -41,27 +41,36 @@ std::vector<double> auto_cap_grid(double default_limit_W, double min_limit_W,
   return sorted_distinct_desc(caps);
 }
 
-std::vector<double> parse_caps(const std::string& text, const GpuInfo& info) {
-  if (text == "auto") return auto_cap_grid(info.default_limit_W, info.min_limit_W);
-  std::vector<double> caps;
+CapList read_cap_list(const std::string& text) {
+  CapList out;
   size_t start = 0;
   while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item =
+    const size_t comma = text.find(',', start);
+    const std::string item =
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     double v = 0;
     auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || !std::isfinite(v))
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("--caps '{}': '{}' is not a number of watts (expected 'auto' or a "
-                              "list such as 250,225,200)",
-                              text, item));
-    check_cap_in_range(info, v, kSameCapW);
-    caps.push_back(v);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || !std::isfinite(v)) {
+      out.bad_item = item;
+      return out;
+    }
+    out.caps_W.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return sorted_distinct_desc(caps);
+  return out;
+}
+
+std::vector<double> parse_caps(const std::string& text, const GpuInfo& info) {
+  if (text == "auto") return auto_cap_grid(info.default_limit_W, info.min_limit_W);
+  const CapList list = read_cap_list(text);
+  if (list.bad_item)
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("--caps '{}': '{}' is not a number of watts (expected 'auto' or a "
+                            "list such as 250,225,200)",
+                            text, *list.bad_item));
+  for (double cap_W : list.caps_W) check_cap_in_range(info, cap_W, kSameCapW);
+  return sorted_distinct_desc(list.caps_W);
 }
 
 std::vector<double> with_default(std::vector<double> caps, double default_limit_W) {

@@ -9,7 +9,7 @@
 
 #include "plan/decision.hpp"
 #include "plan/recommend.hpp"
-#include "plan/render.hpp"
+#include "present/render.hpp"
 
 namespace regime::plan {
 namespace {

@@ -8,20 +8,14 @@
 #include "plan/decision.hpp"
 #include "plan/objective.hpp"
 #include "plan/recommend.hpp"
-#include "plan/render.hpp"
 #include "plan/search.hpp"
+#include "present/render.hpp"
+#include "support/error_of.hpp"
 
 namespace regime::plan {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(PlanCapGrid, AutoGridStepsFivePercentDownToTheMinimum) {
   EXPECT_EQ(auto_cap_grid(70, 60), (std::vector<double>{70, 66.5, 63, 60}));

@@ -25,4 +25,7 @@ class Prober {
   virtual ProbeResult probe(double cap_W) = 0;
 };
 
+// Results highest cap first.
+std::vector<ProbeResult> by_cap_desc(std::vector<ProbeResult> probes);
+
 }  // namespace regime::plan

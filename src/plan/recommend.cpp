@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "analysis/sweep_rows.hpp"
-#include "plan/render.hpp"
 
 namespace regime::plan {
 

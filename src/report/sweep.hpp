@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "plan/decision.hpp"
-#include "plan/decision_view.hpp"
 #include "plan/probe.hpp"
+#include "present/decision_view.hpp"
 
 namespace regime::report {
 

@@ -72,18 +72,22 @@ class StudyWholeRun : public ::testing::Test {
   test::RunResult last_;
 };
 
+// Long enough (25 s at 50 ms a step) that the sweep decides before it ends even on a loaded
+// machine, where every step and probe run slower.
+constexpr int kLongJobSteps = 500;
+
 TEST_F(StudyWholeRun, ACommandRunsToItsEndUnderTheDecisionAndTheLimitComesBack) {
-  const json j = run_json(finite_command(300, 3), 3);
+  const json j = run_json(finite_command(kLongJobSteps, 3), 3);
   // Its last line came, and every one of its steps is counted.
   EXPECT_THAT(last_.err, HasSubstr("last-line-of-the-job"));
   const json& job = j["job"];
   ASSERT_TRUE(job.is_object()) << j.dump(2);
-  EXPECT_EQ(job["steps"], 300);
+  EXPECT_EQ(job["steps"], kLongJobSteps);
   EXPECT_EQ(job["exit_status"], 3);
   EXPECT_EQ(job["reached"], "decision");
   EXPECT_EQ(job["probe"]["steps"].get<int>() + job["profiling"]["steps"].get<int>() +
                 job["decided"]["steps"].get<int>(),
-            300);
+            kLongJobSteps);
   EXPECT_GT(job["energy_J"].get<double>(), 0);
   EXPECT_GT(job["decided"]["seconds"].get<double>(), 1);
   ASSERT_TRUE(j["decision"].is_object());
@@ -99,7 +103,7 @@ TEST_F(StudyWholeRun, ACommandRunsToItsEndUnderTheDecisionAndTheLimitComesBack) 
 }
 
 TEST_F(StudyWholeRun, WithApplyTheDecisionStaysAndTheJournalHoldsTheOriginal) {
-  const json j = run_json(finite_command(240, 0), 0, {"--apply"});
+  const json j = run_json(finite_command(kLongJobSteps, 0), 0, {"--apply"});
   ASSERT_TRUE(j["decision"].is_object()) << j.dump(2);
   ASSERT_FALSE(j["decision"]["keep_default"].get<bool>()) << j.dump(2);
   EXPECT_EQ(limit_W(), j["decision"]["cap_W"].get<double>());

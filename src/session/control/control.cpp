@@ -32,10 +32,10 @@ void keep_control_run(ControlReport& rep, const ControlRequest& r) {
   rec.policy = rep.policy;
   rec.provenance.driver_version = rep.simulated ? "sim" : rep.info.driver_version;
   rec.provenance.regime_version = regime_version();
-  rec.provenance.options = {{"seconds", r.seconds},   {"sample_ms", r.sample_ms},
-                            {"evaluate", r.evaluate}, {"windows", r.windows},
-                            {"dry_run", rep.dry_run}, {"actuate", r.actuate},
-                            {"job_devices", r.device}};
+  rec.provenance.options = {{"seconds", r.seconds},        {"sample_ms", r.sample_ms},
+                            {"evaluate", r.evaluate},      {"windows", r.windows},
+                            {"dry_run", rep.dry_run},      {"actuate", r.actuate},
+                            {"job_devices", r.device.text}};
   rec.report = to_json(rep);
   RunStore store(RunStore::path_or_default(r.db));
   rep.stored_id = store.insert_control_run(rec);
@@ -56,9 +56,8 @@ void note_devices_used(ControlReport& rep, const std::vector<GpuInfo>& infos,
 }  // namespace
 
 EvaluationLength evaluation_length(const ControlRequest& r) {
-  const control::PolicySpec spec = control::parse_policy(r.policy);
-  std::vector<Target> targets =
-      open_targets(resolve_job_devices(parse_device_set(r.device), r.workload));
+  const control::PolicySpec& spec = r.policy;
+  std::vector<Target> targets = std::move(open_site(r.device, r.workload, kControlExample).targets);
   const std::vector<ControlGpu> lanes = control_lanes(r, spec, targets, control_gpus(targets),
                                                       ActuationPolicy::from_flags(r.actuate));
   EvaluationLength out;
@@ -72,7 +71,7 @@ EvaluationLength evaluation_length(const ControlRequest& r) {
 ControlReport run_control(const ControlRequest& r) {
   ControlSetup s = open_control(r);
   ControlReport rep = s.lanes.front().rep;
-  if (s.job()) rep.device = r.device;
+  if (s.job()) rep.device = r.device.text;
   WorkloadPtr work = s.targets.front().make_workload(r.workload);
   std::vector<GpuInfo> infos;
   for (const ControlGpu& l : s.lanes) infos.push_back(l.rep.info);

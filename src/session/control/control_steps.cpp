@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "analysis/data_parallel.hpp"
+#include "analysis/probe_regime.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
@@ -35,7 +36,7 @@ std::optional<double> time_constant_s(const GpuInfo& info) {
 // regime-gated's own keys taken out; the rest configure the inner controller (the first policy
 // of the table unless inner= names another).
 control::PolicySpec inner_spec(const control::PolicySpec& gated, double& probe_s) {
-  control::PolicySpec inner{control::controller_policies().front().name, gated.params};
+  control::PolicySpec inner{control::controller_policies().front().name, gated.params, gated.text};
   auto in = inner.params.find("inner");
   if (in != inner.params.end()) {
     if (!control::find_policy(in->second))
@@ -94,16 +95,14 @@ void refuse_before_work(const ControlRequest& r, const ControlSetup& s) {
 }  // namespace
 
 control::PolicySpec checked_control_policy(const ControlRequest& r) {
-  session::validate(r.workload,
-                    "regime control --device nvml:0 --actuate --policy regime-gated -- python3 "
-                    "train.py");
+  session::validate(r.workload, kControlExample);
   validate_run_length(r.seconds, r.sample_ms, r.warmup_s);
   if (r.evaluate && !(r.windows >= 5 && r.windows % 2 == 1 && r.windows <= 101))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--windows must be odd and in [5, 101] (A B A B A: the baseline first "
                             "and last), got {}",
                             r.windows));
-  control::PolicySpec spec = control::parse_policy(r.policy);
+  control::PolicySpec spec = r.policy;
   if (spec.name != "regime-gated" && !control::find_policy(spec.name))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--policy '{}': unknown policy (expected {}[:k=v,...] or "
@@ -127,7 +126,7 @@ std::vector<ControlGpu> control_lanes(const ControlRequest& r, const control::Po
     ControlReport& g = lanes[i].rep;
     g.device = targets[i].uri();
     g.workload = r.workload.display_name();
-    g.policy = r.policy;
+    g.policy = r.policy.text;
     g.simulated = targets[i].simulated();
     g.evaluate = r.evaluate;
     g.info = gpus[i]->info();
@@ -177,7 +176,7 @@ ControlSetup open_control(const ControlRequest& r) {
   const control::PolicySpec spec = checked_control_policy(r);
   ControlSetup s;
   s.gated = spec.name == "regime-gated";
-  s.targets = open_targets(resolve_job_devices(parse_device_set(r.device), r.workload));
+  s.targets = std::move(open_site(r.device, r.workload, kControlExample).targets);
   s.gpus = control_gpus(s.targets);
   s.policy = ActuationPolicy::from_flags(r.actuate);
   s.lanes = control_lanes(r, spec, s.targets, s.gpus, s.policy);
@@ -343,7 +342,13 @@ void gate_on_probe(RunLoop& loop, double t0_s, double probe_s, const ControlRequ
         work.exit_status());
   for (size_t i = 0; i < s.lanes.size(); ++i) {
     ControlReport& g = s.lanes[i].rep;
-    gate_lane(g, classify(measure_window(loop.trace(i), t0_s, loop.now_s()), g.info));
+    RegimeOrWhy named = name_probe_regime(loop.trace(i), g.info, {}, {t0_s, loop.now_s()});
+    if (named.report) {
+      gate_lane(g, *named.report);
+    } else {
+      g.engaged = false;
+      g.reason = "the probe names no regime (" + named.too_short + "): the controller stays out";
+    }
     if (!g.engaged) continue;
     if (r.evaluate && g.dry_run) refuse_dry_evaluation(g, s.policy);
     if (!g.dry_run)

@@ -20,10 +20,15 @@
 #include "run/run_loop.hpp"
 #include "session/control/control_types.hpp"
 #include "session/site/command_gpus.hpp"
+#include "session/site/site.hpp"
 #include "session/site/target.hpp"
 #include "trace/chunked_trace.hpp"
 
 namespace regime::session {
+
+// How a command of `regime control` looks, for errors about the workload.
+inline constexpr const char* kControlExample =
+    "regime control --device nvml:0 --actuate --policy regime-gated -- python3 train.py";
 
 // One GPU of the run: its report (filled as the run goes), its card's thermal time constant where
 // Regime knows the model, and its controller (the inner one for regime-gated).

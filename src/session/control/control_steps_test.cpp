@@ -10,6 +10,8 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "session/settings.hpp"
+#include "support/error_of.hpp"
 
 namespace regime::session {
 namespace {
@@ -19,31 +21,15 @@ const char* const kHotH200 = "sim:h200,ambient_C=30,cooling=2";
 
 ControlRequest request(const std::string& device, const std::string& policy, double seconds) {
   ControlRequest r;
-  r.device = device;
+  r.device = parse_device_set(device);
   r.workload.builtin = "sim:resnet50";
-  r.policy = policy;
+  r.policy = control::parse_policy(policy);
   r.seconds = seconds;
   return r;
 }
 
-ErrorKind kind_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return ErrorKind::Internal;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
+using test::kind_of;
 
 TEST(ControlSteps, TheRequestIsCheckedAndItsPolicyParsed) {
   EXPECT_EQ(checked_control_policy(request(kHotH200, "regime-gated:probe_s=30", 100)).name,
@@ -56,7 +42,7 @@ TEST(ControlSteps, TheRequestIsCheckedAndItsPolicyParsed) {
   even.evaluate = false;  // --windows counts only under --evaluate
   EXPECT_NO_THROW(checked_control_policy(even));
   const std::string unknown =
-      message_of([&] { checked_control_policy(request(kHotH200, "bogus", 100)); });
+      error_of([&] { checked_control_policy(request(kHotH200, "bogus", 100)); });
   EXPECT_NE(unknown.find("--policy 'bogus': unknown policy"), std::string::npos) << unknown;
   ControlRequest no_work = request(kHotH200, "thermal", 100);
   no_work.workload.builtin.clear();
@@ -69,7 +55,7 @@ TEST(ControlSteps, ASimulatedGpuGetsALaneWithTheGatedInnerControllerAndTheDefaul
   const std::vector<Gpu*> gpus = control_gpus(targets);
   ASSERT_EQ(gpus.size(), 1u);
   const std::vector<ControlGpu> lanes =
-      control_lanes(r, control::parse_policy(r.policy), targets, gpus, ActuationPolicy{});
+      control_lanes(r, r.policy, targets, gpus, ActuationPolicy{});
   ASSERT_EQ(lanes.size(), 1u);
   const ControlReport& g = lanes.front().rep;
   EXPECT_EQ(g.device, kHotH200);
@@ -88,7 +74,7 @@ TEST(ControlSteps, ASimulatedGpuGetsALaneWithTheGatedInnerControllerAndTheDefaul
   ControlRequest dry = r;
   dry.dry_run = true;
   const std::vector<ControlGpu> dry_lanes =
-      control_lanes(dry, control::parse_policy(dry.policy), targets, gpus, ActuationPolicy{});
+      control_lanes(dry, dry.policy, targets, gpus, ActuationPolicy{});
   EXPECT_TRUE(dry_lanes.front().rep.dry_run);
   EXPECT_EQ(dry_lanes.front().rep.dry_run_why, "--dry-run");
 }
@@ -108,7 +94,7 @@ TEST(ControlSteps, AnEvaluationTooShortForItsWindowsSaysHowLongItNeeds) {
   EXPECT_DOUBLE_EQ(evaluation_seconds(60, 7, 60), 60 + 8 * 120);
   ControlRequest r = request(kHotH200, "regime-gated", 1000);
   r.evaluate = true;
-  const std::string msg = message_of([&] { check_control_length(r, true, 60, 60); });
+  const std::string msg = error_of([&] { check_control_length(r, true, 60, 60); });
   EXPECT_NE(msg.find("give --seconds 1020 or more"), std::string::npos) << msg;
   r.seconds = 1020;
   EXPECT_NO_THROW(check_control_length(r, true, 60, 60));
@@ -125,7 +111,7 @@ TEST(ControlSteps, ADryEvaluationOfThermalIsRefusedBeforeAnyWorkRuns) {
   ControlRequest r = request(kHotH200, "thermal", 1500);
   r.evaluate = true;
   r.dry_run = true;
-  const std::string msg = message_of([&] { open_control(r); });
+  const std::string msg = error_of([&] { open_control(r); });
   EXPECT_EQ(msg.rfind("--evaluate compares windows with and without the controller", 0), 0u) << msg;
   EXPECT_EQ(kind_of([&] { open_control(r); }), ErrorKind::InvalidArgument);
   r.dry_run = false;

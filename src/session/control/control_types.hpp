@@ -13,14 +13,15 @@
 #include "analysis/interleaved.hpp"
 #include "control/controller.hpp"
 #include "control/policies.hpp"
+#include "control/thermal.hpp"
 #include "session/site/target.hpp"
 
 namespace regime::session {
 
 struct ControlRequest {
-  std::string device;
+  DeviceSet device;  // one GPU, or one job's GPUs, each with its own controller
   WorkloadSpec workload;
-  std::string policy = "regime-gated";
+  control::PolicySpec policy{"regime-gated", {}, "regime-gated"};
   double seconds = 300;
   double sample_ms = 100;          // the controller decides every few seconds
   std::optional<double> warmup_s;  // drop this much instead of detecting the steady state

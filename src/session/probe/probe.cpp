@@ -6,13 +6,14 @@
 #include <memory>
 
 #include "analysis/measure.hpp"
-#include "analysis/phases.hpp"
+#include "analysis/probe_regime.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
 #include "session/probe/probe_view.hpp"
 #include "session/settings.hpp"
 #include "session/site/command_gpus.hpp"
+#include "session/site/site.hpp"
 #include "trace/csv.hpp"
 
 namespace regime::session {
@@ -30,6 +31,8 @@ double energy_period_s_for(const ProbeRequest& r, bool simulated) {
 
 namespace {
 
+constexpr const char* kProbeExample = "regime probe --device nvml:0 -- python3 train.py";
+
 struct TracePaths {
   fs::path trace, steps, power;
 };
@@ -45,7 +48,7 @@ TracePaths trace_paths(const ProbeRequest& r, int64_t run_id) {
 }
 
 void validate(const ProbeRequest& r) {
-  session::validate(r.workload, "regime probe --device nvml:0 -- python3 train.py");
+  session::validate(r.workload, kProbeExample);
   validate_run_length(r.seconds, r.sample_ms.value_or(kSimulatedSampleMs), r.warmup_s);
   if (r.energy_period_s && !(*r.energy_period_s >= 0.1 && *r.energy_period_s <= 60))
     throw Error(
@@ -93,7 +96,7 @@ RunRecord new_record(const ProbeRequest& r, const GpuInfo& info, double started_
   RunRecord rec;
   rec.started_at_s = started_at_s;
   rec.started_at_utc = utc_now_iso();
-  rec.device = r.device;
+  rec.device = r.device.text;
   rec.gpu_name = info.name;
   rec.gpu_uuid = info.uuid;
   rec.workload = r.workload.display_name();
@@ -136,47 +139,29 @@ std::string per_gpu_trace_out(const std::string& given, const GpuInfo& info) {
   return given + tag;
 }
 
-// The GPUs of one probe, opened: one, or every GPU of one job (real ones).
+// The GPUs of one probe, opened through the site: one, or every GPU of one job (real ones, each
+// with its own record and trace).
 struct ProbeGpus {
-  std::vector<Target> targets;
-  std::vector<Gpu*> gpus;
-  std::vector<GpuInfo> infos;
+  RunSite site;
   bool job = false;
-  bool simulated() const { return targets.front().simulated(); }
 };
-
-ProbeGpus open_one(const std::string& device) {
-  ProbeGpus set;
-  set.targets.push_back(open_target(device));
-  set.gpus.push_back(&set.targets.front().gpu());
-  set.infos.push_back(set.gpus.front()->info());
-  return set;
-}
-
-ProbeGpus open_job(const std::string& device, const WorkloadSpec& spec) {
-  ProbeGpus set;
-  set.targets = open_targets(resolve_job_devices(parse_device_set(device), spec));
-  set.gpus = job_gpus(set.targets);
-  for (Gpu* g : set.gpus) set.infos.push_back(g->info());
-  set.job = true;
-  return set;
-}
 
 // Each GPU's run record, kept as running before the run (a crash still leaves the trace
 // findable); returns where each GPU's files go.
 std::vector<TracePaths> start_records(const ProbeRequest& r, ProbeGpus& set, RunStore& store,
                                       std::vector<ProbeReport>& gpus) {
   std::vector<TracePaths> paths;
-  gpus.resize(set.gpus.size());
+  gpus.resize(set.site.gpus.size());
   for (size_t i = 0; i < gpus.size(); ++i) {
     ProbeRequest ri = r;
     if (set.job) {
-      ri.device = set.targets[i].uri();
-      ri.trace_out = per_gpu_trace_out(r.trace_out, set.infos[i]);
+      ri.device.text = set.site.targets[i].uri();
+      ri.trace_out = per_gpu_trace_out(r.trace_out, set.site.infos[i]);
     }
     RunRecord& rec = gpus[i].record;
-    rec = new_record(ri, set.infos[i], set.targets[i].wall().unix_now_s(), set.simulated());
-    if (set.job) rec.options["job_devices"] = r.device;
+    rec = new_record(ri, set.site.infos[i], set.site.targets[i].wall().unix_now_s(),
+                     set.site.simulated);
+    if (set.job) rec.options["job_devices"] = r.device.text;
     rec.id = store.insert(rec);
     paths.push_back(trace_paths(ri, rec.id));
     rec.trace_path = fs::absolute(paths[i].trace).string();
@@ -191,7 +176,7 @@ std::vector<TracePaths> start_records(const ProbeRequest& r, ProbeGpus& set, Run
 std::vector<Trace> record_run(const ProbeRequest& r, ProbeGpus& set, Workload& work,
                               JobProcessWatch& watch, const std::vector<TracePaths>& paths,
                               RunStats& stats) {
-  const size_t n = set.gpus.size();
+  const size_t n = set.site.gpus.size();
   std::vector<std::unique_ptr<TraceCsvWriter>> writers;
   std::vector<std::unique_ptr<StepsCsvWriter>> step_writers;
   for (const TracePaths& p : paths) {
@@ -201,8 +186,8 @@ std::vector<Trace> record_run(const ProbeRequest& r, ProbeGpus& set, Workload& w
   }
   RunOptions o;
   o.duration_s = r.seconds;
-  o.sample_period_s = sample_ms_for(r, set.simulated()) / 1000.0;
-  o.energy_period_s = energy_period_s_for(r, set.simulated());
+  o.sample_period_s = sample_ms_for(r, set.site.simulated) / 1000.0;
+  o.energy_period_s = energy_period_s_for(r, set.site.simulated);
   // The loop hands over each tick's samples in the order of the GPUs.
   size_t next_lane = 0;
   ProbeProgress progress;
@@ -224,7 +209,7 @@ std::vector<Trace> record_run(const ProbeRequest& r, ProbeGpus& set, Workload& w
     for (auto& w : step_writers) w->append(s);
     ++progress.steps;
   };
-  std::vector<Trace> traces = run(set.gpus, work, o, set.targets.front().clock(), &stats);
+  std::vector<Trace> traces = run(set.site.gpus, work, o, set.site.targets.front().clock(), &stats);
   for (size_t i = 0; i < n; ++i) {
     writers[i]->close();
     step_writers[i]->close();
@@ -252,17 +237,17 @@ std::optional<Unmeasured> measure_gpu(const ProbeRequest& r, bool is_command, bo
   const double ran_s = stats.t_end_s - stats.t_start_s;
   std::optional<Unmeasured> no;
   try {
-    const Measurement m = measure(trace, measure_options(r));
-    // Too little to measure: no regime at all, rather than a guess from a few samples.
-    if (const std::string why = too_short_to_classify(m); !why.empty()) {
+    RegimeOrWhy named = name_probe_regime(trace, info, measure_options(r));
+    if (!named.report) {
       no = Unmeasured{
           fmt::format("{} ({:.2f} s{}): no regime: {}{}", run_name, ran_s,
-                      rec.exit_status ? fmt::format(", exit status {}", *rec.exit_status) : "", why,
+                      rec.exit_status ? fmt::format(", exit status {}", *rec.exit_status) : "",
+                      named.too_short,
                       stopped_at_limit ? "; probe for longer (--seconds)"
                                        : "; the command ended before there was enough to measure"),
           true};
     } else {
-      g.report = with_phases(trace, classify(m, info), info, measure_options(r));
+      g.report = std::move(named.report);
     }
   } catch (const Error& e) {
     no = Unmeasured{
@@ -308,11 +293,11 @@ JobProbeReport probe_gpus(const ProbeRequest& r, ProbeGpus set) {
   JobProbeReport out;
   out.is_command = !spec.command.empty();
   // The workload first: a bad regex or an unknown sim workload leaves no run record behind.
-  WorkloadPtr work = set.targets.front().make_workload(spec);
+  WorkloadPtr work = set.site.targets.front().make_workload(spec);
   // A command on real GPUs: what it uses against what is measured.
-  if (!set.simulated())
-    out.usage =
-        set.job ? job_devices_json(set.infos, spec) : one_gpu_devices_json(set.infos.front(), spec);
+  if (!set.site.simulated)
+    out.usage = set.job ? job_devices_json(set.site.infos, spec)
+                        : one_gpu_devices_json(set.site.infos.front(), spec);
   if (out.usage.is_object())
     for (const auto& w : out.usage.value("warnings", std::vector<std::string>{}))
       out.warnings.push_back(w);
@@ -320,7 +305,7 @@ JobProbeReport probe_gpus(const ProbeRequest& r, ProbeGpus set) {
   const fs::path db_path = RunStore::path_or_default(r.db);
   RunStore store(db_path);
   const std::vector<TracePaths> paths = start_records(r, set, store, out.gpus);
-  JobProcessWatch watch(set.infos, spec);
+  JobProcessWatch watch(set.site.infos, spec);
   RunStats stats;
   std::vector<Trace> traces;
   try {
@@ -346,11 +331,11 @@ JobProbeReport probe_gpus(const ProbeRequest& r, ProbeGpus set) {
   for (size_t i = 0; i < out.gpus.size(); ++i) {
     ProbeReport& g = out.gpus[i];
     g.is_command = out.is_command;
-    g.simulated = set.simulated();
+    g.simulated = set.site.simulated;
     g.record.exit_status = exit_status;
     g.run = run_json(g.record, store.location(), traces[i], stats, g.simulated, stopped_at_limit);
     if (!set.job && !out.usage.is_null()) g.run["job_devices"] = out.usage;
-    auto no = measure_gpu(r, out.is_command, set.job, traces[i], set.infos[i], stats,
+    auto no = measure_gpu(r, out.is_command, set.job, traces[i], set.site.infos[i], stats,
                           stopped_at_limit, store, g);
     if (no && !first_unmeasured) first_unmeasured = no;
     if (no) continue;
@@ -380,7 +365,8 @@ JobProbeReport probe_gpus(const ProbeRequest& r, ProbeGpus set) {
 
 ProbeReport run_probe(const ProbeRequest& r) {
   validate(r);
-  JobProbeReport set = probe_gpus(r, open_one(r.device));
+  JobProbeReport set =
+      probe_gpus(r, ProbeGpus{open_site(r.device, r.workload, kProbeExample), false});
   ProbeReport out = std::move(set.gpus.front());
   out.warnings = std::move(set.warnings);
   out.exit_status = set.exit_status;
@@ -389,7 +375,7 @@ ProbeReport run_probe(const ProbeRequest& r) {
 
 JobProbeReport run_job_probe(const ProbeRequest& r) {
   validate(r);
-  return probe_gpus(r, open_job(r.device, r.workload));
+  return probe_gpus(r, ProbeGpus{open_site(r.device, r.workload, kProbeExample), true});
 }
 
 }  // namespace regime::session

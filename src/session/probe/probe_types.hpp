@@ -26,7 +26,7 @@ struct ProbeProgress {
 };
 
 struct ProbeRequest {
-  std::string device;
+  DeviceSet device;  // one GPU, or one job's GPUs (nvml:0,1, nvml:all, nvml:job)
   WorkloadSpec workload;
   double seconds = 60;
   // The cheap fields' period; empty: sample_ms_for's default for the device's clock.

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "plan/decision_view.hpp"
+#include "present/decision_view.hpp"
 #include "session/results/recommend.hpp"
 
 namespace regime::session {

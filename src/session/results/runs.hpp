@@ -8,9 +8,9 @@
 #include <variant>
 #include <vector>
 
-#include "plan/decision_view.hpp"
 #include "plan/objective.hpp"
 #include "plan/recommend.hpp"
+#include "present/decision_view.hpp"
 #include "store/run_store.hpp"
 
 namespace regime::session {

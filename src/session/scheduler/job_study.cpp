@@ -15,6 +15,7 @@
 #include "analysis/classify.hpp"
 #include "analysis/data_parallel.hpp"
 #include "analysis/measure.hpp"
+#include "analysis/probe_regime.hpp"
 #include "common/error.hpp"
 #include "device/registry.hpp"
 #include "plan/study_plan.hpp"
@@ -127,9 +128,16 @@ ProbeStep probe_at_current_limits(StudyRecord& rec, const JobGpus& job, RunLoop&
                              "the limits stay as they are; mark steps with python/regime_step",
                              probe_s)},
         {}};
-  std::vector<Measurement> per_gpu;
-  for (size_t k = 0; k < job.gpus.size(); ++k) per_gpu.push_back(measure(loop.trace(k)));
-  const ProbeVerdict verdict = classify_probe(per_gpu, job.infos);
+  std::vector<RegimeReport> per_gpu;
+  for (size_t k = 0; k < job.gpus.size(); ++k) {
+    RegimeOrWhy named = name_probe_regime(loop.trace(k), job.infos[k]);
+    if (!named.report)
+      return {StudyEnd{"failed", fmt::format("the probe names no regime on {}: {}",
+                                             job.infos[k].device, named.too_short)},
+              {}};
+    per_gpu.push_back(std::move(*named.report));
+  }
+  const ProbeVerdict verdict = probe_verdict(std::move(per_gpu));
   rec.study["regime"] = to_string(verdict.regime.regime);
   ProbeStep out;
   out.plan = plan_study_sweep(verdict, job.infos);
@@ -176,7 +184,7 @@ std::optional<StudyEnd> sweep_job(StudyRecord& rec, const JobGpus& job, RunLoop&
 }
 
 // The decision's figures as the study notes them (the whole evidence is the sweep's, in the run
-// store), from the one view of a decision every command prints (plan/decision_view.hpp).
+// store), from the one view of a decision every command prints (present/decision_view.hpp).
 nlohmann::json study_decision(const plan::Decision& d, const plan::DecisionView& view) {
   const nlohmann::json dj = plan::decision_json(d, view);
   nlohmann::json out = nlohmann::json::object();

@@ -1,39 +1,31 @@
 #include "session/sim/sim_curve.hpp"
 
-#include <sstream>
-#include <stdexcept>
+#include <fmt/core.h>
+
+#include <optional>
 
 #include "common/error.hpp"
 #include "common/gpu_info.hpp"
+#include "plan/cap_grid.hpp"
 #include "twin/sim_workloads.hpp"
 #include "twin/spec.hpp"
 
 namespace regime::session {
 
 std::vector<double> parse_caps(const std::string& list) {
-  std::vector<double> caps;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      size_t used = 0;
-      double v = std::stod(item, &used);
-      if (used != item.size() || !(v > 0)) throw std::invalid_argument(item);
-      caps.push_back(v);
-    } catch (const std::exception&) {
-      throw Error(
-          ErrorKind::InvalidArgument,
-          "--caps: '" + item + "' is not a positive number of watts (e.g. --caps 60,64,70)");
-    }
-  }
-  if (caps.empty()) throw Error(ErrorKind::InvalidArgument, "--caps is empty");
-  return caps;
+  const plan::CapList read = plan::read_cap_list(list);
+  std::optional<std::string> bad = read.bad_item;
+  for (double cap_W : read.caps_W)
+    if (!bad && !(cap_W > 0)) bad = fmt::format("{:g}", cap_W);
+  if (bad)
+    throw Error(ErrorKind::InvalidArgument,
+                "--caps: '" + *bad + "' is not a positive number of watts (e.g. --caps 60,64,70)");
+  return read.caps_W;
 }
 
 SimCurve sim_curve(const std::string& gpu_model, const std::string& workload,
-                   const std::string& caps) {
+                   const std::vector<double>& caps_W) {
   const twin::GpuSpec gpu = twin::load_gpu_spec(gpu_model);
-  const std::vector<double> caps_W = parse_caps(caps);
   for (double c : caps_W)
     check_cap_in_range(c, gpu.min_limit_W, gpu.max_limit_W, "sim:" + gpu.model);
   const twin::SimWorkloadProfile profile = twin::sim_workload_profile(workload);

@@ -31,6 +31,6 @@ std::vector<double> parse_caps(const std::string& list);
 // Error NotFound for an unknown GPU model or workload; OutOfRange for a cap outside the GPU's
 // limit range.
 SimCurve sim_curve(const std::string& gpu_model, const std::string& workload,
-                   const std::string& caps);
+                   const std::vector<double>& caps_W);
 
 }  // namespace regime::session

@@ -53,9 +53,9 @@ TEST(SimCurve, TheExtrapolationNoteNamesTheCalibratedCapsOrTheirAbsence) {
 }
 
 TEST(SimCurve, ACapOutsideTheGpusRangeIsRefused) {
-  EXPECT_NO_THROW(sim_curve("t4", "resnet50", "60,70"));
+  EXPECT_NO_THROW(sim_curve("t4", "resnet50", parse_caps("60,70")));
   try {
-    sim_curve("t4", "resnet50", "50");
+    sim_curve("t4", "resnet50", parse_caps("50"));
     FAIL() << "50 W is below a T4's range";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);

@@ -11,7 +11,7 @@ namespace regime::session {
 namespace {
 
 TEST(SimCurveView, EachRowShowsTheEnergyAndTimeOfItsJsonPoint) {
-  const SimCurve curve = sim_curve("t4", "resnet50", "60,64,70");
+  const SimCurve curve = sim_curve("t4", "resnet50", parse_caps("60,64,70"));
   const nlohmann::json j = to_json(curve);
   const std::string text = to_text(curve);
   ASSERT_EQ(j["points"].size(), 3u);

@@ -72,9 +72,8 @@ void study_control(const StudyRequest& r, const RunSite& site, const ActuationPo
     return;
   }
   ControlRequest cr;
-  cr.device = r.device.text;
+  cr.device = r.device;
   cr.workload = r.workload;
-  cr.policy = "regime-gated";
   cr.seconds = seconds;
   cr.evaluate = true;
   cr.actuate = r.actuate;

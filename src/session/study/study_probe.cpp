@@ -8,7 +8,7 @@
 
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
-#include "analysis/phases.hpp"
+#include "analysis/probe_regime.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
 #include "run/run_loop.hpp"
@@ -110,11 +110,7 @@ void warn_of_probe(const StudyRequest& r, StudyReport& rep) {
 
 // The part of a probe's trace its figures come from: the last probe_seconds when it ran on while
 // the card heated, else all of it.
-struct ProbeSpan {
-  double from_s = -std::numeric_limits<double>::infinity();
-  double to_s = std::numeric_limits<double>::infinity();
-};
-ProbeSpan probe_span(const Trace& t, double ran_s, double probe_seconds) {
+ProbeWindow probe_span(const Trace& t, double ran_s, double probe_seconds) {
   if (!ran_on(ran_s, probe_seconds)) return {};
   const double end_s = t.samples.empty() ? 0 : t.samples.back().t_s;
   return {end_s - probe_seconds, end_s};
@@ -125,13 +121,11 @@ ProbeSpan probe_span(const Trace& t, double ran_s, double probe_seconds) {
 // its energy, as regime probe names it, since that kind is where a cap saves or costs the most.
 std::vector<RegimeReport> classify_probe_run(const StudyRequest& r, const RunSite& site,
                                              const ProbeRun& run, double ran_s) {
-  MeasureOptions mo;
   std::vector<RegimeReport> per_gpu;
   for (size_t i = 0; i < run.traces.size(); ++i) {
     const Trace& t = run.traces[i];
-    const ProbeSpan span = probe_span(t, ran_s, r.probe_seconds);
-    const Measurement m = measure_window(t, span.from_s, span.to_s, mo);
-    RegimeOrWhy named = classify_if_long_enough(m, site.infos.at(i));
+    RegimeOrWhy named =
+        name_probe_regime(t, site.infos.at(i), {}, probe_span(t, ran_s, r.probe_seconds));
     if (!named.report)
       throw WorkloadFailed(
           fmt::format("the probe cannot name a regime{}: {}{}",
@@ -141,7 +135,7 @@ std::vector<RegimeReport> classify_probe_run(const StudyRequest& r, const RunSit
                           ? "; the workload ended before there was enough to measure"
                           : ""),
           run.exit_status);
-    per_gpu.push_back(with_phases(t, std::move(*named.report), site.infos.at(i), mo));
+    per_gpu.push_back(std::move(*named.report));
   }
   return per_gpu;
 }

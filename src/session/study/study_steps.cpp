@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "analysis/data_parallel.hpp"
-#include "plan/render.hpp"
+#include "present/render.hpp"
 
 namespace regime::session {
 

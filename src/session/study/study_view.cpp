@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "analysis/measure.hpp"
-#include "plan/render.hpp"
+#include "present/render.hpp"
 #include "session/control/control_view.hpp"
 #include "twin/spec.hpp"
 #include "twin/uncertainty.hpp"

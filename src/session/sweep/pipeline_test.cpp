@@ -16,6 +16,7 @@
 #include "session/sweep/sweep_limits.hpp"
 #include "session/sweep/sweep_search.hpp"
 #include "session/sweep/sweep_setup.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime::session {
 namespace {
@@ -28,13 +29,6 @@ WorkloadSpec builtin(const std::string& name) {
   return w;
 }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("regime-pipeline-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 // One simulated GPU running a built-in workload for `seconds` of its clock, measured.
 Measurement measured(const std::string& device, const std::string& workload, double seconds) {
   Target t = open_target(device);
@@ -45,9 +39,9 @@ Measurement measured(const std::string& device, const std::string& workload, dou
 }
 
 TEST(ProbePipeline, OneGpuIsProbedMeasuredAndKeptAsADoneRun) {
-  const fs::path dir = temp_dir("probe");
+  const test::TempDir dir("regime-pipeline-probe");
   ProbeRequest r;
-  r.device = "sim:l4";
+  r.device = parse_device_set("sim:l4");
   r.workload.builtin = "sim:resnet50";
   r.seconds = 30;
   r.db = (dir / "runs.sqlite").string();
@@ -63,9 +57,9 @@ TEST(ProbePipeline, OneGpuIsProbedMeasuredAndKeptAsADoneRun) {
 }
 
 TEST(ProbePipeline, AJobOfSimulatedGpusIsRefusedBeforeAnythingRuns) {
-  const fs::path dir = temp_dir("job-probe");
+  const test::TempDir dir("regime-pipeline-job-probe");
   ProbeRequest r;
-  r.device = "sim:l4,sim:t4";
+  r.device = parse_device_set("sim:l4,sim:t4");
   r.workload.builtin = "sim:resnet50";
   r.db = (dir / "runs.sqlite").string();
   EXPECT_THROW(run_job_probe(r), Error);

@@ -12,9 +12,9 @@
 
 #include "act/power_limit_guard.hpp"
 #include "common/gpu_info.hpp"
-#include "plan/decision_view.hpp"
 #include "plan/objective.hpp"
 #include "plan/search.hpp"
+#include "present/decision_view.hpp"
 #include "session/predict/predict.hpp"
 #include "session/probe/probers.hpp"
 #include "session/settings.hpp"

@@ -1,7 +1,7 @@
 #include "session/sweep/sweep_record.hpp"
 
 #include "common/utc_time.hpp"
-#include "plan/render.hpp"
+#include "present/render.hpp"
 #include "session/sweep/results_keeper.hpp"
 #include "session/sweep/sweep_view.hpp"
 #include "store/run_store.hpp"

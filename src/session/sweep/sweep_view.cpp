@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "analysis/sweep_rows.hpp"
-#include "plan/render.hpp"
+#include "present/render.hpp"
 #include "trace/sweep_table.hpp"
 
 namespace regime::session {

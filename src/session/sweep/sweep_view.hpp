@@ -4,16 +4,16 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "plan/decision_view.hpp"
+#include "present/decision_view.hpp"
 #include "session/sweep/sweep_types.hpp"
 
 namespace regime::session {
 
-// The sweep's decision as every view prints it (plan/decision_view.hpp).
+// The sweep's decision as every view prints it (present/decision_view.hpp).
 plan::DecisionView decision_view(const SweepReport& report);
 
 // The sweep's table of measured caps and its decision, as `regime sweep` and `regime study` print
-// them (plan/render.hpp).
+// them (present/render.hpp).
 std::string results_text(const SweepReport& report);
 std::string decision_text(const SweepReport& report);
 

@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-#include "plan/render.hpp"
+#include "present/render.hpp"
 #include "report/sweep.hpp"
 #include "session/results/runs.hpp"
 #include "session/study/study.hpp"

@@ -1,6 +1,6 @@
 // One decision, every view: the headline, the table, the interval line and the JSON print the
 // same cap and the same changes, against the default's level the decision used.
-#include "plan/decision_view.hpp"
+#include "present/decision_view.hpp"
 
 #include <fmt/core.h>
 #include <gmock/gmock.h>
@@ -8,7 +8,7 @@
 
 #include "plan/decision.hpp"
 #include "plan/recommend.hpp"
-#include "plan/render.hpp"
+#include "present/render.hpp"
 #include "support/text_table.hpp"
 
 namespace regime::plan {

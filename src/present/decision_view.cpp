@@ -1,4 +1,4 @@
-#include "plan/decision_view.hpp"
+#include "present/decision_view.hpp"
 
 #include <fmt/core.h>
 

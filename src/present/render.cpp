@@ -1,4 +1,4 @@
-#include "plan/render.hpp"
+#include "present/render.hpp"
 
 #include <fmt/core.h>
 
@@ -39,12 +39,6 @@ nlohmann::json result_json(const ProbeResult& p) {
     j["energy_per_step_ci_J"] = {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second};
   if (!p.note.empty()) j["note"] = p.note;
   return j;
-}
-
-std::vector<ProbeResult> by_cap_desc(std::vector<ProbeResult> probes) {
-  std::stable_sort(probes.begin(), probes.end(),
-                   [](const ProbeResult& a, const ProbeResult& b) { return a.cap_W > b.cap_W; });
-  return probes;
 }
 
 std::string results_table(const std::vector<ProbeResult>& probes, const DecisionView& v,

@@ -5,17 +5,14 @@
 #include <vector>
 
 #include "plan/decision.hpp"
-#include "plan/decision_view.hpp"
 #include "plan/probe.hpp"
+#include "present/decision_view.hpp"
 
 namespace regime::plan {
 
 // {"cap_W","time_per_step_s","energy_per_step_J","avg_power_W","steps"} plus the 95% intervals
 // ("time_per_step_ci_s", "energy_per_step_ci_J": [lo, hi]) when the measurement has them.
 nlohmann::json result_json(const ProbeResult& p);
-
-// Results highest cap first.
-std::vector<ProbeResult> by_cap_desc(std::vector<ProbeResult> probes);
 
 // The terminal table: cap, time per step, energy per step (with intervals), power, change against
 // the decision's default level (change_vs_default: the decided cap's row shows the headline's
