@@ -13,6 +13,7 @@
 #include "act/journal.hpp"
 #include "common/error.hpp"
 #include "device/nvml/nvml_gpu.hpp"
+#include "support/state_dir.hpp"
 
 namespace regime {
 namespace {
@@ -23,19 +24,7 @@ using ::testing::HasSubstr;
 
 class GuardSetFake : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("regime-guard-set-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    ::setenv("REGIME_STATE_DIR", dir_.c_str(), 1);
-    ::setenv("REGIME_SYSTEM_STATE_DIR", dir_.c_str(), 1);
-    ::unsetenv("REGIME_READ_ONLY");
-  }
-  void TearDown() override {
-    ::unsetenv("REGIME_STATE_DIR");
-    ::unsetenv("REGIME_SYSTEM_STATE_DIR");
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { ::unsetenv("REGIME_READ_ONLY"); }
   // Four H200-like GPUs; `failing` (if >= 0) refuses every set with NO_PERMISSION;
   // `second_fails` (if >= 0) takes its first set and refuses every later one.
   std::vector<std::unique_ptr<nvml::NvmlGpu>> open(int failing, int second_fails = -1) {
@@ -63,7 +52,8 @@ class GuardSetFake : public ::testing::Test {
     for (const auto& p : g) out.push_back(p.get());
     return out;
   }
-  fs::path dir_;
+  test::TempStateDir state_{"regime-guard-set-test"};
+  const fs::path dir_ = state_.path();
   std::shared_ptr<nvml::NvmlLibrary> lib_;
 };
 

@@ -21,6 +21,7 @@
 #include "act/journal.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "support/state_dir.hpp"
 #include "support/test_user.hpp"
 
 namespace regime {
@@ -68,21 +69,10 @@ bool has_journal() { return !journal_keys().empty(); }
 
 class GuardTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("regime-guard-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    env_.emplace(std::map<std::string, std::string>{{"REGIME_STATE_DIR", dir_.string()},
-                                                    {"REGIME_SYSTEM_STATE_DIR", dir_.string()}});
-    ::unsetenv("REGIME_READ_ONLY");
-  }
-  void TearDown() override {
-    env_.reset();  // what the tests' main set, back
-    ::unsetenv("REGIME_READ_ONLY");
-    fs::remove_all(dir_);
-  }
-  fs::path dir_;
-  std::optional<testing::ScopedEnv> env_;
+  void SetUp() override { ::unsetenv("REGIME_READ_ONLY"); }
+  void TearDown() override { ::unsetenv("REGIME_READ_ONLY"); }
+  test::TempStateDir state_{"regime-guard-test"};  // what the tests' main set is back after
+  const fs::path dir_ = state_.path();
 };
 
 TEST_F(GuardTest, PolicyReadsReadOnlyFromTheEnvironment) {

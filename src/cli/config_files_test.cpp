@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime::cli {
 namespace {
@@ -20,11 +21,6 @@ using namespace std::string_literals;
 
 class ConfigFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "regime-config-test-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   fs::path write(const std::string& name, const std::string& text, mode_t mode = 0644) {
     const fs::path p = dir_ / name;
     std::ofstream(p, std::ios::binary) << text;
@@ -39,7 +35,8 @@ class ConfigFilesTest : public ::testing::Test {
     }
     return "";
   }
-  fs::path dir_;
+  test::TempDir tmp_{"regime-config-test"};
+  const fs::path dir_ = tmp_.path;
 };
 
 TEST_F(ConfigFilesTest, ConfigOptionsBeforeTheCommandAreTakenOut) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "common/paths.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime {
 namespace {
@@ -16,16 +17,12 @@ namespace fs = std::filesystem;
 
 class DataDir : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "regime-data-dir-XXXXXX").string();
-    root_ = fs::canonical(::mkdtemp(tmpl.data()));
-  }
-  void TearDown() override { fs::remove_all(root_); }
   void specs_in(const fs::path& dir) {
     fs::create_directories(dir / "gpus");
     std::ofstream(dir / "gpus" / "t4.json") << "{}";
   }
-  fs::path root_;
+  test::TempDir tmp_{"regime-data-dir"};
+  const fs::path root_ = fs::canonical(tmp_.path);
 };
 
 TEST_F(DataDir, AnInstalledBinaryFindsShareBesideBin) {

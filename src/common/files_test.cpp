@@ -15,6 +15,8 @@
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "support/error_of.hpp"
+#include "support/temp_dir.hpp"
 #include "support/test_user.hpp"
 
 namespace regime {
@@ -30,25 +32,14 @@ std::string env_or(const char* name) {
 
 class FilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "regime-files-test-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  test::TempDir tmp_{"regime-files-test"};
+  const fs::path dir_ = tmp_.path;
   // The tests' main points the state directories somewhere private; tests here change them.
   testing::ScopedEnv keep_env_{{{"REGIME_STATE_DIR", env_or("REGIME_STATE_DIR")},
                                 {"REGIME_SYSTEM_STATE_DIR", env_or("REGIME_SYSTEM_STATE_DIR")}}};
 };
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST_F(FilesTest, ARegularFileIsReadAndAnythingElseIsRefusedAtOnce) {
   std::ofstream(dir_ / "a.csv") << "t_s\n1\n";
@@ -89,11 +80,11 @@ TEST_F(FilesTest, SafeDirCreatesPrivateDirectoriesAndRefusesLooseOnes) {
               HasSubstr("writable by others (mode 0777)"));
   if (::geteuid() == 0) {  // only root can give a directory away
     fs::create_directories(dir_ / "theirs");
-    ASSERT_EQ(::chown((dir_ / "theirs").c_str(), 65534, 65534), 0);
+    ASSERT_EQ(testing::give_away(dir_ / "theirs"), 0);
     EXPECT_THAT(error_of([&] { SafeDir::open(dir_ / "theirs"); }),
                 HasSubstr("owned by uid 65534, not by this user (uid 0) or root"));
     fs::create_symlink(dir_ / "a", dir_ / "planted");
-    ASSERT_EQ(::lchown((dir_ / "planted").c_str(), 65534, 65534), 0);
+    ASSERT_EQ(testing::give_away(dir_ / "planted"), 0);
     EXPECT_THAT(error_of([&] { SafeDir::open(dir_ / "planted"); }),
                 HasSubstr("symbolic link owned by uid 65534"));
   }
@@ -107,7 +98,7 @@ TEST_F(FilesTest, SafeDirRefusesLinksOfOtherUsersAnywhereOnThePath) {
   EXPECT_EQ(error_of([&] { SafeDir::open(dir_ / "mine" / "state"); }), "");
   // Another user's link in the middle of the path is not, nor one as the whole path.
   fs::create_symlink(dir_ / "real", dir_ / "planted");
-  ASSERT_EQ(::lchown((dir_ / "planted").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(testing::give_away(dir_ / "planted"), 0);
   EXPECT_THAT(error_of([&] { SafeDir::open(dir_ / "planted" / "state"); }),
               HasSubstr("symbolic link owned by uid 65534"));
   ::setenv("REGIME_STATE_DIR", (dir_ / "planted").c_str(), 1);
@@ -115,7 +106,7 @@ TEST_F(FilesTest, SafeDirRefusesLinksOfOtherUsersAnywhereOnThePath) {
   // As root, a folder on the way that another user owns is refused too: they could swap what
   // lies under it.
   fs::create_directories(dir_ / "theirs" / "state");
-  ASSERT_EQ(::chown((dir_ / "theirs").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(testing::give_away(dir_ / "theirs"), 0);
   EXPECT_THAT(error_of([&] { SafeDir::open(dir_ / "theirs" / "state"); }),
               HasSubstr("owned by uid 65534"));
 }
@@ -204,15 +195,8 @@ class TrustedFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "ownership checks need root to give files away";
-    std::string tmpl = (fs::temp_directory_path() / "regime-trusted-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
-    ::chmod(dir_.c_str(), 0755);
-    good_ = dir_ / "good.so";
     std::ofstream(good_) << "good";
     ::chmod(good_.c_str(), 0644);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
   }
   std::string refusal(const fs::path& p) {
     try {
@@ -222,7 +206,8 @@ class TrustedFileTest : public ::testing::Test {
       return e.what();
     }
   }
-  fs::path dir_, good_;
+  test::TempDir tmp_{"regime-trusted", 0755};
+  const fs::path dir_ = tmp_.path, good_ = dir_ / "good.so";
 };
 
 TEST_F(TrustedFileTest, OpensARootFileThroughRootLinksAndRefusesAnythingAnotherUserControls) {
@@ -238,23 +223,23 @@ TEST_F(TrustedFileTest, OpensARootFileThroughRootLinksAndRefusesAnythingAnotherU
   ::chmod(good_.c_str(), 0666);
   EXPECT_THAT(refusal(good_), HasSubstr("writable by others (mode 0666)"));
   ::chmod(good_.c_str(), 0644);
-  ASSERT_EQ(::chown(good_.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(testing::give_away(good_), 0);
   EXPECT_THAT(refusal(good_), HasSubstr("owned by uid 65534"));
-  ASSERT_EQ(::chown(good_.c_str(), 0, 0), 0);
+  ASSERT_EQ(testing::take_back(good_), 0);
 
   // A link another user made (the file it names would pass).
   fs::path theirs = dir_ / "theirs.so";
   fs::create_symlink(good_, theirs);
-  ASSERT_EQ(::lchown(theirs.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(testing::give_away(theirs), 0);
   EXPECT_THAT(refusal(theirs), HasSubstr(theirs.string() + " cannot be trusted"));
 
   // A folder on the way that another user owns, also when the file is not there (yet).
   fs::path user_dir = dir_ / "user";
   fs::create_directory(user_dir);
-  ASSERT_EQ(::chown(user_dir.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(testing::give_away(user_dir), 0);
   EXPECT_THAT(refusal(user_dir / "missing" / "lib.so"), HasSubstr("owned by uid 65534"));
   // A folder others may write to (not sticky).
-  ::chown(user_dir.c_str(), 0, 0);
+  testing::take_back(user_dir);
   ::chmod(user_dir.c_str(), 0777);
   fs::copy_file(good_, user_dir / "lib.so");
   EXPECT_THAT(refusal(user_dir / "lib.so"), HasSubstr("writable by others"));

@@ -18,6 +18,7 @@
 #include "common/version.hpp"
 #include "export/reading.hpp"
 #include "export/server.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime::exporter {
 namespace {
@@ -265,8 +266,7 @@ TEST(NodeState, JobsAndCapsFromTheAgentsJobsAndTheJournal) {
   EXPECT_TRUE(jobs_by_uuid(nlohmann::json()).empty());
   EXPECT_TRUE(jobs_by_uuid(nlohmann::json::parse("[1,2]")).empty());
 
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("regime-node-state-" + std::to_string(::getpid()));
+  const test::TempDir dir("regime-node-state");
   std::filesystem::create_directories(dir / "power-limits");
   std::ofstream(dir / "agent-jobs.json")
       << R"({"jobs":[{"job":"4242","gpus":[{"uuid":"GPU-abc"}]}]})";

@@ -16,6 +16,7 @@
 #include "predict/llm.hpp"
 #include "support/chat_server.hpp"
 #include "support/cli_run.hpp"
+#include "support/error_of.hpp"
 
 namespace regime::predict {
 namespace {
@@ -56,15 +57,7 @@ struct LlmPredictorTest : ::testing::Test {
   PredictQuery query() const { return {"t4", parse_workload("resnet50 bs64 fp16"), std::nullopt}; }
 };
 
-std::string error_of(const std::function<void()>& f, ErrorKind* kind = nullptr) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (kind != nullptr) *kind = e.kind();
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(ChatEndpoint, TakesABaseUrlOrTheFullPath) {
   EXPECT_EQ(parse_endpoint("http://127.0.0.1:8080/v1").path, "/v1/chat/completions");

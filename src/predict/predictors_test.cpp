@@ -9,6 +9,7 @@
 #include "predict/predictor.hpp"
 #include "predict/prompt.hpp"
 #include "predict/workload.hpp"
+#include "support/error_of.hpp"
 #include "trace/sweep_table.hpp"
 #include "twin/spec.hpp"
 
@@ -18,14 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(WorkloadDescription, ReadsZeusNamesFreeTextAndKeys) {
   auto z = parse_workload("imagenet/resnet50/bs128/adadelta");

@@ -12,6 +12,7 @@
 
 #include "run/marker_workload.hpp"
 #include "run/step_marker.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime {
 namespace {
@@ -42,9 +43,8 @@ TEST(StepBatch, ABadLineIsCountedAloneAndAnEmptyDatagramIsMalformed) {
 }
 
 TEST(StepBatch, FourHundredStepsInEightDatagramsAreDrainedAtOnce) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("regime-batch-" + std::to_string(::getpid())))
-          .string();
+  const test::TempDir tmp("regime-batch");
+  const std::string path = (tmp / "steps.sock").string();
   MarkerWorkload work("batch", path, std::nullopt, std::nullopt);
   work.start(0);
   int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "mariadb/test_server.hpp"
 #include "store/sqlite_db.hpp"
+#include "support/cli_run.hpp"
 
 namespace regime {
 namespace {
@@ -26,9 +27,6 @@ enum class Backend { Sqlite, MariaDb };
 class StoreBackends : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/regime-store-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
     fs::create_directories(dir_ / "state");
     fs::permissions(dir_ / "state", fs::perms::owner_all, fs::perm_options::replace);
     ::setenv("REGIME_STATE_DIR", (dir_ / "state").c_str(), 1);
@@ -37,13 +35,13 @@ class StoreBackends : public ::testing::TestWithParam<Backend> {
   void TearDown() override {
     server_.stop();
     ::unsetenv("REGIME_STATE_DIR");
-    fs::remove_all(dir_);
   }
   // The store: a file in the folder, or the server's database.
   fs::path db() const {
     return GetParam() == Backend::Sqlite ? dir_ / "runs.sqlite" : fs::path(server_.uri());
   }
-  fs::path dir_;
+  test::TempDir tmp_{"regime-store-test"};
+  const fs::path dir_ = tmp_.path;
   testing::MariaDbTestServer server_;
 };
 
@@ -54,13 +52,8 @@ INSTANTIATE_TEST_SUITE_P(Backends, StoreBackends,
 
 class RunStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/regime-store-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  test::TempDir tmp_{"regime-store-test"};
+  const fs::path dir_ = tmp_.path;
 };
 
 RunRecord sample_record() {
@@ -579,11 +572,7 @@ TEST_F(RunStoreTest, SeveralProcessesWriteAtOnceAndNothingIsLost) {
     }
     kids.push_back(pid);
   }
-  for (pid_t k : kids) {
-    int st = 0;
-    ::waitpid(k, &st, 0);
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "a writer failed";
-  }
+  for (pid_t k : kids) EXPECT_TRUE(test::exited_cleanly(k)) << "a writer failed";
   RunStore store(db);
   auto runs = store.list();
   EXPECT_EQ(runs.size(), 1u + kProcs * kEach);

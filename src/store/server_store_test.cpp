@@ -15,6 +15,7 @@
 #include "store/db_uri.hpp"
 #include "store/job_store.hpp"
 #include "store/run_store.hpp"
+#include "support/cli_run.hpp"
 
 namespace regime {
 namespace {
@@ -73,13 +74,8 @@ TEST(DbUri, RefusesAPasswordAndMalformedUris) {
 
 class CredentialsFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/regime-cred-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  test::TempDir tmp_{"regime-cred-test"};
+  const fs::path dir_ = tmp_.path;
 };
 
 TEST_F(CredentialsFile, ReadsThePasswordOfAPrivateFileAndRefusesOneOthersCanRead) {
@@ -112,16 +108,12 @@ TEST_F(CredentialsFile, ReadsThePasswordOfAPrivateFileAndRefusesOneOthersCanRead
 class ServerStore : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/regime-server-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
     node_state("node0");
     server_.start(dir_ / "server");
   }
   void TearDown() override {
     server_.stop();
     ::unsetenv("REGIME_STATE_DIR");
-    fs::remove_all(dir_);
   }
   // Makes `name` this process's node: its own state folder (queue and cache).
   fs::path node_state(const std::string& name) {
@@ -132,7 +124,8 @@ class ServerStore : public ::testing::Test {
     return state;
   }
   size_t count(const std::string& sql) { return std::stoul(server_.admin("USE regime; " + sql)); }
-  fs::path dir_;
+  test::TempDir tmp_{"regime-server-test"};
+  const fs::path dir_ = tmp_.path;
   testing::MariaDbTestServer server_;
 };
 
@@ -244,11 +237,7 @@ TEST_F(ServerStore, EightNodesWriteAtOnceAndEveryRowIsThereOnce) {
     }
     kids.push_back(pid);
   }
-  for (pid_t k : kids) {
-    int st = 0;
-    ::waitpid(k, &st, 0);
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "a node failed";
-  }
+  for (pid_t k : kids) EXPECT_TRUE(test::exited_cleanly(k)) << "a node failed";
   size_t expected = 0;
   std::set<std::string> tags;
   for (int n = 0; n < kNodes; ++n) {

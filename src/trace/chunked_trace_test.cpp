@@ -12,19 +12,12 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("regime_chunked_trace_test_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // Deterministic noise in [-1, 1) from an integer.
 double noise(uint64_t i) {
@@ -87,7 +80,7 @@ uint64_t write_run(const fs::path& trace, const Recording& rec, double seconds) 
 }
 
 TEST(ChunkedTrace, TheFirstFiveMinutesAreKeptWholeThenAFewRowsPerBucket) {
-  const fs::path dir = temp_dir("whole");
+  const test::TempDir dir("regime-chunked-trace-whole");
   const Recording rec;
   write_run(dir / "r.trace.csv", rec, 900);
   const Trace back = read_chunked_trace(dir / "r.trace.csv");
@@ -107,7 +100,7 @@ TEST(ChunkedTrace, TheFirstFiveMinutesAreKeptWholeThenAFewRowsPerBucket) {
 }
 
 TEST(ChunkedTrace, TheLowestAndHighestOfEachBucketAreTheTrueOnesAtTheirOwnTimes) {
-  const fs::path dir = temp_dir("extremes");
+  const test::TempDir dir("regime-chunked-trace-extremes");
   const Recording rec;
   write_run(dir / "r.trace.csv", rec, 3600);
   const Trace back = read_chunked_trace(dir / "r.trace.csv");
@@ -163,7 +156,7 @@ TEST(ChunkedTrace, TheLowestAndHighestOfEachBucketAreTheTrueOnesAtTheirOwnTimes)
 }
 
 TEST(ChunkedTrace, ItsSizeGrowsWithBucketsNotWithSamples) {
-  const fs::path dir = temp_dir("size");
+  const test::TempDir dir("regime-chunked-trace-size");
   Recording every100ms, every10ms, unix_time;
   every10ms.period_s = 0.01;
   unix_time.origin_s = 1795977892.7723;
@@ -186,7 +179,7 @@ TEST(ChunkedTrace, ItsSizeGrowsWithBucketsNotWithSamples) {
 }
 
 TEST(ChunkedTrace, ARunThatDiesLeavesFilesWholeUpToItsLastChunk) {
-  const fs::path dir = temp_dir("crash");
+  const test::TempDir dir("regime-chunked-trace-crash");
   const Recording rec;
   // What three chunks leave on disk in a writer still open.
   ChunkedTraceWriter ref(dir / "ref.trace.csv", 0);
@@ -220,7 +213,7 @@ TEST(ChunkedTrace, ARunThatDiesLeavesFilesWholeUpToItsLastChunk) {
 }
 
 TEST(ChunkedTrace, WindowFiguresReadBackAsWritten) {
-  const fs::path dir = temp_dir("windows");
+  const test::TempDir dir("regime-chunked-trace-windows");
   {
     ChunkedTraceWriter w(dir / "r.trace.csv", 0);
     WindowFigures a{"segment", 0,      180,    3000,   false, 32.5, 32.4,
@@ -244,7 +237,7 @@ TEST(ChunkedTrace, WindowFiguresReadBackAsWritten) {
 }
 
 TEST(ChunkedTrace, ABadNameOrRuleIsRefused) {
-  const fs::path dir = temp_dir("bad");
+  const test::TempDir dir("regime-chunked-trace-bad");
   EXPECT_THROW(ChunkedTraceWriter(dir / "r.csv", 0), Error);
   EXPECT_THROW(ChunkedTraceWriter(dir / "r.trace.csv", 0, ChunkRule{300, 0}), Error);
 }

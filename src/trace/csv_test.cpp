@@ -8,18 +8,12 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::filesystem::path temp_path(const std::string& name) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("regime_csv_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
 
 std::string parse_error(const std::string& text, bool steps = false) {
   try {
@@ -83,7 +77,8 @@ TEST(TraceCsv, RoundTripsInMemoryExactly) {
 
 TEST(TraceCsv, StreamingWriterRoundTripsThroughAFile) {
   const auto samples = varied_samples();
-  const auto path = temp_path("stream.trace.csv");
+  const test::TempDir tmp("regime-csv-test");
+  const auto path = tmp / "stream.trace.csv";
   {
     TraceCsvWriter w(path);
     for (const auto& s : samples) w.append(s);
@@ -241,7 +236,8 @@ TEST(TraceCsv, RefusesImplausibleReadingsNamingFileLineAndColumn) {
   for (const Case& c : cases)
     EXPECT_THAT(parse_error(good + c.row + "\n"), HasSubstr(c.says)) << c.row;
   // From a file, the message names that file.
-  const auto path = temp_path("hostile.trace.csv");
+  const test::TempDir tmp("regime-csv-test");
+  const auto path = tmp / "hostile.trace.csv";
   std::ofstream(path) << good << "1,0,-690,,,,,,,,\n";
   try {
     read_trace_csv(path);
@@ -275,7 +271,8 @@ TEST(StepsCsv, RefusesZeroLengthAndNonIncreasingSteps) {
               HasSubstr("f.csv:3:3: t_start_s is not a finite number"));
   EXPECT_THAT(parse_error(h + "1,2,1e308\n", true),
               HasSubstr("f.csv:3:5: t_end_s 1e308 is not a plausible time"));
-  const auto path = temp_path("zero.steps.csv");
+  const test::TempDir tmp("regime-csv-test");
+  const auto path = tmp / "zero.steps.csv";
   std::ofstream(path) << h << "1,2,2\n";
   try {
     read_steps_csv(path);
@@ -313,7 +310,8 @@ TEST(TraceCsv, RefusesMissingTimeAndBadReasons) {
 
 TEST(StepsCsv, RoundTripsAndRefusesBadSteps) {
   std::vector<Step> steps{{0, 10.0, 10.033}, {1, 10.033, 10.0661}, {2, 10.07, 10.1}};
-  const auto path = temp_path("x.steps.csv");
+  const test::TempDir tmp("regime-csv-test");
+  const auto path = tmp / "x.steps.csv";
   write_steps_csv(path, steps);
   const auto back = read_steps_csv(path);
   ASSERT_EQ(back.size(), 3u);
@@ -342,7 +340,8 @@ TEST(TraceFiles, SiblingPathsAndLoadTrace) {
   EXPECT_FALSE(sibling_steps_path("/d/run.csv").has_value());
   EXPECT_FALSE(sibling_steps_path("/d/.trace.csv").has_value());
 
-  const auto trace_path = temp_path("load.trace.csv");
+  const test::TempDir tmp("regime-csv-test");
+  const auto trace_path = tmp / "load.trace.csv";
   write_trace_csv(trace_path, varied_samples());
   write_power_csv(*sibling_power_path(trace_path), {{1.0, 5.0}});
   write_steps_csv(*sibling_steps_path(trace_path), {{0, 1.0, 2.0}});

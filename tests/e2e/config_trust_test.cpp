@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/sandbox.hpp"
+#include "support/test_user.hpp"
 
 namespace regime {
 namespace {
@@ -22,7 +23,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr double kOriginalW = 280;
-constexpr uid_t kOtherUid = 65534;  // nobody: a user other than root
+using testing::kOtherUid;
 
 // What a hostile user's file asks of a root sweep: change the GPU, keep the cap, run the
 // workload as root, and send an LLM key where it chooses.

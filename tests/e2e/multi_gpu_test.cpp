@@ -25,11 +25,6 @@ const std::string kStepLoop = "while true; do echo step; sleep 0.05; done";  // 
 class MultiGpuCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("regime-multi-gpu-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     write_config(-1, false);
     env_ = {{"REGIME_NVML_LIBRARY", REGIME_FAKE_NVML},
             {"FAKE_NVML_CONFIG", (dir_ / "config.json").string()},
@@ -37,7 +32,6 @@ class MultiGpuCli : public ::testing::Test {
             {"REGIME_STATE_DIR", (dir_ / "state").string()},
             {"REGIME_SYSTEM_STATE_DIR", (dir_ / "state").string()}};
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Four GPUs of one model drawing 230-260 W uncapped; `failing` refuses sets; `shuffled` gives
   // PCI bus ids out of NVML order (PCI order: NVML 3, 1, 2, 0).
@@ -120,7 +114,8 @@ class MultiGpuCli : public ::testing::Test {
     return a;
   }
 
-  fs::path dir_;
+  test::TempDir tmp_{"regime-multi-gpu"};
+  const fs::path dir_ = tmp_.path;
   std::map<std::string, std::string> env_;
 };
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/sandbox.hpp"
+#include "support/test_user.hpp"
 
 namespace regime::test {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-constexpr uid_t kOtherUid = 65534;
+using testing::kOtherUid;
 
 // A process that swaps links `a` and `b` (renameat2 RENAME_EXCHANGE) until killed, as `uid`.
 pid_t start_swapper(const fs::path& a, const fs::path& b, uid_t uid) {
@@ -49,14 +50,6 @@ class NvmlLibraryTrust : public ::testing::Test {
                           {"min_limit_W", 200},
                           {"max_limit_W", 700},
                           {"default_limit_W", 700}}}}});
-    // A folder in /tmp the attacker could use (sticky /tmp lets them make one).
-    std::string tmpl = (fs::temp_directory_path() / "regime-attacker-XXXXXX").string();
-    attacker_dir = ::mkdtemp(tmpl.data());
-    ::chmod(attacker_dir.c_str(), 0755);
-    marker = box.path() / "hostile-library-loaded";
-  }
-  void TearDown() override {
-    if (!attacker_dir.empty()) fs::remove_all(attacker_dir);
   }
   // `regime limit show` as root with REGIME_NVML_LIBRARY=library, `runs` times; counts the runs
   // that read the GPU and those refused, and fails on any other outcome.
@@ -78,7 +71,9 @@ class NvmlLibraryTrust : public ::testing::Test {
     return {read, refused};
   }
   Sandbox box;
-  fs::path attacker_dir, marker;
+  // A folder in /tmp the attacker could use (sticky /tmp lets them make one).
+  TempDir attacker{"regime-attacker", 0755};
+  const fs::path attacker_dir = attacker.path, marker = box.path() / "hostile-library-loaded";
 };
 
 // The attack as it was found: the user's own folder holds a link they swap between root's
@@ -88,9 +83,8 @@ TEST_F(NvmlLibraryTrust, AnotherUsersSwappedLinkIsNeverLoaded) {
   fs::copy_file(REGIME_HOSTILE_LIBRARY, evil);
   fs::create_symlink(REGIME_FAKE_NVML, attacker_dir / "a");
   fs::create_symlink(evil, attacker_dir / "b");
-  for (const char* f : {"evil.so", "a", "b"})
-    ASSERT_EQ(::lchown((attacker_dir / f).c_str(), kOtherUid, kOtherUid), 0);
-  ASSERT_EQ(::chown(attacker_dir.c_str(), kOtherUid, kOtherUid), 0);
+  for (const char* f : {"evil.so", "a", "b"}) ASSERT_EQ(testing::give_away(attacker_dir / f), 0);
+  ASSERT_EQ(testing::give_away(attacker_dir), 0);
   pid_t swapper = start_swapper(attacker_dir / "a", attacker_dir / "b", kOtherUid);
   auto [read, refused] = run_many(attacker_dir / "a", 1000);
   stop(swapper);

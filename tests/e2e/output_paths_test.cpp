@@ -11,14 +11,13 @@
 #include <filesystem>
 
 #include "support/sandbox.hpp"
+#include "support/test_user.hpp"
 
 namespace regime {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-constexpr uid_t kOtherUid = 65534;  // nobody: a user other than root
 
 class OutputPaths : public ::testing::Test {
  protected:
@@ -99,7 +98,7 @@ TEST_F(OutputPaths, AnotherUsersFolderLinkOnTheWayIsRefused) {
   test::write_text(private_dir / "out.html", "root's file\n");
   const fs::path link = sb_.path() / "theirs";
   fs::create_symlink(private_dir, link);
-  ASSERT_EQ(::lchown(link.c_str(), kOtherUid, kOtherUid), 0);
+  ASSERT_EQ(testing::give_away(link), 0);
   for (const auto& [how, r] : write_all(link / "out.html")) {
     EXPECT_EQ(r.status, 4) << how << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("it is a symbolic link owned by uid 65534")) << how;
@@ -131,7 +130,7 @@ TEST_F(OutputPaths, TheRunDatabaseIsNeverReachedThroughALinkOrOntoAFifoOrDevice)
     fs::create_directories(roots);
     const fs::path theirs = sb_.path() / "theirs";
     fs::create_symlink(roots, theirs);
-    ASSERT_EQ(::lchown(theirs.c_str(), kOtherUid, kOtherUid), 0);
+    ASSERT_EQ(testing::give_away(theirs), 0);
     const test::RunResult r = probe_db(theirs / "runs.sqlite");
     EXPECT_EQ(r.status, 4) << r.err;
     EXPECT_THAT(r.err, HasSubstr("it is a symbolic link owned by uid 65534"));

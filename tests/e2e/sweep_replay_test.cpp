@@ -21,14 +21,8 @@ fs::path zeus(const std::string& gpu) {
   return fs::path(REGIME_TEST_DATA_DIR) / "zeus" / (gpu + ".sweep.csv");
 }
 
-fs::path scratch(const std::string& name) {
-  auto p = fs::temp_directory_path() / ("regime-plan-e2e-" + std::to_string(getpid())) / name;
-  fs::create_directories(p);
-  return p;
-}
-
 json run_json(const std::vector<std::string>& args, const std::string& name) {
-  auto r = test::run(args, {}, scratch(name));
+  auto r = test::run(args, {}, test::TempDir("regime-plan-e2e-" + name).path);
   EXPECT_EQ(r.status, 0) << r.err;
   return json::parse(r.out);
 }
@@ -72,7 +66,8 @@ TEST(SweepReplayCli, DefaultObjectiveBoundsTheSlowdownAndShowsTheUnconstrainedOp
   EXPECT_LE(j["decision"]["time_change_pct"].get<double>(), 10.0);
   EXPECT_EQ(j["decision"]["unconstrained"]["cap_W"], 150.0);
   EXPECT_EQ(j["decision"]["unconstrained"]["how"], "--objective energy");
-  const test::RunResult text = test::run(args, {}, scratch("default-objective-text"));
+  const test::RunResult text =
+      test::run(args, {}, test::TempDir("regime-plan-e2e-default-objective-text").path);
   EXPECT_EQ(text.status, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("decision: 175 W"));
   // The Zeus tables count work in epochs.
@@ -119,7 +114,7 @@ TEST(SweepReplayCli, MaxSlowdownTenNeverPicksACapMoreThanTenPercentSlower) {
 TEST(SweepReplayCli, ACapNotInTheTableIsAnErrorNamingTheCaps) {
   auto r = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
                       "imagenet/resnet50/bs128/adadelta", "--caps", "250,130"},
-                     {}, scratch("nocap"));
+                     {}, test::TempDir("regime-plan-e2e-nocap").path);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("no row at 130 W"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("250, 225, 200, 175, 150, 125, 100"), std::string::npos) << r.err;
@@ -128,27 +123,26 @@ TEST(SweepReplayCli, ACapNotInTheTableIsAnErrorNamingTheCaps) {
 TEST(SweepReplayCli, OutOfRangeCapsAndBadObjectivesAreRefusedClearly) {
   auto r = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload",
                       "imagenet/resnet50/bs128/adadelta", "--caps", "300"},
-                     {}, scratch("range"));
+                     {}, test::TempDir("regime-plan-e2e-range").path);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("outside the range"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("100-250 W"), std::string::npos) << r.err;
   auto o = test::run({"recommend", "--sweep", zeus("V100").string(), "--objective", "zeus:1.5"}, {},
-                     scratch("obj"));
+                     test::TempDir("regime-plan-e2e-obj").path);
   EXPECT_NE(o.status, 0);
   EXPECT_NE(o.err.find("outside [0, 1]"), std::string::npos) << o.err;
   auto w = test::run({"sweep", "--device", "replay:" + zeus("V100").string(), "--workload", "nope"},
-                     {}, scratch("wl"));
+                     {}, test::TempDir("regime-plan-e2e-wl").path);
   EXPECT_NE(w.status, 0);
   EXPECT_NE(w.err.find("no rows for workload 'nope'"), std::string::npos) << w.err;
 }
 
 TEST(SweepReplayCli, MalformedSweepTableNamesFileLineAndColumn) {
-  auto dir = scratch("bad");
+  const test::TempDir dir("regime-plan-e2e-bad");
   std::ofstream(dir / "bad.csv") << "workload,gpu,cap_W,time_s,avg_power_W,unit\n"
                                     "a,V100,250,1.0,200,epoch\n"
                                     "a,V100,2x0,1.0,200,epoch\n";
   auto r = test::run({"recommend", "--sweep", (dir / "bad.csv").string()}, {}, dir);
-  fs::remove_all(dir.parent_path());
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("bad.csv:3:8: cap_W '2x0' is not a number"), std::string::npos) << r.err;
 }
@@ -156,7 +150,7 @@ TEST(SweepReplayCli, MalformedSweepTableNamesFileLineAndColumn) {
 // A 450 W card swept to 600 W names its default: `recommend --sweep` and a replayed sweep compare
 // every row with 450 W and take the time bound from it; a table missing that row says so.
 TEST(SweepReplayCli, ANamedDefaultLimitIsTheReference) {
-  const fs::path dir = scratch("named-default");
+  const test::TempDir dir("regime-plan-e2e-named-default");
   const std::string rows =
       "w,X450,600,0.90,520,step,450\n"
       "w,X450,500,0.95,480,step,450\n"

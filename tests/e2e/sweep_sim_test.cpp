@@ -21,8 +21,7 @@ const std::vector<std::string> kCnns = {"resnet50", "vgg16", "mobilenet_v2", "de
 
 json sweep(const std::string& device, const std::string& workload, const std::string& strategy,
            const std::string& mode = "live") {
-  auto dir = fs::temp_directory_path() / ("regime-plan-sim-" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const test::TempDir dir("regime-plan-sim");
   auto r = test::run({"sweep", "--device", device, "--workload", "sim:" + workload, "--strategy",
                       strategy, "--mode", mode, "--json"},
                      {{"REGIME_STATE_DIR", (dir / "state").string()}}, dir);
@@ -84,8 +83,7 @@ namespace {
 // --quiet: the result on stdout, no progress on stderr while it runs (no line per cap, only
 // warnings); without it, a line per cap.
 TEST(SweepSimCli, QuietPrintsNothingOnStderrWhileItRuns) {
-  auto dir = fs::temp_directory_path() / ("regime-quiet-" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const test::TempDir dir("regime-quiet");
   const test::Env env = {{"REGIME_STATE_DIR", (dir / "state").string()}};
   for (const char* command : {"sweep", "study"}) {
     auto quiet = test::run({command, "--device", "sim:l4", "--workload", "sim:resnet50", "--quiet"},
@@ -99,7 +97,6 @@ TEST(SweepSimCli, QuietPrintsNothingOnStderrWhileItRuns) {
     auto loud = test::run({command, "--device", "sim:l4", "--workload", "sim:resnet50"}, env, dir);
     EXPECT_NE(("\n" + loud.err).find("\nprobe "), std::string::npos) << command << ": " << loud.err;
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Runs the real `regime` binary for end-to-end tests: fork/exec with extra environment, captured
-// stdout/stderr and exit status; background runs for the signal tests. Header-only.
+// stdout/stderr and exit status; background runs for the signal tests (their folders:
+// support/temp_dir.hpp). Header-only.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,6 +16,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "support/temp_dir.hpp"
 
 namespace regime::test {
 
@@ -93,6 +96,13 @@ inline Child spawn(const std::vector<std::string>& args, const Env& env,
   return c;
 }
 
+// Waits for the child `pid`: whether it exited with status 0.
+inline bool exited_cleanly(pid_t pid) {
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 inline RunResult run(const std::vector<std::string>& args, const Env& env,
                      const std::filesystem::path& dir) {
   Child c = spawn(args, env, dir);
@@ -111,18 +121,5 @@ inline std::string read_text(const std::filesystem::path& p) {
   std::ifstream in(p);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
-
-// A fresh temporary directory, removed at destruction.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "regime-test-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 }  // namespace regime::test

@@ -1,7 +1,8 @@
 #pragma once
 // Tests only: a real unprivileged user, made with useradd for one test and removed with userdel at
 // the end, with one supplementary group of its own; and the SUDO_* variables sudo would set for it.
-// Needs root: make() returns nullopt and says why otherwise.
+// Needs root: make() returns nullopt and says why otherwise. For the ownership checks, kOtherUid
+// and give_away()/take_back(): a file another user owns, without making that user.
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -16,6 +17,15 @@
 #include <thread>
 
 namespace regime::testing {
+
+// nobody: a user other than root, to give files to.
+constexpr uid_t kOtherUid = 65534;
+
+// `p` (a link itself, not what it names) given to kOtherUid, or back to root; 0 or -1 as lchown.
+inline int give_away(const std::filesystem::path& p) {
+  return ::lchown(p.c_str(), kOtherUid, kOtherUid);
+}
+inline int take_back(const std::filesystem::path& p) { return ::lchown(p.c_str(), 0, 0); }
 
 class TestUser {
  public:

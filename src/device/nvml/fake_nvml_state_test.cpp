@@ -13,6 +13,7 @@
 #include <string>
 
 #include "device/nvml/nvml_gpu.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime::nvml {
 namespace {
@@ -22,9 +23,6 @@ namespace fs = std::filesystem;
 class FakeNvmlStateCache : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("regime-fake-state-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    fs::remove(state());
     std::ofstream(dir_ / "config.json") << R"({"gpus": [{"uuid": "GPU-cache-0",
         "min_limit_W": 200, "max_limit_W": 700, "default_limit_W": 700}]})";
     ::setenv("FAKE_NVML_CONFIG", (dir_ / "config.json").c_str(), 1);
@@ -32,7 +30,6 @@ class FakeNvmlStateCache : public ::testing::Test {
     lib_ = NvmlLibrary::load(REGIME_FAKE_NVML);
     gpu_ = std::make_unique<NvmlGpu>(lib_, 0);
   }
-  void TearDown() override { fs::remove_all(dir_); }
   fs::path state() const { return dir_ / "state.json"; }
   double limit_W() { return gpu_->info().current_limit_W; }
 
@@ -54,7 +51,8 @@ class FakeNvmlStateCache : public ::testing::Test {
     return st.st_mtim;
   }
 
-  fs::path dir_;
+  test::TempDir tmp_{"regime-fake-state-test"};
+  const fs::path dir_ = tmp_.path;
   std::shared_ptr<NvmlLibrary> lib_;
   std::unique_ptr<NvmlGpu> gpu_;
 };

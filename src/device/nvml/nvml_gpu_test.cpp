@@ -13,6 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "support/temp_dir.hpp"
+#include "support/test_user.hpp"
+
 namespace regime::nvml {
 namespace {
 
@@ -88,14 +91,10 @@ TEST(NvmlValues, EveryValueTypeConverts) {
 class NvmlGpuFake : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("regime-nvml-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    fs::remove(dir_ / "state.json");
     config_ = json::parse(R"({"gpus": [{"name": "NVIDIA H200", "uuid": "GPU-unit-0",
         "min_limit_W": 200, "max_limit_W": 700, "default_limit_W": 700, "max_sm_MHz": 1980,
         "max_mem_MHz": 3201, "idle_W": 80, "demand_W": 690, "ambient_C": 30, "temp_per_W": 0.05}]})");
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::unique_ptr<NvmlGpu> open() {
     std::ofstream(dir_ / "config.json") << config_.dump();
     ::setenv("FAKE_NVML_CONFIG", (dir_ / "config.json").c_str(), 1);
@@ -107,7 +106,8 @@ class NvmlGpuFake : public ::testing::Test {
     auto count = reinterpret_cast<unsigned (*)(const char*)>(lib_->symbol("fakeNvmlCallCount"));
     return count(fn);
   }
-  fs::path dir_;
+  test::TempDir tmp_{"regime-nvml-test"};
+  const fs::path dir_ = tmp_.path;
   json config_;
   std::shared_ptr<NvmlLibrary> lib_;
 };
@@ -380,10 +380,7 @@ TEST_F(NvmlGpuFake, NoPermissionOnAReadDoesNotTalkAboutChangingLimits) {
 // loads as root; here the refusals, made before anything is loaded.
 TEST(NvmlLoader, APrivilegedProcessRefusesALibraryAnotherUserCouldHaveChosen) {
   if (::geteuid() != 0) GTEST_SKIP() << "ownership checks need root to give files away";
-  std::string tmpl = (fs::temp_directory_path() / "regime-nvml-lib-XXXXXX").string();
-  fs::path dir = ::mkdtemp(tmpl.data());
-  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec);
+  const test::TempDir dir("regime-nvml-lib", 0755);
   fs::path lib = dir / "libnvidia-ml.so.1";
   fs::copy_file(REGIME_FAKE_NVML, lib);
   auto refusal = [](const fs::path& p) -> std::string {
@@ -398,14 +395,13 @@ TEST(NvmlLoader, APrivilegedProcessRefusesALibraryAnotherUserCouldHaveChosen) {
   fs::permissions(lib, fs::perms::all);
   EXPECT_THAT(refusal(lib), HasSubstr("writable by others (mode 0777)"));
   fs::permissions(lib, fs::perms::owner_all);
-  ASSERT_EQ(::chown(lib.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(testing::give_away(lib), 0);
   EXPECT_THAT(refusal(lib), HasSubstr("owned by uid 65534"));
-  ASSERT_EQ(::chown(lib.c_str(), 0, 0), 0);
+  ASSERT_EQ(testing::take_back(lib), 0);
   fs::permissions(dir, fs::perms::all);  // anyone could swap the file
   fs::create_symlink(lib, dir / "link.so");
   EXPECT_THAT(refusal(dir / "link.so"), HasSubstr("writable by others"));
   EXPECT_THAT(refusal(dir / "link.so"), HasSubstr("refusing to load"));
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include "common/paths.hpp"
 #include "session/scheduler/job.hpp"
 #include "store/job_store.hpp"
+#include "support/temp_dir.hpp"
+#include "support/test_user.hpp"
 
 namespace regime::session {
 namespace {
@@ -21,30 +23,12 @@ namespace fs = std::filesystem;
 // A private system state directory and boot id file for one test.
 class JobJournalTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("regime-job-journal-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    for (const char* v : {"REGIME_SYSTEM_STATE_DIR", "REGIME_BOOT_ID_FILE"}) {
-      const char* old = std::getenv(v);
-      saved_.emplace_back(v, old ? std::optional<std::string>(old) : std::nullopt);
-    }
-    ::setenv("REGIME_SYSTEM_STATE_DIR", (dir_ / "system").c_str(), 1);
-    ::setenv("REGIME_BOOT_ID_FILE", (dir_ / "boot_id").c_str(), 1);
-    boot("boot-1");
-  }
-  void TearDown() override {
-    for (const auto& [v, old] : saved_) {
-      if (old)
-        ::setenv(v.c_str(), old->c_str(), 1);
-      else
-        ::unsetenv(v.c_str());
-    }
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { boot("boot-1"); }
   void boot(const std::string& id) { std::ofstream(dir_ / "boot_id") << id << "\n"; }
-  fs::path dir_;
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  test::TempDir tmp_{"regime-job-journal"};
+  const fs::path dir_ = tmp_.path;
+  testing::ScopedEnv env_{{{"REGIME_SYSTEM_STATE_DIR", (dir_ / "system").string()},
+                           {"REGIME_BOOT_ID_FILE", (dir_ / "boot_id").string()}}};
 };
 
 TEST_F(JobJournalTest, EntriesAreKeptPerJobAndNodeUntilRemoved) {

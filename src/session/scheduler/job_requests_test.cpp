@@ -7,18 +7,12 @@
 
 #include "store/job_store.hpp"
 #include "store/run_store.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime::session {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path fresh_db(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("regime-job-requests-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir / "runs.sqlite";
-}
 
 TEST(JobRequests, TheNodeIsSlurmsNameElseTheHostName) {
   const char* before = getenv("SLURMD_NODENAME");
@@ -40,7 +34,8 @@ TEST(JobRequests, TheRunStoreIsTheOneNamedElseTheDefault) {
 }
 
 TEST(JobRequests, ShowListsEveryNodesRowOfTheJob) {
-  const fs::path db = fresh_db("show");
+  const test::TempDir tmp("regime-job-requests-show");
+  const fs::path db = tmp / "runs.sqlite";
   {
     JobStore store(db);
     store.put({"42", "b", "done", {{"energy_J", 10.0}}});
@@ -58,7 +53,8 @@ TEST(JobRequests, ShowListsEveryNodesRowOfTheJob) {
 }
 
 TEST(JobRequests, EndingAJobNothingWasRecordedForIsNullWithoutAComment) {
-  const fs::path db = fresh_db("end");
+  const test::TempDir tmp("regime-job-requests-end");
+  const fs::path db = tmp / "runs.sqlite";
   const JobEnd e = end_job_merging("404", "node1", db, "regime gpu_energy_j=5 gpus=1");
   EXPECT_EQ(e.db, db);
   EXPECT_TRUE(e.record.is_null());

@@ -16,18 +16,12 @@
 #include "mariadb/test_server.hpp"
 #include "session/scheduler/job_leader.hpp"
 #include "store/job_store.hpp"
+#include "support/temp_dir.hpp"
 
 namespace regime::session {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("regime-job-study-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // A job on one simulated H200, as `job begin` records it.
 nlohmann::json job_record(const std::string& policy) {
@@ -48,7 +42,7 @@ JobStudyRequest study_request(const fs::path& dir) {
 }
 
 TEST(JobStudy, OnlyARunningJobWithTheStudyPolicyIsStudied) {
-  const fs::path dir = temp_dir("refused");
+  const test::TempDir dir("regime-job-study-refused");
   const JobStudyRequest r = study_request(dir);
   JobStore store(r.db);
   try {
@@ -67,7 +61,7 @@ TEST(JobStudy, OnlyARunningJobWithTheStudyPolicyIsStudied) {
 }
 
 TEST(JobStudy, AJobWithoutStepMarkersIsLeftAsItIsAndItsRecordSaysWhy) {
-  const fs::path dir = temp_dir("no-markers");
+  const test::TempDir dir("regime-job-study-no-markers");
   const JobStudyRequest r = study_request(dir);
   JobStore store(r.db);
   store.put({r.job_id, r.node, "running", job_record("study")});
@@ -200,7 +194,7 @@ nlohmann::json follower_record() {
 }
 
 TEST(JobStudy, AFollowerWithItsOwnFileStoreKeepsItsLimitsAndSaysWhy) {
-  const fs::path dir = temp_dir("follower-file");
+  const test::TempDir dir("regime-job-study-follower-file");
   JobStudyRequest r = study_request(dir);
   r.node = "n2";
   JobStore store(r.db);
@@ -218,8 +212,6 @@ TEST(JobStudy, AFollowerWithItsOwnFileStoreKeepsItsLimitsAndSaysWhy) {
 class JobStudyFollower : public ::testing::Test {
  protected:
   void SetUp() override {
-    // One folder per test: ctest runs them side by side, each with its own server.
-    dir_ = temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     server_.start(dir_ / "server");
     r_ = study_request(dir_);
     r_.node = "n2";
@@ -230,10 +222,7 @@ class JobStudyFollower : public ::testing::Test {
     store.put({r_.job_id, "n2", "running", follower_record()});
     store.put({r_.job_id, "n1", "running", leader_row("running", {{"outcome", "running"}}).record});
   }
-  void TearDown() override {
-    server_.stop();
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { server_.stop(); }
   // The leader's study ends with `study` after `after_s`, while the follower waits.
   nlohmann::json follow_while_the_leader_writes(const nlohmann::json& study, double after_s) {
     std::thread leader([&] {
@@ -245,7 +234,9 @@ class JobStudyFollower : public ::testing::Test {
     leader.join();
     return out;
   }
-  fs::path dir_;
+  // One folder per test: ctest runs them side by side, each with its own server.
+  test::TempDir tmp_{"regime-job-study"};
+  const fs::path dir_ = tmp_.path;
   testing::MariaDbTestServer server_;
   JobStudyRequest r_;
 };
