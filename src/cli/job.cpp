@@ -15,6 +15,7 @@ namespace {
 
 struct JobOptions {
   session::JobBegin begin;
+  std::string gpus_text, power_text;  // typed into begin when the command runs
   session::JobStudyRequest study;
   session::SweepSettingsText study_text;  // typed into study.settings when the command runs
   std::string existing_comment;
@@ -34,12 +35,12 @@ void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
       "begin", "Read the energy counters of the job's GPUs and apply its power policy");
   add_job_id(begin, o->begin.job_id);
   begin
-      ->add_option("--gpus", o->begin.gpus,
+      ->add_option("--gpus", o->gpus_text,
                    "The job's GPUs on this node by device minor number (/dev/nvidiaN, as Slurm's "
                    "gres.conf numbers them): 0,1 or 0-3")
       ->required();
   begin
-      ->add_option("--power", o->begin.policy,
+      ->add_option("--power", o->power_text,
                    "default | auto | study | WATTS | PERCENT% (as --gpu-power)")
       ->required();
   begin->add_option("--uid", o->begin.uid, "The job's owner")->check(number_in(0, 4294967294));
@@ -58,6 +59,10 @@ void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
                     "first studies, the others take its decision");
   begin->add_flag("--json", o->json, "Machine-readable output");
   begin->callback([o] {
+    o->begin.gpus = session::parse_gpu_list(o->gpus_text);
+    session::PowerPolicyChoice power = session::read_power_policy(o->power_text);
+    o->begin.policy = power.policy;
+    o->begin.policy_refused = power.refused;
     // On stderr too, which the plugin logs (slurmd's log) whatever the output format.
     const nlohmann::json r = session::begin_job_as_asked(o->begin, [&](const std::string& why) {
       std::cerr << fmt::format("regime: job {}: {}; the job runs with its limits unchanged\n",

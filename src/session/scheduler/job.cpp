@@ -273,14 +273,13 @@ nlohmann::json job_gpu_record(const GpuInfo& g, int index, int minor, const CapC
 }  // namespace
 
 nlohmann::json begin_job(const JobBegin& job) {
-  PowerPolicy policy = parse_power_policy(job.policy);
+  const PowerPolicy& policy = job.policy;
   const bool study = policy.kind == PowerPolicy::Kind::Study;
   if (study && job.step_socket.empty())
     throw Error(ErrorKind::InvalidArgument,
                 "--power study needs --step-socket: where the job's tasks send their step markers");
-  std::vector<int> minors = parse_gpu_list(job.gpus);
   JobStore store(job.db);
-  auto [gpus, raw, infos, indexes] = open_job_gpus_by_minor(job.scheme, minors);
+  auto [gpus, raw, infos, indexes] = open_job_gpus_by_minor(job.scheme, job.gpus);
   std::vector<SweepRecord> sweeps;
   if (policy.kind == PowerPolicy::Kind::Auto && !job.workload.empty())
     sweeps = newest_sweeps(job.db, infos, job.workload);
@@ -310,7 +309,7 @@ nlohmann::json begin_job(const JobBegin& job) {
                           record["study_leader"].get<std::string>());
   for (size_t k = 0; k < gpus.size(); ++k)
     record["gpus"].push_back(
-        job_gpu_record(infos[k], indexes[k], minors[k], choices[k], gpus[k]->read_energy_J()));
+        job_gpu_record(infos[k], indexes[k], job.gpus[k], choices[k], gpus[k]->read_energy_J()));
   bool any_cap = std::any_of(choices.begin(), choices.end(),
                              [](const CapChoice& c) { return c.cap_W.has_value(); });
   std::unique_ptr<JobCaps> caps;

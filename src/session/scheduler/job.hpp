@@ -20,16 +20,6 @@
 
 namespace regime::session {
 
-// --gpu-power: default (leave the limit, measure energy), auto (the stored decision for the GPU
-// model and workload, else default), study, a cap in watts ("250", "250W") or a share of the
-// default limit ("80%").
-struct PowerPolicy {
-  enum class Kind { Default, Auto, Study, Watts, Percent };
-  Kind kind = Kind::Default;
-  double value = 0;  // watts or percent
-  std::string text;  // canonical: "default", "250", "80%"
-};
-
 // Error InvalidArgument saying what is accepted (the same rules as the Slurm plugin's check).
 PowerPolicy parse_power_policy(const std::string& text);
 

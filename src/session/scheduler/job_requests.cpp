@@ -21,21 +21,23 @@ std::filesystem::path job_db(const std::filesystem::path& db) {
   return db.empty() ? RunStore::default_path() : db;
 }
 
+PowerPolicyChoice read_power_policy(const std::string& text) {
+  try {
+    return {parse_power_policy(text), std::nullopt};
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::InvalidArgument) throw;
+    return {parse_power_policy("default"), PolicyRefusal{text, e.what()}};
+  }
+}
+
 nlohmann::json begin_job_as_asked(JobBegin job,
                                   const std::function<void(const std::string& why)>& on_refused) {
   job.db = job_db(job.db);
-  const std::string asked = job.policy;
-  std::string why;
-  try {
-    parse_power_policy(job.policy);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::InvalidArgument) throw;
-    job.policy = "default";
-    why = e.what();
-    if (on_refused) on_refused(why);
-  }
+  if (job.policy_refused && on_refused) on_refused(job.policy_refused->why);
   nlohmann::json record = begin_job(job);
-  if (!why.empty()) record["policy_refused"] = {{"asked", asked}, {"why", why}};
+  if (job.policy_refused)
+    record["policy_refused"] = {{"asked", job.policy_refused->asked},
+                                {"why", job.policy_refused->why}};
   if (on_refused)
     for (const auto& row : record.value("skipped_rows", nlohmann::json::array()))
       on_refused(row.at("reason").get<std::string>());

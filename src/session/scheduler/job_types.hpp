@@ -2,17 +2,36 @@
 // What `regime job begin` is given by the scheduler's prolog (session/scheduler/job.hpp runs it;
 // a study of the job is started from it, session/scheduler/job_study.hpp).
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace regime::session {
+
+// --gpu-power: default (leave the limit, measure energy), auto (the stored decision for the GPU
+// model and workload, else default), study, a cap in watts ("250", "250W") or a share of the
+// default limit ("80%").
+struct PowerPolicy {
+  enum class Kind { Default, Auto, Study, Watts, Percent };
+  Kind kind = Kind::Default;
+  double value = 0;  // watts or percent
+  std::string text;  // canonical: "default", "250", "80%"
+};
+
+// A --gpu-power that could not be read: the job runs with its limits as they are (default).
+struct PolicyRefusal {
+  std::string asked;
+  std::string why;
+};
 
 struct JobBegin {
   std::string job_id;
   std::string node;
   long uid = -1;
-  std::string gpus;      // the scheduler's list of the job's GPUs on this node (minor numbers)
-  std::string policy;    // --gpu-power
-  std::string workload;  // auto: the workload name sweeps were kept under
+  std::vector<int> gpus;  // the job's GPUs on this node, by device minor number (parse_gpu_list)
+  PowerPolicy policy;     // --gpu-power (read_power_policy)
+  std::optional<PolicyRefusal> policy_refused;  // what was asked, when it could not be read
+  std::string workload;                         // auto: the workload name sweeps were kept under
   std::filesystem::path db;
   std::string scheme = "nvml";  // device URI scheme of the node's GPUs (SCHEME:all opens them)
   // study: the socket the job's tasks send step markers to (the plugin exports it to them as
