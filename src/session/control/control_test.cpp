@@ -1,9 +1,10 @@
 // The regime gate of `regime control`: which probes let the thermal controller in, and the
 // reason given for each that does not.
 #include "session/control/control.hpp"
-#include "session/control/control_steps.hpp"
 
 #include <gtest/gtest.h>
+
+#include "session/control/control_steps.hpp"
 
 namespace regime::session {
 namespace {
