@@ -29,9 +29,7 @@ bool heat_limited(const Measurement& m) {
 
 // The objective's score without its constraint (max-slowdown's score is energy).
 double raw_score(const Objective& o, double energy_J, double time_s, double max_power_W) {
-  Objective free = o;
-  if (o.kind == ObjectiveKind::MaxSlowdown) free.kind = ObjectiveKind::Energy;
-  return *score(free, energy_J, time_s, time_s, max_power_W);
+  return *score(unconstrained(o), energy_J, time_s, time_s, max_power_W);
 }
 
 bool all_have_intervals(const std::vector<ProbeResult>& probes) {
@@ -40,9 +38,8 @@ bool all_have_intervals(const std::vector<ProbeResult>& probes) {
 }
 
 std::string constraint_text(const Objective& o) {
-  return o.kind == ObjectiveKind::MaxSlowdown
-             ? fmt::format(" within a {}% slowdown", o.max_slowdown_pct)
-             : std::string();
+  const auto bound = slowdown_bound_pct(o);
+  return bound ? fmt::format(" within a {}% slowdown", *bound) : std::string();
 }
 
 Decision keep(double default_limit_W, std::string reason, Decision d) {
@@ -674,13 +671,17 @@ Decision decide(const std::vector<ProbeResult>& probes, const DecisionInputs& in
   if (std::string why = undecidable_probes(probes, in); !why.empty())
     return keep_default_because(in.default_limit_W, std::move(why));
   Decision d = decide_one(probes, d_idx, in);
-  if (in.objective.kind == ObjectiveKind::MaxSlowdown && probes.size() > 1) {
+  if (slowdown_bound_pct(in.objective) && probes.size() > 1) {
     DecisionInputs free = in;
-    free.objective = Objective{ObjectiveKind::Energy};
+    free.objective = unconstrained(in.objective);
     const Decision u = decide_one(probes, d_idx, free);
-    d.unconstrained = Alternative{"energy",          u.cap_W,
-                                  u.keep_default,    u.energy_change_pct,
-                                  u.time_change_pct, "--objective energy"};
+    const std::string name = free.objective.text();
+    d.unconstrained = Alternative{name,
+                                  u.cap_W,
+                                  u.keep_default,
+                                  u.energy_change_pct,
+                                  u.time_change_pct,
+                                  "--objective " + name};
   }
   return d;
 }

@@ -375,7 +375,7 @@ Candidates candidate_caps(SearchRun& run, const Measurement& at_default, double 
           "no cap below the default would bind {:.0f}% of the time or more ({}), so none is "
           "measured",
           100 * kMinBindShare, live.summary);
-  } else if (opt.decision.objective.kind == ObjectiveKind::MaxSlowdown) {
+  } else if (slowdown_bound_pct(opt.decision.objective)) {
     c.caps_W = lower;
   } else if (!lower.empty() && lower.back() < at_default.avg_power_W) {
     c.caps_W = caps_under(lower, draw_W * (1 + opt.headroom_margin));
@@ -557,7 +557,7 @@ SearchOutcome search_adaptive(SearchRun& run) {
   const size_t n_candidates = grid.size();
   grid.push_back(caps.front());
 
-  if (in.objective.kind == ObjectiveKind::MaxSlowdown) {
+  if (slowdown_bound_pct(in.objective)) {
     run.finish(bisect_time_bound(run, grid, n_candidates));
     // Rows alone (a table): when power does not follow the cap, no cap binds.
     out.no_cap_binds = out.decision.binding && !out.decision.binding->binds;

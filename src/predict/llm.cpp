@@ -71,21 +71,58 @@ Prediction LlmPredictor::predict(const PredictQuery& q) {
   return p;
 }
 
+namespace {
+
+bool is_family(const PredictorEntry& e) { return !e.name.empty() && e.name.back() == ':'; }
+
+}  // namespace
+
+// The predictors by name, in the order their list names them: adding one is one row here.
+const std::vector<PredictorEntry>& predictor_table() {
+  static const std::vector<PredictorEntry> kPredictors = {
+      {"spec-baseline",
+       {},
+       "the nameplate rule: a training job draws the default limit and is held by it",
+       [](const std::string&, const PredictorConfig&) { return spec_baseline(); }},
+      {"twin",
+       {},
+       "the twin's steady state at the default limit for the workload's built-in profile",
+       [](const std::string&, const PredictorConfig&) { return twin_predictor(); }},
+      {"spec-baseline:one-shot",
+       {},
+       "spec-baseline calibrated on one measured workload of the same GPU",
+       [](const std::string&, const PredictorConfig&) { return one_shot(spec_baseline()); }},
+      {"twin:one-shot",
+       {},
+       "twin calibrated on one measured workload of the same GPU",
+       [](const std::string&, const PredictorConfig&) { return one_shot(twin_predictor()); }},
+      {"llm:",
+       {"zero-shot", "spec", "one-shot"},
+       "the study's prompt of that kind sent to a chat-completions service, answers cached",
+       [](const std::string& rest, const PredictorConfig& c) -> std::unique_ptr<Predictor> {
+         return std::make_unique<LlmPredictor>(parse_prompt_kind(rest), c.chat, c.api_key, c.cache);
+       }},
+  };
+  return kPredictors;
+}
+
 const std::vector<std::string>& predictor_names() {
-  static const std::vector<std::string> names = {
-      "spec-baseline", "twin",        "spec-baseline:one-shot", "twin:one-shot", "llm:zero-shot",
-      "llm:spec",      "llm:one-shot"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& e : predictor_table()) {
+      if (!is_family(e)) out.emplace_back(e.name);
+      for (const auto& v : e.variants) out.push_back(std::string(e.name) + std::string(v));
+    }
+    return out;
+  }();
   return names;
 }
 
 std::unique_ptr<Predictor> make_predictor(const std::string& name, const PredictorConfig& c) {
-  if (name == "spec-baseline") return spec_baseline();
-  if (name == "twin") return twin_predictor();
-  if (name == "spec-baseline:one-shot") return one_shot(spec_baseline());
-  if (name == "twin:one-shot") return one_shot(twin_predictor());
-  if (name.rfind("llm:", 0) == 0)
-    return std::make_unique<LlmPredictor>(parse_prompt_kind(name.substr(4)), c.chat, c.api_key,
-                                          c.cache);
+  for (const auto& e : predictor_table()) {
+    if (is_family(e) ? name.starts_with(e.name) : name == e.name)
+      return e.make(name.substr(is_family(e) ? e.name.size() : name.size()), c);
+  }
   throw Error(ErrorKind::InvalidArgument, fmt::format("unknown predictor '{}' (expected one of {})",
                                                       name, fmt::join(predictor_names(), ", ")));
 }

@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "predict/chat_client.hpp"
 #include "predict/predictor.hpp"
@@ -61,6 +63,18 @@ struct PredictorConfig {
   std::string api_key;  // for llm:*
   AnswerCache* cache = nullptr;
 };
+
+// A predictor by name: what `regime predict --predictor NAME` runs. A row's name is a whole
+// name, or a prefix ending in ':' for a family (`llm:`) whose `variants` follow it; `make` gets
+// what follows the prefix (empty for a whole name). Adding a predictor is one row of the table in
+// llm.cpp: make_predictor and predictor_names read it.
+struct PredictorEntry {
+  std::string_view name;
+  std::vector<std::string_view> variants;  // a family's names after the prefix, for the list
+  std::string_view summary;
+  std::unique_ptr<Predictor> (*make)(const std::string& rest, const PredictorConfig& config);
+};
+const std::vector<PredictorEntry>& predictor_table();
 
 // spec-baseline, twin, spec-baseline:one-shot, twin:one-shot, llm:zero-shot, llm:spec,
 // llm:one-shot. Error InvalidArgument naming the choices.

@@ -98,7 +98,7 @@ DecisionView decision_view(const Decision& d, const std::vector<ProbeResult>& pr
   v.keep_default = d.keep_default;
   v.default_limit_W = default_limit_W;
   v.unit = unit;
-  if (objective.kind == ObjectiveKind::MaxSlowdown) v.max_slowdown_pct = objective.max_slowdown_pct;
+  v.max_slowdown_pct = slowdown_bound_pct(objective);
   const int chosen = d.keep_default ? -1 : find_probe(probes, d.cap_W);
   auto ref = reference_of(d, probes, default_limit_W, chosen);
   // Changes are ratios against the reference: one of 0 or not finite (a sweep that could not be
@@ -137,7 +137,7 @@ DecisionView decision_view(const Decision& d, const std::vector<ProbeResult>& pr
     v.interval_source = "95% CI";
   } else if (d.basis == "single measurements") {
     // The score's noise is energy's only when the score is energy.
-    if (objective.kind == ObjectiveKind::Energy || objective.kind == ObjectiveKind::MaxSlowdown)
+    if (scores_energy(objective))
       v.energy_change_ci_pct = noise_interval(v.energy_change_pct, d.noise);
     v.time_change_ci_pct = noise_interval(v.time_change_pct, d.time_noise);
     if (v.energy_change_ci_pct || v.time_change_ci_pct)
