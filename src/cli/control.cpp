@@ -22,22 +22,16 @@ namespace regime::cli {
 
 namespace {
 
-// --evaluate without --seconds: the least run the session demands for these cards
-// (session::evaluation_length), rounded up to whole minutes. Keeps the 300 s default, leaving the
-// refusal to run_control, for a device or policy it cannot read.
-double evaluation_seconds(const session::ControlRequest& r, std::string& why) {
-  try {
-    const session::EvaluationLength need = session::evaluation_length(r);
-    const double seconds = 60 * std::ceil(need.min_s / 60);
-    why = fmt::format(
-        "control --evaluate: running {:.0f} s ({:.0f} min) so that each of the {} windows can "
-        "settle ({:.0f} s, 3 thermal time constants of this card) and be measured; --seconds sets "
-        "another length",
-        seconds, seconds / 60, r.windows, need.settle_s);
-    return seconds;
-  } catch (const Error&) {
-    return r.seconds;
-  }
+// --evaluate without --seconds: the least run the session demands for the opened cards
+// (session::EvaluationLength), rounded up to whole minutes, and why, said on stderr.
+double evaluation_seconds(const session::EvaluationLength& need, int windows, std::string& why) {
+  const double seconds = 60 * std::ceil(need.min_s / 60);
+  why = fmt::format(
+      "control --evaluate: running {:.0f} s ({:.0f} min) so that each of the {} windows can "
+      "settle ({:.0f} s, 3 thermal time constants of this card) and be measured; --seconds sets "
+      "another length",
+      seconds, seconds / 60, windows, need.settle_s);
+  return seconds;
 }
 
 }  // namespace
@@ -101,18 +95,25 @@ void add_control(CLI::App& root, Context&) {
   sub->callback([r, device, policy, json, quiet, seconds] {
     r->device = session::parse_device_set(*device);
     r->policy = session::parse_control_policy(*policy);
-    if (r->evaluate && seconds->count() == 0) {
-      std::string why;
-      r->seconds = evaluation_seconds(*r, why);
-      if (!why.empty()) std::cerr << "regime: " << why << "\n";
-    }
-    check_sample_count(r->seconds, r->sample_ms);
+    const bool choose_length = r->evaluate && seconds->count() == 0;
+    if (!choose_length) check_sample_count(r->seconds, r->sample_ms);
     r->workload.stdout_to_stderr = *json;
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "control");
     // A real GPU runs on the wall clock: the bar is the run's length. A simulated run is faster
     // than its simulated seconds: only the elapsed time is shown.
-    if (!r->device.simulated()) progress.set_total_time(r->seconds);
-    session::ControlReport rep = session::run_control(*r);
+    const bool wall_clock = !r->device.simulated();
+    if (wall_clock && !choose_length) progress.set_total_time(r->seconds);
+    session::ChooseSeconds choose;
+    if (choose_length)
+      choose = [&progress, r, wall_clock](const session::EvaluationLength& need) {
+        std::string why;
+        const double chosen_s = evaluation_seconds(need, r->windows, why);
+        progress.print("regime: " + why + "\n");
+        check_sample_count(chosen_s, r->sample_ms);
+        if (wall_clock) progress.set_total_time(chosen_s);
+        return chosen_s;
+      };
+    session::ControlReport rep = session::run_control(*r, choose);
     progress.stop();
     if (*json) return print_json(session::to_json(rep));
     if (rep.gpus.empty())

@@ -55,21 +55,11 @@ void note_devices_used(ControlReport& rep, const std::vector<GpuInfo>& infos,
 
 }  // namespace
 
-EvaluationLength evaluation_length(const ControlRequest& r) {
-  const control::PolicySpec& spec = r.policy;
-  std::vector<Target> targets = std::move(open_site(r.device, r.workload, kControlExample).targets);
-  const std::vector<ControlGpu> lanes = control_lanes(r, spec, targets, control_gpus(targets),
-                                                      ActuationPolicy::from_flags(r.actuate));
-  EvaluationLength out;
-  out.settle_s = slowest_settle_s(lanes);
-  out.min_s = evaluation_seconds(lanes.front().rep.probe_s, r.windows, out.settle_s);
-  return out;
-}
-
 // The named steps of control_steps.hpp, in order; the guards restore every GPU's limit at the end
 // and when the workload fails.
-ControlReport run_control(const ControlRequest& r) {
-  ControlSetup s = open_control(r);
+ControlReport run_control(const ControlRequest& request, const ChooseSeconds& choose_seconds) {
+  ControlRequest r = request;
+  ControlSetup s = open_control(r, choose_seconds);
   ControlReport rep = s.lanes.front().rep;
   if (s.job()) rep.device = r.device.text;
   WorkloadPtr work = s.targets.front().make_workload(r.workload);

@@ -23,20 +23,12 @@
 
 namespace regime::session {
 
-// The least run length an evaluation of `request` needs, as run_control demands it: regime-gated's
-// probe, then a lead-in and every window, each long enough for the slowest GPU's die to settle at
-// a new limit and be measured as long again. Opens the devices to read them; Error as
-// run_control's for a device or policy it cannot use.
-struct EvaluationLength {
-  double min_s = 0;
-  double settle_s = 0;  // of the slowest GPU
-};
-EvaluationLength evaluation_length(const ControlRequest& request);
-
 // Error InvalidArgument for bad options or policy parameters, or a list of simulated devices
 // (each is a machine of its own). A run that may not change the device runs dry. --evaluate must
 // change the limit, so a dry one is refused (ReadOnly, ActuationRefused or InvalidArgument, by the
 // reason) before any work for thermal and once the gate would engage for regime-gated.
-ControlReport run_control(const ControlRequest& request);
+// The GPUs are opened once: with `choose_seconds` (--evaluate without --seconds) the run length is
+// chosen from them (EvaluationLength) before it is checked.
+ControlReport run_control(const ControlRequest& request, const ChooseSeconds& choose_seconds = {});
 
 }  // namespace regime::session

@@ -94,9 +94,9 @@ void refuse_before_work(const ControlRequest& r, const ControlSetup& s) {
 
 }  // namespace
 
-control::PolicySpec checked_control_policy(const ControlRequest& r) {
+control::PolicySpec checked_control_policy(const ControlRequest& r, bool check_length) {
   session::validate(r.workload, kControlExample);
-  validate_run_length(r.seconds, r.sample_ms, r.warmup_s);
+  if (check_length) validate_run_length(r.seconds, r.sample_ms, r.warmup_s);
   if (r.evaluate && !(r.windows >= 5 && r.windows % 2 == 1 && r.windows <= 101))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--windows must be odd and in [5, 101] (A B A B A: the baseline first "
@@ -172,8 +172,15 @@ void check_control_length(const ControlRequest& r, bool gated, double probe_s, d
                             std::ceil(evaluation_seconds(probe_s, r.windows, settle_s))));
 }
 
-ControlSetup open_control(const ControlRequest& r) {
-  const control::PolicySpec spec = checked_control_policy(r);
+EvaluationLength evaluation_length(const ControlSetup& s, int windows) {
+  EvaluationLength out;
+  out.settle_s = s.settle_s;
+  out.min_s = evaluation_seconds(s.lanes.front().rep.probe_s, windows, s.settle_s);
+  return out;
+}
+
+ControlSetup open_control(ControlRequest& r, const ChooseSeconds& choose_seconds) {
+  const control::PolicySpec spec = checked_control_policy(r, !choose_seconds);
   ControlSetup s;
   s.gated = spec.name == "regime-gated";
   s.targets = std::move(open_site(r.device, r.workload, kControlExample).targets);
@@ -181,9 +188,18 @@ ControlSetup open_control(const ControlRequest& r) {
   s.policy = ActuationPolicy::from_flags(r.actuate);
   s.lanes = control_lanes(r, spec, s.targets, s.gpus, s.policy);
   s.settle_s = slowest_settle_s(s.lanes);
+  if (choose_seconds) {
+    r.seconds = choose_seconds(evaluation_length(s, r.windows));
+    validate_run_length(r.seconds, r.sample_ms, r.warmup_s);
+  }
   check_control_length(r, s.gated, s.lanes.front().rep.probe_s, s.settle_s);
   if (!s.gated) refuse_before_work(r, s);
   return s;
+}
+
+ControlSetup open_control(const ControlRequest& request) {
+  ControlRequest r = request;
+  return open_control(r, {});
 }
 
 void gate_lane(ControlReport& g, const RegimeReport& probe) {

@@ -94,7 +94,8 @@ struct LaneFigures {
 
 // The request checked (workload, run length, --windows) and its policy parsed; Error
 // InvalidArgument for bad options or a policy neither regime-gated nor in the controller table.
-control::PolicySpec checked_control_policy(const ControlRequest& request);
+// With `check_length` false the run length is left to be checked once it is chosen.
+control::PolicySpec checked_control_policy(const ControlRequest& request, bool check_length = true);
 
 // The GPUs --device names: one (any device, its own clock) or a job's (real GPUs, one clock).
 std::vector<Gpu*> control_gpus(std::vector<Target>& targets);
@@ -114,6 +115,8 @@ double slowest_settle_s(const std::vector<ControlGpu>& lanes);
 // An evaluation's length: the probe, then a lead-in and `windows` windows, each settling and then
 // measured as long again.
 double evaluation_seconds(double probe_s, int windows, double settle_s);
+// The same for the opened GPUs: the first lane's probe and the slowest die's settling time.
+EvaluationLength evaluation_length(const ControlSetup& setup, int windows);
 
 // Error InvalidArgument when regime-gated's probe_s is outside [10, --seconds), or when --evaluate
 // gives too few seconds for its windows to settle and be measured (saying how many it needs).
@@ -122,7 +125,11 @@ void check_control_length(const ControlRequest& request, bool gated, double prob
 
 // Steps 1 to 5: the request checked, the GPUs opened, their lanes made, the run length checked,
 // and for thermal (it acts from the start) what it may not do refused before any work runs.
-ControlSetup open_control(const ControlRequest& request);
+// The GPUs are opened once, through the site. With `choose_seconds` (--evaluate without
+// --seconds) the run length is chosen from the opened GPUs and set in `request` before it is
+// checked.
+ControlSetup open_control(ControlRequest& request, const ChooseSeconds& choose_seconds);
+ControlSetup open_control(const ControlRequest& request);  // the run length as given
 
 // regime-gated's decision for one GPU on its probe: engaged, with the regime's confidence, or
 // left out with the gate's reason.

@@ -1,6 +1,7 @@
 #pragma once
 // What `regime control` is asked and what it reports: the evaluation's windows and arms, each
 // GPU's run (session/control/control.hpp runs it).
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -36,6 +37,17 @@ struct ControlRequest {
   // RunStore::default_path().
   std::string db;
 };
+
+// The least run length an evaluation needs on the GPUs it opened: regime-gated's probe, then a
+// lead-in and every window, each long enough for the slowest GPU's die to settle at a new limit
+// and be measured as long again.
+struct EvaluationLength {
+  double min_s = 0;
+  double settle_s = 0;  // of the slowest GPU
+};
+// --evaluate without --seconds: the run length chosen from the opened GPUs' evaluation length,
+// before the length is checked and any work runs.
+using ChooseSeconds = std::function<double(const EvaluationLength&)>;
 
 // The verdict's margins (analysis/interleaved.hpp): chosen on simulated pairs and checked on
 // others (docs/control.md, "How the verdict is decided").
