@@ -2,9 +2,10 @@
 """Lists the functions of src/ longer than a limit (default 100 lines, signature to closing brace).
 
 Usage: long_functions.py [--limit N] SRC_DIR. Exits 1 when one is found, so a test can hold the
-limit. It reads C++ as text: strings, characters and comments are blanked, then every brace that
-opens a function body (a ')' before it, possibly followed by qualifiers, and not a control
-statement or a lambda inside another function) is matched to its closing brace.
+limit. It reads C++ as text: strings, characters and comments are blanked (a digit separator,
+60'000, is no character literal), then every brace that opens a function body (a ')' before it,
+possibly followed by qualifiers, and not a control statement or a lambda inside another
+function) is matched to its closing brace.
 """
 import pathlib
 import re
@@ -12,6 +13,16 @@ import sys
 
 CONTROL = re.compile(r"\b(if|for|while|switch|catch|do|else)\s*(\(.*)?$", re.DOTALL)
 QUALIFIERS = re.compile(r"\)\s*(const|noexcept|override|final|mutable|->\s*[\w:<>,\s*&]+|\s)*$")
+
+
+def in_number(text: str, i: int) -> bool:
+    """Whether the quote at text[i] stands inside a number (C++14's 60'000, 0xFF'FF, 1'000.5): the
+    word it ends starts with a digit. A character literal's prefix (u8'a', L'a') starts with a
+    letter."""
+    j = i
+    while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.'"):
+        j -= 1
+    return j < i and (text[j].isdigit() or text[j] == "." and text[j + 1].isdigit())
 
 
 def blank(text: str) -> str:
@@ -35,6 +46,9 @@ def blank(text: str) -> str:
             j = n if end < 0 else end + len(m.group(1)) + 2
             out.append(re.sub(r"[^\n]", " ", text[i:j]))
             i = j
+        elif c == "'" and in_number(text, i):
+            out.append(c)  # a digit separator (60'000), not a character literal
+            i += 1
         elif c in "\"'":
             j = i + 1
             while j < n and text[j] != c:
