@@ -9,23 +9,14 @@
 #include "analysis/phases.hpp"
 #include "analysis/reasons.hpp"
 #include "analysis/statistics.hpp"
+#include "common/name_table.hpp"
 
 namespace regime {
 
 std::string to_string(Regime r) {
-  switch (r) {
-    case Regime::CapBound:
-      return "cap-bound";
-    case Regime::ThermalBound:
-      return "thermal-bound";
-    case Regime::Headroom:
-      return "headroom";
-    case Regime::Underutilized:
-      return "underutilized";
-    case Regime::Idle:
-      return "idle";
-  }
-  return "idle";
+  constexpr std::string_view kNames[] = {"cap-bound", "thermal-bound", "headroom", "underutilized",
+                                         "idle"};
+  return std::string(name_of(r, kNames, "idle"));
 }
 
 GpuInfo infer_gpu_info(const Trace& trace, std::optional<int> gpu) {

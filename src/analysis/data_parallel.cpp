@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/name_table.hpp"
 
 namespace regime {
 
@@ -33,21 +34,10 @@ std::optional<double> pick_of(const std::vector<Measurement>& ms, F field, Pick 
 
 Regime job_regime(const std::vector<Regime>& per_gpu) {
   if (per_gpu.empty()) throw Error(ErrorKind::InvalidArgument, "a job needs at least one GPU");
-  auto rank = [](Regime r) {
-    switch (r) {
-      case Regime::ThermalBound:
-        return 0;
-      case Regime::CapBound:
-        return 1;
-      case Regime::Headroom:
-        return 2;
-      case Regime::Underutilized:
-        return 3;
-      case Regime::Idle:
-        return 4;
-    }
-    return 5;
-  };
+  // Most constrained first: the GPU that sets the shared step names the job.
+  constexpr Regime kOrder[] = {Regime::ThermalBound, Regime::CapBound, Regime::Headroom,
+                               Regime::Underutilized, Regime::Idle};
+  auto rank = [&](Regime r) { return position_in(kOrder, r); };
   Regime out = per_gpu.front();
   for (Regime r : per_gpu)
     if (rank(r) < rank(out)) out = r;

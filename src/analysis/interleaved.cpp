@@ -7,6 +7,7 @@
 
 #include "analysis/statistics.hpp"
 #include "common/error.hpp"
+#include "common/name_table.hpp"
 
 namespace regime {
 
@@ -123,15 +124,8 @@ InterleavedComparison compare_interleaved(std::span<const ArmWindow> windows, do
 }
 
 std::string to_string(Verdict v) {
-  switch (v) {
-    case Verdict::Helps:
-      return "helps";
-    case Verdict::Hurts:
-      return "hurts";
-    case Verdict::NoSignificantEffect:
-      return "no significant effect";
-  }
-  return "no significant effect";
+  constexpr std::string_view kNames[] = {"helps", "no significant effect", "hurts"};
+  return std::string(name_of(v, kNames, "no significant effect"));
 }
 
 Verdict judge(const Interval& e, const Interval& t, const VerdictRule& rule) {

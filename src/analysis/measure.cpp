@@ -13,21 +13,13 @@
 #include "analysis/series.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
+#include "common/name_table.hpp"
 
 namespace regime {
 
 std::string energy_source_name(EnergySource s) {
-  switch (s) {
-    case EnergySource::Counter:
-      return "counter";
-    case EnergySource::InstantPower:
-      return "instant-power";
-    case EnergySource::AveragedPower:
-      return "averaged-power";
-    case EnergySource::None:
-      return "none";
-  }
-  return "none";
+  constexpr std::string_view kNames[] = {"counter", "instant-power", "averaged-power", "none"};
+  return std::string(name_of(s, kNames, "none"));
 }
 
 namespace {

@@ -2,31 +2,23 @@
 
 #include <fmt/core.h>
 
+#include <bit>
+
+#include "common/name_table.hpp"
+
 namespace regime {
 
+// The bits count up from kIdle (0x1) to kDisplayClocks (0x100), one name each; a bit past them,
+// or a value of several bits, is shown in hex.
 std::string reason_name(uint64_t bit) {
-  switch (bit) {
-    case reason::kIdle:
-      return "idle";
-    case reason::kApplicationClocks:
-      return "application_clocks";
-    case reason::kSwPowerCap:
-      return "sw_power_cap";
-    case reason::kHwSlowdown:
-      return "hw_slowdown";
-    case reason::kSyncBoost:
-      return "sync_boost";
-    case reason::kSwThermal:
-      return "sw_thermal";
-    case reason::kHwThermal:
-      return "hw_thermal";
-    case reason::kHwPowerBrake:
-      return "hw_power_brake";
-    case reason::kDisplayClocks:
-      return "display_clocks";
-    default:
-      return fmt::format("{:#x}", bit);
+  constexpr std::string_view kNames[] = {"idle",        "application_clocks", "sw_power_cap",
+                                         "hw_slowdown", "sync_boost",         "sw_thermal",
+                                         "hw_thermal",  "hw_power_brake",     "display_clocks"};
+  if (std::has_single_bit(bit)) {
+    const std::string_view name = name_of(std::countr_zero(bit), kNames, {});
+    if (!name.empty()) return std::string(name);
   }
+  return fmt::format("{:#x}", bit);
 }
 
 }  // namespace regime

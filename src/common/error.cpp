@@ -1,67 +1,26 @@
 #include "common/error.hpp"
 
+#include <iterator>
+
+#include "common/name_table.hpp"
+
 namespace regime {
 
-std::string_view error_kind_label(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::InvalidArgument:
-      return "invalid argument";
-    case ErrorKind::OutOfRange:
-      return "out of range";
-    case ErrorKind::NoPermission:
-      return "no permission";
-    case ErrorKind::NotSupported:
-      return "not supported";
-    case ErrorKind::GpuLost:
-      return "GPU lost";
-    case ErrorKind::Uninitialized:
-      return "uninitialized";
-    case ErrorKind::LibraryNotFound:
-      return "library not found";
-    case ErrorKind::ReadOnly:
-      return "read-only";
-    case ErrorKind::ActuationRefused:
-      return "actuation refused";
-    case ErrorKind::Io:
-      return "I/O error";
-    case ErrorKind::Parse:
-      return "parse error";
-    case ErrorKind::NotFound:
-      return "not found";
-    case ErrorKind::WorkloadFailed:
-      return "workload failed";
-    case ErrorKind::Internal:
-      return "internal error";
-  }
-  return "error";
-}
+// The enumerators in their order: each kind in words, and the process exit status it gives
+// (docs/safety.md lists them).
+constexpr std::string_view kLabels[] = {
+    "invalid argument", "out of range",      "no permission",   "not supported",     "GPU lost",
+    "uninitialized",    "library not found", "read-only",       "actuation refused", "I/O error",
+    "parse error",      "not found",         "workload failed", "internal error"};
+constexpr int kExitCodes[] = {2, 3, 4, 5, 6, 6, 5, 4, 4, 7, 2, 2, 1, 70};
+static_assert(std::size(kLabels) == static_cast<size_t>(ErrorKind::Internal) + 1);
+static_assert(std::size(kExitCodes) == std::size(kLabels));
+
+std::string_view error_kind_label(ErrorKind kind) { return name_of(kind, kLabels, "error"); }
 
 int exit_code(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::InvalidArgument:
-    case ErrorKind::Parse:
-    case ErrorKind::NotFound:
-      return 2;
-    case ErrorKind::OutOfRange:
-      return 3;
-    case ErrorKind::NoPermission:
-    case ErrorKind::ReadOnly:
-    case ErrorKind::ActuationRefused:
-      return 4;
-    case ErrorKind::NotSupported:
-    case ErrorKind::LibraryNotFound:
-      return 5;
-    case ErrorKind::GpuLost:
-    case ErrorKind::Uninitialized:
-      return 6;
-    case ErrorKind::Io:
-      return 7;
-    case ErrorKind::WorkloadFailed:
-      return 1;
-    case ErrorKind::Internal:
-      return 70;
-  }
-  return 1;
+  const auto i = static_cast<size_t>(kind);
+  return i < std::size(kExitCodes) ? kExitCodes[i] : 1;
 }
 
 }  // namespace regime
