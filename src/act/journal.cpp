@@ -20,6 +20,7 @@
 #include "common/files.hpp"
 #include "common/json_text.hpp"
 #include "common/paths.hpp"
+#include "common/proc_stat.hpp"
 #include "common/utc_time.hpp"
 #include "device/nvml/nvml_library.hpp"
 
@@ -251,26 +252,8 @@ Journal read_journal() {
 }
 
 uint64_t process_start_ticks(int pid) {
-  std::string text;
-  try {
-    text = read_regular_file("/proc/" + std::to_string(pid) + "/stat", 4096);
-  } catch (const Error&) {
-    return 0;
-  }
-  // The command name (field 2) is in parentheses and may hold spaces: count from the last ')'.
-  auto close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(text.substr(close + 1));
-  std::string field;
-  // Fields after ')' start at field 3 (state); starttime is field 22.
-  for (int i = 3; i <= 22; ++i) {
-    if (!(rest >> field)) return 0;
-  }
-  try {
-    return std::stoull(field);
-  } catch (const std::exception&) {
-    return 0;
-  }
+  const auto stat = read_proc_stat(pid);
+  return stat ? stat->start_ticks : 0;
 }
 
 bool process_alive(int pid, uint64_t start_ticks) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/proc_stat.hpp"
+
 namespace regime {
 
 std::set<int> descendants_of(int root, const std::map<int, int>& parent_of) {
@@ -35,17 +37,8 @@ std::map<int, int> read_parent_pids() {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || pid <= 0) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-    std::string stat;
-    if (!std::getline(in, stat)) continue;
-    // "PID (comm) state PPID ...": comm may hold spaces and parentheses, so read after the last
-    // ')'.
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 1));
-    std::string state;
-    int parent = 0;
-    if (rest >> state >> parent) out[static_cast<int>(pid)] = parent;
+    if (const auto stat = read_proc_stat(static_cast<int>(pid)))
+      out[static_cast<int>(pid)] = stat->parent_pid;
   }
   closedir(proc);
   return out;
