@@ -22,13 +22,26 @@ std::string thousands(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+}  // namespace
+
 size_t terminal_width(std::FILE* stream) {
   winsize ws{};
   if (::ioctl(::fileno(stream), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
   return 80;
 }
 
-}  // namespace
+void redraw_line(std::FILE* stream, const std::string& line, bool& drawn) {
+  std::fprintf(stream, "\r%s\x1b[K", line.c_str());
+  std::fflush(stream);
+  drawn = true;
+}
+
+void erase_line(std::FILE* stream, bool& drawn) {
+  if (!drawn) return;
+  std::fputs("\r\x1b[K", stream);
+  std::fflush(stream);
+  drawn = false;
+}
 
 std::string format_probe_progress(const session::ProbeProgress& p, size_t width) {
   const double total_s = std::max(p.total_s, 0.0);
@@ -69,17 +82,9 @@ void ProgressLine::update(const session::ProbeProgress& p) {
   if (last_ && now - *last_ < std::chrono::seconds(1)) return;
   last_ = now;
   // One column short of the width, so the terminal never wraps the line.
-  const std::string line = format_probe_progress(p, terminal_width(stream_) - 1);
-  std::fprintf(stream_, "\r%s\x1b[K", line.c_str());
-  std::fflush(stream_);
-  drawn_ = true;
+  redraw_line(stream_, format_probe_progress(p, terminal_width(stream_) - 1), drawn_);
 }
 
-void ProgressLine::clear() {
-  if (!drawn_) return;
-  std::fputs("\r\x1b[K", stream_);
-  std::fflush(stream_);
-  drawn_ = false;
-}
+void ProgressLine::clear() { erase_line(stream_, drawn_); }
 
 }  // namespace regime::cli

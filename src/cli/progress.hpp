@@ -14,6 +14,15 @@ namespace regime::cli {
 // `width` columns (the bar shrinks first, then the tail is cut). Pure.
 std::string format_probe_progress(const session::ProbeProgress& p, size_t width);
 
+// The drawing both progress lines share. Columns of the terminal behind `stream` (80 when it
+// says none).
+size_t terminal_width(std::FILE* stream);
+// Draws `line` over the current line in place (carriage return, erase to its end); `drawn` is
+// then true.
+void redraw_line(std::FILE* stream, const std::string& line, bool& drawn);
+// Erases the line drawn in place, if `drawn`, so that what follows starts on a clean one.
+void erase_line(std::FILE* stream, bool& drawn);
+
 // Whether to draw on this stream: a terminal that is not "dumb", and not --quiet.
 bool progress_wanted(std::FILE* stream, bool quiet);
 

@@ -1,12 +1,13 @@
 #include "cli/task_progress.hpp"
 
 #include <fmt/format.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+
+#include "cli/progress.hpp"
 
 namespace regime::cli {
 
@@ -14,12 +15,6 @@ namespace {
 
 // The first draw waits this long: a command done sooner (a simulated run) never draws.
 constexpr double kFirstDraw_s = 1.0;
-
-size_t terminal_width(std::FILE* stream) {
-  winsize ws{};
-  if (::ioctl(::fileno(stream), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  return 80;
-}
 
 }  // namespace
 
@@ -133,17 +128,9 @@ void TaskProgressLine::draw_locked() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (state_.elapsed_s < kFirstDraw_s) return;
   // One column short of the width, so the terminal never wraps the line.
-  const std::string line = format_task_progress(state_, terminal_width(stream_) - 1);
-  std::fprintf(stream_, "\r%s\x1b[K", line.c_str());
-  std::fflush(stream_);
-  drawn_ = true;
+  redraw_line(stream_, format_task_progress(state_, terminal_width(stream_) - 1), drawn_);
 }
 
-void TaskProgressLine::clear_locked() {
-  if (!drawn_) return;
-  std::fputs("\r\x1b[K", stream_);
-  std::fflush(stream_);
-  drawn_ = false;
-}
+void TaskProgressLine::clear_locked() { erase_line(stream_, drawn_); }
 
 }  // namespace regime::cli

@@ -4,6 +4,7 @@
 
 #include "session/control/control.hpp"
 #include "session/control/control_steps.hpp"
+#include "session/study/study_steps.hpp"
 #include "twin/spec.hpp"
 
 namespace regime::session {
@@ -62,10 +63,7 @@ void study_control(const StudyRequest& r, const RunSite& site, const ActuationPo
         "and run: " +
         c.command;
   } else if (site.physical && !r.actuate) {
-    c.skipped =
-        "the evaluation changes the power limit of this real GPU, and --actuate was not "
-        "given. To evaluate, run: " +
-        c.command;
+    c.skipped = needs_actuate_message("the evaluation", "", "evaluate", c.command);
   }
   if (!c.skipped.empty()) {
     c.reason = "thermal-bound: the gated controller would engage";

@@ -7,6 +7,13 @@
 
 namespace regime::session {
 
+std::string needs_actuate_message(std::string_view step, std::string_view left,
+                                  std::string_view to_do, const std::string& command) {
+  return fmt::format(
+      "{} changes the power limit of this real GPU, and --actuate was not given{}. To {}, run: {}",
+      step, left, to_do, command);
+}
+
 ProbeVerdict probe_verdict(std::vector<RegimeReport> per_gpu) {
   ProbeVerdict v;
   v.gpus = std::move(per_gpu);
@@ -58,9 +65,7 @@ void plan_study(const StudyRequest& r, const RunSite& site, std::vector<RegimeRe
                   rep.sweep_command;
   } else if (site.physical && !r.actuate) {
     rep.skipped =
-        "a sweep changes the power limit of this real GPU, and --actuate was not given: "
-        "nothing was changed. To sweep, run: " +
-        rep.sweep_command;
+        needs_actuate_message("a sweep", ": nothing was changed", "sweep", rep.sweep_command);
   }
 }
 

@@ -2,6 +2,8 @@
 // The steps of `regime study` between its probe and its sweep: the regime and the sweep it
 // warrants. classify_probe and plan_study_sweep serve a scheduler job's study
 // (session/scheduler/job_study.hpp) too.
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "act/power_limit_guard.hpp"
@@ -11,6 +13,12 @@
 #include "session/study/study_types.hpp"
 
 namespace regime::session {
+
+// Why a step that changes a real GPU's power limit was not taken without --actuate: `step` says
+// what changes it ("a sweep"), `left` what was left as it was (": nothing was changed", or ""),
+// `to_do` what the command does ("sweep"), `command` the command that does it.
+std::string needs_actuate_message(std::string_view step, std::string_view left,
+                                  std::string_view to_do, const std::string& command);
 
 // The probe's regime, and the sweep it warrants.
 struct ProbeVerdict {
