@@ -11,6 +11,7 @@
 #include "plan/search.hpp"
 #include "present/render.hpp"
 #include "support/error_of.hpp"
+#include "support/gpu_info.hpp"
 
 namespace regime::plan {
 namespace {
@@ -27,11 +28,7 @@ TEST(PlanCapGrid, AutoGridStepsFivePercentDownToTheMinimum) {
 }
 
 TEST(PlanCapGrid, UserListsAreCheckedAgainstTheRange) {
-  GpuInfo info;
-  info.device = "sim:t4";
-  info.min_limit_W = 60;
-  info.max_limit_W = 70;
-  info.default_limit_W = 70;
+  const GpuInfo info = testing::gpu_with_limits("sim:t4", 60, 70);
   EXPECT_EQ(parse_caps("64,70,60", info), (std::vector<double>{70, 64, 60}));
   EXPECT_EQ(error_of([&] { parse_caps("70,50", info); }),
             "cap 50 W is outside the range of sim:t4 (60-70 W)");

@@ -2,29 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "support/gpu_info.hpp"
+
 namespace regime::plan {
 namespace {
 
-GpuInfo t4() {
-  GpuInfo g;
-  g.device = "sim:t4";
-  g.min_limit_W = 60;
-  g.max_limit_W = 70;
-  g.default_limit_W = 70;
-  g.current_limit_W = 70;
-  g.enforced_limit_W = 70;
-  return g;
-}
+GpuInfo t4() { return testing::gpu_with_limits("sim:t4", 60, 70, 70); }
 
-GpuInfo h200() {
-  GpuInfo g;
-  g.min_limit_W = 200;
-  g.max_limit_W = 700;
-  g.default_limit_W = 700;
-  g.current_limit_W = 700;
-  g.enforced_limit_W = 700;
-  return g;
-}
+GpuInfo h200() { return testing::gpu_with_limits("", 200, 700, 700); }
 
 RegimeReport report(Regime r, double avg_power_W) {
   RegimeReport rep;

@@ -4,19 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include "support/gpu_info.hpp"
+
 namespace regime::session {
 namespace {
 
 GpuInfo h200() {
-  GpuInfo g;
-  g.device = "nvml:0";
+  GpuInfo g = testing::gpu_with_limits("nvml:0", 200, 700, 600);
   g.name = "NVIDIA H200";
   g.uuid = "GPU-0";
-  g.min_limit_W = 200;
-  g.max_limit_W = 700;
-  g.default_limit_W = 700;
-  g.current_limit_W = 600;
-  g.enforced_limit_W = 600;
   return g;
 }
 
