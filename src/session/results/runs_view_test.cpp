@@ -3,25 +3,19 @@
 
 #include <gtest/gtest.h>
 
+#include "support/run_records.hpp"
+
 namespace regime::session {
 namespace {
 
 RunsListing listing() {
   RunsListing l;
   l.db = "runs.sqlite";
-  RunRecord probe;
-  probe.id = 3;
+  RunRecord probe = testing::run_record(3, "sim:l4", "sim:resnet50");
   probe.started_at_utc = "2026-01-02T03:04:05Z";
-  probe.device = "sim:l4";
-  probe.workload = "sim:resnet50";
-  probe.status = "done";
   probe.regime = "thermal-bound";
   l.probes.push_back(probe);
-  SweepRecord sweep;
-  sweep.id = 2;
-  sweep.kind = "sweep";
-  sweep.device = "sim:l4";
-  sweep.workload = "sim:resnet50";
+  SweepRecord sweep = testing::sweep_record(2, "sim:l4", "sim:resnet50");
   sweep.decision = {{"keep_default", false}, {"cap_W", 62.5}, {"reason", "saves 4%"}};
   sweep.table_csv = "workload,gpu,cap_W\n";
   l.sweeps.push_back(sweep);
