@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #include "analysis/measure.hpp"
 #include "session/control/control_types.hpp"
@@ -35,49 +36,50 @@ nlohmann::json arm_json(const ArmFigures& a) {
                   a.time_per_step_ci_s);
 }
 
-// The limits the controller set, each with the temperature and power behind it.
+// One limit the controller set or would have set: when, and the temperature and power behind it.
+nlohmann::json action_json(const control::ControlAction& a) {
+  return {{"t_s", a.t_s}, {"temp_C", opt(a.temp_C)}, {"power_W", opt(a.power_W)}, {"why", a.why}};
+}
+
+// The limits the controller set.
 nlohmann::json actions_json(const std::vector<control::ControlAction>& actions) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& a : actions)
-    out.push_back({{"t_s", a.t_s},
-                   {"temp_C", opt(a.temp_C)},
-                   {"power_W", opt(a.power_W)},
-                   {"old_limit_W", a.old_limit_W},
-                   {"limit_W", a.new_limit_W},
-                   {"applied", a.applied},
-                   {"why", a.why}});
+  for (const auto& a : actions) {
+    nlohmann::json j = action_json(a);
+    j["old_limit_W"] = a.old_limit_W;
+    j["limit_W"] = a.new_limit_W;
+    j["applied"] = a.applied;
+    out.push_back(std::move(j));
+  }
   return out;
 }
 
 // A dry run's every decision, holds included: what it would have set, or null for a hold.
 nlohmann::json decisions_json(const std::vector<control::ControlAction>& decisions) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& a : decisions)
-    out.push_back({{"t_s", a.t_s},
-                   {"temp_C", opt(a.temp_C)},
-                   {"power_W", opt(a.power_W)},
-                   {"limit_W", a.old_limit_W},
-                   {"would_set_W", a.new_limit_W == a.old_limit_W ? nlohmann::json(nullptr)
-                                                                  : nlohmann::json(a.new_limit_W)},
-                   {"why", a.why}});
+  for (const auto& a : decisions) {
+    nlohmann::json j = action_json(a);
+    j["limit_W"] = a.old_limit_W;
+    j["would_set_W"] =
+        a.new_limit_W == a.old_limit_W ? nlohmann::json(nullptr) : nlohmann::json(a.new_limit_W);
+    out.push_back(std::move(j));
+  }
   return out;
 }
 
-// The evaluation's windows and how they were cut and judged.
+// The evaluation's windows and how they were cut and judged: each window's figures as its
+// measurement's JSON writes them.
 nlohmann::json evaluation_json(const Evaluation& ev) {
+  constexpr const char* kWindowFigures[] = {"steps",       "energy_per_step_J", "time_per_step_s",
+                                            "avg_power_W", "mean_temp_C",       "max_temp_C",
+                                            "mean_limit_W"};
   nlohmann::json ws = nlohmann::json::array();
   for (const auto& w : ev.windows) {
-    const Measurement& wm = w.measurement;
-    ws.push_back({{"arm", w.controlled ? "controlled" : "baseline"},
-                  {"t0_s", w.t0_s},
-                  {"t1_s", w.t1_s},
-                  {"steps", wm.steps},
-                  {"energy_per_step_J", wm.energy_per_step_J},
-                  {"time_per_step_s", wm.time_per_step_s},
-                  {"avg_power_W", wm.avg_power_W},
-                  {"mean_temp_C", opt(wm.mean_temp_C)},
-                  {"max_temp_C", opt(wm.max_temp_C)},
-                  {"mean_limit_W", opt(wm.mean_limit_W)}});
+    const nlohmann::json m = to_json(w.measurement);
+    nlohmann::json j = {
+        {"arm", w.controlled ? "controlled" : "baseline"}, {"t0_s", w.t0_s}, {"t1_s", w.t1_s}};
+    for (const char* key : kWindowFigures) j[key] = m.at(key);
+    ws.push_back(std::move(j));
   }
   return {{"windows", ws},
           {"lead_in_s", ev.lead_in_s},
