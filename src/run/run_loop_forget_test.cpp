@@ -12,14 +12,22 @@ using testing::FakeClock;
 using testing::TestGpu;
 using testing::TestWorkload;
 
-TEST(RunLoopForget, KeepsTheLastCounterReadingBeforeTheCutAndEverythingAfter) {
+// A 600 W GPU running half-second steps on a simulated clock.
+class RunLoopForget : public ::testing::Test {
+ protected:
+  static RunOptions options(double duration_s, double energy_period_s) {
+    RunOptions o;
+    o.duration_s = duration_s;
+    o.energy_period_s = energy_period_s;
+    return o;
+  }
   FakeClock clock;
-  TestGpu gpu(clock, 600);
-  TestWorkload work(clock, 0.5, 0);
-  RunOptions o;
-  o.duration_s = 100;
-  o.energy_period_s = 5;
-  RunLoop loop(gpu, work, o, clock);
+  TestGpu gpu{clock, 600};
+  TestWorkload work{clock, 0.5, 0};
+};
+
+TEST_F(RunLoopForget, KeepsTheLastCounterReadingBeforeTheCutAndEverythingAfter) {
+  RunLoop loop(gpu, work, options(100, 5), clock);
   loop.start();
   loop.run_until([](const Trace&, double now) { return now >= 12.3; });
   const size_t before = loop.trace().samples.size();
@@ -46,14 +54,8 @@ TEST(RunLoopForget, KeepsTheLastCounterReadingBeforeTheCutAndEverythingAfter) {
   EXPECT_TRUE(last.samples.back().energy_J.has_value());
 }
 
-TEST(RunLoopForget, WithoutACounterReadingBeforeTheCutKeepsEverything) {
-  FakeClock clock;
-  TestGpu gpu(clock, 600);
-  TestWorkload work(clock, 0.5, 0);
-  RunOptions o;
-  o.duration_s = 10;
-  o.energy_period_s = 100;
-  RunLoop loop(gpu, work, o, clock);
+TEST_F(RunLoopForget, WithoutACounterReadingBeforeTheCutKeepsEverything) {
+  RunLoop loop(gpu, work, options(10, 100), clock);
   loop.start();
   loop.run_until([](const Trace&, double now) { return now >= 3; });
   const size_t n = loop.trace().samples.size();

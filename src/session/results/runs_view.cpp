@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include <iterator>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 
@@ -11,41 +13,42 @@ namespace regime::session {
 
 namespace {
 
+template <class T>
+nlohmann::json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// The fields every stored run's row starts with: its name ("sweep:2"), when it started, where, on
+// which GPU and what ran; then `rest`, its own.
+template <class Record>
+nlohmann::json row_json(std::string_view kind, const Record& r, const std::string& host,
+                        const nlohmann::json& rest) {
+  nlohmann::json j = {{"run", fmt::format("{}:{}", kind, r.id)},
+                      {"started_at_utc", r.started_at_utc},
+                      {"device", r.device},
+                      {"host", host},
+                      {"gpu", r.gpu_name},
+                      {"workload", r.workload}};
+  j.update(rest);
+  return j;
+}
+
 nlohmann::json probe_json(const RunRecord& r) {
-  return {{"run", fmt::format("probe:{}", r.id)},
-          {"started_at_utc", r.started_at_utc},
-          {"device", r.device},
-          {"host", r.host},
-          {"gpu", r.gpu_name},
-          {"workload", r.workload},
-          {"status", r.status},
-          {"regime", r.regime ? nlohmann::json(*r.regime) : nlohmann::json(nullptr)},
-          {"trace", r.trace_path}};
+  return row_json("probe", r, r.host,
+                  {{"status", r.status}, {"regime", or_null(r.regime)}, {"trace", r.trace_path}});
 }
 
 nlohmann::json sweep_json(const SweepRecord& s) {
-  return {{"run", fmt::format("sweep:{}", s.id)},
-          {"kind", s.kind},
-          {"started_at_utc", s.started_at_utc},
-          {"device", s.device},
-          {"host", s.provenance.host},
-          {"gpu", s.gpu_name},
-          {"workload", s.workload},
-          {"objective", s.objective},
-          {"decision", s.decision}};
+  return row_json("sweep", s, s.provenance.host,
+                  {{"kind", s.kind}, {"objective", s.objective}, {"decision", s.decision}});
 }
 
 nlohmann::json study_json(const StudyRecord& s) {
-  return {{"run", fmt::format("study:{}", s.id)},
-          {"started_at_utc", s.started_at_utc},
-          {"device", s.device},
-          {"host", s.provenance.host},
-          {"gpu", s.gpu_name},
-          {"workload", s.workload},
-          {"regime", s.regime ? nlohmann::json(*s.regime) : nlohmann::json(nullptr)},
-          {"sweep", s.sweep_id ? nlohmann::json(fmt::format("sweep:{}", *s.sweep_id))
-                               : nlohmann::json(nullptr)},
-          {"decision", s.decision}};
+  const auto sweep =
+      s.sweep_id ? std::optional(fmt::format("sweep:{}", *s.sweep_id)) : std::nullopt;
+  return row_json(
+      "study", s, s.provenance.host,
+      {{"regime", or_null(s.regime)}, {"sweep", or_null(sweep)}, {"decision", s.decision}});
 }
 
 nlohmann::json decision_json(const DecisionRecord& d) {
@@ -59,21 +62,16 @@ nlohmann::json decision_json(const DecisionRecord& d) {
           {"gpu", d.gpu_name},
           {"workload", d.workload},
           {"objective", d.objective},
-          {"cap_W", d.cap_W ? nlohmann::json(*d.cap_W) : nlohmann::json(nullptr)},
+          {"cap_W", or_null(d.cap_W)},
           {"decision", d.decision}};
 }
 
 nlohmann::json control_json(const ControlRunRecord& c) {
   const nlohmann::json& r = c.report;
-  return {{"run", fmt::format("control:{}", c.id)},
-          {"started_at_utc", c.started_at_utc},
-          {"device", c.device},
-          {"host", c.provenance.host},
-          {"gpu", c.gpu_name},
-          {"workload", c.workload},
-          {"policy", c.policy},
-          {"engaged", r.value("engaged", false)},
-          {"verdict", r.contains("verdict") ? r["verdict"] : nlohmann::json(nullptr)}};
+  return row_json("control", c, c.provenance.host,
+                  {{"policy", c.policy},
+                   {"engaged", r.value("engaged", false)},
+                   {"verdict", r.contains("verdict") ? r["verdict"] : nlohmann::json(nullptr)}});
 }
 
 std::string cap_text(const nlohmann::json& decision) {
