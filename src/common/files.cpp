@@ -304,19 +304,34 @@ SafeDir::~SafeDir() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::optional<std::string> SafeDir::read(const std::string& name, size_t max_bytes) const {
-  std::string full = (path_ / name).string();
-  int fd = ::openat(fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+namespace {
+// `name` in the folder `dir_fd` opened with `flags` (O_NOFOLLOW | O_NONBLOCK among them: a link
+// or a FIFO planted there is refused, not followed or waited on), checked to be a regular file
+// (`st`) and made blocking. -1 when it is missing and `missing_ok`; otherwise Error Io naming
+// `full` ("cannot VERB FULL: why").
+int open_regular_at(int dir_fd, const std::string& name, const std::string& full, int flags,
+                    mode_t mode, std::string_view verb, bool missing_ok, struct stat& st) {
+  int fd = ::openat(dir_fd, name.c_str(), flags, mode);
   if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
+    if (errno == ENOENT && missing_ok) return -1;
     if (errno == ELOOP)
       throw Error(ErrorKind::Io,
                   fmt::format("{} is a symbolic link: refusing to follow it (remove it)", full));
-    throw Error(ErrorKind::Io, fmt::format("cannot read {}: {}", full, errno_text(errno)));
+    throw Error(ErrorKind::Io, fmt::format("cannot {} {}: {}", verb, full, errno_text(errno)));
   }
-  struct stat st {};
   require_regular(fd, full, st);
   make_blocking(fd);
+  return fd;
+}
+}  // namespace
+
+std::optional<std::string> SafeDir::read(const std::string& name, size_t max_bytes) const {
+  std::string full = (path_ / name).string();
+  struct stat st {};
+  const int fd =
+      open_regular_at(fd_, name, full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0,
+                      "read", true, st);
+  if (fd < 0) return std::nullopt;
   try {
     std::string text = read_fd(fd, full, max_bytes, st.st_size);
     ::close(fd);
@@ -452,19 +467,10 @@ void SafeDir::remove(const std::string& name) const {
 }
 
 int SafeDir::open_file(const std::string& name, mode_t mode) const {
-  std::string full = (path_ / name).string();
-  int fd =
-      ::openat(fd_, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
-  if (fd < 0) {
-    if (errno == ELOOP)
-      throw Error(ErrorKind::Io,
-                  fmt::format("{} is a symbolic link: refusing to follow it (remove it)", full));
-    throw Error(ErrorKind::Io, fmt::format("cannot open {}: {}", full, errno_text(errno)));
-  }
   struct stat st {};
-  require_regular(fd, full, st);
-  make_blocking(fd);
-  return fd;
+  return open_regular_at(fd_, name, (path_ / name).string(),
+                         O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode, "open",
+                         false, st);
 }
 
 SafeDir SafeDir::subdir(const std::string& name, mode_t create_mode) const {

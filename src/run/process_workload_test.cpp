@@ -50,6 +50,14 @@ ProcessOptions sh(const std::string& script) {
   return p;
 }
 
+// `script` run by sh, a step ending at each output line that matches `regex` (no step socket).
+ProcessOptions sh_with_steps(const std::string& script, const std::string& regex) {
+  ProcessOptions p = sh(script);
+  p.step_regex = regex;
+  p.step_socket = false;
+  return p;
+}
+
 ProcessOptions python(const std::string& code) {
   ProcessOptions p;
   p.argv = {"python3", "-c",
@@ -115,11 +123,10 @@ TEST(ProcessWorkload, CountsAndIgnoresMalformedMarkers) {
 }
 
 TEST(ProcessWorkload, StepRegexMarksTheEndOfAStepPerMatchingLine) {
-  ProcessOptions p =
-      sh("for i in 1 2 3 4; do echo \"iter $i loss=0.5\"; sleep 0.05; done; "
-         "echo 'iter 5 loss=0.4' >&2; echo done");
-  p.step_regex = "loss=[0-9.]+";
-  p.step_socket = false;
+  ProcessOptions p = sh_with_steps(
+      "for i in 1 2 3 4; do echo \"iter $i loss=0.5\"; sleep 0.05; done; "
+      "echo 'iter 5 loss=0.4' >&2; echo done",
+      "loss=[0-9.]+");
   Outcome o = run_command(p);
   EXPECT_EQ(o.exit_status, 0);
   ASSERT_EQ(o.trace.steps.size(), 5u);  // stdout and stderr both count
@@ -133,9 +140,8 @@ TEST(ProcessWorkload, StepRegexMarksTheEndOfAStepPerMatchingLine) {
 TEST(ProcessWorkload, LinesArrivingTogetherNeverMakeAZeroLengthStep) {
   // 2,000 matching lines in a few writes: many are read at one clock reading. Each is a step of
   // some length or a refused marker, never a step of 0 s.
-  ProcessOptions p = sh("i=0; while [ $i -lt 2000 ]; do echo step; i=$((i+1)); done");
-  p.step_regex = "^step$";
-  p.step_socket = false;
+  ProcessOptions p =
+      sh_with_steps("i=0; while [ $i -lt 2000 ]; do echo step; i=$((i+1)); done", "^step$");
   Outcome o = run_command(p);
   EXPECT_EQ(o.exit_status, 0);
   EXPECT_EQ(static_cast<long>(o.trace.steps.size()) + o.malformed, 2000);
@@ -145,11 +151,10 @@ TEST(ProcessWorkload, LinesArrivingTogetherNeverMakeAZeroLengthStep) {
 TEST(ProcessWorkload, HugeOutputLinesNeitherCrashNorStallTheStepRegex) {
   // 30,000 characters overflowed libstdc++'s recursive regex (exit 139); 200,000 is past the
   // line bound and is matched on its first bytes only, counted and said once.
-  ProcessOptions p =
-      sh("python3 -c \"print('a' * 30000 + ' step'); print('b' * 200000 + ' step'); "
-         "print('step')\"");
-  p.step_regex = "(a|aa)*[ ]?step";
-  p.step_socket = false;
+  ProcessOptions p = sh_with_steps(
+      "python3 -c \"print('a' * 30000 + ' step'); print('b' * 200000 + ' step'); "
+      "print('step')\"",
+      "(a|aa)*[ ]?step");
   p.stdout_to_stderr = true;
   auto t0 = std::chrono::steady_clock::now();
   Outcome o = run_command(p);
