@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "common/split.hpp"
 
 namespace regime::plan {
 
@@ -43,11 +44,7 @@ std::vector<double> auto_cap_grid(double default_limit_W, double min_limit_W,
 
 CapList read_cap_list(const std::string& text) {
   CapList out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& item : split_fields(text, ',')) {
     double v = 0;
     auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || p != item.data() + item.size() || !std::isfinite(v)) {
@@ -55,8 +52,6 @@ CapList read_cap_list(const std::string& text) {
       return out;
     }
     out.caps_W.push_back(v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

@@ -19,6 +19,7 @@
 
 #include "common/error.hpp"
 #include "common/exit_hooks.hpp"
+#include "common/split.hpp"
 #include "run/step_marker.hpp"
 
 extern char** environ;
@@ -147,14 +148,8 @@ std::optional<std::string> env_value(const std::vector<std::string>& env, std::s
 std::vector<std::string> command_candidates(const std::string& command, const std::string& path) {
   if (command.find('/') != std::string::npos) return {command};
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t colon = path.find(':', start);
-    if (colon == std::string::npos) colon = path.size();
-    const std::string dir = path.substr(start, colon - start);
+  for (const std::string& dir : split_fields(path, ':'))
     out.push_back((dir.empty() ? std::string(".") : dir) + "/" + command);
-    start = colon + 1;
-  }
   return out;
 }
 

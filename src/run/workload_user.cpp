@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "common/split.hpp"
 
 namespace regime {
 
@@ -40,16 +41,11 @@ bool starts_with_name(std::string_view entry, std::string_view name) {
 
 std::string sane_path(std::string_view path) {
   std::string out;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t colon = path.find(':', start);
-    if (colon == std::string_view::npos) colon = path.size();
-    const std::string_view dir = path.substr(start, colon - start);
+  for (const std::string& dir : split_fields(path, ':')) {
     if (!dir.empty() && dir.front() == '/') {
       if (!out.empty()) out += ':';
       out += dir;
     }
-    start = colon + 1;
   }
   return out.empty() ? "/usr/local/bin:/usr/bin:/bin" : out;
 }
