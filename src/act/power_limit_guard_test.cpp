@@ -21,6 +21,7 @@
 #include "act/journal.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "support/error_of.hpp"
 #include "support/state_dir.hpp"
 #include "support/test_user.hpp"
 
@@ -87,13 +88,8 @@ TEST_F(GuardTest, APhysicalGpuIsNotChangedWithoutActuate) {
   TestGpu gpu(true);
   {
     PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(false));
-    try {
-      guard.set(200);
-      FAIL();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::ActuationRefused);
-      EXPECT_THAT(e.what(), HasSubstr("--actuate"));
-    }
+    EXPECT_TRUE(
+        test::throws_error([&] { guard.set(200); }, ErrorKind::ActuationRefused, {"--actuate"}));
   }
   EXPECT_EQ(gpu.sets, 0);
   EXPECT_FALSE(has_journal());
@@ -103,12 +99,7 @@ TEST_F(GuardTest, ReadOnlyBlocksEvenASimulatedGpuAndAHandMadePolicy) {
   TestGpu gpu(false);
   ::setenv("REGIME_READ_ONLY", "1", 1);
   PowerLimitGuard guard(gpu, ActuationPolicy{true, false});
-  try {
-    guard.set(200);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::ReadOnly);
-  }
+  EXPECT_TRUE(test::throws_error([&] { guard.set(200); }, ErrorKind::ReadOnly));
   EXPECT_EQ(gpu.sets, 0);
 }
 
@@ -135,13 +126,8 @@ TEST_F(GuardTest, JournalsTheOriginalBeforeTheFirstChangeAndRestoresOnScopeExit)
 TEST_F(GuardTest, OutOfRangeIsRefusedBeforeAnythingIsWritten) {
   TestGpu gpu(true);
   PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
-  try {
-    guard.set(900);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);
-    EXPECT_THAT(e.what(), HasSubstr("cap 900 W is outside the range of"));
-  }
+  EXPECT_TRUE(test::throws_error([&] { guard.set(900); }, ErrorKind::OutOfRange,
+                                 {"cap 900 W is outside the range of"}));
   EXPECT_FALSE(has_journal());
 }
 
@@ -231,13 +217,8 @@ TEST_F(GuardTest, ASecondGuardOnTheSameGpuInOneProcessIsRefused) {
   PowerLimitGuard first(gpu, ActuationPolicy::from_flags(true));
   first.set(200);
   PowerLimitGuard second(gpu, ActuationPolicy::from_flags(true));
-  try {
-    second.set(150);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::ActuationRefused);
-    EXPECT_THAT(e.what(), HasSubstr("another part of this process"));
-  }
+  EXPECT_TRUE(test::throws_error([&] { second.set(150); }, ErrorKind::ActuationRefused,
+                                 {"another part of this process"}));
   EXPECT_DOUBLE_EQ(gpu.limit_W, 200);
   first.restore();
   EXPECT_DOUBLE_EQ(gpu.limit_W, 300);
@@ -364,24 +345,13 @@ TEST_F(GuardTest, AnUnreadableJournalBlocksTheChangeInsteadOfReadingAsEmpty) {
   TestGpu gpu(true);
   fs::create_directories(journal_file());  // a directory where the file should be
   PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
-  try {
-    guard.set(200);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Io);
-    EXPECT_THAT(e.what(), HasSubstr("is a directory, not a regular file"));
-  }
+  EXPECT_TRUE(test::throws_error([&] { guard.set(200); }, ErrorKind::Io,
+                                 {"is a directory, not a regular file"}));
   EXPECT_EQ(gpu.sets, 0);
   fs::remove(journal_file());
   std::ofstream(journal_file()) << "{\"device\": \"nvml:7\", \"uuid\": \"GPU-test-7\",";
-  try {
-    guard.set(200);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Parse);
-    EXPECT_THAT(e.what(), HasSubstr(journal_file().string() + ":1:"));
-    EXPECT_THAT(e.what(), HasSubstr("fix or remove the file"));
-  }
+  EXPECT_TRUE(test::throws_error([&] { guard.set(200); }, ErrorKind::Parse,
+                                 {journal_file().string() + ":1:", "fix or remove the file"}));
   EXPECT_EQ(gpu.sets, 0);
 }
 
@@ -390,22 +360,11 @@ TEST_F(GuardTest, AFifoOrADeviceAsJournalIsRefusedWithoutHanging) {
   fs::create_directories(journal_path());
   ASSERT_EQ(::mkfifo(journal_file().c_str(), 0600), 0);
   PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
-  try {
-    guard.set(200);  // a blocking open would wait here for a writer for ever
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Io);
-    EXPECT_THAT(e.what(), HasSubstr("is a FIFO"));
-  }
+  // a blocking open would wait here for a writer for ever
+  EXPECT_TRUE(test::throws_error([&] { guard.set(200); }, ErrorKind::Io, {"is a FIFO"}));
   fs::remove(journal_file());
   fs::create_symlink("/dev/zero", journal_file());
-  try {
-    guard.set(200);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Io);
-    EXPECT_THAT(e.what(), HasSubstr("is a symbolic link"));
-  }
+  EXPECT_TRUE(test::throws_error([&] { guard.set(200); }, ErrorKind::Io, {"is a symbolic link"}));
   EXPECT_EQ(gpu.sets, 0);
   // A planted link as the lock file is refused too, and never followed.
   fs::remove(journal_file());
@@ -426,13 +385,8 @@ TEST_F(GuardTest, AJournalDirectoryWritableByOthersIsRefused) {
   fs::create_directories(journal_path());
   fs::permissions(journal_path(), fs::perms::all);  // 0777
   PowerLimitGuard guard(gpu, ActuationPolicy::from_flags(true));
-  try {
-    guard.set(200);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::NoPermission);
-    EXPECT_THAT(e.what(), HasSubstr("writable by others (mode 0777)"));
-  }
+  EXPECT_TRUE(test::throws_error([&] { guard.set(200); }, ErrorKind::NoPermission,
+                                 {"writable by others (mode 0777)"}));
   EXPECT_EQ(gpu.sets, 0);
 }
 

@@ -15,6 +15,7 @@
 #include "plan/recommend.hpp"
 #include "plan/replay.hpp"
 #include "plan/sim_corpus.hpp"
+#include "support/error_of.hpp"
 
 namespace regime::plan {
 namespace {
@@ -60,15 +61,11 @@ TEST(PlanSearchStrategies, EveryStrategyIsNamedInTheTableAndUnknownNamesListThem
     EXPECT_EQ(to_string(s.id), s.name);
     EXPECT_FALSE(s.summary.empty());
   }
-  try {
-    parse_strategy("greedy");
-    FAIL() << "an unknown strategy parsed";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("'greedy' (expected exhaustive or adaptive)"),
-              std::string::npos)
-        << e.what();
-  }
+  ErrorKind kind = ErrorKind::Internal;
+  const std::string what = test::error_of([] { parse_strategy("greedy"); }, &kind);
+  ASSERT_FALSE(what.empty()) << "an unknown strategy parsed";
+  EXPECT_EQ(kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(what.find("'greedy' (expected exhaustive or adaptive)"), std::string::npos) << what;
 }
 
 // The exhaustive strategy measures the whole grid from the top down and takes the best row.

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include "common/error.hpp"
 
@@ -30,6 +32,24 @@ inline ErrorKind kind_of(const std::function<void()>& f) {
   }
   ADD_FAILURE() << "no Error thrown";
   return ErrorKind::Internal;
+}
+
+// Whether `f` throws an Error of `kind` whose message holds each of `parts`; the failure says what
+// was thrown instead, or that nothing was.
+inline ::testing::AssertionResult throws_error(const std::function<void()>& f, ErrorKind kind,
+                                               std::initializer_list<std::string> parts = {}) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (e.kind() != kind)
+      return ::testing::AssertionFailure() << "threw " << error_kind_label(e.kind()) << ", not "
+                                           << error_kind_label(kind) << ": " << e.what();
+    for (const std::string& part : parts)
+      if (std::string_view(e.what()).find(part) == std::string_view::npos)
+        return ::testing::AssertionFailure() << "'" << part << "' is not in: " << e.what();
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no Error thrown";
 }
 
 }  // namespace regime::test
