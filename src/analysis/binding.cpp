@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "analysis/statistics.hpp"
+#include "common/json_fields.hpp"
 #include "trace/trace.hpp"
 
 namespace regime {
@@ -80,18 +81,15 @@ LiveBinding live_binding(const Measurement& m, const std::vector<double>& caps_W
 nlohmann::json to_json(const LiveBinding& b) {
   nlohmann::json caps = nlohmann::json::array();
   for (const auto& c : b.caps) caps.push_back({{"cap_W", c.cap_W}, {"share", c.share}});
-  auto opt = [](const std::optional<double>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-  };
   return {{"available", b.available},
           {"source", b.source},
           {"window_s", b.window_s},
           {"windows", b.windows},
-          {"limit_W", opt(b.limit_W)},
-          {"counted_share_at_limit", opt(b.counted_share_at_limit)},
-          {"predicted_share_at_limit", opt(b.predicted_share_at_limit)},
+          {"limit_W", json_or_null(b.limit_W)},
+          {"counted_share_at_limit", json_or_null(b.counted_share_at_limit)},
+          {"predicted_share_at_limit", json_or_null(b.predicted_share_at_limit)},
           {"caps", caps},
-          {"highest_binding_cap_W", opt(b.highest_binding_cap_W)},
+          {"highest_binding_cap_W", json_or_null(b.highest_binding_cap_W)},
           {"summary", b.summary}};
 }
 

@@ -13,6 +13,7 @@
 #include "analysis/series.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
+#include "common/json_fields.hpp"
 #include "common/name_table.hpp"
 
 namespace regime {
@@ -339,10 +340,6 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
   return m;
 }
 
-nlohmann::json opt(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 }  // namespace
 
 Measurement measure(const Trace& trace, const MeasureOptions& opts) {
@@ -384,9 +381,9 @@ nlohmann::json to_json(const Measurement& m) {
   return {
       {"steps", m.steps},
       {"time_per_step_s", m.time_per_step_s},
-      {"time_per_step_ci_s", {m.time_per_step_ci_s.first, m.time_per_step_ci_s.second}},
+      {"time_per_step_ci_s", json_interval(m.time_per_step_ci_s)},
       {"energy_per_step_J", m.energy_per_step_J},
-      {"energy_per_step_ci_J", {m.energy_per_step_ci_J.first, m.energy_per_step_ci_J.second}},
+      {"energy_per_step_ci_J", json_interval(m.energy_per_step_ci_J)},
       {"avg_power_W", m.avg_power_W},
       {"energy_source", energy_source_name(m.energy_source)},
       {"per", m.per_second ? "second" : "step"},
@@ -400,14 +397,14 @@ nlohmann::json to_json(const Measurement& m) {
       {"gpu", m.gpu},
       {"samples", m.samples},
       {"p95_power_W", m.p95_power_W},
-      {"mean_temp_C", opt(m.mean_temp_C)},
-      {"max_temp_C", opt(m.max_temp_C)},
-      {"mean_sm_MHz", opt(m.mean_sm_MHz)},
-      {"p05_sm_MHz", opt(m.p05_sm_MHz)},
-      {"max_sm_MHz_seen", opt(m.max_sm_MHz_seen)},
-      {"mean_util_pct", opt(m.mean_util_pct)},
-      {"mean_limit_W", opt(m.mean_limit_W)},
-      {"step_gap_fraction", opt(m.step_gap_fraction)},
+      {"mean_temp_C", json_or_null(m.mean_temp_C)},
+      {"max_temp_C", json_or_null(m.max_temp_C)},
+      {"mean_sm_MHz", json_or_null(m.mean_sm_MHz)},
+      {"p05_sm_MHz", json_or_null(m.p05_sm_MHz)},
+      {"max_sm_MHz_seen", json_or_null(m.max_sm_MHz_seen)},
+      {"mean_util_pct", json_or_null(m.mean_util_pct)},
+      {"mean_limit_W", json_or_null(m.mean_limit_W)},
+      {"step_gap_fraction", json_or_null(m.step_gap_fraction)},
       {"reason_fraction", reasons},
       {"reasons_known", m.reasons_known},
       {"window_power", windows},

@@ -5,31 +5,25 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "common/json_fields.hpp"
 
 namespace regime {
-
-namespace {
-template <typename T>
-nlohmann::json opt(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-}  // namespace
 
 nlohmann::json to_json(const GpuInfo& i) {
   return nlohmann::json{{"device", i.device},
                         {"index", i.index},
                         {"name", i.name},
                         {"uuid", i.uuid},
-                        {"minor_number", opt(i.minor_number)},
+                        {"minor_number", json_or_null(i.minor_number)},
                         {"min_limit_W", i.min_limit_W},
                         {"max_limit_W", i.max_limit_W},
                         {"default_limit_W", i.default_limit_W},
                         {"current_limit_W", i.current_limit_W},
                         {"enforced_limit_W", i.enforced_limit_W},
-                        {"slowdown_temp_C", opt(i.slowdown_temp_C)},
-                        {"shutdown_temp_C", opt(i.shutdown_temp_C)},
-                        {"max_sm_MHz", opt(i.max_sm_MHz)},
-                        {"max_mem_MHz", opt(i.max_mem_MHz)}};
+                        {"slowdown_temp_C", json_or_null(i.slowdown_temp_C)},
+                        {"shutdown_temp_C", json_or_null(i.shutdown_temp_C)},
+                        {"max_sm_MHz", json_or_null(i.max_sm_MHz)},
+                        {"max_mem_MHz", json_or_null(i.max_mem_MHz)}};
 }
 
 void check_cap_in_range(double watts, double min_W, double max_W, const std::string& device,

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "analysis/measure.hpp"
+#include "common/json_fields.hpp"
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/registry.hpp"
 #include "run/run_loop.hpp"
@@ -97,26 +98,20 @@ WindowFigures window_figures(const Trace& trace, const std::string& name, double
 }
 
 nlohmann::json to_json(const WindowFigures& w) {
-  auto interval = [](const std::optional<Interval>& i) {
-    return i ? nlohmann::json::array({i->first, i->second}) : nlohmann::json(nullptr);
-  };
-  auto number = [](const std::optional<double>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-  };
   return {{"name", w.name},
           {"t_start_s", w.t_start_s},
           {"t_end_s", w.t_end_s},
           {"time_s", w.time_s},
           {"steps", w.steps},
           {"energy_J", w.energy_J},
-          {"energy_ci_J", interval(w.energy_ci_J)},
+          {"energy_ci_J", json_interval(w.energy_ci_J)},
           {"avg_power_W", w.avg_power_W},
           {"energy_source", w.energy_source},
           {"energy_detail", w.energy_detail},
-          {"energy_per_step_J", number(w.energy_per_step_J)},
-          {"energy_per_step_ci_J", interval(w.energy_per_step_ci_J)},
-          {"time_per_step_s", number(w.time_per_step_s)},
-          {"time_per_step_ci_s", interval(w.time_per_step_ci_s)},
+          {"energy_per_step_J", json_or_null(w.energy_per_step_J)},
+          {"energy_per_step_ci_J", json_or_null(w.energy_per_step_ci_J)},
+          {"time_per_step_s", json_or_null(w.time_per_step_s)},
+          {"time_per_step_ci_s", json_or_null(w.time_per_step_ci_s)},
           {"samples", w.samples},
           {"power_points", w.power_points}};
 }

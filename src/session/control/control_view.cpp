@@ -7,23 +7,18 @@
 #include <utility>
 
 #include "analysis/measure.hpp"
+#include "common/json_fields.hpp"
 #include "session/control/control_types.hpp"
 
 namespace regime::session {
 
 namespace {
 
-nlohmann::json opt(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json pair(const Interval& i) { return {i.first, i.second}; }
-
 nlohmann::json arm_json(double e, const Interval& e_ci, double t, const Interval& t_ci) {
   return {{"energy_per_step_J", e},
-          {"energy_per_step_ci_J", pair(e_ci)},
+          {"energy_per_step_ci_J", json_interval(e_ci)},
           {"time_per_step_s", t},
-          {"time_per_step_ci_s", pair(t_ci)}};
+          {"time_per_step_ci_s", json_interval(t_ci)}};
 }
 
 nlohmann::json arm_json(const Measurement& m) {
@@ -38,7 +33,10 @@ nlohmann::json arm_json(const ArmFigures& a) {
 
 // One limit the controller set or would have set: when, and the temperature and power behind it.
 nlohmann::json action_json(const control::ControlAction& a) {
-  return {{"t_s", a.t_s}, {"temp_C", opt(a.temp_C)}, {"power_W", opt(a.power_W)}, {"why", a.why}};
+  return {{"t_s", a.t_s},
+          {"temp_C", json_or_null(a.temp_C)},
+          {"power_W", json_or_null(a.power_W)},
+          {"why", a.why}};
 }
 
 // The limits the controller set.
@@ -109,9 +107,9 @@ void add_judged_figures(nlohmann::json& j, const ControlReport& r) {
   j["baseline"] = arm_json(ev.baseline);
   j["controlled"] = arm_json(ev.controlled);
   j["energy_change_pct"] = ev.energy_change_pct;
-  j["energy_change_ci_pct"] = pair(ev.energy_change_ci_pct);
+  j["energy_change_ci_pct"] = json_interval(ev.energy_change_ci_pct);
   j["time_change_pct"] = ev.time_change_pct;
-  j["time_change_ci_pct"] = pair(ev.time_change_ci_pct);
+  j["time_change_ci_pct"] = json_interval(ev.time_change_ci_pct);
   j["verdict"] = to_string(ev.verdict);
   j["evaluation"] = evaluation_json(ev);
 }

@@ -9,14 +9,11 @@
 #include <type_traits>
 #include <variant>
 
+#include "common/json_fields.hpp"
+
 namespace regime::session {
 
 namespace {
-
-template <class T>
-nlohmann::json or_null(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
 
 // The fields every stored run's row starts with: its name ("sweep:2"), when it started, where, on
 // which GPU and what ran; then `rest`, its own.
@@ -34,8 +31,9 @@ nlohmann::json row_json(std::string_view kind, const Record& r, const std::strin
 }
 
 nlohmann::json probe_json(const RunRecord& r) {
-  return row_json("probe", r, r.host,
-                  {{"status", r.status}, {"regime", or_null(r.regime)}, {"trace", r.trace_path}});
+  return row_json(
+      "probe", r, r.host,
+      {{"status", r.status}, {"regime", json_or_null(r.regime)}, {"trace", r.trace_path}});
 }
 
 nlohmann::json sweep_json(const SweepRecord& s) {
@@ -46,9 +44,10 @@ nlohmann::json sweep_json(const SweepRecord& s) {
 nlohmann::json study_json(const StudyRecord& s) {
   const auto sweep =
       s.sweep_id ? std::optional(fmt::format("sweep:{}", *s.sweep_id)) : std::nullopt;
-  return row_json(
-      "study", s, s.provenance.host,
-      {{"regime", or_null(s.regime)}, {"sweep", or_null(sweep)}, {"decision", s.decision}});
+  return row_json("study", s, s.provenance.host,
+                  {{"regime", json_or_null(s.regime)},
+                   {"sweep", json_or_null(sweep)},
+                   {"decision", s.decision}});
 }
 
 nlohmann::json decision_json(const DecisionRecord& d) {
@@ -62,7 +61,7 @@ nlohmann::json decision_json(const DecisionRecord& d) {
           {"gpu", d.gpu_name},
           {"workload", d.workload},
           {"objective", d.objective},
-          {"cap_W", or_null(d.cap_W)},
+          {"cap_W", json_or_null(d.cap_W)},
           {"decision", d.decision}};
 }
 
