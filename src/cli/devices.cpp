@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/device_options.hpp"
 #include "session/node/devices_view.hpp"
 
 namespace regime::cli {
@@ -24,7 +25,7 @@ void add_devices(CLI::App& root, Context&) {
       ->check(number_in(0, 3600, true));
   sub->callback([json, check, seconds] {
     if (!check->empty()) {
-      const nlohmann::json c = session::check_device(*check, *seconds);
+      const nlohmann::json c = session::check_device(parse_one_device(*check), *seconds);
       if (*json) return print_json(c);
       std::cout << session::device_check_text(c);
       return;

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/device_options.hpp"
 
 namespace regime::cli {
 
@@ -19,9 +20,11 @@ void add_export(CLI::App& root, Context&) {
   auto* sub = root.add_subcommand(
       "export", "Serve GPU power, energy, clocks, limits and regime to Prometheus (read-only)");
   auto r = std::make_shared<session::ExportRequest>();
-  sub->add_option("--device", r->devices, "GPUs to watch: nvml:N, nvml:all, sim:MODEL (several)")
+  auto devices = std::make_shared<std::vector<std::string>>();
+  auto listen = std::make_shared<std::string>(exporter::kDefaultListen);
+  sub->add_option("--device", *devices, "GPUs to watch: nvml:N, nvml:all, sim:MODEL (several)")
       ->required();
-  sub->add_option("--listen", r->listen,
+  sub->add_option("--listen", *listen,
                   "HOST:PORT to serve /metrics on; loopback unless you name another address "
                   "(port 0: any free port; the default port is not dcgm-exporter's 9400)")
       ->capture_default_str();
@@ -38,6 +41,8 @@ void add_export(CLI::App& root, Context&) {
   sub->add_option("--workload", r->workload,
                   "sim:NAME to run on every sim: device while exporting (a demonstration)");
   sub->callback([=] {
+    r->listen = parse_listen(*listen);
+    r->devices = parse_device_uris(*devices);
     if (seconds_opt->count()) r->seconds = *seconds;
     // A long-running service: a closed stdout (its starter gone, a pipe closed before SIGTERM)
     // must not kill it with SIGPIPE, least of all in its last line. The HTTP server writes to

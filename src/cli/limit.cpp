@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/device_options.hpp"
 #include "session/node/devices.hpp"
 #include "session/node/devices_view.hpp"
 
@@ -18,7 +19,7 @@ struct Options {
 };
 
 void show(const Options& o) {
-  const std::vector<GpuInfo> gpus = session::show_limits(o.device);
+  const std::vector<GpuInfo> gpus = session::show_limits(parse_gpu_list(o.device));
   if (o.json) return print_json(session::limits_json(o.device, gpus));
   std::cout << session::to_text(gpus);
 }
@@ -28,13 +29,14 @@ void set(const Options& o) {
     if (!o.json) std::cout << session::hold_text(c, o.hold_s) << std::flush;
   };
   const std::vector<session::LimitChange> changes =
-      session::set_limits(o.device, o.watts, o.actuate, o.hold_s, on_hold);
+      session::set_limits(parse_gpu_list(o.device), o.watts, o.actuate, o.hold_s, on_hold);
   if (o.json) return print_json(session::limits_json(o.device, changes));
   std::cout << session::to_text(changes);
 }
 
 void restore_one(const Options& o) {
-  const std::vector<session::LimitRestore> restored = session::restore_limits(o.device, o.actuate);
+  const std::vector<session::LimitRestore> restored =
+      session::restore_limits(parse_gpu_list(o.device), o.actuate);
   if (o.json) return print_json(session::limits_json(o.device, restored));
   std::cout << session::to_text(restored);
 }

@@ -42,8 +42,13 @@ double integrate_J(const std::vector<std::pair<double, double>>& t_power) {
 }  // namespace
 
 // Reads only: never sets anything, so it is safe on a shared card (REGIME_READ_ONLY or not).
-nlohmann::json check_device(const std::string& uri, double seconds) {
-  GpuPtr gpu = open_device(uri);
+nlohmann::json check_device(const DeviceSet& device, double seconds) {
+  std::vector<GpuPtr> opened = open_gpus(device);
+  if (opened.size() != 1)
+    throw Error(ErrorKind::InvalidArgument, "device '" + device.text + "' names " +
+                                                std::to_string(opened.size()) +
+                                                " GPUs; this command takes one (e.g. nvml:0)");
+  GpuPtr gpu = std::move(opened.front());
   nlohmann::json out;
   out["info"] = to_json(gpu->info());
   Sample first = gpu->read();
@@ -133,10 +138,9 @@ std::vector<DeviceListing> list_devices() {
   return out;
 }
 
-std::vector<GpuInfo> show_limits(const std::string& uri) {
+std::vector<GpuInfo> show_limits(const DeviceSet& devices) {
   std::vector<GpuInfo> out;
-  for (const DeviceUri& one : parse_device_list(uri))
-    for (auto& g : open_devices(one)) out.push_back(g->info());
+  for (auto& g : open_gpus(devices)) out.push_back(g->info());
   return out;
 }
 
@@ -145,20 +149,19 @@ bool names_one_gpu(const std::string& uri) {
   return devices.size() == 1 && !devices.front().all();
 }
 
-std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool actuate,
+std::vector<LimitChange> set_limits(const DeviceSet& devices, double watts, bool actuate,
                                     double hold_s,
                                     const std::function<void(const LimitChange&)>& on_hold) {
   std::vector<GpuPtr> gpus;
-  for (const DeviceUri& one : parse_device_list(uri))
-    for (auto& g : open_devices(one)) {
-      gpus.push_back(agent::route_limit_changes(std::move(g)));
-      if (hold_s < 0 && gpus.back()->changes_through_agent())
-        throw Error(ErrorKind::ActuationRefused,
-                    fmt::format("{} is changed through regimed, which restores a cap when the "
-                                "command that set it ends: add --hold SECONDS, or run as root to "
-                                "leave a cap set",
-                                uri));
-    }
+  for (auto& g : open_gpus(devices)) {
+    gpus.push_back(agent::route_limit_changes(std::move(g)));
+    if (hold_s < 0 && gpus.back()->changes_through_agent())
+      throw Error(ErrorKind::ActuationRefused,
+                  fmt::format("{} is changed through regimed, which restores a cap when the "
+                              "command that set it ends: add --hold SECONDS, or run as root to "
+                              "leave a cap set",
+                              devices.text));
+  }
   std::vector<Gpu*> raw;
   std::vector<LimitChange> out;
   for (auto& g : gpus) {
@@ -189,18 +192,17 @@ std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool a
   return out;
 }
 
-std::vector<LimitRestore> restore_limits(const std::string& uri, bool actuate) {
+std::vector<LimitRestore> restore_limits(const DeviceSet& devices, bool actuate) {
   std::vector<LimitRestore> out;
-  for (const DeviceUri& one : parse_device_list(uri))
-    for (auto& g : open_devices(one)) {
-      LimitRestore r;
-      r.before = g->info();
-      GpuRestore done = restore_gpu(*g, ActuationPolicy::from_flags(actuate));
-      r.target_W = done.target_W;
-      r.from_journal = done.from_journal;
-      r.enforced_W = done.enforced_W;
-      out.push_back(r);
-    }
+  for (auto& g : open_gpus(devices)) {
+    LimitRestore r;
+    r.before = g->info();
+    GpuRestore done = restore_gpu(*g, ActuationPolicy::from_flags(actuate));
+    r.target_W = done.target_W;
+    r.from_journal = done.from_journal;
+    r.enforced_W = done.enforced_W;
+    out.push_back(r);
+  }
   return out;
 }
 

@@ -8,19 +8,20 @@
 
 #include "common/gpu_info.hpp"
 #include "device/registry.hpp"
+#include "session/site/target.hpp"
 
 namespace regime::session {
 
 // Every registered backend's listing, then the replay: scheme (sweep tables).
 std::vector<DeviceListing> list_devices();
 
-// A read-only health check of one device over `seconds`: which fields it answers, what each read
-// costs, the driver's power buffer, energy counter against integrated power. Never sets anything,
-// so it is safe on a shared card.
-nlohmann::json check_device(const std::string& uri, double seconds);
+// A read-only health check of one device (Error InvalidArgument for a set that names several GPUs)
+// over `seconds`: which fields it answers, what each read costs, the driver's power buffer, energy
+// counter against integrated power. Never sets anything, so it is safe on a shared card.
+nlohmann::json check_device(const DeviceSet& device, double seconds);
 
 // Limits of every GPU the URI names (nvml:all: several).
-std::vector<GpuInfo> show_limits(const std::string& uri);
+std::vector<GpuInfo> show_limits(const DeviceSet& devices);
 
 struct LimitChange {
   GpuInfo before;
@@ -46,11 +47,11 @@ bool names_one_gpu(const std::string& uri);
 // Sets the limit through PowerLimitGuardSet on every GPU a device list names (nvml:0, nvml:0,1,
 // nvml:all): all or none, a set failing on one restores the others. hold_s >= 0: holds it that
 // long (calling `on_hold` for each GPU first), then restores; < 0: leaves it set and journaled.
-std::vector<LimitChange> set_limits(const std::string& uri, double watts, bool actuate,
+std::vector<LimitChange> set_limits(const DeviceSet& devices, double watts, bool actuate,
                                     double hold_s,
                                     const std::function<void(const LimitChange&)>& on_hold);
 // Restores every GPU a device list names to its journaled original, or its default when the
 // journal has none.
-std::vector<LimitRestore> restore_limits(const std::string& uri, bool actuate);
+std::vector<LimitRestore> restore_limits(const DeviceSet& devices, bool actuate);
 
 }  // namespace regime::session

@@ -15,7 +15,8 @@ TEST(LimitDevices, OneGpuNamedAloneIsOneAndAListOrAllIsNot) {
 }
 
 TEST(LimitDevices, ACapKeptOnASimulatedGpuNamesNoJournal) {
-  const std::vector<LimitChange> changes = set_limits("sim:h200", 500, false, -1, nullptr);
+  const std::vector<LimitChange> changes =
+      set_limits(one_device(parse_device_uri("sim:h200")), 500, false, -1, nullptr);
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_TRUE(changes[0].kept);
   EXPECT_FALSE(changes[0].physical);

@@ -9,8 +9,6 @@
 #include <optional>
 
 #include "common/error.hpp"
-#include "device/registry.hpp"
-#include "device/uri.hpp"
 #include "export/metrics.hpp"
 #include "export/reading.hpp"
 #include "export/served_energy.hpp"
@@ -44,10 +42,10 @@ struct Source {
 
 std::vector<Source> open_sources(const ExportRequest& r) {
   std::vector<Source> out;
-  for (const auto& uri : r.devices) {
-    if (parse_device_uri(uri).scheme == "sim") {
+  for (const DeviceUri& uri : r.devices.devices) {
+    if (uri.scheme == "sim") {
       Source s;
-      s.uri = uri;
+      s.uri = uri.text;
       s.target = std::make_unique<Target>(open_target(uri));
       s.gpu = &s.target->gpu();
       if (!r.workload.empty()) {
@@ -62,8 +60,8 @@ std::vector<Source> open_sources(const ExportRequest& r) {
       throw Error(ErrorKind::InvalidArgument,
                   fmt::format("--workload {} runs only on sim: devices; {} is real (the exporter "
                               "watches whatever already runs there)",
-                              r.workload, uri));
-    for (auto& g : open_devices(uri)) {
+                              r.workload, uri.text));
+    for (auto& g : open_gpus(one_device(uri))) {
       Source s;
       s.device = std::move(g);
       s.gpu = s.device.get();
@@ -113,9 +111,9 @@ class BlockedStopSignals {
 ExportSummary run_export(const ExportRequest& request,
                          const std::function<void(const ExportStarted&)>& on_started,
                          const std::function<void(const std::string&)>& on_warning) {
-  if (request.devices.empty())
+  if (request.devices.devices.empty())
     throw Error(ErrorKind::InvalidArgument, "regime export needs at least one --device");
-  const exporter::ListenAddress address = exporter::parse_listen_address(request.listen);
+  const exporter::ListenAddress& address = request.listen;
   BlockedStopSignals signals;
   std::vector<Source> sources = open_sources(request);
 

@@ -8,14 +8,16 @@
 #include <vector>
 
 #include "common/gpu_info.hpp"
+#include "export/listen_address.hpp"
 #include "export/rolling_regime.hpp"
 #include "export/server.hpp"
+#include "session/site/target.hpp"
 
 namespace regime::session {
 
 struct ExportRequest {
-  std::vector<std::string> devices;  // URIs; nvml:all opens every GPU
-  std::string listen = exporter::kDefaultListen;
+  DeviceSet devices;  // one URI per --device; nvml:all opens every GPU
+  exporter::ListenAddress listen{"127.0.0.1", exporter::kDefaultPort};
   double period_s = 1;                                 // one round of reads of every GPU
   double window_s = exporter::kDefaultRegimeWindow_s;  // of the rolling classification
   std::optional<double> seconds;  // stop after this long; default: at SIGINT, SIGTERM or SIGHUP

@@ -8,7 +8,6 @@
 
 #include "common/error.hpp"
 #include "device/cuda_devices.hpp"
-#include "device/registry.hpp"
 #include "run/process_tree.hpp"
 
 namespace regime::session {
@@ -17,7 +16,7 @@ namespace {
 
 std::vector<GpuInfo> every_nvml_gpu() {
   std::vector<GpuInfo> out;
-  for (auto& g : open_devices("nvml:all")) out.push_back(g->info());
+  for (auto& g : open_gpus(every_gpu("nvml"))) out.push_back(g->info());
   return out;
 }
 
@@ -146,7 +145,7 @@ JobProcessWatch::JobProcessWatch(const std::vector<GpuInfo>& measured, const Wor
     if (g.device.rfind("nvml:", 0) != 0) return;  // only NVML lists processes
     measured_.push_back(g.index);
   }
-  for (auto& g : open_devices("nvml:all")) {
+  for (auto& g : open_gpus(every_gpu("nvml"))) {
     Watched w;
     w.index = g->info().index;
     w.gpu = std::move(g);

@@ -13,6 +13,7 @@
 namespace regime::session {
 
 std::string WorkloadSpec::display_name() const {
+  if (!name.empty()) return name;
   if (attach_pid) return fmt::format("process {}", *attach_pid);
   return command.empty() ? builtin : command_line(command);
 }
@@ -138,6 +139,18 @@ std::vector<Target> open_targets(const DeviceSet& devices) {
         throw Error(ErrorKind::InvalidArgument,
                     fmt::format("--device {}: {} is named twice", devices.text, out[i].uri_));
   return out;
+}
+
+std::vector<GpuPtr> open_gpus(const DeviceSet& devices) {
+  std::vector<GpuPtr> out;
+  for (const DeviceUri& uri : devices.devices)
+    for (GpuPtr& gpu : open_devices(uri)) out.push_back(std::move(gpu));
+  return out;
+}
+
+DeviceSet every_gpu(const std::string& scheme) {
+  DeviceUri all{scheme + ":all", scheme, "all", {}};
+  return {all.text, {all}};
 }
 
 bool names_several(const DeviceSet& devices) {

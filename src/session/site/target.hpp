@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/clock.hpp"
+#include "device/device_list.hpp"
 #include "device/gpu.hpp"
 #include "device/uri.hpp"
 #include "run/process_workload.hpp"
@@ -31,7 +32,11 @@ struct WorkloadSpec {
   // when it sends "end" there or is gone.
   std::optional<int> attach_pid;
   std::string attach_socket;
-  std::string display_name() const;  // "sim:resnet50" or the quoted command line
+  // The name its results are kept under in the run store (--workload-name), so that a later run
+  // of the same workload finds them; empty: the workload as given.
+  std::string name;
+  // `name` when given, else "sim:resnet50", the quoted command line or "process PID".
+  std::string display_name() const;
   // A command ends of its own; a built-in only with steps=N (sim:NAME,steps=N).
   bool ends_of_its_own() const;
 };
@@ -91,6 +96,13 @@ Target open_target(const DeviceUri& uri);
 // Every GPU of a set (nvml:job resolved), in its order: nvml:all gives one Target per GPU
 // (nvml:0, nvml:1, ...). A single device gives one Target.
 std::vector<Target> open_targets(const DeviceSet& devices);
+// The site's door for a command that runs no workload (limits, the health check, the exporter,
+// the job's process watch): each device's GPUs in --device order, nvml:all every GPU of the
+// backend, as the backend opens them (a limit change is not routed through the agent here: the
+// command that sets one routes it). Errors as the backend's.
+std::vector<GpuPtr> open_gpus(const DeviceSet& devices);
+// Every GPU of one backend (nvml:all) as a set.
+DeviceSet every_gpu(const std::string& scheme);
 // True when the set names more than one GPU (nvml:all on a one-GPU machine names one).
 bool names_several(const DeviceSet& devices);
 // True for a set that makes a job of several GPUs or asks for the job's own (nvml:job).
