@@ -12,7 +12,10 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "session/results/report.hpp"
+#include "session/scheduler/job.hpp"
+#include "session/study/study_kept.hpp"
 #include "session/study/study_view.hpp"
 
 namespace regime::cli {
@@ -38,6 +41,25 @@ void add_study_workload(CLI::App* sub, session::StudyRequest& r) {
                   "With --attach: the Unix datagram socket to make for the process's step "
                   "markers (an absolute path)")
       ->needs(attach);
+  sub->add_option("--workload-name", r.workload.name,
+                  "The name the study's decision is kept under in the run store (default: the "
+                  "workload as given), so that a later run of the same workload finds it (--auto)");
+}
+
+// --auto: the decision kept for the workload's name on the GPU's model, read back as the
+// scheduler's `job begin --power auto` reads it (its newest kept sweep, checked whole); none
+// when nothing usable is kept.
+session::KeptLookup kept_lookup(const std::string& db) {
+  return
+      [db](const GpuInfo& gpu, const std::string& workload) -> std::optional<session::KeptChoice> {
+        RunStore runs(RunStore::path_or_default(db));
+        std::vector<SweepRecord> sweeps;
+        if (auto s = runs.newest_sweep_of(gpu.name, workload)) sweeps.push_back(std::move(*s));
+        const session::CapChoice c =
+            session::choose_cap(session::parse_power_policy("auto"), gpu, sweeps, workload);
+        if (!c.sweep_id || !c.skipped.empty()) return std::nullopt;
+        return session::KeptChoice{c.cap_W, c.sweep_id, c.why};
+      };
 }
 
 // Several GPUs studied in turn, then one table of them all.
@@ -58,14 +80,20 @@ void print_study(const session::StudyReport& rep, const session::StudyRequest& r
   if (!report_path.empty()) {
     const std::string trace =
         r.out_dir.empty() ? "" : (fs::path(r.out_dir) / "probe.trace.csv").string();
-    const session::ReportResult page = session::write_study_report(rep, report_path, trace);
-    std::cerr << fmt::format("regime: wrote {} ({:.1f} KiB)\n", page.out.string(),
-                             double(page.bytes) / 1024.0);
+    // The study is printed below whatever happens to its page: nothing measured is lost.
+    try {
+      const session::ReportResult page = session::write_study_report(rep, report_path, trace);
+      std::cerr << fmt::format("regime: wrote {} ({:.1f} KiB)\n", page.out.string(),
+                               double(page.bytes) / 1024.0);
+    } catch (const Error& e) {
+      std::cerr << "regime: --report: " << e.what() << "\n";
+      ctx.exit_status = exit_code(e.kind());
+    }
   }
   if (json)
     print_json(rep.json);
   else
-    std::cout << session::to_text(rep, r.out_dir);
+    std::cout << (rep.kept ? session::kept_text(rep) : session::to_text(rep, r.out_dir));
   if (rep.exit_status) ctx.exit_status = *rep.exit_status;  // the command's, run to its end
   // Only after the results are out: a store that failed still fails the command.
   if (rep.store_failure)
@@ -112,6 +140,12 @@ void add_study(CLI::App& root, Context& ctx) {
                 "Stop the command once the study has decided (a characterization run); by "
                 "default the command runs to its end under the decision and the study exits "
                 "with its status");
+  auto use_kept = std::make_shared<bool>(false);
+  sub->add_flag("--auto", *use_kept,
+                "Train at the decision kept for --workload-name on this GPU model, when one is "
+                "kept, without probing or searching; else study as usual and keep the decision "
+                "under that name for the next run")
+      ->needs("--workload-name");
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; a command's own "
                 "stdout goes to stderr");
@@ -123,9 +157,10 @@ void add_study(CLI::App& root, Context& ctx) {
   sub->add_flag("--quiet", *quiet,
                 "Nothing on stderr while it runs: no progress line and no line per cap (the "
                 "result is printed as usual; errors and warnings still go to stderr)");
-  sub->callback([r, device, settings, json, report_path, quiet, &ctx] {
+  sub->callback([r, device, settings, json, report_path, quiet, use_kept, &ctx] {
     r->device = session::parse_device_set(*device);
     r->settings = session::parse_sweep_settings(*settings, r->settings);
+    if (*use_kept) r->kept = kept_lookup(r->settings.db);
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
     attach_progress(r->settings, progress, !*json && !*quiet);

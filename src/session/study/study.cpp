@@ -9,6 +9,7 @@
 #include "common/files.hpp"
 #include "session/site/site.hpp"
 #include "session/study/study_control.hpp"
+#include "session/study/study_kept.hpp"
 #include "session/study/study_probe.hpp"
 #include "session/study/study_record.hpp"
 #include "session/study/study_steps.hpp"
@@ -41,7 +42,7 @@ void check_probe_length(const StudyRequest& r) {
 StudyReport new_study_report(const StudyRequest& r, const RunSite& site) {
   if (r.settings.apply && site.physical && !r.actuate)
     throw Error(ErrorKind::ActuationRefused, "--apply changes a real GPU: add --actuate");
-  if (!r.out_dir.empty()) fs::create_directories(r.out_dir);
+  if (!r.out_dir.empty()) create_output_dirs(r.out_dir);
   StudyReport rep;
   rep.device = r.device.text;
   rep.workload = site.workload;
@@ -67,6 +68,7 @@ StudyReport study_one(const StudyRequest& r, ResultsKeeper& keeper) {
       open_site(r.device, r.workload, "regime study --device nvml:0 -- python3 train.py");
   StudyReport rep = new_study_report(r, site);
   const ActuationPolicy policy = ActuationPolicy::from_flags(r.actuate);
+  if (study_at_kept_decision(r, site, policy, rep)) return rep;  // --auto: nothing to search
   const nlohmann::json plan_settings = settings_json(r.settings, "plan");
   // One results file for the study: its sweep's results first, the whole study's replacing them.
   const std::string results_file = new_results_file_name("study");

@@ -1,6 +1,7 @@
 #pragma once
 // What `regime study` is asked and what it reports: the request, the dynamic-control finding and
 // the report that the study's steps fill and its views print (session/study/study.hpp runs it).
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -16,6 +17,18 @@
 #include "trace/trace.hpp"
 
 namespace regime::session {
+
+// A decision kept in the run store for this workload (its name) on this GPU model, as read back
+// for a later run: a cap, or the default kept, from the kept sweep `sweep_id`; `why` says which.
+struct KeptChoice {
+  std::optional<double> cap_W;  // none: the limit the GPU has is kept
+  std::optional<int64_t> sweep_id;
+  std::string why;
+};
+// Looks the kept decision up for `workload` on a GPU of this model; none when nothing usable is
+// kept (the study then probes and searches as usual).
+using KeptLookup =
+    std::function<std::optional<KeptChoice>(const GpuInfo& gpu, const std::string& workload)>;
 
 struct StudyRequest {
   DeviceSet device;  // one GPU, one job's GPUs, or simulated GPUs studied in turn
@@ -35,6 +48,9 @@ struct StudyRequest {
   // Stop the command once the study has decided (a characterization run), rather than run it to
   // its end under the decision.
   bool stop_after_decision = false;
+  // --auto: the run trains at the decision kept for its workload name where `kept` finds one,
+  // without probing or searching (session/study/study_kept.hpp).
+  KeptLookup kept;
 };
 
 // What the study found for dynamic control.
@@ -69,7 +85,9 @@ struct StudyReport {
   std::optional<WholeRunFigures> whole_run;
   std::optional<int> exit_status;
   std::string unfinished;
-  bool stopped_command = false;  // --stop-after-decision stopped the command
+  bool stopped_command = false;    // --stop-after-decision stopped the command
+  std::optional<KeptChoice> kept;  // --auto found a kept decision: the run trained at it
+  std::string kept_after;          // what the kept run left set
   // The run database failed to keep the study: what failed, and where the results are kept.
   std::optional<StoreFailure> store_failure;
   std::string sim_model;  // the twin's model of a simulated GPU; empty for a real one
