@@ -1,5 +1,7 @@
 #include "analysis/whole_run.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -52,6 +54,17 @@ std::pair<double, double> run_span(const std::vector<Trace>& traces) {
   return {a, b};
 }
 
+// A steady per-step figure with a finite interval.
+bool usable(const std::optional<Measurement>& m) {
+  return m && !m->per_second && std::isfinite(m->energy_per_step_J) &&
+         std::isfinite(m->energy_per_step_ci_J.first) &&
+         std::isfinite(m->energy_per_step_ci_J.second) && std::isfinite(m->time_per_step_s);
+}
+
+std::string limit_words(bool is_default, double limit_W) {
+  return fmt::format("{} {:g} W", is_default ? "default" : "starting limit", limit_W);
+}
+
 }  // namespace
 
 std::string to_string(StudyReach r) {
@@ -67,7 +80,7 @@ std::string to_string(StudyReach r) {
 }
 
 WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyTimes& times,
-                                  const std::optional<Measurement>& at_start) {
+                                  const SavingBasis& basis) {
   WholeRunFigures f;
   const auto [start_s, end_s] = run_span(traces);
   f.run = part_of(traces, start_s, end_s, true);
@@ -84,17 +97,40 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
     f.cap_W = times.cap_W;
     f.reached = StudyReach::Decision;
   }
-  const bool figure_ok = at_start && !at_start->per_second &&
-                         std::isfinite(at_start->energy_per_step_J) &&
-                         std::isfinite(at_start->energy_per_step_ci_J.first) &&
-                         std::isfinite(at_start->energy_per_step_ci_J.second);
-  if (figure_ok && f.run.steps > 0) {
+  const std::optional<Measurement>& ref = basis.reference;
+  if (usable(ref) && f.run.steps > 0) {
+    f.saved_against = basis.against;
     const double n = f.run.steps;
-    f.saved_J = at_start->energy_per_step_J * n - f.run.energy_J;
-    f.saved_ci_J = {at_start->energy_per_step_ci_J.first * n - f.run.energy_J,
-                    at_start->energy_per_step_ci_J.second * n - f.run.energy_J};
+    f.saved_J = ref->energy_per_step_J * n - f.run.energy_J;
+    // The reference's interval over every step, the decision's over the steps run under it.
+    double lo_J = (ref->energy_per_step_J - ref->energy_per_step_ci_J.first) * n;
+    double hi_J = (ref->energy_per_step_ci_J.second - ref->energy_per_step_J) * n;
+    if (usable(basis.decision) && f.decided && f.decided->steps > 0) {
+      const Measurement& d = *basis.decision;
+      const double m = f.decided->steps;
+      lo_J = std::hypot(lo_J, (d.energy_per_step_ci_J.second - d.energy_per_step_J) * m);
+      hi_J = std::hypot(hi_J, (d.energy_per_step_J - d.energy_per_step_ci_J.first) * m);
+    }
+    f.saved_ci_J = {*f.saved_J - lo_J, *f.saved_J + hi_J};
+    if (f.profiling) {
+      f.profiling_extra_J = f.profiling->energy_J - ref->energy_per_step_J * f.profiling->steps;
+      f.profiling_extra_s = f.profiling->seconds - ref->time_per_step_s * f.profiling->steps;
+    }
   }
   return f;
+}
+
+WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyTimes& times,
+                                  const std::optional<Measurement>& at_start) {
+  return whole_run_figures(traces, times, SavingBasis{at_start, "starting limit", std::nullopt});
+}
+
+SavingBasis saving_basis(const std::optional<Measurement>& at_start, double start_W,
+                         const std::optional<Measurement>& at_default, double default_W) {
+  if (usable(at_start) && start_W == default_W)
+    return {at_start, limit_words(true, default_W), std::nullopt};
+  if (usable(at_default)) return {at_default, limit_words(true, default_W), std::nullopt};
+  return {at_start, limit_words(false, start_W), std::nullopt};
 }
 
 nlohmann::json to_json(const RunPart& p) {
@@ -117,6 +153,11 @@ nlohmann::json to_json(const WholeRunFigures& f) {
   j["saved_J"] = f.saved_J ? nlohmann::json(*f.saved_J) : nlohmann::json();
   j["saved_ci_J"] = f.saved_J ? nlohmann::json::array({f.saved_ci_J.first, f.saved_ci_J.second})
                               : nlohmann::json();
+  j["saved_against"] = f.saved_J ? nlohmann::json(f.saved_against) : nlohmann::json();
+  j["profiling_extra_J"] =
+      f.profiling_extra_J ? nlohmann::json(*f.profiling_extra_J) : nlohmann::json();
+  j["profiling_extra_s"] =
+      f.profiling_extra_s ? nlohmann::json(*f.profiling_extra_s) : nlohmann::json();
   return j;
 }
 

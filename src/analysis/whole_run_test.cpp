@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "support/synthetic_trace.hpp"
 
 namespace regime {
@@ -26,14 +28,20 @@ Measurement at_start_40J() {
   return m;
 }
 
-TEST(WholeRun, PartsAddUpToTheRunAndTheSavingCountsEveryStep) {
-  const Trace t = capped_run();
+// The probe to 5 s, caps tried to 10 s, 300 W decided for the rest.
+StudyTimes decided_at_10s(const Trace& t) {
   StudyTimes times;
   const double t0 = t.samples.front().t_s;
   times.probe_end_s = t0 + 5;
   times.sweep_ran = true;
   times.sweep_end_s = t0 + 10;
   times.cap_W = 300;
+  return times;
+}
+
+TEST(WholeRun, PartsAddUpToTheRunAndTheSavingCountsEveryStep) {
+  const Trace t = capped_run();
+  const StudyTimes times = decided_at_10s(t);
   const WholeRunFigures f = whole_run_figures({t}, times, at_start_40J());
   EXPECT_EQ(f.reached, StudyReach::Decision);
   EXPECT_EQ(f.run.steps, static_cast<int>(t.steps.size()));
@@ -92,6 +100,74 @@ TEST(WholeRun, NoFiniteStartingFigureMeansNoSaving) {
   m = at_start_40J();
   m.per_second = true;
   EXPECT_FALSE(whole_run_figures({capped_run()}, times, m).saved_J);
+}
+
+TEST(WholeRun, TheSavingIsAgainstTheDefaultWhereAWindowThereWasMeasured) {
+  Measurement at_default = at_start_40J();
+  at_default.energy_per_step_J = 44;
+  at_default.energy_per_step_ci_J = {43, 45};
+  // The probe ran at the default: its own window is the reference.
+  SavingBasis b = saving_basis(at_start_40J(), 700, at_default, 700);
+  EXPECT_EQ(b.against, "default 700 W");
+  EXPECT_EQ(b.reference->energy_per_step_J, 40);
+  // The probe ran at 500 W: the sweep's window at the default is the reference.
+  b = saving_basis(at_start_40J(), 500, at_default, 700);
+  EXPECT_EQ(b.against, "default 700 W");
+  EXPECT_EQ(b.reference->energy_per_step_J, 44);
+  // No window at the default: the starting limit, and the figures say so.
+  b = saving_basis(at_start_40J(), 500, std::nullopt, 700);
+  EXPECT_EQ(b.against, "starting limit 500 W");
+  EXPECT_EQ(b.reference->energy_per_step_J, 40);
+  const Trace t = capped_run();
+  const WholeRunFigures f = whole_run_figures({t}, decided_at_10s(t), b);
+  EXPECT_EQ(f.saved_against, "starting limit 500 W");
+  EXPECT_EQ(to_json(f).at("saved_against"), "starting limit 500 W");
+  const WholeRunFigures g =
+      whole_run_figures({t}, decided_at_10s(t), saving_basis(at_start_40J(), 500, at_default, 700));
+  ASSERT_TRUE(g.saved_J);
+  EXPECT_NEAR(*g.saved_J, 44.0 * g.run.steps - g.run.energy_J, 1e-9);
+  EXPECT_EQ(to_json(g).at("saved_against"), "default 700 W");
+}
+
+TEST(WholeRun, TheDecisionWindowsIntervalWidensTheSavingsInQuadrature) {
+  const Trace t = capped_run();
+  const StudyTimes times = decided_at_10s(t);
+  SavingBasis b{at_start_40J(), "default 700 W", std::nullopt};
+  const WholeRunFigures alone = whole_run_figures({t}, times, b);
+  Measurement at_decision = at_start_40J();
+  at_decision.energy_per_step_J = 30;
+  at_decision.energy_per_step_ci_J = {29.5, 31};
+  b.decision = at_decision;
+  const WholeRunFigures both = whole_run_figures({t}, times, b);
+  ASSERT_TRUE(alone.saved_J && both.saved_J && both.decided);
+  EXPECT_EQ(*both.saved_J, *alone.saved_J);  // the point figure is the measured run's
+  const double n = both.run.steps;
+  const double m = both.decided->steps;
+  EXPECT_NEAR(*both.saved_J - both.saved_ci_J.first, std::hypot(1.0 * n, 1.0 * m), 1e-6);
+  EXPECT_NEAR(both.saved_ci_J.second - *both.saved_J, std::hypot(1.0 * n, 0.5 * m), 1e-6);
+  EXPECT_LT(both.saved_ci_J.first, alone.saved_ci_J.first);
+  EXPECT_GT(both.saved_ci_J.second, alone.saved_ci_J.second);
+}
+
+TEST(WholeRun, TheProfilingCostIsItsExtraEnergyAndTimeAgainstTheReference) {
+  const Trace t = capped_run();
+  Measurement ref = at_start_40J();
+  ref.time_per_step_s = 0.08;  // the reference ran its steps faster than the 0.1 s tried
+  const WholeRunFigures f =
+      whole_run_figures({t}, decided_at_10s(t), SavingBasis{ref, "default 700 W", std::nullopt});
+  ASSERT_TRUE(f.profiling && f.profiling_extra_J && f.profiling_extra_s);
+  EXPECT_NEAR(*f.profiling_extra_J, f.profiling->energy_J - 40.0 * f.profiling->steps, 1e-9);
+  EXPECT_NEAR(*f.profiling_extra_s, f.profiling->seconds - 0.08 * f.profiling->steps, 1e-9);
+  EXPECT_GT(*f.profiling_extra_s, 0);
+  const nlohmann::json j = to_json(f);
+  EXPECT_EQ(j.at("profiling_extra_s").get<double>(), *f.profiling_extra_s);
+  EXPECT_EQ(j.at("profiling_extra_J").get<double>(), *f.profiling_extra_J);
+  // Without a sweep there is no profiling cost.
+  StudyTimes probe_only;
+  probe_only.probe_end_s = t.samples.back().t_s;
+  EXPECT_TRUE(to_json(whole_run_figures({t}, probe_only, SavingBasis{ref, "default 700 W", {}}))
+                  .at("profiling_extra_J")
+                  .is_null());
 }
 
 }  // namespace
