@@ -14,6 +14,7 @@
 
 #include "agent/protocol.hpp"
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "common/paths.hpp"
 
 namespace regime::agent {
@@ -86,7 +87,7 @@ nlohmann::json AgentConnection::request(const std::string& line, double timeout_
     if (nl != std::string::npos) {
       std::string answer = pending_.substr(0, nl);
       pending_.erase(0, nl + 1);
-      nlohmann::json j = nlohmann::json::parse(answer, nullptr, false);
+      nlohmann::json j = parse_json_or_discarded(answer);
       if (j.is_discarded() || !j.is_object() || !j.contains("ok"))
         throw Error(ErrorKind::Io, "regimed answered something that is not a response");
       return j;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <utility>
 
+#include "common/json_text.hpp"
+
 namespace regime::agent {
 
 namespace {
@@ -67,7 +69,7 @@ Request parse_request(std::string_view line) {
     throw Error(ErrorKind::OutOfRange,
                 fmt::format("request of {} bytes is longer than the limit of {} bytes", line.size(),
                             kMaxRequestBytes));
-  json j = json::parse(line, nullptr, false);
+  json j = parse_json_or_discarded(line);
   if (j.is_discarded()) invalid("not a JSON object (one object per line)");
   if (!j.is_object()) invalid("not a JSON object (one object per line)");
   if (!j.contains("op")) invalid("\"op\" is missing (report, set, restore, begin or end)");

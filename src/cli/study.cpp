@@ -171,6 +171,12 @@ void add_study(CLI::App& root, Context& ctx) {
       progress.stop();
       return print_studies(reps, *json, ctx);
     }
+    // The page's place is checked before the study runs, as every output file is.
+    if (!report_path->empty()) try {
+        check_output_file(*report_path);
+      } catch (const Error& e) {
+        throw Error(e.kind(), "--report: " + std::string(e.what()));
+      }
     const session::StudyReport rep = session::run_study(*r);
     progress.stop();
     print_study(rep, *r, *json, *report_path, ctx);

@@ -442,6 +442,15 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
 
 void check_output_file(const fs::path& path) { (void)output_place(path); }
 
+void create_output_dirs(const fs::path& dir) {
+  struct stat st {};
+  fs::path walked;
+  Fd node = walk_path(dir, ::geteuid(), false, mode_t{0755}, st, walked);
+  if (!S_ISDIR(st.st_mode))
+    throw Error(ErrorKind::Io, fmt::format("cannot make folder {}: {} is {}", dir.string(),
+                                           walked.string(), type_name(st.st_mode)));
+}
+
 int open_output_file(const fs::path& path) {
   const OutputPlace at = output_place(path);
   // O_NOFOLLOW and O_NONBLOCK once more: the name may have changed since it was checked, and a

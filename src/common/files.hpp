@@ -42,6 +42,12 @@ void check_output_file(const std::filesystem::path& path);
 // the run is killed. The caller owns the returned descriptor (O_CLOEXEC).
 int open_output_file(const std::filesystem::path& path);
 
+// Makes folder `dir` and every missing folder above it (0755), reached as write_file_atomic reaches
+// a file's folder: a link on the way is followed only when root or this user owns it, so that no
+// folder is made through another user's link. Error NoPermission naming the link, Error Io when
+// a component is not a folder or cannot be made.
+void create_output_dirs(const std::filesystem::path& dir);
+
 class SafeDir {
  public:
   // Opens `path` one component at a time without letting the kernel follow links (a link is

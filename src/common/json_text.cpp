@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/error.hpp"
@@ -56,7 +57,41 @@ std::string line_column(std::string_view text, size_t offset) {
   return fmt::format("{}:{}", line, column);
 }
 
+size_t json_nesting_depth(std::string_view text, size_t limit) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+nlohmann::json parse_json_or_discarded(std::string_view text) {
+  if (json_nesting_depth(text) > kMaxJsonDepth) return nlohmann::json::value_t::discarded;
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
 nlohmann::json parse_json(std::string_view text, const std::string& source) {
+  if (json_nesting_depth(text) > kMaxJsonDepth)
+    throw Error(ErrorKind::Parse,
+                fmt::format("{}: nested deeper than {} levels of arrays and objects", source,
+                            kMaxJsonDepth));
   nlohmann::json j;
   PositionedDom sax(j);
   bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &sax);

@@ -9,9 +9,22 @@
 
 namespace regime {
 
-// Parses `text`. Error Parse "SOURCE:LINE:COLUMN: what is wrong" when it is not JSON or holds a
-// number that does not fit a double.
+// How deeply JSON read from outside may nest. Every JSON Regime writes nests a few levels; the
+// bound keeps recursive walks over a value (dump, comparisons, destruction) off the end of the
+// stack when a file, a stored row or a peer sends thousands of nested brackets.
+inline constexpr size_t kMaxJsonDepth = 64;
+
+// The deepest nesting of arrays and objects in `text`, counted outside strings, stopping once it
+// passes `limit` (so a hostile text costs one pass and no memory).
+size_t json_nesting_depth(std::string_view text, size_t limit = kMaxJsonDepth);
+
+// Parses `text`. Error Parse "SOURCE:LINE:COLUMN: what is wrong" when it is not JSON, holds a
+// number that does not fit a double, or nests deeper than kMaxJsonDepth.
 nlohmann::json parse_json(std::string_view text, const std::string& source);
+
+// `text` as JSON, or a discarded value where it is not JSON or nests deeper than kMaxJsonDepth:
+// for stored rows, peers' messages and answers, where a bad value is a reason, not an error.
+nlohmann::json parse_json_or_discarded(std::string_view text);
 
 // "LINE:COLUMN" (1-based) of byte `offset` in `text`.
 std::string line_column(std::string_view text, size_t offset);

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "common/json_text.hpp"
 #include "common/paths.hpp"
 
 namespace regime::exporter {
@@ -18,7 +19,7 @@ namespace {
 // large or malformed.
 nlohmann::json read_small_json(const std::filesystem::path& path) {
   try {
-    return nlohmann::json::parse(read_regular_file(path, size_t{1} << 20), nullptr, false);
+    return parse_json_or_discarded(read_regular_file(path, size_t{1} << 20));
   } catch (const Error&) {
     return nullptr;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "predict/received_text.hpp"
 
 namespace regime::predict {
@@ -53,7 +54,7 @@ std::optional<LlmAnswer> from_json(const std::string& content) {
   auto open = content.find('{');
   auto close = content.rfind('}');
   if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(content.substr(open, close - open + 1), nullptr, false);
+  nlohmann::json j = parse_json_or_discarded(content.substr(open, close - open + 1));
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   for (const char* key : {"avg_power_W", "avg_power_w", "power_W", "power_w", "watts", "power"}) {
     if (!j.contains(key)) continue;

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "predict/socket_bytes.hpp"
 
 namespace regime::predict {
@@ -156,7 +157,7 @@ std::string request_body(const std::string& model, const std::vector<ChatMessage
 }
 
 std::string response_content(const std::string& body) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  nlohmann::json j = parse_json_or_discarded(body);
   if (!j.is_discarded() && j.is_object() && j.contains("choices") && j["choices"].is_array() &&
       !j["choices"].empty()) {
     const auto& c = j["choices"][0];

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "store/outbox.hpp"
 
 namespace regime {
@@ -14,12 +15,11 @@ JobRow read_row(const sql::Row& row, const std::filesystem::path& where) {
   r.job_id = sql::as_text(row.at(0));
   r.node = sql::as_text(row.at(1));
   r.status = sql::as_text(row.at(2));
-  try {
-    r.record = nlohmann::json::parse(sql::as_text(row.at(3)));
-  } catch (const nlohmann::json::exception& e) {
+  r.record = parse_json_or_discarded(sql::as_text(row.at(3)));
+  if (r.record.is_discarded())
     throw Error(ErrorKind::Parse, where.string() + ": job " + r.job_id + " on " + r.node +
-                                      ": malformed record: " + e.what());
-  }
+                                      ": malformed record: not JSON, or nested deeper than " +
+                                      std::to_string(kMaxJsonDepth) + " levels");
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "common/files.hpp"
+#include "common/json_text.hpp"
 
 namespace regime {
 
@@ -113,7 +114,7 @@ size_t Outbox::send(sql::Connection& db) {
   size_t sent = 0;
   try {
     for (const fs::path& file : queued_files(dir_)) {
-      nlohmann::json entry = nlohmann::json::parse(read_regular_file(file), nullptr, false);
+      nlohmann::json entry = parse_json_or_discarded(read_regular_file(file));
       try {
         if (entry.is_discarded()) throw Error(ErrorKind::Parse, "unreadable queue entry");
         sql::Params params = params_from_json(entry["params"]);
@@ -149,7 +150,7 @@ size_t Outbox::send(sql::Connection& db) {
 std::optional<std::vector<sql::Row>> Outbox::cached(const std::string& name) const {
   const fs::path file = dir_ / "cache" / (name + ".json");
   if (!fs::exists(file)) return std::nullopt;
-  nlohmann::json rows = nlohmann::json::parse(read_regular_file(file), nullptr, false);
+  nlohmann::json rows = parse_json_or_discarded(read_regular_file(file));
   if (rows.is_discarded() || !rows.is_array()) return std::nullopt;
   std::vector<sql::Row> out;
   for (const auto& r : rows) out.push_back(params_from_json(r));

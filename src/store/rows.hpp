@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_text.hpp"
 #include "store/sql.hpp"
 
 namespace regime::rows {
@@ -31,7 +32,7 @@ inline void from_value(const sql::Value& v, int64_t& out) { out = sql::as_int(v)
 inline void from_value(const sql::Value& v, int& out) { out = static_cast<int>(sql::as_int(v)); }
 // Malformed JSON reads as null rather than failing the whole list.
 inline void from_value(const sql::Value& v, nlohmann::json& out) {
-  out = sql::is_null(v) ? nlohmann::json() : nlohmann::json::parse(sql::as_text(v), nullptr, false);
+  out = sql::is_null(v) ? nlohmann::json() : parse_json_or_discarded(sql::as_text(v));
   if (out.is_discarded()) out = nullptr;
 }
 template <class T>

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "common/paths.hpp"
 #include "common/version.hpp"
 #include "store/db_uri.hpp"
@@ -84,7 +85,13 @@ rows::Column<SweepRecord> decision_field() {
           [](SweepRecord& r, const sql::Value& v) {
             r.decision = nullptr;
             if (sql::is_null(v)) return;
-            r.decision = nlohmann::json::parse(sql::as_text(v), nullptr, false);
+            const std::string text = sql::as_text(v);
+            if (json_nesting_depth(text) > kMaxJsonDepth) {
+              r.unreadable =
+                  fmt::format("its decision_json nests deeper than {} levels", kMaxJsonDepth);
+              return;
+            }
+            r.decision = parse_json_or_discarded(text);
             if (!r.decision.is_discarded()) return;
             r.decision = nullptr;
             r.unreadable = "its decision_json is not JSON text";

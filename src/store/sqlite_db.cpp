@@ -80,8 +80,11 @@ class SqliteConnection : public Connection {
  public:
   explicit SqliteConnection(const std::filesystem::path& path)
       : path_(path), busy_timeout_ms_(sqlite_busy_timeout_ms()) {
-    std::error_code ec;
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+    // The folder is made as an output file's is; where it cannot be, the checks below say why.
+    if (path.has_parent_path()) try {
+        create_output_dirs(path.parent_path());
+      } catch (const Error&) {
+      }
     check_is_file_or_missing(path);
     // Reached component by component, never through another user's link, and not a link itself
     // (SQLITE_OPEN_NOFOLLOW says so to SQLite too, should one appear after the check).

@@ -18,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class OutputPaths : public ::testing::Test {
  protected:
@@ -137,6 +138,45 @@ TEST_F(OutputPaths, TheRunDatabaseIsNeverReachedThroughALinkOrOntoAFifoOrDevice)
     EXPECT_FALSE(fs::exists(roots / "runs.sqlite"));
   }
   EXPECT_EQ(probe_db(sb_.path() / "runs.sqlite").status, 0);
+}
+
+// Folders an output needs are made through the same walk: refused at another user's link, and
+// nothing made behind it.
+TEST_F(OutputPaths, NoFolderIsMadeThroughAnotherUsersLink) {
+  if (::geteuid() != 0) GTEST_SKIP() << "making a link another user owns needs root";
+  const fs::path roots = sb_.path() / "roots";
+  fs::create_directories(roots);
+  const fs::path theirs = sb_.path() / "theirs";
+  fs::create_symlink(roots, theirs);
+  ASSERT_EQ(testing::give_away(theirs), 0);
+  const std::vector<std::pair<std::string, test::RunResult>> runs = {
+      {"--db", sb_.regime({"probe", "--device", "sim:h200", "--workload", "sim:resnet50",
+                           "--seconds", "2", "--db", (theirs / "sub1" / "runs.sqlite").string()})},
+      {"--trace-out", trace_to(theirs / "sub2" / "t.csv")},
+      {"study --out", sb_.regime({"study", "--device", "sim:h200", "--workload", "sim:resnet50",
+                                  "--probe-seconds", "2", "--out", (theirs / "sub3").string()})}};
+  for (const auto& [how, r] : runs) {
+    EXPECT_EQ(r.status, 4) << how << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("it is a symbolic link owned by uid 65534")) << how;
+  }
+  EXPECT_TRUE(fs::is_empty(roots)) << "a folder was made through the link";
+}
+
+// A table or page whose place cannot be written is refused before anything is measured, so a
+// sweep or a study is never run only to be lost at its end.
+TEST_F(OutputPaths, AnUnwritablePlaceIsRefusedBeforeTheSweepOrStudyRuns) {
+  const test::RunResult sweep = table_to("/dev/full");
+  EXPECT_NE(sweep.status, 0);
+  EXPECT_THAT(sweep.err, HasSubstr("--table-out: /dev/full is a character device"));
+  EXPECT_THAT(sweep.err, Not(HasSubstr("W:"))) << "caps were measured first: " << sweep.err;
+  const test::RunResult study = sb_.regime(
+      {"study", "--device", "sim:h200", "--workload", "sim:resnet50", "--report", "/dev/full"});
+  EXPECT_NE(study.status, 0);
+  EXPECT_THAT(study.err, HasSubstr("--report: /dev/full is a character device"));
+  const test::RunResult runs = sb_.regime({"runs", "--json"});
+  ASSERT_EQ(runs.status, 0) << runs.err;
+  EXPECT_THAT(runs.out, Not(HasSubstr("\"sweep\""))) << "a sweep ran: " << runs.out;
+  EXPECT_THAT(runs.out, Not(HasSubstr("\"study\""))) << "a study ran: " << runs.out;
 }
 
 }  // namespace

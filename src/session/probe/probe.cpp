@@ -8,6 +8,7 @@
 #include "analysis/measure.hpp"
 #include "analysis/probe_regime.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
 #include "session/probe/probe_view.hpp"
@@ -180,7 +181,7 @@ std::vector<Trace> record_run(const ProbeRequest& r, ProbeGpus& set, Workload& w
   std::vector<std::unique_ptr<TraceCsvWriter>> writers;
   std::vector<std::unique_ptr<StepsCsvWriter>> step_writers;
   for (const TracePaths& p : paths) {
-    if (p.trace.has_parent_path()) fs::create_directories(p.trace.parent_path());
+    if (p.trace.has_parent_path()) create_output_dirs(p.trace.parent_path());
     writers.push_back(std::make_unique<TraceCsvWriter>(p.trace));
     step_writers.push_back(std::make_unique<StepsCsvWriter>(p.steps));
   }

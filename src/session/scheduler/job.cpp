@@ -278,11 +278,22 @@ nlohmann::json begin_job(const JobBegin& job) {
   if (study && job.step_socket.empty())
     throw Error(ErrorKind::InvalidArgument,
                 "--power study needs --step-socket: where the job's tasks send their step markers");
-  JobStore store(job.db);
+  std::optional<JobStore> store;
+  std::string store_unreadable;
+  // A store that cannot be opened or read (corrupt, locked, a folder) leaves the job's limits as
+  // they are, with the reason: the prolog never fails on it, as a failed prolog drains the node.
+  try {
+    store.emplace(job.db);
+  } catch (const Error& e) {
+    store_unreadable = fmt::format("the run database could not be read: {}", e.what());
+  }
   auto [gpus, raw, infos, indexes] = open_job_gpus_by_minor(job.scheme, job.gpus);
   std::vector<SweepRecord> sweeps;
-  if (policy.kind == PowerPolicy::Kind::Auto && !job.workload.empty())
-    sweeps = newest_sweeps(job.db, infos, job.workload);
+  if (store && policy.kind == PowerPolicy::Kind::Auto && !job.workload.empty()) try {
+      sweeps = newest_sweeps(job.db, infos, job.workload);
+    } catch (const Error& e) {
+      store_unreadable = fmt::format("the run database could not be read: {}", e.what());
+    }
   nlohmann::json record{{"job_id", job.job_id},
                         {"node", job.node},
                         {"uid", job.uid},
@@ -302,7 +313,13 @@ nlohmann::json begin_job(const JobBegin& job) {
     record["refused"] = e.what();
     choices.assign(infos.size(), CapChoice{std::nullopt, "refused: limit left as it is", {}, {}});
   }
+  if (!store) {  // no record could be kept for the epilog: nothing is set that it must undo
+    record["refused"] = store_unreadable;
+    choices.assign(infos.size(), CapChoice{std::nullopt, "limit left as it is", {}, {}});
+  }
   record["skipped_rows"] = skipped_rows(choices);
+  if (!store_unreadable.empty())
+    record["skipped_rows"].push_back({{"sweep_id", nullptr}, {"reason", store_unreadable}});
   if (record.contains("study_leader") && record["study_leader"] != job.node)
     for (CapChoice& c : choices)
       c.why = fmt::format("study: {} studies the job; this node takes its decision",
@@ -314,11 +331,13 @@ nlohmann::json begin_job(const JobBegin& job) {
                              [](const CapChoice& c) { return c.cap_W.has_value(); });
   std::unique_ptr<JobCaps> caps;
   // A study sets caps later (its own process): the job is declared to the agent now all the same.
+  if (study && !store) return record;  // a study keeps its record in the store it cannot use
   if (any_cap || study) caps = std::make_unique<JobCaps>(job.job_id, job.uid, indexes);
   record["via"] = caps && caps->via_agent() ? "regimed" : "journal";
   // Recorded before any change, so that the epilog finds the job whatever happens next, and the
   // restore at boot finds it after a reboot (the job journal names the database and the boot).
-  store.put({job.job_id, job.node, "running", record});
+  if (!store) return record;
+  store->put({job.job_id, job.node, "running", record});
   put_job_entry({job.job_id, job.node, job.db, record["boot_id"].get<std::string>(),
                  record["started_at_unix_s"].get<double>()});
   std::vector<size_t> applied;
@@ -336,21 +355,42 @@ nlohmann::json begin_job(const JobBegin& job) {
     } catch (const Error&) {  // stays in the journal for `regime restore`
     }
     record["failed"] = e.what();
-    store.put({job.job_id, job.node, "failed", record});
+    store->put({job.job_id, job.node, "failed", record});
     remove_job_entry(job.job_id, job.node);
     throw;
   }
-  store.put({job.job_id, job.node, "running", record});
+  store->put({job.job_id, job.node, "running", record});
   // Last: from here on the study process owns the record until the job ends.
   if (study) record["study"] = {{"pid", spawn_job_study(job)}, {"step_socket", job.step_socket}};
   return record;
 }
 
+namespace {
+
+// The job's store at its end. One that cannot be read while the node's job journal holds no entry
+// for the job means its prolog kept nothing and set nothing (begin_job): nullopt, with why, as
+// there is nothing to undo. With an entry a cap may be set, so the error stands.
+std::optional<JobStore> store_to_end_in(const std::string& job_id, const std::string& node,
+                                        const std::filesystem::path& db, std::string& why) {
+  try {
+    return std::optional<JobStore>(std::in_place, db);
+  } catch (const Error& e) {
+    if (get_job_entry(job_id, node)) throw;
+    why = e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 nlohmann::json end_job(const std::string& job_id, const std::string& node,
                        const std::filesystem::path& db) {
   // A study still running stops first: after it, nothing but this changes the job's caps.
   stop_job_study(job_id, node);
-  JobStore store(db);
+  std::string unreadable;
+  std::optional<JobStore> opened = store_to_end_in(job_id, node, db, unreadable);
+  if (!opened) return {{"job_id", job_id}, {"node", node}, {"store_unreadable", unreadable}};
+  JobStore& store = *opened;
   auto row = store.get(job_id, node);
   if (!row) return nullptr;
   nlohmann::json record = row->record;

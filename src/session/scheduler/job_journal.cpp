@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "common/paths.hpp"
 
 namespace regime::session {
@@ -36,7 +37,7 @@ std::optional<JobJournalEntry> read_entry(const fs::path& path) {
   if (!in) return std::nullopt;
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  nlohmann::json j = parse_json_or_discarded(text.str());
   if (!j.is_object() || !j.contains("job_id") || !j.contains("node")) return std::nullopt;
   JobJournalEntry e;
   try {

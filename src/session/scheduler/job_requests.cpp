@@ -54,7 +54,8 @@ JobEnd end_job_merging(const std::string& job_id, const std::string& node,
                        const std::filesystem::path& db, const std::string& existing_comment) {
   JobEnd out{job_db(db), nullptr, ""};
   out.record = end_job(job_id, node, out.db);
-  if (!out.record.is_null()) out.admin_comment = admin_comment(out.record, existing_comment);
+  if (!out.record.is_null() && !out.record.contains("store_unreadable"))
+    out.admin_comment = admin_comment(out.record, existing_comment);
   return out;
 }
 

@@ -44,6 +44,9 @@ std::string job_study_text(const std::string& job_id, const std::string& node,
 std::string to_text(const JobEnd& e, const std::string& job_id, const std::string& node) {
   if (e.record.is_null())
     return fmt::format("nothing recorded for job {} on {} in {}\n", job_id, node, e.db.string());
+  if (e.record.contains("store_unreadable"))
+    return fmt::format("job {} on {}: nothing to undo (its run database could not be read: {})\n",
+                       job_id, node, e.record["store_unreadable"].get<std::string>());
   std::string out;
   for (const auto& g : e.record["gpus"])
     fmt::format_to(std::back_inserter(out), "  {} ({}): energy {}, limit {}\n",

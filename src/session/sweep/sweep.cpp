@@ -104,6 +104,12 @@ SweepReport run_sweep(const SweepRequest& r) {
   if (!r.table_out.empty() && r.device.replay())
     throw Error(ErrorKind::InvalidArgument,
                 "--table-out: a replay device reads a sweep table already; there is none to write");
+  // The table's place is checked before any cap is measured: a sweep is not run to be lost.
+  if (!r.table_out.empty()) try {
+      check_output_file(r.table_out);
+    } catch (const Error& e) {
+      throw Error(e.kind(), "--table-out: " + std::string(e.what()));
+    }
   SweepReport rep = sweep_devices(r);
   if (!r.table_out.empty()) {
     try {
