@@ -116,6 +116,22 @@ GpuLabels labels_of(const GpuInfo& info) {
   return {std::to_string(info.index), info.uuid, info.name, node_hostname()};
 }
 
+PublishedRegime published_regime(const RegimeReport& report) {
+  PublishedRegime out(report.regime);
+  for (const PhaseReport& p : report.phases)
+    out.phases.push_back({p.regime, p.energy_fraction, p.time_fraction});
+  if (!out.phases.empty()) out.cycle_s = report.phase_cycle_s;
+  return out;
+}
+
+double regime_share(const PublishedRegime& r, Regime x, bool by_time) {
+  if (r.phases.empty()) return r.regime == x ? 1 : 0;
+  double share = 0;
+  for (const PhaseShare& p : r.phases)
+    if (p.regime == x) share += by_time ? p.time_fraction : p.energy_fraction;
+  return share;
+}
+
 std::string reason_label(uint64_t bits) {
   if (bits == kThermalReasons) return "thermal";
   if (std::popcount(bits) == 1) return reason_name(bits);
@@ -183,6 +199,23 @@ struct MetricFamilies {
                    .Help("1 for the regime the last window of samples was classified in, 0 for the "
                          "others (all 0 until the window is long enough)")
                    .Register(r)),
+        phase_energy(prometheus::BuildGauge()
+                         .Name("regime_gpu_phase_energy_ratio")
+                         .Help("The share of the window's energy spent in each regime: 1 for the "
+                               "regime of a steady window; a job of phases shares it among its "
+                               "phases' regimes (all 0 until the window is long enough)")
+                         .Register(r)),
+        phase_time(prometheus::BuildGauge()
+                       .Name("regime_gpu_phase_time_ratio")
+                       .Help("The share of the window's time spent in each regime, as "
+                             "regime_gpu_phase_energy_ratio shares its energy")
+                       .Register(r)),
+        phase_cycle(prometheus::BuildGauge()
+                        .Name("regime_gpu_phase_cycle_seconds")
+                        .Help("The period of the repeating cycle of phases the window was "
+                              "classified over (whole cycles), seconds; absent for a steady "
+                              "window")
+                        .Register(r)),
         up(prometheus::BuildGauge()
                .Name("regime_exporter_gpu_up")
                .Help("1 when the exporter's last round of reads of the GPU succeeded, else 0")
@@ -218,6 +251,9 @@ struct MetricFamilies {
   Family<Gauge>& limit;
   Family<Counter>& clock_event;
   Family<Gauge>& regime;
+  Family<Gauge>& phase_energy;
+  Family<Gauge>& phase_time;
+  Family<Gauge>& phase_cycle;
   Family<Gauge>& up;
   Family<Gauge>& read_duration;
   Family<Counter>& read_errors;
@@ -235,20 +271,37 @@ struct GpuSeries {
         sm_clock(f.sm_clock, base),
         up(f.up, base),
         read_duration(f.read_duration, base),
+        phase_cycle(f.phase_cycle, base),
         energy(f.energy, base),
         read_errors(f.read_errors, base) {
     for (const char* kind : kLimitKinds) limits.emplace_back(f.limit, with(base, "limit", kind));
-    for (const Regime x : kRegimes)
+    for (const Regime x : kRegimes) {
       regimes.emplace_back(f.regime, with(base, "regime", to_string(x)));
+      phase_energy.emplace_back(f.phase_energy, with(base, "regime", to_string(x)));
+      phase_time.emplace_back(f.phase_time, with(base, "regime", to_string(x)));
+    }
   }
   Labels base;
-  Series<Gauge> power, utilization, temperature, sm_clock, up, read_duration;
+  Series<Gauge> power, utilization, temperature, sm_clock, up, read_duration, phase_cycle;
   Series<Counter> energy, read_errors;
   std::vector<Series<Gauge>> limits;            // by kLimitKinds
   std::vector<Series<Gauge>> regimes;           // by kRegimes
+  std::vector<Series<Gauge>> phase_energy;      // by kRegimes
+  std::vector<Series<Gauge>> phase_time;        // by kRegimes
   std::map<uint64_t, Series<Counter>> reasons;  // by the reason bits of their counter
   InfoSeries job, cap;
 };
+
+// The regime named, each regime's shares of the window's energy and time, and the cycle.
+void publish_regime(GpuSeries& g, const std::optional<PublishedRegime>& regime) {
+  for (size_t i = 0; i < kRegimes.size(); ++i) {
+    const Regime x = kRegimes[i];
+    g.regimes[i].get().Set(regime && regime->regime == x ? 1 : 0);
+    g.phase_energy[i].get().Set(regime ? regime_share(*regime, x, false) : 0);
+    g.phase_time[i].get().Set(regime ? regime_share(*regime, x, true) : 0);
+  }
+  set_gauge(g.phase_cycle, regime ? regime->cycle_s : std::nullopt);
+}
 
 }  // namespace
 
@@ -273,6 +326,9 @@ std::vector<std::string> metric_names() {
           "regime_gpu_power_limit_watts",
           "regime_gpu_clock_event_seconds_total",
           "regime_gpu_regime",
+          "regime_gpu_phase_energy_ratio",
+          "regime_gpu_phase_time_ratio",
+          "regime_gpu_phase_cycle_seconds",
           "regime_exporter_gpu_up",
           "regime_exporter_read_duration_seconds",
           "regime_exporter_read_errors_total",
@@ -291,7 +347,7 @@ ExporterMetrics::ExporterMetrics()
 
 ExporterMetrics::~ExporterMetrics() = default;
 
-void ExporterMetrics::publish(const GpuReading& r, const std::optional<Regime>& regime) {
+void ExporterMetrics::publish(const GpuReading& r, const std::optional<PublishedRegime>& regime) {
   GpuSeries& g = f_->gpu(labels_of(r.info));
   const Sample& s = r.sample;
   set_gauge(g.power, s.power_W ? s.power_W : s.power_avg_W);
@@ -333,8 +389,7 @@ void ExporterMetrics::publish(const GpuReading& r, const std::optional<Regime>& 
                .first;
     set_counter(it->second, seconds);
   }
-  for (size_t i = 0; i < kRegimes.size(); ++i)
-    g.regimes[i].get().Set(regime == kRegimes[i] ? 1 : 0);
+  publish_regime(g, regime);
   g.up.get().Set(1);
   g.read_duration.get().Set(r.read_s);
   g.read_errors.get().Increment(static_cast<double>(r.failed_reads));
@@ -348,7 +403,9 @@ void ExporterMetrics::remove_gpu_series(const GpuLabels& gpu) {
   set_info(f_->job, g.job, g.base, "hpc_job", std::nullopt, 0);
   set_info(f_->cap, g.cap, g.base, "kept", std::nullopt, 0);
   for (auto& s : g.limits) s.remove();
-  for (auto& s : g.regimes) s.remove();
+  for (auto* v : {&g.regimes, &g.phase_energy, &g.phase_time})
+    for (auto& s : *v) s.remove();
+  g.phase_cycle.remove();
   for (auto& [bits, s] : g.reasons) s.remove();
   g.reasons.clear();
 }

@@ -41,6 +41,26 @@ std::vector<std::string> metric_names();
 // sw_thermal and hw_thermal together, as "thermal".
 std::string reason_label(uint64_t bits);
 
+// What the rolling regime names, as the metrics publish it: the regime, and for a job of phases
+// each phase kind's regime with its shares of the window's energy and time (most energy first).
+struct PhaseShare {
+  Regime regime = Regime::Idle;
+  double energy_fraction = 0;
+  double time_fraction = 0;
+};
+struct PublishedRegime {
+  PublishedRegime(Regime r) : regime(r) {}  // NOLINT(google-explicit-constructor): a steady window
+  Regime regime;
+  std::vector<PhaseShare> phases;  // empty for a steady window
+  std::optional<double> cycle_s;   // the period of a repeating cycle of phases
+};
+PublishedRegime published_regime(const RegimeReport& report);
+
+// The share of a window's energy (or time: by_time) in regime `x`: a steady window holds all of
+// it in its one regime; a job of phases shares it among its phases' regimes (two phases of one
+// regime add up).
+double regime_share(const PublishedRegime& r, Regime x, bool by_time);
+
 class ExporterMetrics {
  public:
   ExporterMetrics();
@@ -48,8 +68,9 @@ class ExporterMetrics {
   ExporterMetrics(const ExporterMetrics&) = delete;
   ExporterMetrics& operator=(const ExporterMetrics&) = delete;
 
-  // Publishes a round of reads and the rolling regime (nullopt: not named yet, every regime 0).
-  void publish(const GpuReading& reading, const std::optional<Regime>& regime);
+  // Publishes a round of reads and the rolling regime with its phases (nullopt: not named yet,
+  // every regime and share 0).
+  void publish(const GpuReading& reading, const std::optional<PublishedRegime>& regime);
   // A round that failed: the GPU's series go (stale in Prometheus), gpu_up 0, one more error.
   void gpu_failed(const GpuLabels& gpu);
   // The text format of everything, for one answer to /metrics; times itself for the next answer.

@@ -103,8 +103,11 @@ TEST(ExporterMetrics, PublishesEverySeriesWithTheGpuLabels) {
   EXPECT_EQ(value(t, "regime_exporter_gpu_up{" + kGpu + "}"), 1);
   EXPECT_EQ(value(t, "regime_exporter_read_duration_seconds{" + kGpu + "}"), 0.004);
   EXPECT_EQ(value(t, "regime_exporter_scrapes_total"), 1);
-  for (const auto& name : metric_names())
+  // Every family but the cycle of phases, which a steady window does not have.
+  for (const auto& name : metric_names()) {
+    if (name == "regime_gpu_phase_cycle_seconds") continue;
     EXPECT_NE(t.find("# TYPE " + name + " "), std::string::npos) << name;
+  }
   EXPECT_NE(t.find("# TYPE regime_gpu_energy_joules_total counter"), std::string::npos);
   EXPECT_NE(t.find("# TYPE regime_gpu_power_watts gauge"), std::string::npos);
 }
@@ -115,6 +118,39 @@ TEST(ExporterMetrics, NoRegimeYetLeavesEveryRegimeAtZero) {
   const std::string t = m.scrape();
   EXPECT_EQ(std::regex_search(t, std::regex(R"(\nregime_gpu_regime\{[^}]*\} 1\n)")), false) << t;
   EXPECT_EQ(value(t, "regime_gpu_regime{" + gpu_labels({{"regime", "idle"}}) + "}"), 0);
+}
+
+TEST(ExporterMetrics, AJobOfPhasesSharesItsEnergyAmongThePhasesRegimes) {
+  ExporterMetrics m;
+  PublishedRegime phased(Regime::CapBound);
+  phased.phases = {{Regime::CapBound, 0.8, 0.5}, {Regime::Underutilized, 0.2, 0.5}};
+  phased.cycle_s = 16;
+  m.publish(reading(400, 10), phased);
+  std::string t = m.scrape();
+  const auto share = [&](const char* metric, const char* regime) {
+    return value(t, std::string(metric) + "{" + gpu_labels({{"regime", regime}}) + "}");
+  };
+  EXPECT_EQ(share("regime_gpu_regime", "cap-bound"), 1) << t;
+  EXPECT_EQ(share("regime_gpu_phase_energy_ratio", "cap-bound"), 0.8) << t;
+  EXPECT_EQ(share("regime_gpu_phase_energy_ratio", "underutilized"), 0.2);
+  EXPECT_EQ(share("regime_gpu_phase_energy_ratio", "idle"), 0);
+  EXPECT_EQ(share("regime_gpu_phase_time_ratio", "underutilized"), 0.5);
+  EXPECT_EQ(value(t, "regime_gpu_phase_cycle_seconds{" + kGpu + "}"), 16);
+  // The job turns steady: all its energy in its one regime, and no cycle.
+  m.publish(reading(400, 20), Regime::Headroom);
+  t = m.scrape();
+  EXPECT_EQ(share("regime_gpu_phase_energy_ratio", "headroom"), 1) << t;
+  EXPECT_EQ(share("regime_gpu_phase_energy_ratio", "cap-bound"), 0);
+  EXPECT_EQ(share("regime_gpu_phase_time_ratio", "headroom"), 1);
+  EXPECT_FALSE(value(t, "regime_gpu_phase_cycle_seconds{" + kGpu + "}")) << t;
+}
+
+TEST(ExporterMetrics, TwoPhasesOfOneRegimeAddUp) {
+  PublishedRegime r(Regime::CapBound);
+  r.phases = {{Regime::CapBound, 0.7, 0.4}, {Regime::CapBound, 0.2, 0.3}, {Regime::Idle, 0.1, 0.3}};
+  EXPECT_DOUBLE_EQ(regime_share(r, Regime::CapBound, false), 0.9);
+  EXPECT_DOUBLE_EQ(regime_share(r, Regime::CapBound, true), 0.7);
+  EXPECT_DOUBLE_EQ(regime_share(r, Regime::Headroom, false), 0);
 }
 
 TEST(ExporterMetrics, AFieldNotReadLosesItsSeries) {

@@ -35,7 +35,7 @@ struct Source {
   std::optional<exporter::GpuReading> last_slow;  // carried into the rounds between slow ones
   exporter::ServedEnergy energy;  // the counter read on slow rounds, advanced by the buffer between
   bool power_buffer = false;      // the last round drained points: the buffer can advance it
-  std::optional<Regime> regime;   // the rolling regime as last classified
+  std::optional<exporter::PublishedRegime> regime;  // the rolling regime as last classified
   bool up = true;
   std::string classify_error;  // the last one said, so a persistent one is said once
 };
@@ -175,7 +175,8 @@ ExportSummary run_export(const ExportRequest& request,
       if (full || !s.regime) {
         s.regime.reset();
         try {
-          if (const auto report = s.rolling->classify(r->info)) s.regime = report->regime;
+          if (const auto report = s.rolling->classify(r->info))
+            s.regime = exporter::published_regime(*report);
         } catch (const Error& e) {
           // A window the analysis cannot classify names no regime; the readings are still served.
           if (s.classify_error != e.what()) on_warning(fmt::format("{}: {}", s.uri, e.what()));
