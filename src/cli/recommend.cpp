@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/run_options.hpp"
 #include "session/results/recommend_view.hpp"
 
 namespace regime::cli {
@@ -15,10 +16,14 @@ namespace {
 
 struct RecommendArgs {
   session::RecommendRequest request;
+  std::string run;  // --run as written
+  std::string objective = plan::kDefaultObjective;
   bool json = false;
 };
 
-void run_recommend(const RecommendArgs& a) {
+void run_recommend(RecommendArgs& a) {
+  a.request.objective = plan::parse_objective(a.objective);
+  if (!a.run.empty()) a.request.run = parse_run_ref(a.run);
   const session::RecommendReport report = session::recommend(a.request);
   if (a.json) return print_json(session::to_json(report));
   std::cout << session::to_text(report);
@@ -32,12 +37,12 @@ void add_recommend(CLI::App& root, Context&) {
   auto a = std::make_shared<RecommendArgs>();
   auto* sweep = sub->add_option("--sweep", a->request.sweep_file,
                                 "Sweep table CSV (workload,gpu,cap_W,time_s,avg_power_W,unit)");
-  auto* run = sub->add_option("--run", a->request.run,
+  auto* run = sub->add_option("--run", a->run,
                               "A sweep kept in the run database, sweep:ID (`regime runs` lists "
                               "them): decided again without running it again");
   sweep->excludes(run);
   sub->add_option("--db", a->request.db, "Run database for --run (default: STATE_DIR/runs.sqlite)");
-  sub->add_option("--objective", a->request.objective,
+  sub->add_option("--objective", a->objective,
                   "max-slowdown:PCT | energy | edp | zeus:ETA (default max-slowdown:10: least "
                   "energy per unit at most 10% slower; --json shows the unconstrained optimum)");
   sub->add_flag("--json", a->json, "Machine-readable output");

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/run_options.hpp"
 
 namespace regime::cli {
 
@@ -44,7 +45,7 @@ void add_report(CLI::App& root, Context&) {
   sub->add_flag("--json", a->json, "Machine-readable summary");
   sub->callback([=] {
     session::ReportRequest req;
-    if (id->count()) req.run = a->run;
+    if (id->count()) req.run = parse_run_ref(a->run);
     req.db = a->db;
     if (gpu->count()) req.gpu = a->gpu;
     if (workload->count()) req.workload = a->workload;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/run_options.hpp"
 #include "session/results/runs_view.hpp"
 
 namespace regime::cli {
@@ -40,7 +41,7 @@ void add_runs(CLI::App& root, Context&) {
     app->add_flag("--json", *json, "Machine-readable output");
   runs->callback([=] {
     if (show_cmd->parsed()) {
-      const session::StoredResult found = session::show_run(*db, session::parse_run_ref(*ref));
+      const session::StoredResult found = session::show_run(*db, parse_run_ref(*ref));
       if (*json) return print_json(session::to_json(found));
       std::cout << session::to_text(found);
       return;

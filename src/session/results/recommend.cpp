@@ -8,17 +8,17 @@
 namespace regime::session {
 
 RecommendReport recommend(const RecommendRequest& request) {
-  const plan::Objective objective = plan::parse_objective(request.objective);
-  if (request.sweep_file.empty() == request.run.empty())
+  const plan::Objective& objective = request.objective;
+  if (request.sweep_file.empty() == !request.run)
     throw Error(ErrorKind::InvalidArgument, "give --sweep FILE or --run sweep:ID");
   RecommendReport out;
   out.objective = objective.text();
-  if (request.run.empty()) {
+  if (!request.run) {
     out.source = request.sweep_file;
     out.decided = decide_table(read_sweep_table(request.sweep_file), objective);
     return out;
   }
-  const RunRef ref = parse_run_ref(request.run);
+  const RunRef& ref = *request.run;
   if (ref.kind != RunRef::Kind::Sweep)
     throw Error(ErrorKind::InvalidArgument,
                 "--run takes a kept sweep, sweep:ID (`regime runs` lists them)");

@@ -1,6 +1,7 @@
 #pragma once
 // `regime recommend`: the decision for every workload of a sweep table, or for a sweep kept in the
 // run database, by the rule `regime sweep` applies to its own measurements.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,10 @@
 namespace regime::session {
 
 struct RecommendRequest {
-  std::string sweep_file;  // a sweep table (CSV); or
-  std::string run;         // a kept sweep, "sweep:ID"
-  std::string db;          // the run database `run` is in (empty: the default)
-  std::string objective = plan::kDefaultObjective;
+  std::string sweep_file;     // a sweep table (CSV); or
+  std::optional<RunRef> run;  // a kept sweep, sweep:ID
+  std::string db;             // the run database `run` is in (empty: the default)
+  plan::Objective objective;  // plan::kDefaultObjective
 };
 
 struct RecommendReport {
@@ -22,7 +23,7 @@ struct RecommendReport {
   std::vector<TableDecision> decided;
 };
 
-// Error InvalidArgument for an objective that cannot be read, for neither or both of
+// Error InvalidArgument for neither or both of
 // `sweep_file` and `run`, and for a `run` that is not a sweep. A kept sweep decided again is kept
 // in the decisions table (decide_again).
 RecommendReport recommend(const RecommendRequest& request);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/run_options.hpp"
 #include "common/error.hpp"
 #include "session/results/recommend_view.hpp"
 
@@ -10,16 +11,14 @@ namespace {
 
 const std::string kTable = std::string(REGIME_TEST_DATA_DIR) + "/zeus/V100.sweep.csv";
 
-RecommendRequest request(std::string sweep_file, std::string run, std::string objective = "") {
-  RecommendRequest r;
-  r.sweep_file = std::move(sweep_file);
-  r.run = std::move(run);
-  if (!objective.empty()) r.objective = std::move(objective);
-  return r;
-}
-
-ErrorKind kind_of(const RecommendRequest& r) {
+// The request as the CLI builds it from the options' text, then recommended: the kind of the
+// Error either step throws.
+ErrorKind kind_of(std::string sweep_file, std::string run, std::string objective = "") {
   try {
+    RecommendRequest r;
+    r.sweep_file = std::move(sweep_file);
+    if (!run.empty()) r.run = cli::parse_run_ref(run);
+    if (!objective.empty()) r.objective = plan::parse_objective(objective);
     recommend(r);
   } catch (const Error& e) {
     return e.kind();
@@ -30,7 +29,7 @@ ErrorKind kind_of(const RecommendRequest& r) {
 TEST(Recommend, ATableIsDecidedPerWorkloadUnderTheObjective) {
   RecommendRequest r;
   r.sweep_file = kTable;
-  r.objective = "energy";
+  r.objective = plan::parse_objective("energy");
   const RecommendReport report = recommend(r);
   EXPECT_EQ(report.source, kTable);
   EXPECT_EQ(report.objective, "energy");
@@ -43,10 +42,10 @@ TEST(Recommend, ATableIsDecidedPerWorkloadUnderTheObjective) {
 }
 
 TEST(Recommend, NeedsATableOrAKeptSweepAndAReadableObjective) {
-  EXPECT_EQ(kind_of(request("", "")), ErrorKind::InvalidArgument);  // neither
-  EXPECT_EQ(kind_of(request(kTable, "sweep:1")), ErrorKind::InvalidArgument);
-  EXPECT_EQ(kind_of(request("", "probe:1")), ErrorKind::InvalidArgument);  // not a sweep
-  EXPECT_EQ(kind_of(request(kTable, "", "fastest")), ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of("", ""), ErrorKind::InvalidArgument);  // neither
+  EXPECT_EQ(kind_of(kTable, "sweep:1"), ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of("", "probe:1"), ErrorKind::InvalidArgument);  // not a sweep
+  EXPECT_EQ(kind_of(kTable, "", "fastest"), ErrorKind::InvalidArgument);
 }
 
 }  // namespace

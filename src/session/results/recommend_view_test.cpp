@@ -13,7 +13,7 @@ namespace {
 TEST(RecommendView, EachRowShowsTheCapAndEnergyChangeOfItsJsonDecision) {
   RecommendRequest request;
   request.sweep_file = std::string(REGIME_TEST_DATA_DIR) + "/zeus/V100.sweep.csv";
-  request.objective = "energy";
+  request.objective = plan::parse_objective("energy");
   const RecommendReport report = recommend(request);
   const nlohmann::json j = to_json(report);
   const std::string text = to_text(report);

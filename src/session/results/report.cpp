@@ -115,13 +115,13 @@ ReportResult write_control_report(const ReportRequest& r, RunStore& store, int64
 // The run `run` names: a probe's id, or a control run's; nullopt for the newest matching probe.
 std::optional<RunRef> report_ref(const ReportRequest& r) {
   if (!r.run) return std::nullopt;
-  const RunRef ref = parse_run_ref(*r.run);
+  const RunRef& ref = *r.run;
   if (ref.kind != RunRef::Kind::Probe && ref.kind != RunRef::Kind::Control)
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("report: '{}' is a {}: regime report draws a probe (ID, probe:ID) or "
                             "a control run (control:ID); a study draws its own page with "
                             "`regime study --report FILE`",
-                            *r.run, to_string(ref.kind)));
+                            ref.text, to_string(ref.kind)));
   return ref;
 }
 

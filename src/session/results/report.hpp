@@ -8,13 +8,14 @@
 #include <optional>
 #include <string>
 
+#include "session/results/runs.hpp"
 #include "session/study/study.hpp"
 
 namespace regime::session {
 
 struct ReportRequest {
-  std::optional<std::string> run;  // "ID" or "probe:ID" (a probe), "control:ID" (a control run)
-  std::string db;                  // default: RunStore::default_path()
+  std::optional<RunRef> run;  // a probe (ID, probe:ID) or a control run (control:ID)
+  std::string db;             // default: RunStore::default_path()
   // Without a run: the newest probe on a GPU whose name, UUID or device URI contains it. With
   // control:ID: which of the run's GPUs to draw (report::control_gpu_named).
   std::optional<std::string> gpu;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <filesystem>
 #include <tuple>
 
@@ -40,8 +39,6 @@ constexpr std::pair<RunRef::Kind, const char*> kKinds[] = {{RunRef::Kind::Probe,
                                                            {RunRef::Kind::Study, "study"},
                                                            {RunRef::Kind::Decision, "decision"},
                                                            {RunRef::Kind::Control, "control"}};
-
-constexpr const char* kRefForms = "ID, probe:ID, sweep:ID, study:ID, decision:ID or control:ID";
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -80,24 +77,10 @@ std::string to_string(RunRef::Kind kind) {
   return "?";
 }
 
-RunRef parse_run_ref(const std::string& text) {
-  RunRef ref;
-  std::string number = text;
-  if (auto colon = text.find(':'); colon != std::string::npos) {
-    const std::string kind = text.substr(0, colon);
-    number = text.substr(colon + 1);
-    auto it = std::find_if(std::begin(kKinds), std::end(kKinds),
-                           [&](const auto& k) { return kind == k.second; });
-    if (it == std::end(kKinds))
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("run '{}': expected {}", text, kRefForms));
-    ref.kind = it->first;
-  }
-  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), ref.id);
-  if (number.empty() || ec != std::errc() || end != number.data() + number.size() || ref.id < 1)
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("run '{}': expected {} with ID a positive integer", text, kRefForms));
-  return ref;
+std::optional<RunRef::Kind> run_kind_named(const std::string& name) {
+  for (auto [k, kind_name] : kKinds)
+    if (name == kind_name) return k;
+  return std::nullopt;
 }
 
 bool matches(const RunsFilter& f, const std::string& device, const std::string& gpu_name,
@@ -201,7 +184,7 @@ std::vector<TableDecision> decide_table(const SweepTable& table, const plan::Obj
 }
 
 Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Objective& objective) {
-  auto found = show_run(db, {RunRef::Kind::Sweep, sweep_id});
+  auto found = show_run(db, {RunRef::Kind::Sweep, sweep_id, fmt::format("sweep:{}", sweep_id)});
   Redecision out{std::get<SweepRecord>(found), {}, std::nullopt};
   SweepTable table = parse_sweep_table(out.sweep.table_csv, fmt::format("sweep:{}", sweep_id));
   if (table.workloads().size() != 1)

@@ -17,12 +17,17 @@ namespace regime::session {
 
 // "probe:12" or "12" (a probe), "sweep:3" (a sweep or a study's sweep), "study:2", "decision:5",
 // "control:4" (a controller run). Error InvalidArgument.
+// The CLI reads one (cli/run_options.hpp).
 struct RunRef {
   enum class Kind { Probe, Sweep, Study, Decision, Control } kind = Kind::Probe;
   int64_t id = 0;
+  std::string text;  // as written, for messages
 };
-RunRef parse_run_ref(const std::string& text);
+inline constexpr const char* kRunRefForms =
+    "ID, probe:ID, sweep:ID, study:ID, decision:ID or control:ID";
 std::string to_string(RunRef::Kind kind);  // "probe", "sweep", ...
+// The kind `name` names ("probe", "sweep", ...); nullopt for none.
+std::optional<RunRef::Kind> run_kind_named(const std::string& name);
 
 // Which results a listing keeps: `gpu` matches the GPU's name, its URI or its UUID, `workload`
 // the workload's name or command line; both as a case-insensitive part of the text. Empty: any.
