@@ -27,6 +27,7 @@
 #include "session/scheduler/job_journal.hpp"
 #include "session/scheduler/job_leader.hpp"
 #include "session/study/study_steps.hpp"
+#include "session/study/study_whole_run.hpp"
 #include "session/sweep/search_options.hpp"
 #include "session/sweep/sweep_limits.hpp"
 #include "session/sweep/sweep_record.hpp"
@@ -112,8 +113,15 @@ struct ProbeStep {
   plan::SweepPlan plan;
 };
 
+// What the leader's study measured on the job's one run, for its whole-job figures.
+struct JobRun {
+  StudyTimes times;
+  std::optional<Measurement> at_start;  // the probe's window at the limit the GPUs had
+  std::optional<SweepReport> sweep;     // when a sweep decided
+};
+
 ProbeStep probe_at_current_limits(StudyRecord& rec, const JobGpus& job, RunLoop& loop,
-                                  MarkerWorkload& work) {
+                                  MarkerWorkload& work, JobRun& run) {
   const double t0 = loop.now_s();
   const double probe_s = rec.request.probe_seconds;
   loop.run_until(
@@ -138,11 +146,16 @@ ProbeStep probe_at_current_limits(StudyRecord& rec, const JobGpus& job, RunLoop&
     per_gpu.push_back(std::move(*named.report));
   }
   const ProbeVerdict verdict = probe_verdict(std::move(per_gpu));
+  run.times.probe_end_s = loop.now_s();
+  run.at_start = verdict.job;
   rec.study["regime"] = to_string(verdict.regime.regime);
   ProbeStep out;
   out.plan = plan_study_sweep(verdict, job.infos);
   rec.study["plan"] = {{"sweep", out.plan.sweep}, {"caps", out.plan.caps}, {"why", out.plan.why}};
-  if (!out.plan.sweep) out.end = StudyEnd{"keep_default", out.plan.why};
+  if (!out.plan.sweep) {
+    out.end = StudyEnd{"keep_default", out.plan.why};
+    run.times.sweep_end_s = run.times.probe_end_s;  // the rest runs at the limit it has
+  }
   return out;
 }
 
@@ -162,19 +175,20 @@ void mark_capped(StudyRecord& rec, const JobGpus& job) {
   rec.save();
 }
 
-// 2. The sweep: every GPU of the job through each cap of the plan. An end when the job ended or
-// the sweep failed.
+// 2. The sweep: every GPU of the job through each cap of the plan, through the in-job study's one
+// sweep (session/study/study_whole_run.hpp) with JobCaps setting the limits; the epilog restores
+// them when the job ends first. An end when the job ended or the sweep failed.
 std::optional<StudyEnd> sweep_job(StudyRecord& rec, const JobGpus& job, RunLoop& loop,
                                   MarkerWorkload& work, JobCaps& caps, const plan::SweepPlan& plan,
                                   SweepReport& rep) {
   mark_capped(rec, job);
   const SweepSettings& settings = rec.request.settings;
+  const JobLimits limits{[&](double cap_W) { set_job_caps(rec, job, caps, cap_W); }, nullptr};
   try {
-    search_live(
-        rep, job.infos,
-        sweep_search_options(rep, job.gpus.size(), twin::find_gpu_spec(rep.info.name), plan.caps,
-                             settings),
-        loop, work, [&](double cap_W) { set_job_caps(rec, job, caps, cap_W); }, settings.budget);
+    sweep_in_job(rep, job.infos,
+                 sweep_search_options(rep, job.gpus.size(), twin::find_gpu_spec(rep.info.name),
+                                      plan.caps, settings),
+                 loop, work, limits, settings.budget);
   } catch (const WorkloadFailed& e) {
     return StudyEnd{"interrupted", std::string("the job ended during the sweep: ") + e.what()};
   } catch (const Error& e) {
@@ -198,7 +212,7 @@ nlohmann::json study_decision(const plan::Decision& d, const plan::DecisionView&
 StudyEnd apply_decision(StudyRecord& rec, const JobGpus& job, JobCaps& caps, SweepReport& rep) {
   const plan::Decision& d = rep.outcome.decision;
   const double default_W = job.infos[0].default_limit_W;
-  set_job_caps(rec, job, caps, d.keep_default ? default_W : d.cap_W);
+  if (d.keep_default) set_job_caps(rec, job, caps, default_W);  // a decided cap is set already
   const JobStudyRequest& r = rec.request;
   rep.after = fmt::format("{} for the rest of job {}",
                           d.keep_default ? fmt::format("the default {:g} W", default_W)
@@ -219,10 +233,10 @@ StudyEnd apply_decision(StudyRecord& rec, const JobGpus& job, JobCaps& caps, Swe
 }
 
 // The probe, and where the regime warrants it the sweep and its decision. `caps` is made for the
-// sweep and held until the study ends.
+// sweep and held until the study ends; `run` keeps what was measured on the way.
 StudyEnd run_study(StudyRecord& rec, const JobGpus& job, RunLoop& loop, MarkerWorkload& work,
-                   const std::string& workload, std::optional<JobCaps>& caps) {
-  const ProbeStep probe = probe_at_current_limits(rec, job, loop, work);
+                   const std::string& workload, std::optional<JobCaps>& caps, JobRun& run) {
+  const ProbeStep probe = probe_at_current_limits(rec, job, loop, work, run);
   if (probe.end) return *probe.end;
   caps.emplace(rec.request.job_id, rec.record.value("via", "journal") == "regimed");
   std::vector<std::string> devices;
@@ -230,8 +244,33 @@ StudyEnd run_study(StudyRecord& rec, const JobGpus& job, RunLoop& loop, MarkerWo
   // Kept under the model's name alone, as `--gpu-power=auto` looks decisions up (job.hpp).
   SweepReport rep =
       new_sweep_report({fmt::format("{}", fmt::join(devices, ","))}, job.infos, workload);
+  run.times.sweep_ran = true;
   if (auto end = sweep_job(rec, job, loop, work, *caps, probe.plan, rep)) return *end;
-  return apply_decision(rec, job, *caps, rep);
+  const StudyEnd end = apply_decision(rec, job, *caps, rep);
+  run.times.sweep_end_s = loop.now_s();
+  if (!rep.outcome.decision.keep_default) run.times.cap_W = rep.outcome.decision.cap_W;
+  run.sweep = std::move(rep);
+  return end;
+}
+
+// The leader's study runs on until the job ends (the epilog's SIGTERM) once the probe has named
+// a regime: the decision (or the limit kept) holds for the rest, and the whole job's figures go
+// into the record's "job" when it ends. A study that ended for want of markers or in failure
+// stops at once, as the job runs on without it.
+void run_to_job_end(StudyRecord& rec, const JobGpus& job, RunLoop& loop, MarkerWorkload& work,
+                    const JobRun& run, const std::string& outcome) {
+  if (outcome == "no_step_markers" || outcome == "failed") {
+    loop.finish_all();
+    return;
+  }
+  const std::vector<Trace> traces =
+      run_job_to_end(loop, [&work] { return work.interrupted_by() != 0; });
+  const WholeRunFigures f = whole_run_figures(
+      traces, run.times,
+      job_saving_basis(run.at_start, job.infos[0], run.sweep ? &*run.sweep : nullptr));
+  rec.record["job"] = to_json(f);
+  rec.study["steps"] = work.steps_received();
+  rec.save();
 }
 
 // A follower's wait for the leader's decision in the shared store, until it comes, the job ends
@@ -318,12 +357,13 @@ nlohmann::json study_job(const JobStudyRequest& r) {
   RunLoop loop(job.raw, work, ro, clock);
   loop.start();
   std::optional<JobCaps> caps;
-  const StudyEnd end = run_study(rec, job, loop, work, workload, caps);
+  JobRun run;
+  const StudyEnd end = run_study(rec, job, loop, work, workload, caps, run);
   rec.study["outcome"] = end.outcome;
   rec.study["why"] = end.why;
   rec.study["steps"] = work.steps_received();
   rec.save();
-  loop.finish_all();
+  run_to_job_end(rec, job, loop, work, run, end.outcome);
   return rec.study;
 }
 

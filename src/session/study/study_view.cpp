@@ -232,10 +232,13 @@ void whole_run_text(const StudyReport& r, std::string& out) {
          *f.decided);
   if (f.saved_J)
     out += fmt::format(
-        "   energy saved against running it all at the starting limit: {:.0f} J [{:.0f}, {:.0f}] "
+        "   energy saved against running it all at the {}: {:.0f} J [{:.0f}, {:.0f}] "
         "95% CI ({:+.1f}%), the caps tried counted in\n",
-        *f.saved_J, f.saved_ci_J.first, f.saved_ci_J.second,
+        f.saved_against, *f.saved_J, f.saved_ci_J.first, f.saved_ci_J.second,
         f.run.energy_J > 0 ? 100.0 * *f.saved_J / (f.run.energy_J + *f.saved_J) : 0.0);
+  if (f.profiling_extra_J && f.profiling_extra_s)
+    out += fmt::format("   the caps tried cost {:+.0f} J and {:+.1f} s against the {}\n",
+                       *f.profiling_extra_J, *f.profiling_extra_s, f.saved_against);
 }
 
 }  // namespace

@@ -25,25 +25,27 @@ bool sweep_on_run(const StudyRequest& r, RunSite& site, RunLoop& loop, Workload&
   SweepReport sweep = new_sweep_report(site.devices, site.infos, site.workload);
   const plan::SearchOptions opt =
       sweep_search_options(sweep, site.gpus.size(), site.spec, rep.plan.caps, r.settings);
+  const JobLimits limits{[&guards](double cap_W) { set_every(guards, cap_W); },
+                         [&guards] { restore_every(guards); }};
   try {
-    search_live(
-        sweep, site.infos, opt, loop, work, [&guards](double cap_W) { set_every(guards, cap_W); },
-        r.settings.budget);
+    sweep_in_job(sweep, site.infos, opt, loop, work, limits, r.settings.budget);
   } catch (const WorkloadFailed& e) {
-    restore_every(guards);
     rep.unfinished = fmt::format(
         "the command ended during the sweep, before a decision: {}; the original "
         "limit was restored",
         e.what());
     return false;
   }
-  const plan::Decision& d = sweep.outcome.decision;
-  if (d.keep_default)
-    restore_every(guards);
-  else
-    set_every(guards, d.cap_W);
   rep.sweep = std::move(sweep);
   return true;
+}
+
+// The last window the sweep measured at `cap_W`, when it measured one.
+std::optional<Measurement> window_at(const SweepReport& sweep, double cap_W) {
+  const auto& probes = sweep.outcome.probes;
+  for (auto it = probes.rbegin(); it != probes.rend(); ++it)
+    if (it->cap_W == cap_W) return it->measurement;
+  return std::nullopt;
 }
 
 // The probe's figures at the starting limit: the job's (energy summed over its GPUs) or the one
@@ -56,6 +58,39 @@ std::optional<Measurement> starting_figures(const StudyReport& rep) {
 }
 
 }  // namespace
+
+void sweep_in_job(SweepReport& sweep, const std::vector<GpuInfo>& infos,
+                  const plan::SearchOptions& options, RunLoop& loop, Workload& work,
+                  const JobLimits& limits, const ProbeBudget& budget) {
+  try {
+    search_live(sweep, infos, options, loop, work, limits.set, budget);
+  } catch (const WorkloadFailed&) {
+    if (limits.restore) limits.restore();
+    throw;
+  }
+  const plan::Decision& d = sweep.outcome.decision;
+  if (!d.keep_default)
+    limits.set(d.cap_W);
+  else if (limits.restore)
+    limits.restore();
+}
+
+std::vector<Trace> run_job_to_end(RunLoop& loop, const JobEnded& ended) {
+  loop.run_until([&ended](const Trace&, double) { return ended && ended(); });
+  return loop.finish_all();
+}
+
+SavingBasis job_saving_basis(const std::optional<Measurement>& at_start, const GpuInfo& info,
+                             const SweepReport* sweep) {
+  const double default_W = info.default_limit_W;
+  SavingBasis basis = saving_basis(at_start, info.enforced_limit_W,
+                                   sweep ? window_at(*sweep, default_W) : std::nullopt, default_W);
+  if (sweep) {
+    const plan::Decision& d = sweep->outcome.decision;
+    basis.decision = window_at(*sweep, d.keep_default ? default_W : d.cap_W);
+  }
+  return basis;
+}
 
 bool study_runs_whole(const StudyRequest& r) {
   return !r.stop_after_decision && r.workload.ends_of_its_own() &&
@@ -97,13 +132,14 @@ void study_whole_run(const StudyRequest& r, RunSite& site, const ActuationPolicy
       }
     }
   }
-  loop.run_until([](const Trace&, double) { return false; });  // the rest, to the command's end
-  const std::vector<Trace> traces = loop.finish_all();
+  const std::vector<Trace> traces = run_job_to_end(loop, nullptr);  // to the command's end
   rep.exit_status = work->exit_status();
   if (guards && rep.sweep)
     rep.sweep->after =
         apply_or_restore(*guards, rep.sweep->outcome.decision, r.settings.apply, rep.info);
-  rep.whole_run = whole_run_figures(traces, times, starting_figures(rep));
+  rep.whole_run = whole_run_figures(
+      traces, times,
+      job_saving_basis(starting_figures(rep), rep.info, rep.sweep ? &*rep.sweep : nullptr));
 }
 
 }  // namespace regime::session
