@@ -676,4 +676,96 @@ std::string format_phases(const RegimeReport& r) {
   return out;
 }
 
+namespace {
+
+struct CycleMeans {
+  std::optional<double> power_W;
+  std::optional<double> temp_C;
+};
+
+CycleMeans cycle_means(const Trace& trace, double t0_s, double t1_s, int gpu) {
+  double power = 0, temp = 0;
+  int n_power = 0, n_temp = 0;
+  for (const Sample& s : trace.samples) {
+    if (s.gpu != gpu || s.t_s < t0_s || s.t_s >= t1_s) continue;
+    if (const auto p = s.power_W ? s.power_W : s.power_avg_W) {
+      power += *p;
+      ++n_power;
+    }
+    if (s.temp_C) {
+      temp += *s.temp_C;
+      ++n_temp;
+    }
+  }
+  CycleMeans out;
+  if (n_power > 0) out.power_W = power / n_power;
+  if (n_temp > 0) out.temp_C = temp / n_temp;
+  return out;
+}
+
+// Student-t interval of the mean of `values` around `centre`.
+Interval t_interval(double centre, const std::vector<double>& values) {
+  const double n = static_cast<double>(values.size());
+  const double m = mean(values);
+  double ss = 0;
+  for (double v : values) ss += (v - m) * (v - m);
+  const double half = student_t_quantile(0.975, n - 1) * std::sqrt(ss / (n - 1) / n);
+  return {centre - half, centre + half};
+}
+
+}  // namespace
+
+std::optional<CycleDrift> cycle_drift(const Trace& trace, double t_end_s, double cycle_s, int gpu) {
+  const CycleMeans before = cycle_means(trace, t_end_s - 2 * cycle_s, t_end_s - cycle_s, gpu);
+  const CycleMeans last = cycle_means(trace, t_end_s - cycle_s, t_end_s, gpu);
+  if (!before.power_W || !last.power_W || !(*before.power_W > 0)) return std::nullopt;
+  const double per_min = 60 / cycle_s;
+  CycleDrift d;
+  d.power_rel_per_min = (*last.power_W / *before.power_W - 1) * per_min;
+  if (before.temp_C && last.temp_C) d.temp_C_per_min = (*last.temp_C - *before.temp_C) * per_min;
+  return d;
+}
+
+std::optional<double> next_cycle_start(const PhaseSegmentation& seg, double after_s) {
+  if (!seg.cycle_s || !(*seg.cycle_s > 0)) return std::nullopt;
+  std::optional<double> last;
+  for (const PhaseSpan& s : seg.spans)
+    if (s.kind == 0) last = s.t0_s;
+  if (!last) return std::nullopt;
+  const double periods = std::ceil((after_s - *last) / *seg.cycle_s);
+  return *last + std::max(0.0, periods) * *seg.cycle_s;
+}
+
+Measurement measure_cycles(const Trace& trace, double start_s, double cycle_s, int cycles,
+                           const MeasureOptions& opts) {
+  MeasureOptions o = opts;
+  o.detect_steady_state = false;
+  o.warmup_s.reset();
+  const double end_s = start_s + cycles * cycle_s;
+  Measurement m = measure_window(trace, start_s, end_s, o);
+  if (m.steps > 0) {
+    m.energy_per_step_J = m.energy_J / m.steps;
+    m.time_per_step_s = (end_s - start_s) / m.steps;
+  }
+  if (cycles >= 2 && m.steps > 0) {
+    std::vector<double> energy, time;
+    for (int i = 0; i < cycles; ++i) {
+      const Measurement c =
+          measure_window(trace, start_s + i * cycle_s, start_s + (i + 1) * cycle_s, o);
+      if (c.steps <= 0) continue;
+      energy.push_back(c.energy_J / c.steps);
+      time.push_back(cycle_s / c.steps);
+    }
+    if (energy.size() >= 2) {
+      m.energy_per_step_ci_J = t_interval(m.energy_per_step_J, energy);
+      m.time_per_step_ci_s = t_interval(m.time_per_step_s, time);
+    }
+  }
+  m.steady_state_rule = fmt::format(
+      "{} whole cycle(s) of {:.1f} s from {:.1f} s (a job of phases: each window holds the same "
+      "mix); per step: the window's energy and length over its steps, intervals over the cycles",
+      cycles, cycle_s, start_s);
+  return m;
+}
+
 }  // namespace regime

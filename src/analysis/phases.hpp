@@ -98,4 +98,29 @@ void add_phases_json(const RegimeReport& r, nlohmann::json& out);
 // The report's phase lines for the terminal; "" for a steady run.
 std::string format_phases(const RegimeReport& r);
 
+// Whole cycles of a job of phases (docs/sweep.md, "A job of phases"): a window that ends
+// mid-cycle holds another mix of the phases than the next one, so windows compared across caps
+// cover whole cycles, and a card is settled when one cycle's means match the one before.
+
+// The last cycle [t_end_s - cycle_s, t_end_s] of one GPU against the one before, per minute:
+// mean power's relative change and mean temperature's change. nullopt when either cycle has no
+// power reading.
+struct CycleDrift {
+  double power_rel_per_min = 0;
+  std::optional<double> temp_C_per_min;
+};
+std::optional<CycleDrift> cycle_drift(const Trace& trace, double t_end_s, double cycle_s, int gpu);
+
+// Where a cycle begins (the start of the highest-power kind) at or after `after_s`, carried along
+// the cycle from the last such start the segmentation holds; nullopt without a cycle.
+std::optional<double> next_cycle_start(const PhaseSegmentation& seg, double after_s);
+
+// `cycles` whole cycles from start_s measured as one window (measure_window, no warm-up dropped):
+// energy and steps of the window, energy per step their ratio, time per step the window's length
+// over its steps (the job's rate over the mix; a median would be the commoner phase's step), and
+// each interval Student-t over the cycles' own figures (two cycles at least; one gives the
+// window's own intervals).
+Measurement measure_cycles(const Trace& trace, double start_s, double cycle_s, int cycles,
+                           const MeasureOptions& opts = {});
+
 }  // namespace regime

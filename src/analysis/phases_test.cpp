@@ -216,6 +216,52 @@ TEST(Phases, SyntheticTracesUnlikeTheSimulatorAndTheH200SitFarFromTheThreshold) 
   EXPECT_GE(min_phased, kPhaseSeparation);
 }
 
+TEST(PhaseCycles, WholeCyclesGiveOneFigureWhereverTheyStartAndAWindowEndingMidCycleDoesNot) {
+  const Trace t = cycling({kGemm, kHost}, 160);
+  // The job's energy per step over whole cycles: (690 W x 8 s + 127 W x 8 s) over the steps of
+  // both phases (8 / 0.033 + 8 / 0.02).
+  const double whole_J = (690.0 * 8 + 127.0 * 8) / (8 / 0.033 + 8 / 0.02);
+  for (double start_s : {16.0, 20.0, 27.5}) {
+    const Measurement m = measure_cycles(t, start_s, 16, 5);
+    EXPECT_NEAR(m.energy_per_step_J, whole_J, 0.03 * whole_J) << start_s;
+    EXPECT_NEAR(m.time_per_step_s, 16 / (8 / 0.033 + 8 / 0.02), 0.002) << start_s;
+    EXPECT_LE(m.energy_per_step_ci_J.first, m.energy_per_step_J);
+    EXPECT_GE(m.energy_per_step_ci_J.second, m.energy_per_step_J);
+  }
+  // 12 s windows (three quarters of a cycle) hold another mix wherever they start.
+  MeasureOptions as_is;
+  as_is.detect_steady_state = false;
+  const Measurement busy = measure_window(t, 16, 28, as_is);  // 8 s busy, 4 s waiting: 13.6 J
+  const Measurement idle = measure_window(t, 24, 36, as_is);  // 4 s busy, 8 s waiting: 7.2 J
+  EXPECT_GT(busy.energy_J / busy.steps, 1.25 * whole_J);
+  EXPECT_LT(idle.energy_J / idle.steps, 0.8 * whole_J);
+}
+
+TEST(PhaseCycles, TheNextCycleStartsWithTheBusiestPhase) {
+  const Trace t = cycling({kGemm, kHost}, 64);
+  const PhaseSegmentation seg = find_phases(t, 0, 64);
+  ASSERT_TRUE(seg.cycle_s);
+  const std::optional<double> next = next_cycle_start(seg, 70);
+  ASSERT_TRUE(next);
+  EXPECT_NEAR(*next, 80, 0.6);
+  PhaseSegmentation steady = find_phases(cycling({Level{}}, 60), 0, 60);
+  EXPECT_FALSE(next_cycle_start(steady, 10));
+}
+
+TEST(PhaseCycles, CycleDriftComparesTheLastCycleWithTheOneBefore) {
+  Trace t = cycling({kGemm, kHost}, 64, 0);
+  std::optional<CycleDrift> flat = cycle_drift(t, 64, 16, 0);
+  ASSERT_TRUE(flat);
+  EXPECT_NEAR(flat->power_rel_per_min, 0, 0.002);
+  ASSERT_TRUE(flat->temp_C_per_min);
+  EXPECT_NEAR(*flat->temp_C_per_min, 0, 1e-9);
+  // 1% more power in the last cycle: 1% per 16 s, 3.75% a minute.
+  for (Sample& s : t.samples)
+    if (s.t_s >= 48) *s.power_W *= 1.01;
+  EXPECT_NEAR(cycle_drift(t, 64, 16, 0)->power_rel_per_min, 0.0375, 0.002);
+  EXPECT_FALSE(cycle_drift(Trace{}, 64, 16, 0));
+}
+
 TEST(PhasesH200, TheRealSteadyTracesAreOnePhase) {
   const auto dir = std::filesystem::path(REGIME_TEST_DATA_DIR);
   for (const char* name :

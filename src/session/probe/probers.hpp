@@ -11,6 +11,7 @@
 // within `max_settle_s` is measured anyway, and the probe says so (ProbeResult::note).
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "act/power_limit_guard.hpp"
@@ -39,6 +40,9 @@ struct ProbeBudget {
   // Without step markers the work done is unknown, and energy per second rewards a cap that
   // slows the job: such a window is refused (NoStepMarkers) unless this accepts it.
   bool accept_per_second = false;
+  // On a job of phases (a cycle of them found while the card would not settle), judge settling
+  // cycle against cycle and measure whole cycles, so every cap's window holds the same mix.
+  bool whole_cycles = true;
 };
 
 // The message of a sweep refused for want of step markers: how to add them, and the flag that
@@ -74,6 +78,10 @@ class LiveProber : public plan::Prober {
   plan::ProbeResult probe(double cap_W) override;
   // cap -> each GPU's Measurement at that cap (the first probe of the cap, as in the results).
   const std::map<double, std::vector<Measurement>>& per_gpu() const { return per_gpu_; }
+  // The cycle of a job of phases its windows follow; nullopt for a steady job.
+  std::optional<double> cycle_s() const { return cycle_s_; }
+  size_t gpu_count() const { return loop_.gpu_count(); }
+  const Trace& trace(size_t i) const { return loop_.trace(i); }
 
  private:
   RunLoop& loop_;
@@ -81,6 +89,7 @@ class LiveProber : public plan::Prober {
   std::function<void(double)> set_all_;
   ProbeBudget budget_;
   std::map<double, std::vector<Measurement>> per_gpu_;
+  std::optional<double> cycle_s_;
 };
 
 }  // namespace regime::session

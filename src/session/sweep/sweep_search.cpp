@@ -38,6 +38,7 @@ void search_live(SweepReport& rep, const std::vector<GpuInfo>& infos, plan::Sear
   opt.classify = classify_at_default(infos, &prober);
   rep.outcome = plan::search(prober, opt);
   if (plan::any_per_second(rep.outcome.probes)) rep.unit = "second";
+  rep.cycle_s = prober.cycle_s();
   if (!rep.job_devices.empty()) rep.per_gpu = per_gpu_json(prober.per_gpu(), rep.job_devices);
 }
 

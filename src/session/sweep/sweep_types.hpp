@@ -51,6 +51,9 @@ struct SweepReport {
   // `info` is then the first GPU's, and every figure of `outcome` is the job's.
   std::vector<std::string> job_devices;
   nlohmann::json per_gpu;
+  // A job of phases: the cycle every cap's window covered whole (probers.hpp); nullopt for a
+  // steady job, each window then one steady stretch.
+  std::optional<double> cycle_s;
   // The table's gpu column: the model, prefixed "Nx " for a job of N GPUs.
   std::string gpu_label() const;
 };

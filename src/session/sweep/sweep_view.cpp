@@ -25,6 +25,11 @@ std::string decision_text(const SweepReport& r) {
   return plan::decision_text(r.outcome.decision, decision_view(r));
 }
 
+// How every cap's window was cut, for a job of phases; "" for a steady job.
+std::string windows_text(const SweepReport& r) {
+  return r.cycle_s ? fmt::format("whole cycles of {:.1f} s", *r.cycle_s) : std::string();
+}
+
 std::string per_gpu_text(const SweepReport& r) {
   std::string out;
   if (!r.per_gpu.is_array()) return out;
@@ -55,6 +60,11 @@ nlohmann::json to_json(const SweepReport& r) {
       {"regime", o.regime ? nlohmann::json(to_string(*o.regime)) : nlohmann::json(nullptr)},
       {"stop_reason", o.stop_reason},
       {"per", r.unit == "second" ? "second" : "step"}};
+  if (r.cycle_s) {
+    j["windows"] = windows_text(r);
+    j["cycle_s"] = *r.cycle_s;
+    j["decision"]["windows"] = windows_text(r);
+  }
   if (o.default_again) j["default_again"] = plan::result_json(*o.default_again);
   if (!r.prior.empty())
     j["prior"] = {{"predictor", r.prior},
@@ -97,6 +107,11 @@ std::string to_text(const SweepReport& r) {
         r.job_devices.size(), r.gpu_label(), per_gpu_text(r));
   out += "search: " + o.stop_reason + "\n";
   out += decision_text(r);
+  if (r.cycle_s)
+    out += fmt::format(
+        "  windows: {} (a job of phases: every cap measured over the same mix of them, settled "
+        "cycle against cycle)\n",
+        windows_text(r));
   if (!r.after.empty()) out += r.after + "\n";
   if (r.stored_id)
     out += fmt::format(
