@@ -3,16 +3,20 @@
 // caps as a measurement of whole cycles of a fresh run per cap does, where windows that end
 // mid-cycle compare different mixes of the two phases and rank them otherwise; and its regime gate
 // names the job as probe and study do, by the phase holding most of its energy.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 
 #include "analysis/measure.hpp"
+#include "plan/cap_grid.hpp"
 #include "session/settings.hpp"
 #include "session/site/site.hpp"
 #include "session/sweep/sweep.hpp"
 #include "session/sweep/sweep_view.hpp"
+#include "twin/sim_workloads.hpp"
 
 namespace regime::session {
 namespace {
@@ -23,12 +27,6 @@ constexpr double kCycle_s = 16;  // the profile's 8 s + 8 s
 WorkloadSpec phased() {
   WorkloadSpec w;
   w.builtin = "sim:phased";
-  return w;
-}
-
-WorkloadSpec cnn5() {
-  WorkloadSpec w;
-  w.builtin = "sim:cnn5";
   return w;
 }
 
@@ -97,6 +95,11 @@ TEST(PhasedSweep, WindowsEndingMidCycleMisrankCapsAndWholeCyclesRankThemAsTheRef
 
   const SweepReport whole = exhaustive_sweep(true);
   const std::map<double, double> whole_J = swept_J(whole);
+  for (double cap : kCaps)
+    std::cout << fmt::format(
+        "{:5.0f} W: reference {:6.2f} J, mid-cycle windows {:6.2f} J, "
+        "whole cycles {:6.2f} J per step\n",
+        cap, ref.at(cap), mid_J.at(cap), whole_J.at(cap));
   ASSERT_TRUE(whole.cycle_s);
   EXPECT_NEAR(*whole.cycle_s, kCycle_s, 0.5);
   const std::vector<std::string> wrong = misranked(ref, whole_J);
@@ -126,15 +129,29 @@ TEST(PhasedSweep, TheGateNamesTheJobByThePhaseHoldingMostOfItsEnergy) {
   EXPECT_GE(rep.outcome.probes.size(), 2u) << rep.outcome.stop_reason;
 }
 
+// Every steady built-in workload: no cycle is found, and the sweep's every figure is the one it
+// gives with cycle-following off (the windows as they were before it).
 TEST(PhasedSweep, ASteadyJobIsMeasuredAsBefore) {
-  RunSite site = open_site(parse_device_set("sim:h200"), cnn5(), "example");
-  SweepSettings s;
-  s.strategy = plan::Strategy::Exhaustive;
-  const SweepReport rep = sweep_site(site, {700, 500}, s, ActuationPolicy::from_flags(false));
-  EXPECT_FALSE(rep.cycle_s);
-  EXPECT_FALSE(to_json(rep).contains("windows"));
-  for (const plan::ProbeResult& p : rep.outcome.probes)
-    EXPECT_EQ(p.note.find("cycle"), std::string::npos) << p.note;
+  for (const std::string& name : twin::sim_workload_names()) {
+    if (name == "phased") continue;
+    for (const char* device : {"sim:h200", "sim:t4"}) {
+      WorkloadSpec spec;
+      spec.builtin = "sim:" + name;
+      nlohmann::json with_and_without[2];
+      for (bool whole_cycles : {true, false}) {
+        RunSite site = open_site(parse_device_set(device), spec, "example");
+        SweepSettings s;
+        s.budget.whole_cycles = whole_cycles;
+        const std::vector<double> caps =
+            plan::auto_cap_grid(site.infos.front().default_limit_W, site.infos.front().min_limit_W);
+        const SweepReport rep = sweep_site(site, caps, s, ActuationPolicy::from_flags(false));
+        EXPECT_FALSE(rep.cycle_s) << name << " on " << device;
+        with_and_without[whole_cycles ? 0 : 1] = to_json(rep);
+      }
+      EXPECT_FALSE(with_and_without[0].contains("windows"));
+      EXPECT_EQ(with_and_without[0].dump(), with_and_without[1].dump()) << name << " on " << device;
+    }
+  }
 }
 
 }  // namespace
