@@ -36,6 +36,7 @@ tr.current td { background: #f3eefc; }
 .row2 { display: flex; gap: 16px; } .row2 > div { flex: 1; min-width: 0; }
 .decision { font-size: 17px; padding: 12px 16px; margin: 14px 0 6px; border-left: 6px solid #8a2be2; background: #f6f2fb; }
 .decision .why { display: block; font-size: 13px; color: #5a6275; margin-top: 4px; }
+.swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #b8bdc9; vertical-align: -2px; margin: 0 4px 0 10px; }
 details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 </style>
 </head>
@@ -55,6 +56,7 @@ details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 <table id="evidence"></table></details>
 <h2>Timeline</h2>
 <p class="note" id="timeline-note"></p>
+<p class="note" id="phase-legend" hidden></p>
 <div id="timeline"></div>
 <p class="note" id="downsampling"></p>
 <div id="control-section" hidden>
@@ -150,9 +152,31 @@ constexpr std::string_view kPageScript = R"JS(
   const tl = data.timeline, S = tl.series;
   const pts = (s) => s.t_s.map((t, i) => [t, s.value[i]]);
   const win = tl.window_s;
-  const windowArea = win ? { silent: true, itemStyle: { color: 'rgba(80, 160, 90, 0.12)' },
-                             label: { show: true, position: 'insideTopLeft', color: '#3c7a45', fontSize: 11 },
-                             data: [[{ name: 'steady window', xAxis: win[0] }, { xAxis: win[1] }]] } : undefined;
+  // A job of phases: each span shaded in its kind's colour (most energy first), under the window.
+  const phases = tl.phases || [];
+  const phaseColors = ['rgba(214, 39, 40, 0.16)', 'rgba(31, 119, 180, 0.16)', 'rgba(255, 160, 20, 0.20)'];
+  const phaseAreas = phases.flatMap((p, k) => p.spans_s.map((s) => [
+    { name: '', xAxis: s[0], itemStyle: { color: phaseColors[k % phaseColors.length] } }, { xAxis: s[1] }]));
+  const areas = (win ? [[{ name: phases.length ? 'window' : 'steady window', xAxis: win[0] }, { xAxis: win[1] }]] : []).concat(phaseAreas);
+  const windowArea = areas.length ? { silent: true, itemStyle: { color: phases.length ? 'rgba(80, 160, 90, 0.06)' : 'rgba(80, 160, 90, 0.12)' },
+                                      label: { show: true, position: 'insideTopLeft', color: '#3c7a45', fontSize: 11 },
+                                      data: areas } : undefined;
+  if (phases.length) {
+    const legend = el('phase-legend');
+    legend.hidden = false;
+    legend.append(`A job of ${phases.length} phases` + (tl.phase_cycle_s ? `, a cycle of ${fmtN(tl.phase_cycle_s, 1)} s` : '') +
+                  '; named by the phase holding most of the energy. Shaded:');
+    phases.forEach((p, k) => {
+      const sw = document.createElement('span');
+      sw.className = 'swatch';
+      sw.style.background = phaseColors[k % phaseColors.length];
+      const item = document.createElement('span');
+      item.className = 'phase-item';
+      item.textContent = `${p.regime}: ${fmtN(100 * p.energy_fraction, 0)}% of the energy, ${fmtN(100 * p.time_fraction, 0)}% of the time, ` +
+                         `${fmtN(p.avg_power_W, 0)} W, ${p.spans_s.length} spans`;
+      legend.append(sw, item);
+    });
+  }
   const tmax = Math.max(...Object.values(S).map((s) => s.t_s.length ? s.t_s[s.t_s.length - 1] : 0));
   const lineSeries = (name, s, color, extra) => Object.assign({ name, type: 'line', data: pts(s), showSymbol: false, sampling: undefined, lineStyle: { width: 1 }, color, step: false }, extra || {});
   const timelineCharts = [];

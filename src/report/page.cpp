@@ -176,6 +176,28 @@ json timeline_data(const std::vector<Sample>& samples, const Trace& trace, const
           {"series", series}};
 }
 
+json phase_bands(const json& report, double t0_s) {
+  json out = json::array();
+  if (!report.is_object() || !report.contains("phases") || !report["phases"].is_array()) return out;
+  for (const json& p : report["phases"]) {
+    if (!p.is_object() || !p.contains("regime") || !p["regime"].is_string() ||
+        !p.contains("spans") || !p["spans"].is_array())
+      continue;
+    json spans = json::array();
+    for (const json& s : p["spans"])
+      if (s.is_array() && s.size() == 2 && s[0].is_number() && s[1].is_number())
+        spans.push_back({s[0].get<double>() - t0_s, s[1].get<double>() - t0_s});
+    if (spans.empty()) continue;
+    out.push_back({{"regime", p["regime"]},
+                   {"energy_fraction", p.value("energy_fraction", json())},
+                   {"time_fraction", p.value("time_fraction", json())},
+                   {"avg_power_W", p.value("avg_power_W", json())},
+                   {"steps", p.value("steps", json())},
+                   {"spans_s", spans}});
+  }
+  return out;
+}
+
 std::vector<Sample> samples_of_gpu(const Trace& trace, int gpu) {
   std::vector<Sample> samples;
   std::copy_if(trace.samples.begin(), trace.samples.end(), std::back_inserter(samples),
@@ -209,6 +231,9 @@ json build_page_data(const RunRecord& run, const Trace& trace,
       (run.gpu_uuid.empty() ? std::string() : fmt::format(" ({})", run.gpu_uuid));
 
   const json& r = run.report;
+  json timeline = timeline_data(samples, trace, m, cols, false);
+  timeline["phases"] = phase_bands(r, timeline["t0_s"].get<double>());
+  timeline["phase_cycle_s"] = r.value("phase_cycle_s", json());
   return {
       {"title", fmt::format("Regime run {}: {} on {}", run.id, run.workload,
                             run.gpu_name.empty() ? run.device : run.gpu_name)},
@@ -229,7 +254,7 @@ json build_page_data(const RunRecord& run, const Trace& trace,
         {"advice", r.value("advice", json())},
         {"evidence", r.value("evidence", json::object())}}},
       {"measurement", m},
-      {"timeline", timeline_data(samples, trace, m, cols, false)},
+      {"timeline", timeline},
       {"comparison", comparison_rows(run, store_runs)},
       {"restore", limit_restore_section(std::nullopt, limits_W, gpu_label)},
   };

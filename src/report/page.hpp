@@ -27,6 +27,12 @@ struct PageOptions {
 nlohmann::json timeline_data(const std::vector<Sample>& samples, const Trace& trace,
                              const nlohmann::json& measurement, size_t columns, bool whole_limit);
 
+// The phases of a run for its timeline, from its report's JSON ("phases", as probe, classify and
+// study write them): each kind's regime, shares of the energy and time, power and steps, and its
+// spans on the timeline's clock (seconds from t0_s), most energy first. Empty for a steady run
+// (no "phases"); a phase without spans or regime is left out.
+nlohmann::json phase_bands(const nlohmann::json& report, double t0_s);
+
 // The samples of GPU `gpu` in the trace, in time order.
 std::vector<Sample> samples_of_gpu(const Trace& trace, int gpu);
 

@@ -124,5 +124,45 @@ TEST(ReportHtml, InlinesTheLibraryAndTheDataSoNothingEndsTheScriptEarly) {
   EXPECT_THROW(render_html(page, ""), Error);
 }
 
+TEST(ReportPage, APhasedRunsTimelineCarriesItsPhasesOnTheTimelinesClock) {
+  RunRecord r = run(7, "NVIDIA H200", "sim:phased", 100);
+  r.report["phases"] = json::array({{{"regime", "cap-bound"},
+                                     {"energy_fraction", 0.8},
+                                     {"time_fraction", 0.5},
+                                     {"avg_power_W", 690},
+                                     {"steps", 90},
+                                     {"spans", {{1004.0, 1012.0}, {1020.0, 1028.0}}}},
+                                    {{"regime", "underutilized"},
+                                     {"energy_fraction", 0.2},
+                                     {"time_fraction", 0.5},
+                                     {"avg_power_W", 127},
+                                     {"steps", 40},
+                                     {"spans", {{1012.0, 1020.0}, {1028.0, 1036.0}}}}});
+  r.report["phase_cycle_s"] = 16.0;
+  const json page = build_page_data(r, trace_of(0), {r}, {.columns = 100, .generated_utc = ""});
+  const json& phases = page["timeline"]["phases"];
+  ASSERT_EQ(phases.size(), 2u) << page["timeline"].dump();
+  EXPECT_EQ(phases[0]["regime"], "cap-bound");
+  EXPECT_EQ(phases[0]["energy_fraction"], 0.8);
+  EXPECT_EQ(phases[1]["spans_s"], json({{12.0, 20.0}, {28.0, 36.0}}));  // t0 = 1000 s
+  EXPECT_EQ(page["timeline"]["phase_cycle_s"], 16.0);
+  EXPECT_NE(render_html(page, "/* chart library */").find("phase-legend"), std::string::npos);
+}
+
+TEST(ReportPage, ASteadyRunHasNoPhasesAndMalformedOnesAreLeftOut) {
+  const RunRecord r = run(7, "NVIDIA H200", "sim:resnet50", 100);
+  const json page = build_page_data(r, trace_of(0), {r}, {.columns = 100, .generated_utc = ""});
+  EXPECT_TRUE(page["timeline"]["phases"].empty());
+  EXPECT_TRUE(page["timeline"]["phase_cycle_s"].is_null());
+  const json report = {{"phases",
+                        {{{"regime", "idle"}, {"spans", json::array()}},
+                         {{"spans", {{1.0, 2.0}}}},
+                         {{"regime", "headroom"}, {"spans", {{1.0, 2.0}, {"x", 3}}}}}}};
+  const json bands = phase_bands(report, 1.0);
+  ASSERT_EQ(bands.size(), 1u);
+  EXPECT_EQ(bands[0]["regime"], "headroom");
+  EXPECT_EQ(bands[0]["spans_s"], json({{0.0, 1.0}}));
+}
+
 }  // namespace
 }  // namespace regime::report

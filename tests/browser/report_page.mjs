@@ -2,8 +2,10 @@
 // playwright-core from report/package-lock.json) and fails unless: nothing is logged as an error,
 // no request leaves the file, every expected chart exists with data in every series and has drawn
 // pixels on its canvas. Saves screenshots of the whole page, the timeline and the comparison.
+// With REPORT_PHASES=N set, the timeline must show N phases: a legend entry each and every span
+// of the page data shaded on each timeline chart (none of either for N = 0).
 //
-// Usage: node report_page.mjs PAGE.html OUT_DIR CHART_ID...
+// Usage: [REPORT_PHASES=N] node report_page.mjs PAGE.html OUT_DIR CHART_ID...
 import path from 'node:path';
 
 import { checkPage } from './open_page.mjs';
@@ -45,6 +47,20 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
       return chart.getOption().series.flatMap((s) => (s.markLine && s.markLine.data) || []).filter((l) => l.yAxis !== undefined).length;
     })(),
     all_charts: document.querySelectorAll('.chart').length,
+    phases: (() => {
+      const data = JSON.parse(document.getElementById('page-data').textContent);
+      const spans = (data.timeline.phases || []).reduce((n, p) => n + p.spans_s.length, 0);
+      const legend = document.getElementById('phase-legend');
+      // The shaded areas of each timeline chart that are not the measured window.
+      const shaded = [...document.querySelectorAll('#timeline .chart')].map((div) => {
+        const chart = window.echarts.getInstanceByDom(div);
+        return chart.getOption().series.flatMap((s) => (s.markArea && s.markArea.data) || [])
+          .filter((a) => !/window/.test(a[0].name || '')).length;
+      });
+      return { in_data: (data.timeline.phases || []).length, spans, legend_shown: !legend.hidden,
+               legend_items: legend.querySelectorAll('.phase-item').length,
+               legend: legend.textContent, shaded };
+    })(),
     whole_run: (() => {
       const data = JSON.parse(document.getElementById('page-data').textContent);
       if (!data.whole_run) return null;
@@ -80,6 +96,14 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
     if (w.rows < 3) problems.push(`the whole run has ${w.rows} parts, expected the run, the probe and the rest`);
     if (w.first_row_steps !== w.steps) problems.push(`the whole run shows ${w.first_row_steps} steps, its data ${w.steps}`);
     if (!/Energy saved against running it all at the starting limit: -?[\d,]+ J \[/.test(w.note)) problems.push(`no saving with its interval: '${w.note}'`);
+  }
+  if (process.env.REPORT_PHASES !== undefined) {
+    const want = Number(process.env.REPORT_PHASES), ph = notes.phases;
+    if (ph.in_data !== want) problems.push(`${ph.in_data} phases in the page data, expected ${want}`);
+    if (ph.legend_items !== want || ph.legend_shown !== (want > 0)) problems.push(`phase legend: ${ph.legend_items} items, shown ${ph.legend_shown}, expected ${want}`);
+    if (want > 0 && !/\d+% of the energy/.test(ph.legend)) problems.push(`the phase legend gives no energy share: '${ph.legend}'`);
+    if (ph.shaded.some((n) => n !== ph.spans)) problems.push(`phase spans shaded per chart ${ph.shaded}, expected ${ph.spans} on each`);
+    if (want > 0 && ph.spans < 2 * want) problems.push(`only ${ph.spans} phase spans for ${want} phases`);
   }
   if (expected.includes('chart-sweep-time') && notes.budget_lines < 1) problems.push('the time chart has no slowdown-budget line');
   // The decision (cap, intervals, objective in its reason) without scrolling on a wide and a narrow

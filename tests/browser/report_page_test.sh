@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The report pages in a real browser: three simulated probes (two GPUs, two workloads) go into a
-# fresh run database, `regime report` draws the newest H200 ResNet-50 run and `regime study
+# fresh run database, `regime report` draws the newest H200 ResNet-50 run (steady: no phase
+# shading), then a probe of sim:phased (its timeline shaded by its two phases), and `regime study
 # --report` a study of the same pair; report_page.mjs checks each in headless Chromium and saves
 # screenshots in OUT_DIR (the study's in OUT_DIR/study).
 # Usage: report_page_test.sh REGIME_BINARY OUT_DIR. Exit 77 (skipped) only when Chromium is absent.
@@ -29,8 +30,13 @@ mkdir -p "$out"
 "$regime" report --db "$db" --gpu H200 --workload resnet50 -o "$out/report.html" --json \
   | tee "$tmp/report.json"
 grep -q '"run_id": 3' "$tmp/report.json" || { echo "FAIL: --gpu/--workload did not pick run 3" >&2; exit 1; }
-node "$here/report_page.mjs" "$out/report.html" "$out" chart-power chart-temperature \
-  chart-sm-clock chart-steps chart-compare-energy chart-compare-time
+REPORT_PHASES=0 node "$here/report_page.mjs" "$out/report.html" "$out" chart-power \
+  chart-temperature chart-sm-clock chart-steps chart-compare-energy chart-compare-time
+# A job of phases (8 s cap-bound, 8 s host-bound): its timeline shaded by phase, with a legend.
+"$regime" probe --device sim:h200 --workload sim:phased --seconds 40 --db "$db" >/dev/null
+"$regime" report --db "$db" --workload phased -o "$out/phased.html" >/dev/null
+REPORT_PHASES=2 node "$here/report_page.mjs" "$out/phased.html" "$out/phased" chart-power \
+  chart-temperature chart-sm-clock chart-steps chart-compare-energy chart-compare-time
 # A workload of 20,000 steps: the study runs it to its end, and the page shows the whole run.
 "$regime" study --device sim:h200 --workload sim:resnet50,steps=20000 --probe-seconds 30 \
   --report "$out/study.html" >/dev/null
