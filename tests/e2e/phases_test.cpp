@@ -1,6 +1,7 @@
 // End-to-end: a job of phases through `regime probe` (the simulated sim:phased) and
 // `regime classify --trace` (its recorded trace): both phases listed, the job named by the
-// cap-bound one, which holds most of the energy; a steady workload lists none.
+// cap-bound one, which holds most of the energy; a steady workload lists none; a sweep and a study
+// of it agree on that regime and measure whole cycles.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -98,6 +99,27 @@ TEST(PhasesCli, StudyOfAPhasedJobIsNamedByTheCapBoundPhaseAndListsThePhases) {
   const auto text = sb.regime({"study", "--device", "sim:h200", "--workload",
                                "sim:phased,steps=3000", "--probe-seconds", "64", "--quiet"});
   EXPECT_NE(text.out.find("phases (2 kinds"), std::string::npos) << text.out;
+}
+
+TEST(PhasesCli, SweepAndStudyOfAPhasedJobAgreeAndMeasureWholeCycles) {
+  test::Sandbox sb;
+  const auto sweep = sb.regime({"sweep", "--device", "sim:h200", "--workload", "sim:phased",
+                                "--caps", "700,560,420", "--quiet", "--json"});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const nlohmann::json s = parse(sweep);
+  EXPECT_EQ(s["regime"], "cap-bound") << s["stop_reason"];
+  EXPECT_EQ(s["windows"], "whole cycles of 16.0 s");
+  EXPECT_EQ(s["decision"]["windows"], "whole cycles of 16.0 s");
+  EXPECT_LT(s["decision"]["cap_W"].get<double>(), 700) << s["decision"].dump(2);
+
+  const auto study = sb.regime({"study", "--device", "sim:h200", "--workload", "sim:phased",
+                                "--probe-seconds", "64", "--quiet", "--json"});
+  ASSERT_EQ(study.status, 0) << study.err;
+  const nlohmann::json j = parse(study);
+  EXPECT_EQ(j["regime"]["regime"], "cap-bound");
+  EXPECT_EQ(j["sweep"]["stop_reason"].get<std::string>().find("pointless"), std::string::npos)
+      << j["sweep"]["stop_reason"];
+  EXPECT_LT(j["decision"]["cap_W"].get<double>(), 700) << j["decision"].dump(2);
 }
 
 }  // namespace
