@@ -14,9 +14,10 @@ ControlInput summarize(const std::vector<Sample>& samples, double since_s, doubl
                        double limit_W) {
   ControlInput in;
   in.now_s = now_s;
+  in.since_s = since_s;
   in.limit_W = limit_W;
-  double temp_sum = 0, power_sum = 0;
-  int temps = 0, powers = 0;
+  double temp_sum = 0, power_sum = 0, util_sum = 0;
+  int temps = 0, powers = 0, utils = 0;
   // Samples are time-ordered: walk back from the newest.
   for (auto it = samples.rbegin(); it != samples.rend() && it->t_s > since_s; ++it) {
     if (it->t_s > now_s) continue;
@@ -30,10 +31,23 @@ ControlInput summarize(const std::vector<Sample>& samples, double since_s, doubl
       power_sum += *it->power_W;
       ++powers;
     }
+    if (it->util_pct) {
+      util_sum += *it->util_pct;
+      ++utils;
+    }
   }
   if (temps > 0) in.temp_C = temp_sum / temps;
   if (powers > 0) in.power_W = power_sum / powers;
+  if (utils > 0) in.util_pct = util_sum / utils;
   return in;
+}
+
+int steps_ended(const std::vector<Step>& steps, double since_s, double now_s) {
+  int n = 0;
+  // Steps are time-ordered: walk back from the newest.
+  for (auto it = steps.rbegin(); it != steps.rend() && it->t_end_s > since_s; ++it)
+    if (it->t_end_s <= now_s) ++n;
+  return n;
 }
 
 std::optional<double> constrain(double wanted_W, double current_W, double now_s,
@@ -97,6 +111,7 @@ void ControlLoop::decide(LaneState& s, double now) {
   const Trace& trace = loop_.trace(s.lane.gpu);
   const double t0 = loop_.t_start_s();  // the trace may start later: long runs forget
   ControlInput in = summarize(trace.samples, s.last_s, now, s.limit_W);
+  in.steps = steps_ended(trace.steps, s.last_s, now);
   s.last_s = now;
   const double period = s.lane.controller->period_s();
   while (s.next_s <= now) s.next_s += period;
@@ -124,9 +139,10 @@ void ControlLoop::set(LaneState& s, double watts) {
 
 void ControlLoop::step_aside() {
   if (dry_run_) return;
-  for (LaneState& s : lanes_)
-    if (std::abs(s.lane.start_limit_W - s.in_force_W) >= 0.5)
-      s.in_force_W = s.lane.guard->set(s.lane.start_limit_W);
+  for (LaneState& s : lanes_) {
+    const double baseline_W = s.lane.controller->baseline_limit_W().value_or(s.lane.start_limit_W);
+    if (std::abs(baseline_W - s.in_force_W) >= 0.5) s.in_force_W = s.lane.guard->set(baseline_W);
+  }
 }
 
 void ControlLoop::resume() {

@@ -21,13 +21,18 @@ struct ControlInput {
   double limit_W = 0;            // the limit in force (what was last set, or found)
   std::optional<double> temp_C;  // mean over the period
   std::optional<double> max_temp_C;
-  std::optional<double> power_W;  // mean over the period
-  int samples = 0;                // samples the means are over
+  std::optional<double> power_W;   // mean over the period
+  int samples = 0;                 // samples the means are over
+  double since_s = 0;              // the period's start: it spans (since_s, now_s]
+  std::optional<double> util_pct;  // mean over the period
+  int steps = 0;                   // steps that ended in the period (none without step markers)
 };
 
 // Summarises the samples with t_s in (since_s, now_s].
 ControlInput summarize(const std::vector<Sample>& samples, double since_s, double now_s,
                        double limit_W);
+// The steps that ended in (since_s, now_s].
+int steps_ended(const std::vector<Step>& steps, double since_s, double now_s);
 
 struct Action {
   std::optional<double> limit_W;  // empty: leave the limit
@@ -44,6 +49,16 @@ class Controller {
   // it last set: a controller with a dwell counts it from now, so it judges the die only after a
   // time constant at that limit, not the heat of the pause.
   virtual void resumed(double /*now_s*/) {}
+  // A controller that learns before it controls (phase: each phase's best cap) needs this long on
+  // the running workload first; the session runs it before an evaluation's windows. 0: none.
+  virtual double learn_s() const { return 0; }
+  // After learning: why it stays out (one cap is as good), or nullopt to control; and what it
+  // learned, in words, for the report.
+  virtual std::optional<std::string> stands_aside() const { return std::nullopt; }
+  virtual std::string learned() const { return ""; }
+  // The limit an evaluation's baseline windows hold: the best single cap it found, or nullopt for
+  // the limit control started from.
+  virtual std::optional<double> baseline_limit_W() const { return std::nullopt; }
 };
 
 using ControllerPtr = std::unique_ptr<Controller>;
@@ -101,8 +116,9 @@ class ControlLoop {
   // Until the run clock reaches end_s (StopRequested), or the loop ends first.
   RunEnd run_until(double end_s);
   // An interleaved evaluation's two arm switches, the only changes not made by the controllers:
-  // step_aside sets every lane back to the limit it started from (a baseline window), resume sets
-  // each controller's own last limit back and tells it (Controller::resumed). Both go through the
+  // step_aside sets every lane to its baseline (a baseline window: the limit it started from, or
+  // the controller's baseline_limit_W, the best single cap it found), resume sets each
+  // controller's own last limit back and tells it (Controller::resumed). Both go through the
   // guards; neither is a controller action.
   void step_aside();
   void resume();

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "common/error.hpp"
+#include "control/phase.hpp"
 
 namespace regime::control {
 
@@ -25,11 +26,35 @@ PolicySetup thermal_setup(const PolicySpec& spec, const GpuInfo& info,
   return s;
 }
 
+// The phase policy learns each phase's cap on the running workload, then sets it at each
+// change of phase: no step limit, and a change allowed every period.
+PolicySetup phase_setup(const PolicySpec& spec, const GpuInfo& info, std::optional<double>) {
+  const PhaseParams p = phase_params(spec, info);
+  PolicySetup s;
+  s.controller = std::make_unique<PhaseController>(p);
+  s.bounds = {p.min_W, p.max_W, 0, 0};
+  s.dwell_s = p.settle_s;
+  s.params = {{"observe_s", p.observe_s},
+              {"learn_s", p.learn_s},
+              {"caps", p.caps},
+              {"slowdown_pct", p.slowdown_pct},
+              {"min_gain_pct", p.min_gain_pct},
+              {"period_s", p.period_s},
+              {"min_W", p.min_W},
+              {"max_W", p.max_W}};
+  s.params_text = fmt::format(
+      "observe {:.0f} s, learn {:.0f} s, {} caps in [{:.0f}, {:.0f}] W, each phase's cap within "
+      "+{:.0f}% time, engaged when it saves {:g}% over one cap, period {:g} s",
+      p.observe_s, p.learn_s, p.caps, p.min_W, p.max_W, p.slowdown_pct, p.min_gain_pct, p.period_s);
+  return s;
+}
+
 }  // namespace
 
 const std::vector<PolicyEntry>& controller_policies() {
   static const std::vector<PolicyEntry> kPolicies = {
       {"thermal", thermal_setup},
+      {"phase", phase_setup},
   };
   return kPolicies;
 }

@@ -44,5 +44,18 @@ TEST(ControllerPolicies, AnUnknownNameIsRefusedNamingThePolicies) {
   EXPECT_THROW(make_policy(parse_policy("thermal:colour=blue"), h200(), std::nullopt), Error);
 }
 
+TEST(PhasePolicy, IsMadeByNameAndRefusesBadParameters) {
+  const PolicySetup s = make_policy(parse_policy("phase:caps=5,learn_s=120"), h200(), 20.0);
+  EXPECT_EQ(s.controller->name(), "phase");
+  EXPECT_DOUBLE_EQ(s.controller->learn_s(), 120);
+  EXPECT_DOUBLE_EQ(s.bounds.min_W, 200);
+  EXPECT_DOUBLE_EQ(s.bounds.max_W, 700);
+  EXPECT_EQ(s.params.at("caps").get<int>(), 5);
+  EXPECT_THROW(make_policy(parse_policy("phase:colour=blue"), h200(), std::nullopt), Error);
+  EXPECT_THROW(make_policy(parse_policy("phase:caps=1"), h200(), std::nullopt), Error);
+  EXPECT_THROW(make_policy(parse_policy("phase:learn_s=20,observe_s=30"), h200(), std::nullopt),
+               Error);
+}
+
 }  // namespace
 }  // namespace regime::control

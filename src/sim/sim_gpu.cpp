@@ -159,6 +159,7 @@ void SimGpu::start_workload(const twin::WorkloadParams& work, int64_t max_steps)
   step_start_s_ = t_s_;
   pending_steps_.clear();
   phases_.clear();
+  cycle_steps_ = 0;
   active_ = true;
 }
 
@@ -173,13 +174,31 @@ void SimGpu::start_phased_workload(std::vector<PhaseWork> phases, int64_t max_st
       throw Error(ErrorKind::InvalidArgument, "a phase of a simulated workload lasts no time");
     cycle_s += p.duration_s;
   }
+  int64_t cycle_steps = 0;
+  bool by_steps = true;
+  for (const PhaseWork& p : phases) {
+    cycle_steps += p.steps;
+    by_steps = by_steps && p.steps > 0;
+  }
+  if (!by_steps) cycle_steps = 0;
   phases_ = std::move(phases);
   phases_start_s_ = t_s_;
   cycle_s_ = cycle_s;
+  cycle_steps_ = cycle_steps;
 }
 
 void SimGpu::follow_phases() {
   if (phases_.size() < 2) return;
+  if (cycle_steps_ > 0) {
+    int64_t at = steps_done_ % cycle_steps_;
+    for (const PhaseWork& p : phases_) {
+      if (at < p.steps) {
+        work_ = p.work;
+        return;
+      }
+      at -= p.steps;
+    }
+  }
   double at_s = std::fmod(t_s_ - phases_start_s_ + kEps_s, cycle_s_);
   for (const PhaseWork& p : phases_) {
     if (at_s < p.duration_s) {

@@ -73,10 +73,12 @@ class SimGpu : public Gpu {
   // The work that loads the GPU (one at a time). max_steps 0: never finishes by itself.
   void start_workload(const twin::WorkloadParams& work, int64_t max_steps);
   // Work that changes over time: each phase runs for its duration, from the start on, and the
-  // cycle repeats. One phase is start_workload.
+  // cycle repeats. When every phase names its steps, each lasts that many steps instead (a fixed
+  // amount of work, however long a cap makes it take). One phase is start_workload.
   struct PhaseWork {
     twin::WorkloadParams work;
     double duration_s = 0;
+    int64_t steps = 0;
   };
   void start_phased_workload(std::vector<PhaseWork> phases, int64_t max_steps);
   void stop_workload();
@@ -146,6 +148,7 @@ class SimGpu : public Gpu {
   std::vector<PhaseWork> phases_;  // two or more: work_ follows them (else work_ stays)
   double phases_start_s_ = 0;
   double cycle_s_ = 0;
+  int64_t cycle_steps_ = 0;  // > 0: the phases last steps, not seconds
 
   // Tick constants for the common dt = kTick_s.
   double thermal_alpha_tick_, filter_alpha_tick_, average_alpha_tick_;

@@ -76,7 +76,7 @@ TEST(SimPhased, OnePhaseRunsExactlyAsTheSteadyWorkload) {
 TEST(SimPhased, IsNotASteadyProfile) {
   const auto names = twin::sim_workload_names();
   EXPECT_EQ(std::find(names.begin(), names.end(), "phased"), names.end());
-  EXPECT_EQ(twin::phased_workload_names(), std::vector<std::string>{"phased"});
+  EXPECT_EQ(twin::phased_workload_names(), (std::vector<std::string>{"phased", "prefill-decode"}));
   try {
     twin::sim_workload_profile("phased");
     FAIL() << "a phased workload has no steady profile";

@@ -21,7 +21,7 @@ void SimWorkload::start(double /*t0_s*/) {
   if (phased_) {
     std::vector<SimGpu::PhaseWork> phases;
     for (const twin::SimPhase& p : phased_->phases)
-      phases.push_back({twin::workload_on(p.profile, gpu_.spec()), p.duration_s});
+      phases.push_back({twin::workload_on(p.profile, gpu_.spec()), p.duration_s, p.steps});
     gpu_.start_phased_workload(std::move(phases), max_steps_);
   } else {
     gpu_.start_workload(twin::workload_on(profile_, gpu_.spec()), max_steps_);

@@ -34,6 +34,10 @@ std::vector<std::string> sim_workload_names();
 struct SimPhase {
   SimWorkloadProfile profile;
   double duration_s = 0;
+  // > 0 in every phase: each phase is this many steps of work (duration_s is then what they take
+  // at the default limit), so a cap that slows a phase lengthens it, as a served request's prefill
+  // and decode each have their work to do.
+  int64_t steps = 0;
 };
 struct PhasedWorkloadProfile {
   std::string name;

@@ -154,13 +154,27 @@ double evaluation_seconds(double probe_s, int windows, double settle_s) {
   return probe_s + (windows + 1) * 2 * settle_s;
 }
 
-void check_control_length(const ControlRequest& r, bool gated, double probe_s, double settle_s) {
+double slowest_learn_s(const std::vector<ControlGpu>& lanes) {
+  double learn_s = 0;
+  for (const ControlGpu& l : lanes) learn_s = std::max(learn_s, l.controller.controller->learn_s());
+  return learn_s;
+}
+
+void check_control_length(const ControlRequest& r, bool gated, double probe_s, double settle_s,
+                          double learn_s) {
   if (gated && !(probe_s >= 10 && probe_s < r.seconds))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--policy regime-gated: probe_s must be in [10, --seconds) = [10, "
                             "{}) s, got {}",
                             r.seconds, probe_s));
   if (!gated) probe_s = 0;
+  probe_s += learn_s;  // a controller that learns first does so before the windows
+  if (learn_s > 0 && !(learn_s < r.seconds))
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("--policy {}: it learns for {:.0f} s before it controls; give --seconds "
+                    "over that",
+                    r.policy.name, learn_s));
   const double control_s = r.seconds - probe_s;
   if (r.evaluate && r.seconds < evaluation_seconds(probe_s, r.windows, settle_s))
     throw Error(ErrorKind::InvalidArgument,
@@ -175,7 +189,8 @@ void check_control_length(const ControlRequest& r, bool gated, double probe_s, d
 EvaluationLength evaluation_length(const ControlSetup& s, int windows) {
   EvaluationLength out;
   out.settle_s = s.settle_s;
-  out.min_s = evaluation_seconds(s.lanes.front().rep.probe_s, windows, s.settle_s);
+  out.min_s = evaluation_seconds(s.lanes.front().rep.probe_s + slowest_learn_s(s.lanes), windows,
+                                 s.settle_s);
   return out;
 }
 
@@ -192,7 +207,8 @@ ControlSetup open_control(ControlRequest& r, const ChooseSeconds& choose_seconds
     r.seconds = choose_seconds(evaluation_length(s, r.windows));
     validate_run_length(r.seconds, r.sample_ms, r.warmup_s);
   }
-  check_control_length(r, s.gated, s.lanes.front().rep.probe_s, s.settle_s);
+  check_control_length(r, s.gated, s.lanes.front().rep.probe_s, s.settle_s,
+                       slowest_learn_s(s.lanes));
   if (!s.gated) refuse_before_work(r, s);
   return s;
 }
@@ -385,6 +401,44 @@ std::vector<control::ControlLane> engaged_lanes(std::vector<ControlGpu>& lanes,
   return out;
 }
 
+// A controller that learns first (phase: each phase's cap) does so on the running workload before
+// any evaluation's windows; one that then stands aside is left out with its reason, and every
+// learning GPU's limit is set back to where control started, so the controlled run starts from it.
+// The learning's actions are kept in the lanes' reports. Returns the lanes that go on.
+std::vector<control::ControlLane> learn_first(RunLoop& loop,
+                                              std::unique_ptr<control::ControlLoop>& cl,
+                                              std::vector<control::ControlLane> engaged,
+                                              ControlSetup& s, PowerLimitGuardSet& guards,
+                                              Workload& work, bool dry_run) {
+  double learn_s = 0;
+  for (const control::ControlLane& l : engaged)
+    if (l.controller->learn_s() > 0)
+      learn_s = std::max(learn_s, l.controller->learn_s() + l.controller->period_s());
+  if (!(learn_s > 0)) return engaged;
+  if (cl->run_until(loop.now_s() + learn_s) != RunEnd::StopRequested)
+    throw WorkloadFailed(
+        fmt::format("the workload ended while the controller learned ({:.0f} s)", learn_s),
+        work.exit_status());
+  std::vector<control::ControlLane> kept;
+  for (size_t k = 0; k < engaged.size(); ++k) {
+    const control::ControlLane& l = engaged[k];
+    ControlReport& g = s.lanes[l.gpu].rep;
+    g.actions = cl->actions(k);
+    g.decisions = cl->decisions(k);
+    if (!dry_run) guards.at(l.gpu).set(l.start_limit_W);
+    if (const auto why = l.controller->stands_aside()) {
+      g.engaged = false;
+      g.reason = *why;
+    } else {
+      g.reason = l.controller->name() + ": " + l.controller->learned();
+      kept.push_back(l);
+    }
+  }
+  cl.reset();
+  if (!kept.empty()) cl = std::make_unique<control::ControlLoop>(loop, kept, dry_run);
+  return kept;
+}
+
 // --evaluate: the interleaved windows to the run's planned end, and the evaluation's lengths in
 // the run's report and each engaged GPU's.
 std::vector<std::pair<double, double>> run_evaluation(RunLoop& loop, control::ControlLoop& cl,
@@ -456,18 +510,19 @@ RecordedControlRun record_control_run(const ControlRequest& r, ControlSetup& s, 
     l.rep.reason = s.gated ? "" : l.rep.controller + ": controlling from the start";
   }
   if (s.gated) gate_on_probe(loop, t0, rep.probe_s, r, s, work);
-  const std::vector<control::ControlLane> engaged = engaged_lanes(s.lanes, guards);
+  std::vector<control::ControlLane> engaged = engaged_lanes(s.lanes, guards);
   RunEnd end = RunEnd::Duration;
-  std::optional<control::ControlLoop> cl;
-  if (!engaged.empty()) cl.emplace(loop, engaged, rep.dry_run);
+  std::unique_ptr<control::ControlLoop> cl;
+  if (!engaged.empty()) cl = std::make_unique<control::ControlLoop>(loop, engaged, rep.dry_run);
+  if (cl) engaged = learn_first(loop, cl, engaged, s, guards, work, rep.dry_run);
   if (cl && r.evaluate)
     out.windows = run_evaluation(loop, *cl, work, r, t0, s, rep, end);
   else
-    end = run_to_end(loop, cl ? &*cl : nullptr, out.plan, out.segments, out.writers);
+    end = run_to_end(loop, cl.get(), out.plan, out.segments, out.writers);
   for (size_t k = 0; cl && k < engaged.size(); ++k) {
     ControlReport& g = s.lanes[engaged[k].gpu].rep;
-    g.actions = cl->actions(k);
-    g.decisions = cl->decisions(k);
+    g.actions.insert(g.actions.end(), cl->actions(k).begin(), cl->actions(k).end());
+    g.decisions.insert(g.decisions.end(), cl->decisions(k).begin(), cl->decisions(k).end());
   }
   out.traces = loop.finish_all(&out.stats);
   for (size_t i = 0; i < out.traces.size(); ++i) out.writers[i]->write_chunk(out.traces[i]);

@@ -120,8 +120,12 @@ EvaluationLength evaluation_length(const ControlSetup& setup, int windows);
 
 // Error InvalidArgument when regime-gated's probe_s is outside [10, --seconds), or when --evaluate
 // gives too few seconds for its windows to settle and be measured (saying how many it needs).
+// A controller that learns first (learn_s > 0) needs that long before an evaluation's windows.
 void check_control_length(const ControlRequest& request, bool gated, double probe_s,
-                          double settle_s);
+                          double settle_s, double learn_s = 0);
+
+// The longest a lane's controller learns before it controls (Controller::learn_s).
+double slowest_learn_s(const std::vector<ControlGpu>& lanes);
 
 // Steps 1 to 5: the request checked, the GPUs opened, their lanes made, the run length checked,
 // and for thermal (it acts from the start) what it may not do refused before any work runs.
