@@ -94,7 +94,7 @@ void add_control(CLI::App& root, Context&) {
   sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
   sub->callback([r, device, policy, json, quiet, seconds] {
     r->device = session::parse_device_set(*device);
-    r->policy = session::parse_control_policy(*policy);
+    r->policy = control::parse_policy(*policy);  // NAME[:key=value,...], control/thermal.hpp
     const bool choose_length = r->evaluate && seconds->count() == 0;
     if (!choose_length) check_sample_count(r->seconds, r->sample_ms);
     r->workload.stdout_to_stderr = *json;

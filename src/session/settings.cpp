@@ -11,10 +11,6 @@
 
 namespace regime::session {
 
-control::PolicySpec parse_control_policy(const std::string& text) {
-  return control::parse_policy(text);
-}
-
 DeviceSet parse_device_set(const std::string& text) {
   if (text == "nvml:job") return {text, {}};
   return {text, parse_device_list(text)};

@@ -21,8 +21,6 @@ namespace regime::session {
 // --device: "nvml:0", "sim:t4,ambient_C=35", "sim:t4,sim:l4", "nvml:0,1", "nvml:all",
 // "nvml:job", "replay:FILE". Error InvalidArgument worded as device/device_list.hpp and
 // device/uri.hpp word it.
-// --policy as written: NAME[:key=value,...] (control/thermal.hpp's rules and errors).
-control::PolicySpec parse_control_policy(const std::string& text);
 DeviceSet parse_device_set(const std::string& text);
 
 // --mode of a sweep: one run with the caps changed between windows, or one run per cap.
