@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """`regime export` scraped by a real Prometheus server (Debian's package), both on loopback.
 
-The test starts two exporters, one on a simulated H200 running sim:resnet50 and one on the fake
+The test starts two exporters, one on a simulated H200 running sim:phased (8 s cap-bound, 8 s
+host-bound) and one on the fake
 NVML with two GPUs (the second stops answering after a while), and a Prometheus server with a
 generated configuration that scrapes both every second (its storage in a temporary folder). It
 then asks Prometheus's HTTP API for every series and checks the values: power near what the
 device draws, the energy counter rising, the limits the devices report, one regime named, the
-lost GPU's series stale while the other GPU is still served, and not one call that sets a limit
+lost GPU's series stale while the other GPU is still served, the phased job's energy shared among
+its two phases' regimes (the steady fake GPU's all in its one), and not one call that sets a limit
 (the fake NVML logs every call). Every GPU series carries dcgm-exporter's labels too (gpu, UUID,
 modelName, Hostname), so a dcgm-exporter style query finds it; the fake GPU 0 is given a node
 agent's job and a kept cap in the node state (agent-jobs.json, the power-limit journal), which
@@ -157,7 +159,7 @@ class ExporterUnderPrometheus(unittest.TestCase):
 
         cls.started = time.time()
         sim, cls.sim_url = start_exporter(
-            ["--device", "sim:h200", "--workload", "sim:resnet50", "--period", "0.5",
+            ["--device", "sim:h200", "--workload", "sim:phased", "--period", "0.5",
              "--window", "10"], env, os.path.join(t, "sim-export.log"))
         cls.procs.append(("sim exporter", sim))
         cls.nvml_log = os.path.join(t, "nvml-export.log")
@@ -170,9 +172,10 @@ class ExporterUnderPrometheus(unittest.TestCase):
             with open(staged, "w") as f:
                 json.dump([{"targets": [target]}], f)
             os.rename(staged, os.path.join(t, f"targets-{job}.json"))  # seen whole, never half
-        # Long enough for the rolling regime window (10 s), many energy points, and the fake GPU 1
-        # to go and its series to go stale.
-        while time.time() < cls.started + 30:
+        # Long enough for the rolling regime window (10 s), for the phased job to begin its second
+        # cycle (its phases recur from about 18 s), many energy points, and the fake GPU 1 to go
+        # and its series to go stale.
+        while time.time() < cls.started + 34:
             time.sleep(1)
 
     @classmethod
@@ -283,7 +286,7 @@ class ExporterUnderPrometheus(unittest.TestCase):
         self.assertAlmostEqual(p["GPU-fake-0"], 700, delta=3)
         sim = [v for k, v in p.items() if k.startswith("GPU-sim")]
         self.assertEqual(len(sim), 1, p)
-        self.assertTrue(100 < sim[0] <= 700, p)  # loaded by resnet50, within the H200's limit
+        self.assertTrue(100 < sim[0] <= 700, p)  # either phase, within the H200's limit
 
     def test_energy_counters_rise_at_the_power_drawn(self):
         for r in self.query("regime_gpu_energy_joules_total[15s]"):
@@ -330,6 +333,28 @@ class ExporterUnderPrometheus(unittest.TestCase):
         self.assertEqual(len(sim[0]), 1, named)
         every = self.values('count by (uuid) (regime_gpu_regime{uuid="GPU-fake-0"})')
         self.assertEqual(every, {"GPU-fake-0": 5})
+
+    def test_the_phased_job_shares_its_energy_among_its_phases(self):
+        energy = self.query("regime_gpu_phase_energy_ratio > 0")
+        by_gpu = {}
+        for r in energy:
+            by_gpu.setdefault(r["metric"]["uuid"], {})[r["metric"]["regime"]] = float(r["value"][1])
+        sim = [v for k, v in by_gpu.items() if k.startswith("GPU-sim")]
+        self.assertEqual(len(sim), 1, by_gpu)
+        # The busy phase (about 690 W against 127 W) holds most of the energy and names the job.
+        self.assertEqual(len(sim[0]), 2, sim)
+        self.assertGreater(sim[0].get("cap-bound", 0), 0.6, sim)
+        self.assertAlmostEqual(sum(sim[0].values()), 1, delta=1e-6)
+        named = [k for k in self.values("regime_gpu_regime == 1") if k.startswith("GPU-sim")]
+        self.assertEqual(len(named), 1, named)
+        self.assertTrue(named[0].endswith(",regime=cap-bound"), named)
+        cycle = [v for k, v in self.values("regime_gpu_phase_cycle_seconds").items()
+                 if k.startswith("GPU-sim")]
+        self.assertEqual(len(cycle), 1)
+        self.assertAlmostEqual(cycle[0], 16, delta=1.5)
+        # A steady GPU: all of its energy in its one regime, no cycle.
+        self.assertEqual(by_gpu.get("GPU-fake-0"), {"cap-bound": 1.0})
+        self.assertNotIn("GPU-fake-0", self.values("regime_gpu_phase_cycle_seconds"))
 
     def test_a_lost_gpu_goes_stale_and_the_others_are_still_served(self):
         # It was scraped while it answered ...
