@@ -325,11 +325,26 @@ wait_gone "$job"
 [ "$(ls "$T/system-n1/power-limits" | wc -l)" -eq 0 ] || fail "journal entries left after the study job"
 c=$(comment "$job")
 grep -q "^regime gpu_energy_j=[0-9.]* gpus=2 power=study cap_w=$decided study=decided nodes=n1:2:" <<<"$c" || fail "sacct AdminComment of the study job: '$c'"
+# The study ran on to the job's end (the epilog's SIGTERM): the whole job's figures in its record,
+# the parts adding up to the job, the decided cap, the saving against the default 700 W.
+whole=$(on n1 job show --job "$job" | python3 -c '
+import json, sys
+d = int(float(sys.argv[1]))
+j = json.load(sys.stdin)["nodes"][0]["record"].get("job")
+if not j: sys.exit("no whole-job figures")
+parts = sum(j[k]["steps"] for k in ("probe", "profiling", "decided"))
+if j["steps"] <= 0 or parts != j["steps"]: sys.exit("steps %s, parts %s" % (j["steps"], parts))
+if j["decided"]["steps"] <= 0 or j["cap_W"] != d: sys.exit("decided %s at %s W" % (j["decided"], j["cap_W"]))
+if j["reached"] != "decision" or j["saved_against"] != "default 700 W": sys.exit("reached %s, against %s" % (j["reached"], j["saved_against"]))
+lo, hi = j["saved_ci_J"]
+if not lo <= j["saved_J"] <= hi or j["profiling_extra_s"] is None: sys.exit("saved %s [%s, %s]" % (j["saved_J"], lo, hi))
+print("%d steps, %.0f s, %.0f J, saved %.0f J [%.0f, %.0f] against the %s" % (j["steps"], j["seconds"], j["energy_J"], j["saved_J"], lo, hi, j["saved_against"]))
+' "$decided") || fail "job $job: whole-job figures: $whole: $(on n1 job show --job "$job")"
 out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=auto --gpu-workload=markers sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
 [ "$(grep -c "\"current_limit_W\": $decided" <<<"$out")" -eq 2 ] || fail "auto after the study: not $decided W: $out"
 wait_gone "$(job_in "$out")"
 auto_why=$(on n1 job show --job "$(job_in "$out")" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["record"]["gpus"][0]["why"])')
-pass "study: job $job ran at $decided W after its study ($why), 700 700 after scancel; sacct: $c; a later auto job of the workload: $auto_why"
+pass "study: job $job ran at $decided W after its study ($why), 700 700 after scancel; the whole job: $whole; sacct: $c; a later auto job of the workload: $auto_why"
 
 # 10. scancel during the study's sweep: the epilog stops the study, then restores.
 job=$(sbatch -w n1 --gres=gpu:2 --gpu-power=study --gpu-workload=markers2 -o /dev/null --wrap "python3 $T/steps.py $pydir 300" | jobid_of)
