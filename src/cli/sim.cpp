@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cli/sim_options.hpp"
 #include "session/sim/sim_curve.hpp"
 #include "session/sim/sim_curve_view.hpp"
 #include "session/sim/sim_fit.hpp"
@@ -17,14 +18,14 @@ namespace {
 void run_curve(const std::string& gpu_name, const std::string& workload_name,
                const std::string& caps_text, bool json) {
   const session::SimCurve curve =
-      session::sim_curve(gpu_name, workload_name, session::parse_caps(caps_text));
+      session::sim_curve(gpu_name, workload_name, parse_caps(caps_text));
   if (json) return print_json(session::to_json(curve));
   std::cout << session::to_text(curve);
 }
 
 void run_fit(const std::string& sweep_path, const std::optional<std::string>& gpu, int n,
              const std::string& model, bool json) {
-  const auto r = session::fit_sweep_table(sweep_path, gpu, n, model);
+  const auto r = session::fit_sweep_table(sweep_path, gpu, n, parse_curve_model(model));
   if (json) return print_json(session::to_json(r));
   std::cout << session::to_text(r);
 }

@@ -12,17 +12,6 @@
 
 namespace regime::session {
 
-std::vector<double> parse_caps(const std::string& list) {
-  const plan::CapList read = plan::read_cap_list(list);
-  std::optional<std::string> bad = read.bad_item;
-  for (double cap_W : read.caps_W)
-    if (!bad && !(cap_W > 0)) bad = fmt::format("{:g}", cap_W);
-  if (bad)
-    throw Error(ErrorKind::InvalidArgument,
-                "--caps: '" + *bad + "' is not a positive number of watts (e.g. --caps 60,64,70)");
-  return read.caps_W;
-}
-
 SimCurve sim_curve(const std::string& gpu_model, const std::string& workload,
                    const std::vector<double>& caps_W) {
   const twin::GpuSpec gpu = twin::load_gpu_spec(gpu_model);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/cap_grid.hpp"  // plan::read_cap_list, which reads --caps at the CLI
 #include "twin/model.hpp"
 #include "twin/uncertainty.hpp"
 
@@ -24,9 +25,6 @@ struct SimCurve {
   std::vector<double> calibrated_caps_W;  // where the twin was calibrated (may be none)
   std::vector<CurvePoint> points;         // one per cap, in the order asked
 };
-
-// "60,64,70": positive numbers of watts. Error InvalidArgument naming the bad item.
-std::vector<double> parse_caps(const std::string& list);
 
 // Error NotFound for an unknown GPU model or workload; OutOfRange for a cap outside the GPU's
 // limit range.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/sim_options.hpp"
 #include "common/error.hpp"
 #include "session/sim/sim_curve_view.hpp"
 
@@ -9,10 +10,10 @@ namespace regime::session {
 namespace {
 
 TEST(SimCurve, CapsArePositiveWattsAndABadOneIsNamed) {
-  EXPECT_EQ(parse_caps("60,64.5,70"), (std::vector<double>{60, 64.5, 70}));
+  EXPECT_EQ(cli::parse_caps("60,64.5,70"), (std::vector<double>{60, 64.5, 70}));
   for (const char* bad : {"60,x", "60,-1", "0", "60W", "60,,70"}) {
     try {
-      parse_caps(bad);
+      cli::parse_caps(bad);
       ADD_FAILURE() << bad;
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
@@ -20,7 +21,7 @@ TEST(SimCurve, CapsArePositiveWattsAndABadOneIsNamed) {
           << e.what();
     }
   }
-  EXPECT_THROW(parse_caps(""), Error);
+  EXPECT_THROW(cli::parse_caps(""), Error);
 }
 
 TEST(SimCurve, AShutdownPointHasNoTimePowerOrEnergy) {
@@ -53,9 +54,9 @@ TEST(SimCurve, TheExtrapolationNoteNamesTheCalibratedCapsOrTheirAbsence) {
 }
 
 TEST(SimCurve, ACapOutsideTheGpusRangeIsRefused) {
-  EXPECT_NO_THROW(sim_curve("t4", "resnet50", parse_caps("60,70")));
+  EXPECT_NO_THROW(sim_curve("t4", "resnet50", cli::parse_caps("60,70")));
   try {
-    sim_curve("t4", "resnet50", parse_caps("50"));
+    sim_curve("t4", "resnet50", cli::parse_caps("50"));
     FAIL() << "50 W is below a T4's range";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);

@@ -5,13 +5,14 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include "cli/sim_options.hpp"
 #include "session/sim/sim_curve.hpp"
 
 namespace regime::session {
 namespace {
 
 TEST(SimCurveView, EachRowShowsTheEnergyAndTimeOfItsJsonPoint) {
-  const SimCurve curve = sim_curve("t4", "resnet50", parse_caps("60,64,70"));
+  const SimCurve curve = sim_curve("t4", "resnet50", cli::parse_caps("60,64,70"));
   const nlohmann::json j = to_json(curve);
   const std::string text = to_text(curve);
   ASSERT_EQ(j["points"].size(), 3u);

@@ -9,13 +9,11 @@
 
 namespace regime::session {
 
-// "twin", "quadratic" or "cube"; Error InvalidArgument naming the accepted ones.
-twin::CurveModel parse_curve_model(const std::string& name);
-
 // Fits every workload of the table at `sweep_path` from `fit_caps` of its caps. `gpu_model`
-// overrides the table's gpu column. Errors as read_sweep_table and twin::fit_sweep.
+// overrides the table's gpu column; `model` is the curve fitted (the CLI reads --model). Errors as
+// read_sweep_table and twin::fit_sweep.
 twin::SweepFitReport fit_sweep_table(const std::string& sweep_path,
                                      const std::optional<std::string>& gpu_model, int fit_caps,
-                                     const std::string& model);
+                                     twin::CurveModel model);
 
 }  // namespace regime::session
