@@ -268,7 +268,7 @@ Action PhaseController::sweep(const ControlInput& in, int k) {
     return control(in, k);
   }
   const size_t i = std::min(next_cap_[k], table_[k].size() - 1);
-  const std::string why = fmt::format("sweeping phase {} at", k + 1);
+  const std::string why = fmt::format("sweeping phase {}", k + 1);
   if (k != kind_) {
     kind_ = k;
     changed_s_ = in.now_s;

@@ -57,7 +57,7 @@ std::vector<CapCell> phase_cells(const std::vector<double>& e, const std::vector
 
 // Compute-bound: a lower cap saves a little energy and costs time at once.
 std::vector<CapCell> prefill() {
-  return phase_cells({40, 38, 37, 36.5, 36, 37}, {0.060, 0.064, 0.072, 0.085, 0.105, 0.140});
+  return phase_cells({40, 38, 35, 34.5, 34, 35}, {0.060, 0.064, 0.072, 0.085, 0.105, 0.140});
 }
 
 // Memory-bound: a lower cap saves energy and barely costs time until it binds low.
