@@ -25,8 +25,8 @@ void add_predict(CLI::App& root, Context&) {
   sub->add_option("--workload", r->workload,
                   "What trains: model, batch, precision, input size, e.g. \"resnet50 bs256 bf16 "
                   "224x224\" or imagenet/resnet50/bs128/adadelta");
-  r->predictor = "twin";
-  sub->add_option("--predictor", r->predictor,
+  auto predictor = std::make_shared<std::string>("twin");
+  sub->add_option("--predictor", *predictor,
                   "spec-baseline | twin | spec-baseline:one-shot | twin:one-shot | llm:zero-shot "
                   "| llm:spec | llm:one-shot (default twin)");
   sub->add_option("--example-workload", r->example_workload,
@@ -80,6 +80,7 @@ void add_predict(CLI::App& root, Context&) {
       throw Error(ErrorKind::InvalidArgument,
                   "predict needs --gpu and --workload, e.g. `regime predict --gpu t4 --workload "
                   "\"resnet50 bs64 fp16\"`; `regime predict eval` scores predictors");
+    r->predictor = predict::choose_predictor(*predictor);
     auto rep = session::run_predict(*r);
     // A predictor with no answer at all is an error, not a row of dashes.
     const predict::Prediction& p = rep.prediction;

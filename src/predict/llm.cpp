@@ -83,25 +83,30 @@ const std::vector<PredictorEntry>& predictor_table() {
       {"spec-baseline",
        {},
        "the nameplate rule: a training job draws the default limit and is held by it",
-       [](const std::string&, const PredictorConfig&) { return spec_baseline(); }},
+       [](const std::string&, const PredictorConfig&) { return spec_baseline(); },
+       false},
       {"twin",
        {},
        "the twin's steady state at the default limit for the workload's built-in profile",
-       [](const std::string&, const PredictorConfig&) { return twin_predictor(); }},
+       [](const std::string&, const PredictorConfig&) { return twin_predictor(); },
+       false},
       {"spec-baseline:one-shot",
        {},
        "spec-baseline calibrated on one measured workload of the same GPU",
-       [](const std::string&, const PredictorConfig&) { return one_shot(spec_baseline()); }},
+       [](const std::string&, const PredictorConfig&) { return one_shot(spec_baseline()); },
+       false},
       {"twin:one-shot",
        {},
        "twin calibrated on one measured workload of the same GPU",
-       [](const std::string&, const PredictorConfig&) { return one_shot(twin_predictor()); }},
+       [](const std::string&, const PredictorConfig&) { return one_shot(twin_predictor()); },
+       false},
       {"llm:",
        {"zero-shot", "spec", "one-shot"},
        "the study's prompt of that kind sent to a chat-completions service, answers cached",
        [](const std::string& rest, const PredictorConfig& c) -> std::unique_ptr<Predictor> {
          return std::make_unique<LlmPredictor>(parse_prompt_kind(rest), c.chat, c.api_key, c.cache);
-       }},
+       },
+       true},
   };
   return kPredictors;
 }
@@ -118,13 +123,21 @@ const std::vector<std::string>& predictor_names() {
   return names;
 }
 
-std::unique_ptr<Predictor> make_predictor(const std::string& name, const PredictorConfig& c) {
+PredictorChoice choose_predictor(const std::string& name) {
   for (const auto& e : predictor_table()) {
     if (is_family(e) ? name.starts_with(e.name) : name == e.name)
-      return e.make(name.substr(is_family(e) ? e.name.size() : name.size()), c);
+      return {name, &e, name.substr(is_family(e) ? e.name.size() : name.size())};
   }
   throw Error(ErrorKind::InvalidArgument, fmt::format("unknown predictor '{}' (expected one of {})",
                                                       name, fmt::join(predictor_names(), ", ")));
+}
+
+std::unique_ptr<Predictor> make_predictor(const PredictorChoice& choice, const PredictorConfig& c) {
+  return choice.entry->make(choice.rest, c);
+}
+
+std::unique_ptr<Predictor> make_predictor(const std::string& name, const PredictorConfig& c) {
+  return make_predictor(choose_predictor(name), c);
 }
 
 }  // namespace regime::predict

@@ -73,8 +73,22 @@ struct PredictorEntry {
   std::vector<std::string_view> variants;  // a family's names after the prefix, for the list
   std::string_view summary;
   std::unique_ptr<Predictor> (*make)(const std::string& rest, const PredictorConfig& config);
+  // It asks a chat-completions service (`llm:`): it needs --model, and its answers are cached.
+  bool asks_llm = false;
 };
 const std::vector<PredictorEntry>& predictor_table();
+
+// A predictor chosen by name: its row of the table and, for a family, what follows the prefix.
+struct PredictorChoice {
+  std::string name;  // as given, e.g. "llm:spec"
+  const PredictorEntry* entry = nullptr;
+  std::string rest;  // after a family's prefix ("spec"); empty for a whole name
+  bool asks_llm() const { return entry != nullptr && entry->asks_llm; }
+};
+// The row `name` names. Error InvalidArgument naming the choices, as make_predictor.
+PredictorChoice choose_predictor(const std::string& name);
+std::unique_ptr<Predictor> make_predictor(const PredictorChoice& choice,
+                                          const PredictorConfig& config);
 
 // spec-baseline, twin, spec-baseline:one-shot, twin:one-shot, llm:zero-shot, llm:spec,
 // llm:one-shot. Error InvalidArgument naming the choices.

@@ -39,12 +39,13 @@ struct Made {
   std::unique_ptr<predict::Predictor> predictor;
 };
 
-Made make(const std::string& name, const LlmSettings& llm, const std::string& db) {
+Made make(const predict::PredictorChoice& choice, const LlmSettings& llm, const std::string& db) {
   Made m;
   predict::PredictorConfig c;
-  if (name.rfind("llm:", 0) == 0) {
+  if (choice.asks_llm()) {
     if (llm.model.empty())
-      throw Error(ErrorKind::InvalidArgument, name + " needs --model NAME (and --endpoint URL)");
+      throw Error(ErrorKind::InvalidArgument,
+                  choice.name + " needs --model NAME (and --endpoint URL)");
     if (llm.cache) m.cache = std::make_unique<StoreCache>(db);
     c.cache = m.cache.get();
     c.chat.endpoint = llm.endpoint;
@@ -54,7 +55,7 @@ Made make(const std::string& name, const LlmSettings& llm, const std::string& db
     c.chat.retries = llm.retries;
     c.api_key = predict::api_key_from_env();
   }
-  m.predictor = predict::make_predictor(name, c);
+  m.predictor = predict::make_predictor(choice, c);
   return m;
 }
 
@@ -146,7 +147,7 @@ PredictReport run_predict(const PredictRequest& r) {
   if (m.predictor->needs_example()) {
     if (r.example_workload.empty())
       throw Error(ErrorKind::InvalidArgument,
-                  r.predictor +
+                  r.predictor.name +
                       " needs a measured example: --example-workload DESC with "
                       "--example-power W or --example-from FILE");
     predict::Example e{predict::parse_workload(r.example_workload), 0, std::nullopt, std::nullopt};
@@ -178,10 +179,10 @@ PredictReport run_predict(const PredictRequest& r) {
     rep.example = e;
   }
   if (r.show_prompt) {
-    if (r.predictor.rfind("llm:", 0) != 0)
+    if (!r.predictor.asks_llm())
       throw Error(ErrorKind::InvalidArgument, "--show-prompt is for llm:* predictors");
     rep.prompt_only = true;
-    rep.prompt = predict::prompt_for(predict::parse_prompt_kind(r.predictor.substr(4)), q);
+    rep.prompt = predict::prompt_for(predict::parse_prompt_kind(r.predictor.rest), q);
     return rep;
   }
   rep.prediction = m.predictor->predict(q);
@@ -208,7 +209,7 @@ EvalReport run_predict_eval(const EvalRequest& r) {
   o.examples = predict::parse_example_mode(r.examples);
   o.on_skip = [&](const std::string& line) { rep.skipped.push_back(line); };
   for (const auto& name : r.predictors) {
-    Made m = make(name, r.llm, r.cache_db.empty() ? r.db : r.cache_db);
+    Made m = make(predict::choose_predictor(name), r.llm, r.cache_db.empty() ? r.db : r.cache_db);
     auto rows = predict::evaluate(*m.predictor, rep.cases, o);
     rep.rows.insert(rep.rows.end(), rows.begin(), rows.end());
     rep.requests_sent += m.predictor->requests_sent();
@@ -220,7 +221,7 @@ EvalReport run_predict_eval(const EvalRequest& r) {
 std::optional<double> predicted_draw_W(const std::string& predictor, const std::string& gpu,
                                        const std::string& workload, const LlmSettings& llm,
                                        const std::string& db) {
-  Made m = make(predictor, llm, db);
+  Made m = make(predict::choose_predictor(predictor), llm, db);
   if (m.predictor->needs_example())
     throw Error(ErrorKind::InvalidArgument,
                 "--prior " + predictor +

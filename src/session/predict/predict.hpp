@@ -24,7 +24,7 @@ struct LlmSettings {
 struct PredictRequest {
   std::string gpu;
   std::string workload;
-  std::string predictor;
+  predict::PredictorChoice predictor;  // chosen by name at the CLI (predict::choose_predictor)
   // One-shot: the example's workload and either its measured power or where it was measured
   // (a sweep table, a trace with --gpu, or a run database).
   std::string example_workload;
