@@ -98,7 +98,8 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
     f.reached = StudyReach::Decision;
   }
   const std::optional<Measurement>& ref = basis.reference;
-  if (usable(ref) && f.run.steps > 0) {
+  // No energy measured over the run (no source covered it): no saving is claimed.
+  if (usable(ref) && f.run.steps > 0 && f.run.energy_J > 0) {
     f.saved_against = basis.against;
     const double n = f.run.steps;
     f.saved_J = ref->energy_per_step_J * n - f.run.energy_J;

@@ -5,7 +5,14 @@
 #include "session/scheduler/job_study.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -14,6 +21,7 @@
 #include "common/error.hpp"
 #include "device/registry.hpp"
 #include "mariadb/test_server.hpp"
+#include "run/step_marker.hpp"
 #include "session/scheduler/job_leader.hpp"
 #include "store/job_store.hpp"
 #include "support/temp_dir.hpp"
@@ -78,6 +86,74 @@ TEST(JobStudy, AJobWithoutStepMarkersIsLeftAsItIsAndItsRecordSaysWhy) {
   EXPECT_EQ(row->record["study"], study);
   EXPECT_FALSE(row->record["gpus"][0].contains("enforced_W"));  // no cap was set
   EXPECT_FALSE(fs::exists(r.step_socket));                      // the socket is gone
+}
+
+// Sends a step marker every `step_s` for `seconds` to the study's socket; returns how many.
+int send_steps(const std::string& socket_path, double seconds, double step_s) {
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+  sockaddr_un to{};
+  to.sun_family = AF_UNIX;
+  std::snprintf(to.sun_path, sizeof(to.sun_path), "%s", socket_path.c_str());
+  int sent = 0;
+  const auto wall_s = [] {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const double until_s = wall_s() + seconds;
+  while (wall_s() < until_s) {
+    const double a = wall_s();
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(step_s * 1e6)));
+    const std::string d = format_step_datagram(Step{sent, a, wall_s()});
+    if (::sendto(fd, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) >=
+        0)
+      ++sent;
+  }
+  ::close(fd);
+  return sent;
+}
+
+TEST(JobStudy, TheLeaderRunsOnToTheJobsEndAndKeepsTheWholeJobsFigures) {
+  const test::TempDir dir("regime-job-study-whole");
+  JobStudyRequest r = study_request(dir);
+  r.probe_seconds = 1;
+  JobStore(r.db).put({r.job_id, r.node, "running", job_record("study")});
+  // The study in a child of its own: the epilog's SIGTERM ends it, as it ends a job's study.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      study_job(r);
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(0);
+  }
+  for (int i = 0; i < 200 && !fs::exists(r.step_socket); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const int sent = send_steps(r.step_socket, 3, 0.02);
+  ::kill(child, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const auto row = JobStore(r.db).get(r.job_id, r.node);
+  ASSERT_TRUE(row.has_value());
+  const nlohmann::json& rec = row->record;
+  EXPECT_NE(rec["study"]["outcome"], "running") << rec.dump(2);
+  ASSERT_TRUE(rec.contains("job")) << rec.dump(2);
+  const nlohmann::json& job = rec["job"];
+  const int steps = job["steps"];
+  EXPECT_GT(steps, sent / 2) << job.dump(2);
+  EXPECT_LE(steps, sent);
+  int parts = job["probe"]["steps"].get<int>();
+  for (const char* part : {"profiling", "decided"})
+    if (job[part].is_object()) parts += job[part]["steps"].get<int>();
+  EXPECT_EQ(parts, steps) << job.dump(2);
+  EXPECT_GT(job["seconds"].get<double>(), 1.0);
+  // A simulated card's counter does not run on the wall clock: without energy, no saving.
+  if (job["energy_J"].get<double>() > 0)
+    EXPECT_TRUE(job["saved_against"] == "default 700 W") << job.dump(2);
+  else
+    EXPECT_TRUE(job["saved_J"].is_null()) << job.dump(2);
 }
 
 TEST(JobLeader, SlurmsNodeListExpandsInItsOrder) {
