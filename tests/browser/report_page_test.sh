@@ -41,6 +41,6 @@ REPORT_PHASES=2 node "$here/report_page.mjs" "$out/phased.html" "$out/phased" ch
 "$regime" study --device sim:h200 --workload sim:resnet50,steps=20000 --probe-seconds 30 \
   --report "$out/study.html" >/dev/null
 grep -q '"whole_run"' "$out/study.html" || { echo "FAIL: the study page has no whole run" >&2; exit 1; }
-node "$here/report_page.mjs" "$out/study.html" "$out/study" chart-power chart-temperature \
+REPORT_PHASES=0 node "$here/report_page.mjs" "$out/study.html" "$out/study" chart-power chart-temperature \
   chart-sm-clock chart-steps chart-sweep-energy chart-sweep-time chart-compare-energy \
   chart-compare-time
