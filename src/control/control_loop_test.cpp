@@ -117,23 +117,41 @@ TEST(ControlLoop, ADryRunDecidesAndRecordsButSetsNothing) {
   }
 }
 
+// sim:resnet50 started on a simulated GPU, under a guard, sampled every 100 ms for `seconds`.
+session::WorkloadSpec resnet50() {
+  session::WorkloadSpec spec;
+  spec.builtin = "sim:resnet50";
+  return spec;
+}
+RunOptions run_options(double seconds) {
+  RunOptions ro;
+  ro.duration_s = seconds;
+  ro.sample_period_s = 0.1;
+  return ro;
+}
+struct SimRig {
+  SimRig(const std::string& uri, double seconds)
+      : target(session::open_target(uri)),
+        work(target.make_workload(resnet50())),
+        guard(target.gpu(), ActuationPolicy{}),
+        loop(target.gpu(), *work, run_options(seconds), target.clock()) {
+    loop.start();
+  }
+  session::Target target;
+  WorkloadPtr work;
+  PowerLimitGuard guard;
+  RunLoop loop;
+};
+
 // An evaluation's arm switches: the original for a baseline window, the controller's own limit
 // back after it, and no decision until a dwell after the resume.
 TEST(ControlLoop, StepAsideAndResumeSwitchArmsThroughTheGuard) {
-  const std::string uri = "sim:h200,ambient_C=30,cooling=2";
-  session::Target target = session::open_target(uri);
+  SimRig rig("sim:h200,ambient_C=30,cooling=2", 600);
+  session::Target& target = rig.target;
+  RunLoop& loop = rig.loop;
   ThermalParams p = thermal_defaults(target.gpu().info(), 20.0);
   ThermalController c(p);
-  session::WorkloadSpec spec;
-  spec.builtin = "sim:resnet50";
-  WorkloadPtr w = target.make_workload(spec);
-  PowerLimitGuard guard(target.gpu(), ActuationPolicy{});
-  RunOptions ro;
-  ro.duration_s = 600;
-  ro.sample_period_s = 0.1;
-  RunLoop loop(target.gpu(), *w, ro, target.clock());
-  loop.start();
-  ControlLoop cl(loop, guard, c, {p.min_W, p.max_W, p.step_W, 5}, 700);
+  ControlLoop cl(loop, rig.guard, c, {p.min_W, p.max_W, p.step_W, 5}, 700);
   EXPECT_EQ(cl.run_until(150), RunEnd::StopRequested);
   EXPECT_NEAR(loop.now_s(), 150, 0.2);
   const double controlled_W = cl.limit_W();
@@ -149,8 +167,50 @@ TEST(ControlLoop, StepAsideAndResumeSwitchArmsThroughTheGuard) {
   EXPECT_EQ(cl.actions().size(), before);  // the hot pause is not acted on within the dwell
   cl.run_until(600);
   loop.finish();
-  guard.restore();
+  rig.guard.restore();
   EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, 700);
+}
+
+// Wants 300 W and names 450 W as the best single cap; keeps what it was shown.
+class BaselineController : public Controller {
+ public:
+  std::string name() const override { return "baseline"; }
+  double period_s() const override { return 1; }
+  Action decide(const ControlInput& in) override {
+    seen.push_back(in);
+    return {300.0, "wants 300 W"};
+  }
+  std::optional<double> baseline_limit_W() const override { return 450; }
+  std::vector<ControlInput> seen;
+};
+
+// A controller that names a baseline (phase: the best single cap) has its baseline windows at
+// that limit, not at the one control started from; each decision sees the period's utilisation
+// and the steps that ended in it.
+TEST(ControlLoop, StepAsideHoldsTheControllersBaselineAndDecisionsSeeStepsAndUtilisation) {
+  SimRig rig("sim:h200", 60);
+  session::Target& target = rig.target;
+  RunLoop& loop = rig.loop;
+  BaselineController c;
+  ControlLoop cl(loop, rig.guard, c, {200, 700, 0, 0}, 700);
+  cl.run_until(10);
+  EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, 300);
+  cl.step_aside();
+  EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, 450);
+  cl.resume();
+  EXPECT_DOUBLE_EQ(target.gpu().info().current_limit_W, 300);
+  ASSERT_GE(c.seen.size(), 5u);
+  const ControlInput& in = c.seen.back();
+  ASSERT_TRUE(in.util_pct);
+  EXPECT_GT(*in.util_pct, 50);
+  EXPECT_NEAR(in.now_s - in.since_s, 1, 1e-6);
+  int steps = 0;
+  for (const Step& st : loop.trace().steps)
+    steps += st.t_end_s > in.since_s && st.t_end_s <= in.now_s;
+  EXPECT_GT(in.steps, 0);
+  EXPECT_EQ(in.steps, steps);
+  loop.finish();
+  rig.guard.restore();
 }
 
 // Lowers its limit by 10 W at every decision; counts them.

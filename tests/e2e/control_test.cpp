@@ -131,7 +131,7 @@ TEST_F(ControlCli, BadPoliciesAreUsageErrors) {
   };
   bad("pid", "unknown policy");
   bad("thermal:target=80", "unknown parameter 'target'");
-  bad("regime-gated:inner=pid", "the only inner controller is thermal");
+  bad("regime-gated:inner=pid", "the inner controllers are thermal, phase");
   bad("regime-gated:probe_s=200", "probe_s must be in");
 }
 
