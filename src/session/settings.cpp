@@ -22,10 +22,6 @@ std::vector<Target> open_targets(const std::string& device_list) {
   return open_targets(parse_device_set(device_list));
 }
 
-bool names_several(const std::string& device_list) {
-  return names_several(parse_device_set(device_list));
-}
-
 bool on_simulated_clock(const std::string& device_list) {
   return parse_device_set(device_list).simulated();
 }

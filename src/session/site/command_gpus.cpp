@@ -53,10 +53,6 @@ std::optional<std::string> command_env(const std::vector<std::string>& command,
   return value;
 }
 
-bool runs_as_job(const std::string& device) {
-  return device == "nvml:job" || names_several(device);
-}
-
 DeviceSet resolve_job_devices(const DeviceSet& set, const WorkloadSpec& spec) {
   if (!set.command_gpus()) return set;
   if (spec.command.empty())

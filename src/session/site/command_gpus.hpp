@@ -26,9 +26,6 @@ std::optional<std::string> command_env(const std::vector<std::string>& command,
 // GPU.
 DeviceSet resolve_job_devices(const DeviceSet& set, const WorkloadSpec& spec);
 
-// True for a --device that makes a job of several GPUs or asks for the job's own (nvml:job).
-bool runs_as_job(const std::string& device);
-
 // What the job uses against what is measured: {"cuda_visible_devices", "cuda_device_order",
 // "job_gpus", "measured", "exact", "match", "warnings"}; null for a built-in (simulated) workload.
 // A mismatch is a warning naming both sides.

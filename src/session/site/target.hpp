@@ -112,7 +112,6 @@ bool runs_as_job(const DeviceSet& devices);
 // their device as text.
 Target open_target(const std::string& uri);
 std::vector<Target> open_targets(const std::string& device_list);
-bool names_several(const std::string& device_list);
 // True when the list's first device is simulated (DeviceSet::simulated).
 bool on_simulated_clock(const std::string& device_list);
 
