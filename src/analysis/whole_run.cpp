@@ -85,6 +85,14 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
   const auto [start_s, end_s] = run_span(traces);
   f.run = part_of(traces, start_s, end_s, true);
   const double probe_end_s = std::clamp(times.probe_end_s, start_s, end_s);
+  // The run's energy is its spans' summed, each from the best source covering it: the parts add
+  // up to the run, and a source that covers every span but not the whole run still counts.
+  const double cut_s = std::clamp(times.sweep_end_s.value_or(probe_end_s), probe_end_s, end_s);
+  f.run.energy_J = 0;
+  for (const auto& [a, b] :
+       {std::pair{start_s, probe_end_s}, std::pair{probe_end_s, cut_s}, std::pair{cut_s, end_s}})
+    for (const Trace& t : traces) f.run.energy_J += energy_between_J(t, a, b);
+  if (f.run.steps > 0) f.run.energy_per_step_J = f.run.energy_J / f.run.steps;
   f.probe = part_of(traces, start_s, probe_end_s, true);
   if (times.sweep_ran) {
     const double to_s = std::clamp(times.sweep_end_s.value_or(end_s), probe_end_s, end_s);
