@@ -1,4 +1,4 @@
-// regime control --device D --policy thermal[:k=v,...]|regime-gated[:inner=thermal,probe_s=S,...]
+// regime control --device D --policy thermal[:k=v,...]|phase[:k=v,...]|regime-gated[:inner=...]
 // [--seconds S] [--evaluate [--windows N]] [--dry-run] [--actuate] [--db FILE] [--json]
 // (--workload sim:NAME | -- CMD ARGS...): runs the workload while a controller moves the power
 // limit through the guard (src/session/control/control.hpp); the original limit is restored at the
@@ -46,8 +46,9 @@ void add_control(CLI::App& root, Context&) {
   auto json = std::make_shared<bool>(false);
   auto* sub = root.add_subcommand(
       "control",
-      "Run a workload while a controller moves the power limit (thermal, or regime-gated: "
-      "probe first and control only a thermal-bound pair); the original limit is restored.");
+      "Run a workload while a controller moves the power limit (thermal; phase: each phase of "
+      "the job at its own cap; or regime-gated: probe first and control only a thermal-bound "
+      "pair); the original limit is restored.");
   sub->add_option("--device", *device,
                   "Device: nvml:N, sim:MODEL, or one job's GPUs (nvml:0,1, nvml:all, nvml:job), "
                   "each with its own controller")
@@ -55,8 +56,9 @@ void add_control(CLI::App& root, Context&) {
   sub->add_option("--db", r->db,
                   "Run database that keeps the run (default: STATE_DIR/runs.sqlite)");
   sub->add_option("--policy", *policy,
-                  "thermal[:target_C=..,band_C=..,step_W=..,period_s=..,dwell_s=..] or "
-                  "regime-gated[:inner=thermal,probe_s=..,<thermal keys>]")
+                  "thermal[:target_C=..,band_C=..,step_W=..,period_s=..,dwell_s=..], "
+                  "phase[:observe_s=..,learn_s=..,caps=..,slowdown_pct=..,min_gain_pct=..] or "
+                  "regime-gated[:inner=thermal|phase,probe_s=..,<inner keys>]")
       ->capture_default_str();
   auto* seconds = sub->add_option(
       "--seconds", r->seconds,

@@ -304,6 +304,7 @@ constexpr std::string_view kPageScript = R"JS(
       head.appendChild(c);
     }
     const body = t.createTBody();
+    const reference = wr.saved_against || 'the starting limit';
     const parts = [['the whole run', wr], ['probe at the starting limit', wr.probe],
                    ['caps tried', wr.profiling],
                    [wr.cap_W ? `under the decision, ${wr.cap_W} W` : 'at the starting limit', wr.decided]];
@@ -314,8 +315,8 @@ constexpr std::string_view kPageScript = R"JS(
         r.insertCell().textContent = v;
     }
     const saved = (wr.saved_J === null || wr.saved_J === undefined)
-      ? 'No saving is claimed: there is no energy per step at the starting limit to compare with.'
-      : `Energy saved against running it all at the starting limit: ${fmtN(wr.saved_J, 0)} J [${fmtN(wr.saved_ci_J[0], 0)}, ${fmtN(wr.saved_ci_J[1], 0)}] 95% CI, the caps tried counted in.`;
+      ? 'No saving is claimed: there is no energy per step at the reference limit to compare with.'
+      : `Energy saved against running it all at the ${reference}: ${fmtN(wr.saved_J, 0)} J [${fmtN(wr.saved_ci_J[0], 0)}, ${fmtN(wr.saved_ci_J[1], 0)}] 95% CI, the caps tried counted in.`;
     text('run-note', `The study got to its ${wr.reached}` +
          (wr.exit_status === null || wr.exit_status === undefined ? '' : `; the command exited with status ${wr.exit_status}`) +
          '. ' + saved + (wr.unfinished ? ' The study stopped short: ' + wr.unfinished + '.' : ''));

@@ -95,7 +95,7 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
     if (!w.shown) problems.push('the whole run is not shown');
     if (w.rows < 3) problems.push(`the whole run has ${w.rows} parts, expected the run, the probe and the rest`);
     if (w.first_row_steps !== w.steps) problems.push(`the whole run shows ${w.first_row_steps} steps, its data ${w.steps}`);
-    if (!/Energy saved against running it all at the starting limit: -?[\d,]+ J \[/.test(w.note)) problems.push(`no saving with its interval: '${w.note}'`);
+    if (!/Energy saved against running it all at the (default [\d.]+ W|starting limit( [\d.]+ W)?): -?[\d,]+ J \[/.test(w.note)) problems.push(`no saving with its interval: '${w.note}'`);
   }
   if (process.env.REPORT_PHASES !== undefined) {
     const want = Number(process.env.REPORT_PHASES), ph = notes.phases;
