@@ -4,6 +4,7 @@
 
 #include "act/guard_set.hpp"
 #include "analysis/whole_run.hpp"
+#include "common/error.hpp"
 #include "run/run_loop.hpp"
 #include "session/sweep/sweep_limits.hpp"
 #include "session/sweep/sweep_setup.hpp"
@@ -36,6 +37,12 @@ WholeRunFigures kept_run_figures(const std::vector<Trace>& traces, const KeptCho
 bool study_at_kept_decision(const StudyRequest& r, RunSite& site, const ActuationPolicy& policy,
                             StudyReport& rep) {
   if (!r.kept) return false;
+  // The kept run trains at the decision until the workload ends: one that never ends would run
+  // (and keep its trace) without bound.
+  if (!r.workload.ends_of_its_own())
+    throw Error(ErrorKind::InvalidArgument,
+                "--auto runs the workload to its end at the kept cap: give a command, --attach, or "
+                "a simulated workload with its length (e.g. sim:gemm,steps=30000)");
   const std::optional<KeptChoice> kept = r.kept(site.infos.front(), site.workload);
   if (!kept) return false;
   rep.kept = *kept;
