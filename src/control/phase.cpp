@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "common/error.hpp"
 
@@ -59,14 +58,7 @@ std::string feature_text(const PeriodFeature& f) {
 }  // namespace
 
 PhaseParams phase_params(const PolicySpec& spec, const GpuInfo& info) {
-  static const std::set<std::string> known = {"observe_s", "learn_s", "caps", "slowdown_pct",
-                                              "min_gain_pct"};
-  for (const auto& [k, v] : spec.params)
-    if (!known.count(k))
-      throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("--policy {}: unknown parameter '{}' (known: observe_s, learn_s, "
-                              "caps, slowdown_pct, min_gain_pct)",
-                              spec.name, k));
+  require_known_params(spec, {"observe_s", "learn_s", "caps", "slowdown_pct", "min_gain_pct"});
   PhaseParams p;
   p.min_W = info.min_limit_W;
   p.max_W = info.default_limit_W;

@@ -1,10 +1,10 @@
 #include "control/thermal.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "common/error.hpp"
 
@@ -79,15 +79,16 @@ ThermalParams thermal_defaults(const GpuInfo& info, std::optional<double> time_c
   return p;
 }
 
-ThermalParams thermal_params(const PolicySpec& spec, const ThermalParams& d) {
-  static const std::set<std::string> known = {"target_C", "band_C", "step_W", "period_s",
-                                              "dwell_s"};
+void require_known_params(const PolicySpec& spec, const std::vector<std::string>& known) {
   for (const auto& [k, v] : spec.params)
-    if (!known.count(k))
+    if (std::find(known.begin(), known.end(), k) == known.end())
       throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("--policy {}: unknown parameter '{}' (known: target_C, band_C, "
-                              "step_W, period_s, dwell_s)",
-                              spec.name, k));
+                  fmt::format("--policy {}: unknown parameter '{}' (known: {})", spec.name, k,
+                              fmt::join(known, ", ")));
+}
+
+ThermalParams thermal_params(const PolicySpec& spec, const ThermalParams& d) {
+  require_known_params(spec, {"target_C", "band_C", "step_W", "period_s", "dwell_s"});
   ThermalParams p = d;
   p.target_C = number_param(spec, "target_C").value_or(d.target_C);
   p.band_C = number_param(spec, "band_C").value_or(d.band_C);

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/gpu_info.hpp"
 #include "control/controller.hpp"
@@ -25,6 +26,9 @@ struct PolicySpec {
 PolicySpec parse_policy(const std::string& text);
 // The parameter as a finite number; Error InvalidArgument naming the policy and the key.
 std::optional<double> number_param(const PolicySpec& spec, const std::string& key);
+// Error InvalidArgument naming the first parameter of `spec` not in `known` (listed in the
+// message in the order given).
+void require_known_params(const PolicySpec& spec, const std::vector<std::string>& known);
 
 struct ThermalParams {
   double target_C = 0;
