@@ -18,6 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr double kOriginalW = 280;  // not the default: the original is what comes back
 
@@ -135,6 +136,27 @@ TEST_F(StudyWholeRun, StopAfterDecisionStopsTheCommandAndSaysSo) {
       args({"--stop-after-decision"}, {"sh", "-c", "while true; do echo step; sleep 0.05; done"}));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("--stop-after-decision: the command was stopped"));
+  EXPECT_EQ(limit_W(), kOriginalW);
+}
+
+TEST_F(StudyWholeRun, StopAfterDecisionSaysStoppedOnlyWhenTheCommandWasStopped) {
+  // Read-only: no sweep, so the probe's run is the command's only one, and it ends first.
+  sb_.env["REGIME_READ_ONLY"] = "1";
+  const json ended = run_json(finite_command(20, 0), 0, {"--stop-after-decision"});
+  EXPECT_THAT(last_.err, HasSubstr("last-line-of-the-job"));
+  EXPECT_FALSE(ended["stopped_command"].get<bool>()) << ended.dump(2);
+  const test::RunResult text = sb_.regime(args({"--stop-after-decision"}, finite_command(20, 0)));
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("the command ended on its own during the probe"));
+  EXPECT_THAT(text.out, Not(HasSubstr("the command was stopped")));
+  // The same study of a command that outlasts the probe stops it.
+  const json stopped = run_json({"sh", "-c", "while true; do echo step; sleep 0.05; done"}, 0,
+                                {"--stop-after-decision"});
+  EXPECT_TRUE(stopped["stopped_command"].get<bool>()) << stopped.dump(2);
+  // A run to its end stopped nothing either.
+  sb_.env.erase("REGIME_READ_ONLY");
+  const json whole = run_json(finite_command(12, 0), 0);
+  EXPECT_FALSE(whole["stopped_command"].get<bool>()) << whole.dump(2);
   EXPECT_EQ(limit_W(), kOriginalW);
 }
 

@@ -87,7 +87,10 @@ StudyReport study_one(const StudyRequest& r, ResultsKeeper& keeper) {
       rep.sweep = sweep_site(site, rep.plan.caps, r.settings, policy);
       keep_decided();
     }
-    rep.stopped_command = r.stop_after_decision && !r.workload.command.empty();
+    // The sweep's run is stopped once it has decided (it fails where the command ends first);
+    // with no sweep the probe's run is the last, and a command that ended in it was not stopped.
+    rep.stopped_command = r.stop_after_decision && !r.workload.command.empty() &&
+                          (rep.sweep || !rep.probe_command_ended);
   }
   study_control(r, site, policy, rep);
   rep.json = to_json(rep);

@@ -167,6 +167,7 @@ LiveProbe probe_on_run(const StudyRequest& r, RunSite& site, RunLoop& loop, Work
 std::vector<RegimeReport> probe_at_current_limit(const StudyRequest& r, RunSite& site,
                                                  StudyReport& rep) {
   const ProbeRun run = run_until_flat(r, site, rep);
+  rep.probe_command_ended = !r.workload.command.empty() && run.end == RunEnd::WorkloadFinished;
   rep.probe_trace = run.traces.front();
   write_probe_files(r.out_dir, run.traces);
   if (run.exit_status && *run.exit_status != 0 && run.end == RunEnd::WorkloadFinished)

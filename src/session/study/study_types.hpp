@@ -85,6 +85,8 @@ struct StudyReport {
   std::optional<WholeRunFigures> whole_run;
   std::optional<int> exit_status;
   std::string unfinished;
+  // A study not run whole: the probe's run of the command ended on its own.
+  bool probe_command_ended = false;
   bool stopped_command = false;    // --stop-after-decision stopped the command
   std::optional<KeptChoice> kept;  // --auto found a kept decision: the run trained at it
   std::string kept_after;          // what the kept run left set

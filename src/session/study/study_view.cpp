@@ -215,6 +215,10 @@ void whole_run_text(const StudyReport& r, std::string& out) {
     out += "\n--stop-after-decision: the command was stopped once the study had decided\n";
     return;
   }
+  if (r.probe_command_ended && !r.sweep) {
+    out += "\nthe command ended on its own during the probe: nothing was stopped\n";
+    return;
+  }
   if (!r.whole_run) return;
   const WholeRunFigures& f = *r.whole_run;
   out += fmt::format(
