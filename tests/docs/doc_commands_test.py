@@ -100,6 +100,36 @@ def parse_commands(block):
     return False
 
 
+INDENTED_COMMAND = re.compile(r"^(    |\t)\s*(\$ |(\S*/)?(regime|regimed|sudo|cmake|ctest|python3)\s|\./)")
+LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
+
+
+def indented_commands(path):
+    """Indented code blocks that hold commands: markdown shows them, but this test reads fences
+    only, so each would be an example nobody runs. Lines continuing a list item are not blocks."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    found, fence, in_list = [], None, False
+    for i, ln in enumerate(lines):
+        m = FENCE.match(ln)
+        if m and fence is None:
+            fence = m.group(2)
+            continue
+        if fence is not None:
+            if re.match(r"^\s*" + re.escape(fence) + r"\s*$", ln):
+                fence = None
+            continue
+        if LIST_ITEM.match(ln):
+            in_list = True
+        elif ln.strip() and not ln.startswith((" ", "\t")):
+            in_list = False
+        after_blank = i == 0 or not lines[i - 1].strip()
+        if not in_list and after_blank and INDENTED_COMMAND.match(ln):
+            found.append(f"{os.path.relpath(path, ROOT)}:{i + 1}: an indented block of commands "
+                         "(the test reads fences only): fence it, ```sh or a console block with "
+                         "`$ ` to run it, ```text for a synopsis")
+    return found
+
+
 def find_blocks(path):
     """Every fenced block of a markdown file with the doc-test markers just before it."""
     lines = open(path, encoding="utf-8").read().split("\n")
@@ -135,6 +165,49 @@ def mask(line):
     return " ".join(line.split()).rstrip(",")
 
 
+# The figures a page's reader acts on, compared by value rather than masked: a power (a cap, a
+# limit: a number followed by W), a percentage, and a confidence. Each is read to the precision the
+# page shows it, within a tolerance (DEFAULT_TOLERANCE; a block's `tolerance` marker widens it for
+# figures that vary from run to run, such as real-time runs on the fake NVML).
+DEFAULT_TOLERANCE = {"W": 0.01, "pct": 0.5, "conf": 0.02}  # W relative; %, confidence absolute
+
+
+def figures(line):
+    """The decision figures of a line, in order: (kind, value, decimals shown), kind W, pct or conf;
+    None for every other number, so two lines with the same mask pair their numbers by position."""
+    out, line = [], PATH.sub("PATH", line)
+    for m in NUMBER.finditer(line):
+        text, before, rest = m.group(0), line[:m.start()], line[m.end():]
+        kind = None
+        if re.match(r"\s?W(?![A-Za-z])", rest):
+            kind = "W"
+        elif re.match(r"\s?%", rest):
+            kind = "pct"
+        elif re.search(r"confidence\s*[:=]?\s*$", before):
+            kind = "conf"
+        decimals = len(text.split(".")[1]) if "." in text and "e" not in text.lower() else 0
+        try:
+            out.append((kind, float(text), decimals) if kind else None)
+        except ValueError:
+            out.append(None)
+    return out
+
+
+def figures_agree(shown, got, tolerance):
+    """Whether an output line shows the same decision figures as the page's line (same mask): each
+    output figure rounded to the page's precision is within the tolerance of the page's."""
+    for s, g in zip(figures(shown), figures(got)):
+        if s is None or g is None:
+            continue
+        kind, want, decimals = s
+        have = round(g[1], decimals)
+        allowed = 0.5 * 10 ** -decimals if decimals else 0.5
+        allowed = max(allowed, abs(want) * tolerance["W"] if kind == "W" else tolerance[kind])
+        if abs(have - want) > allowed + 1e-9:
+            return False
+    return True
+
+
 def key_lines(shown):
     """The shown output lines that are checked: all but blanks and lines eliding text."""
     return [ln for ln in shown if ln.strip() and "..." not in ln and "\u2026" not in ln
@@ -161,7 +234,8 @@ def known_failures():
 
 
 def parse_markers(block):
-    kinds = {"skip": None, "expect-fail": None, "exit": None, "setup": []}
+    kinds = {"skip": None, "expect-fail": None, "exit": None, "setup": [],
+             "tolerance": dict(DEFAULT_TOLERANCE)}
     for m in block.markers:
         word, _, rest = m.partition(" ")
         rest = rest.strip()
@@ -174,9 +248,20 @@ def parse_markers(block):
             kinds["exit"] = [int(x) for x in rest.split(",")]
         elif word == "setup":
             kinds["setup"].append(rest)
+        elif word == "tolerance":
+            parts = re.match(r"^((?:\w+=[\d.]+%?\s*)+)\((.+)\)$", rest)
+            if not parts:
+                raise ValueError(f"{block.where}: 'tolerance' takes W=N%, pct=N, conf=N and a "
+                                 f"reason in parentheses: {m}")
+            for item in parts.group(1).split():
+                name, _, value = item.partition("=")
+                if name not in DEFAULT_TOLERANCE:
+                    raise ValueError(f"{block.where}: tolerance of '{name}': expected W, pct or conf")
+                kinds["tolerance"][name] = (float(value.rstrip("%")) / 100 if name == "W"
+                                            else float(value))
         else:
             raise ValueError(f"{block.where}: unknown doc-test marker '{word}' (expected skip, "
-                             "expect-fail, exit or setup)")
+                             "expect-fail, exit, setup or tolerance)")
     return kinds
 
 
@@ -254,8 +339,22 @@ def check_block(block, kinds, out, timed_out):
             problems.append(f"`{first}` exited {statuses[n]}, expected {want}")
         # Shown lines are looked for from the command's start to the block's end: a background
         # job's lines may come out while a later command runs.
-        got = {mask(ln) for ln in lines[starts.get(n, 0):] if not ln.startswith(MARK)}
-        missing = [ln for ln in key_lines(shown) if mask(ln) not in got]
+        got = {}
+        for ln in lines[starts.get(n, 0):]:
+            if not ln.startswith(MARK):
+                got.setdefault(mask(ln), []).append(ln)
+        missing, differ = [], []
+        for ln in key_lines(shown):
+            same_shape = got.get(mask(ln))
+            if not same_shape:
+                missing.append(ln)
+            elif not any(figures_agree(ln, g, kinds["tolerance"]) for g in same_shape):
+                differ.append((ln, same_shape[0]))
+        for ln, g in differ:
+            problems.append(f"`{first}`: a figure changed: the page shows {ln.strip()!r}, the "
+                            f"output {g.strip()!r}")
+            if UPDATES is not None:
+                UPDATES.append((block.path, ln, g))
         if missing and UPDATES is not None:
             outs = [ln for ln in lines[starts.get(n, 0):] if ln.strip() and not ln.startswith(MARK)]
             for ln in missing:
@@ -311,6 +410,7 @@ def run_file(args, path):
     """Every block of one file, in order, in one sandbox (later blocks may use earlier runs)."""
     report = {"file": os.path.relpath(path, ROOT), "run": 0, "commands": 0, "skipped": [],
               "expected_fail": [], "problems": [], "seconds": 0.0}
+    report["problems"] += indented_commands(path)
     top, env = make_sandbox(args, os.path.basename(path).replace(".md", ""))
     try:
         for block in find_blocks(path):

@@ -77,13 +77,62 @@ class DocCommandsTest(unittest.TestCase):
                             dt.mask("regime: cap-bound (confidence 0.84)"))
         self.assertEqual(dt.key_lines(["a", "", "  ...", "[exit 4]", "b"]), ["a", "b"])
 
+    def test_a_changed_decision_figure_fails_and_noise_within_the_tolerance_does_not(self):
+        tol = dict(dt.DEFAULT_TOLERANCE)
+        shown = "  unconstrained optimum: 280 W (energy per step -28.1%, time per step +46.3%)"
+        self.assertFalse(dt.figures_agree(
+            shown, "  unconstrained optimum: 420 W (energy per step -16.8%, time per step +15.0%)",
+            tol))
+        self.assertTrue(dt.figures_agree(
+            shown, "  unconstrained optimum: 280.0 W (energy per step -28.14%, time per step +46.3%)",
+            tol))
+        # A percentage 0.8 points off fails by default and passes under a block's wider tolerance.
+        self.assertFalse(dt.figures_agree("drift: +0.4%", "drift: -0.4%", tol))
+        self.assertTrue(dt.figures_agree("drift: +0.4%", "drift: -0.4%", dict(tol, pct=3)))
+        self.assertFalse(dt.figures_agree("regime: headroom (confidence 1.00)",
+                                          "regime: headroom (confidence 0.83)", tol))
+        # Numbers that are not decision figures stay masked: joules, steps, seconds.
+        self.assertTrue(dt.figures_agree("energy 34.31 J, 18 steps, 5.0 s",
+                                         "energy 30.10 J, 19 steps, 5.2 s", tol))
+
+    def test_a_block_whose_figure_changed_is_a_problem_naming_both_lines(self):
+        b = dt.Block("page.md", 1, "", [], [])
+        b.commands = [("echo 'decision: 420 W (energy per step -16.8%)'",
+                       ["decision: 280 W (energy per step -28.1%)"])]
+        env = dict(os.environ, DOC_TEST_WORK=tempfile.gettempdir())
+        kinds = dt.parse_markers(b)
+        out, timed_out, _ = dt.run_block(b, kinds, env)
+        problems = dt.check_block(b, kinds, out, timed_out)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("a figure changed", problems[0])
+        self.assertIn("420 W", problems[0])
+
+    def test_the_tolerance_marker_is_read_and_checked(self):
+        b = dt.Block("page.md", 1, "", [], ["tolerance W=2% pct=3 (real time)"])
+        self.assertEqual(dt.parse_markers(b)["tolerance"], {"W": 0.02, "pct": 3.0, "conf": 0.02})
+        b.markers = ["tolerance pct=3"]  # no reason
+        self.assertRaises(ValueError, dt.parse_markers, b)
+        b.markers = ["tolerance joules=3 (why)"]
+        self.assertRaises(ValueError, dt.parse_markers, b)
+
+    def test_an_indented_block_of_commands_is_found_but_a_list_continuation_is_not(self):
+        page = ("Run it:\n\n    $ regime probe --device sim:t4\n    regime: headroom\n\n"
+                "- a list item\n\n    regime sweep --device sim:t4\n\nText.\n\n"
+                "```\n    regime inside a fence\n```\n")
+        with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
+            f.write(page)
+        self.addCleanup(os.unlink, f.name)
+        found = dt.indented_commands(f.name)
+        self.assertEqual(len(found), 1, found)
+        self.assertIn(":3: an indented block of commands", found[0])
+
     def test_commands_see_the_status_and_pipestatus_of_the_one_before(self):
         b = dt.Block("page.md", 1, "", [], [])
         b.commands = [("(exit 3)", []), ("echo $?", ["3"]),
                       ("(exit 5) | true", []), ("echo ${PIPESTATUS[0]}", ["5"]),
                       ("echo wrong", ["right"])]
         env = dict(os.environ, DOC_TEST_WORK=tempfile.gettempdir())
-        kinds = {"skip": None, "expect-fail": None, "exit": None, "setup": []}
+        kinds = dict(dt.parse_markers(dt.Block("page.md", 1, "", [], [])))
         out, timed_out, _ = dt.run_block(b, kinds, env)
         problems = dt.check_block(b, kinds, out, timed_out)
         self.assertEqual(len(problems), 1, problems)
