@@ -95,7 +95,7 @@ void add_control(CLI::App& root, Context&) {
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
   sub->callback([r, device, policy, json, quiet, seconds] {
-    r->device = session::parse_device_set(*device);
+    r->device = parse_device_set(*device);
     r->policy = control::parse_policy(*policy);  // NAME[:key=value,...], control/thermal.hpp
     const bool choose_length = r->evaluate && seconds->count() == 0;
     if (!choose_length) check_sample_count(r->seconds, r->sample_ms);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/settings_options.hpp"
 #include "session/scheduler/job_leader.hpp"
 #include "session/scheduler/job_requests.hpp"
 #include "session/scheduler/job_view.hpp"
@@ -17,7 +18,7 @@ struct JobOptions {
   session::JobBegin begin;
   std::string gpus_text, power_text;  // typed into begin when the command runs
   session::JobStudyRequest study;
-  session::SweepSettingsText study_text;  // typed into study.settings when the command runs
+  SweepSettingsText study_text;  // typed into study.settings when the command runs
   std::string existing_comment;
   bool json = false;
 };
@@ -97,7 +98,7 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
       ->check(number_in(0, 86400, true));
   study->add_option("--objective", o->study_text.objective, "As regime sweep --objective");
   study->callback([o] {
-    o->study.settings = session::parse_sweep_settings(o->study_text, o->study.settings);
+    o->study.settings = parse_sweep_settings(o->study_text, o->study.settings);
     const nlohmann::json s = session::study_job_here(o->study);
     std::cout << session::job_study_text(o->study.job_id,
                                          o->study.node.empty() ? o->begin.node : o->study.node, s);

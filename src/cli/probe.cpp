@@ -66,7 +66,7 @@ void add_probe(CLI::App& root, Context& ctx) {
   workload->excludes(command);
   add_workload_as_root(sub, r->workload);
   sub->callback([r, device, json, quiet, &ctx] {
-    r->device = session::parse_device_set(*device);
+    r->device = parse_device_set(*device);
     check_sample_count(r->seconds, r->sample_ms.value_or(session::kSimulatedSampleMs));
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     ProgressLine progress(stderr, progress_wanted(stderr, *quiet));

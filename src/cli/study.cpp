@@ -105,7 +105,7 @@ void print_study(const session::StudyReport& rep, const session::StudyRequest& r
 void add_study(CLI::App& root, Context& ctx) {
   auto r = std::make_shared<session::StudyRequest>();
   auto device = std::make_shared<std::string>();
-  auto settings = std::make_shared<session::SweepSettingsText>();
+  auto settings = std::make_shared<SweepSettingsText>();
   auto json = std::make_shared<bool>(false);
   auto report_path = std::make_shared<std::string>();
   auto* sub = root.add_subcommand(
@@ -158,8 +158,8 @@ void add_study(CLI::App& root, Context& ctx) {
                 "Nothing on stderr while it runs: no progress line and no line per cap (the "
                 "result is printed as usual; errors and warnings still go to stderr)");
   sub->callback([r, device, settings, json, report_path, quiet, use_kept, &ctx] {
-    r->device = session::parse_device_set(*device);
-    r->settings = session::parse_sweep_settings(*settings, r->settings);
+    r->device = parse_device_set(*device);
+    r->settings = parse_sweep_settings(*settings, r->settings);
     if (*use_kept) r->kept = kept_lookup(r->settings.db);
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");

@@ -24,7 +24,7 @@ void add_sweep(CLI::App& root, Context& ctx) {
   struct Text {
     std::string device;
     std::string caps = "auto";
-    session::SweepSettingsText settings;
+    SweepSettingsText settings;
   };
   auto text = std::make_shared<Text>();
   auto json = std::make_shared<bool>(false);
@@ -71,9 +71,9 @@ void add_sweep(CLI::App& root, Context& ctx) {
                 "Nothing on stderr while it runs: no progress line and no line per cap (the "
                 "result is printed as usual; errors and warnings still go to stderr)");
   sub->callback([r, text, json, quiet, &ctx] {
-    r->device = session::parse_device_set(text->device);
-    r->caps = session::parse_caps_spec(text->caps);
-    r->settings = session::parse_sweep_settings(text->settings, r->settings);
+    r->device = parse_device_set(text->device);
+    r->caps = parse_caps_spec(text->caps);
+    r->settings = parse_sweep_settings(text->settings, r->settings);
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "sweep");
     attach_progress(r->settings, progress, !*json && !*quiet);

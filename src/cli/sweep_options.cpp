@@ -6,7 +6,7 @@
 
 namespace regime::cli {
 
-void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::SweepSettingsText& text,
+void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, SweepSettingsText& text,
                         session::WorkloadSpec& w) {
   sub->add_option("--strategy", text.strategy, "adaptive | exhaustive (default adaptive)");
   sub->add_option("--objective", text.objective,

@@ -3,15 +3,15 @@
 // both print after each probe.
 #include <CLI/CLI.hpp>
 
+#include "cli/settings_options.hpp"
 #include "cli/task_progress.hpp"
-#include "session/settings.hpp"
 #include "session/site/target.hpp"
 
 namespace regime::cli {
 
-// --strategy, --objective (their text into `text`, for session::parse_sweep_settings),
+// --strategy, --objective (their text into `text`, for parse_sweep_settings),
 // --settle-s, --probe-s, --db, --apply, --step-regex, --workload-as-root.
-void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, session::SweepSettingsText& text,
+void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, SweepSettingsText& text,
                         session::WorkloadSpec& w);
 
 // --workload-as-root (probe, sweep, study): under sudo the command runs as the user who ran sudo

@@ -33,7 +33,7 @@ struct SimRun {
 
 SimRun run_on_sim(const std::string& uri, Controller& c, const LimitBounds& b, double seconds,
                   bool dry_run = false) {
-  session::Target target = session::open_target(uri);
+  session::Target target = session::open_target(parse_device_uri(uri));
   session::WorkloadSpec spec;
   spec.builtin = "sim:resnet50";
   WorkloadPtr w = target.make_workload(spec);
@@ -77,7 +77,7 @@ TEST(ControlLoop, ARogueControllerIsHeldToTheBoundsAndTheRateLimit) {
 }
 
 TEST(ControlLoop, ThermalKeepsAPoorlyCooledH200UnderItsTarget) {
-  session::Target probe = session::open_target("sim:h200,ambient_C=30,cooling=2");
+  session::Target probe = session::open_target(parse_device_uri("sim:h200,ambient_C=30,cooling=2"));
   ThermalParams p = thermal_defaults(probe.gpu().info(), 20.0);
   ThermalController c(p);
   SimRun r = run_on_sim("sim:h200,ambient_C=30,cooling=2", c, {p.min_W, p.max_W, p.step_W, 5}, 600);
@@ -94,7 +94,7 @@ TEST(ControlLoop, ThermalKeepsAPoorlyCooledH200UnderItsTarget) {
 }
 
 TEST(ControlLoop, ADryRunDecidesAndRecordsButSetsNothing) {
-  session::Target probe = session::open_target("sim:h200,ambient_C=30,cooling=2");
+  session::Target probe = session::open_target(parse_device_uri("sim:h200,ambient_C=30,cooling=2"));
   ThermalParams p = thermal_defaults(probe.gpu().info(), 20.0);
   ThermalController c(p);
   SimRun r =
@@ -131,7 +131,7 @@ RunOptions run_options(double seconds) {
 }
 struct SimRig {
   SimRig(const std::string& uri, double seconds)
-      : target(session::open_target(uri)),
+      : target(session::open_target(parse_device_uri(uri))),
         work(target.make_workload(resnet50())),
         guard(target.gpu(), ActuationPolicy{}),
         loop(target.gpu(), *work, run_options(seconds), target.clock()) {

@@ -1,8 +1,7 @@
 #pragma once
-// Where the text of a command line becomes typed values, once: the device list (each device
-// parsed once), the caps, and how to sweep (strategy, objective, mode). `regime sweep` and
-// `regime study` call these at their boundary; every session step after takes the typed values
-// and parses nothing.
+// The typed settings of the commands that sweep: the caps and how to sweep (strategy, objective,
+// mode, budget, prior). The CLI makes them once from the command line's text
+// (cli/settings_options.hpp); every session step takes them as they are and parses nothing.
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +9,7 @@
 
 #include "common/gpu_info.hpp"
 #include "control/thermal.hpp"
+#include "plan/cap_grid.hpp"  // plan::parse_caps, which reads --caps at the CLI
 #include "plan/objective.hpp"
 #include "plan/search.hpp"
 #include "session/predict/predict.hpp"
@@ -17,11 +17,6 @@
 #include "session/site/target.hpp"
 
 namespace regime::session {
-
-// --device: "nvml:0", "sim:t4,ambient_C=35", "sim:t4,sim:l4", "nvml:0,1", "nvml:all",
-// "nvml:job", "replay:FILE". Error InvalidArgument worded as device/device_list.hpp and
-// device/uri.hpp word it.
-DeviceSet parse_device_set(const std::string& text);
 
 // --mode of a sweep: one run with the caps changed between windows, or one run per cap.
 enum class SweepMode { Live, Restart };
@@ -33,8 +28,6 @@ struct CapsSpec {
   std::vector<double> list_W;  // distinct, highest first; empty for auto
   bool automatic() const { return list_W.empty(); }
 };
-// Error InvalidArgument for a malformed list, worded as plan::parse_caps words it.
-CapsSpec parse_caps_spec(const std::string& text);
 // The caps a sweep measures on a GPU: auto's grid from its limits, or the list with each cap
 // checked against the GPU's range (Error OutOfRange naming it). Highest first, the default limit
 // among them: every decision compares against it.
@@ -57,18 +50,7 @@ struct SweepSettings {
   LlmSettings llm;
 };
 
-// --strategy, --objective and --mode as given.
-struct SweepSettingsText {
-  std::string strategy = "adaptive";
-  std::string objective = plan::kDefaultObjective;
-  std::string mode = "live";
-};
-
 // How a sweep was asked for, as kept in the run database; `caps` as given ("auto", a list, "plan").
 nlohmann::json settings_json(const SweepSettings& s, const std::string& caps);
-
-// `given` with the strategy, objective and mode that `text` names. Error InvalidArgument naming
-// the accepted values of the first one that is not.
-SweepSettings parse_sweep_settings(const SweepSettingsText& text, SweepSettings given = {});
 
 }  // namespace regime::session

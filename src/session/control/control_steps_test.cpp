@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
+#include "cli/settings_options.hpp"
 #include "common/error.hpp"
-#include "session/settings.hpp"
 #include "support/error_of.hpp"
 
 namespace regime::session {
@@ -21,7 +21,7 @@ const char* const kHotH200 = "sim:h200,ambient_C=30,cooling=2";
 
 ControlRequest request(const std::string& device, const std::string& policy, double seconds) {
   ControlRequest r;
-  r.device = parse_device_set(device);
+  r.device = cli::parse_device_set(device);
   r.workload.builtin = "sim:resnet50";
   r.policy = control::parse_policy(policy);
   r.seconds = seconds;

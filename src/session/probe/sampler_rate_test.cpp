@@ -67,7 +67,7 @@ TEST(SamplerRate, EnergyPerStepOfTheKeptH200TracesWithinAFifthOfAPercentAtOneWak
 }
 
 Measurement simulated(const std::string& workload, double sample_period_s) {
-  Target target = open_target("sim:h200");
+  Target target = open_target(parse_device_uri("sim:h200"));
   WorkloadSpec spec;
   spec.builtin = workload;
   WorkloadPtr work = target.make_workload(spec);

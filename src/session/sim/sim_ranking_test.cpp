@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "analysis/classify.hpp"
+#include "cli/settings_options.hpp"
 #include "session/sweep/sweep.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/sim_gpu.hpp"
@@ -50,10 +51,10 @@ Outcome sweep_against_solver(const std::string& model, const std::string& env) {
   for (double c : caps) list += (list.empty() ? "" : ",") + fmt::format("{:g}", c);
 
   SweepRequest r;
-  r.device = parse_device_set(device);
+  r.device = cli::parse_device_set(device);
   r.workload.builtin = "sim:resnet50";
-  r.caps = parse_caps_spec(list);
-  r.settings = parse_sweep_settings({"exhaustive", "energy", "live"});
+  r.caps = cli::parse_caps_spec(list);
+  r.settings = cli::parse_sweep_settings({"exhaustive", "energy", "live"});
   const SweepReport rep = run_sweep(r);
   const plan::Decision& d = rep.outcome.decision;
   const double drift = d.drift ? std::abs(d.drift->energy_pct) / 100 : 0;

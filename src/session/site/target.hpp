@@ -49,7 +49,7 @@ void validate(const WorkloadSpec& spec, const std::string& example);
 // given, in [0, --seconds).
 void validate_run_length(double seconds, double sample_ms, std::optional<double> warmup_s);
 
-// A --device value with every device parsed (session/settings.hpp parses it, once).
+// A --device value with every device parsed (cli/settings_options.hpp parses it, once).
 struct DeviceSet {
   std::string text;                // as given: "sim:t4,sim:l4", "nvml:all", "nvml:job"
   std::vector<DeviceUri> devices;  // in order; empty for nvml:job (resolve_job_devices)
@@ -107,13 +107,6 @@ DeviceSet every_gpu(const std::string& scheme);
 bool names_several(const DeviceSet& devices);
 // True for a set that makes a job of several GPUs or asks for the job's own (nvml:job).
 bool runs_as_job(const DeviceSet& devices);
-
-// The same from a --device text, parsed once (session/settings.cpp), for commands that hold
-// their device as text.
-Target open_target(const std::string& uri);
-std::vector<Target> open_targets(const std::string& device_list);
-// True when the list's first device is simulated (DeviceSet::simulated).
-bool on_simulated_clock(const std::string& device_list);
 
 // `spec` checked as validate checks it, then against every device of the set, before any is
 // opened: Error InvalidArgument for a command on a simulated device, a built-in on a real one, or

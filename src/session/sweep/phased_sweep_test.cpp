@@ -11,8 +11,8 @@
 #include <map>
 
 #include "analysis/measure.hpp"
+#include "cli/settings_options.hpp"
 #include "plan/cap_grid.hpp"
-#include "session/settings.hpp"
 #include "session/site/site.hpp"
 #include "session/sweep/sweep.hpp"
 #include "session/sweep/sweep_view.hpp"
@@ -35,7 +35,7 @@ WorkloadSpec phased() {
 std::map<double, double> whole_cycle_reference_J() {
   std::map<double, double> out;
   for (double cap : kCaps) {
-    Target t = open_target("sim:h200");
+    Target t = open_target(parse_device_uri("sim:h200"));
     t.gpu().set_power_limit(cap);
     WorkloadPtr w = t.make_workload(phased());
     RunOptions o;
@@ -57,7 +57,7 @@ std::map<double, double> swept_J(const SweepReport& rep) {
 }
 
 SweepReport exhaustive_sweep(bool whole_cycles) {
-  RunSite site = open_site(parse_device_set("sim:h200"), phased(), "example");
+  RunSite site = open_site(cli::parse_device_set("sim:h200"), phased(), "example");
   SweepSettings s;
   s.strategy = plan::Strategy::Exhaustive;
   s.objective = plan::parse_objective("energy");
@@ -119,7 +119,7 @@ TEST(PhasedSweep, WindowsEndingMidCycleMisrankCapsAndWholeCyclesRankThemAsTheRef
 }
 
 TEST(PhasedSweep, TheGateNamesTheJobByThePhaseHoldingMostOfItsEnergy) {
-  RunSite site = open_site(parse_device_set("sim:h200"), phased(), "example");
+  RunSite site = open_site(cli::parse_device_set("sim:h200"), phased(), "example");
   const SweepReport rep =
       sweep_site(site, kCaps, SweepSettings{}, ActuationPolicy::from_flags(false));
   ASSERT_TRUE(rep.outcome.regime);
@@ -139,7 +139,7 @@ TEST(PhasedSweep, ASteadyJobIsMeasuredAsBefore) {
       spec.builtin = "sim:" + name;
       nlohmann::json with_and_without[2];
       for (bool whole_cycles : {true, false}) {
-        RunSite site = open_site(parse_device_set(device), spec, "example");
+        RunSite site = open_site(cli::parse_device_set(device), spec, "example");
         SweepSettings s;
         s.budget.whole_cycles = whole_cycles;
         const std::vector<double> caps =

@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "analysis/measure.hpp"
+#include "cli/settings_options.hpp"
 #include "common/error.hpp"
 #include "session/probe/probe.hpp"
-#include "session/settings.hpp"
 #include "session/study/study_steps.hpp"
 #include "session/sweep/search_options.hpp"
 #include "session/sweep/sweep.hpp"
@@ -31,7 +31,7 @@ WorkloadSpec builtin(const std::string& name) {
 
 // One simulated GPU running a built-in workload for `seconds` of its clock, measured.
 Measurement measured(const std::string& device, const std::string& workload, double seconds) {
-  Target t = open_target(device);
+  Target t = open_target(parse_device_uri(device));
   WorkloadPtr w = t.make_workload(builtin(workload));
   RunOptions o;
   o.duration_s = seconds;
@@ -41,7 +41,7 @@ Measurement measured(const std::string& device, const std::string& workload, dou
 TEST(ProbePipeline, OneGpuIsProbedMeasuredAndKeptAsADoneRun) {
   const test::TempDir dir("regime-pipeline-probe");
   ProbeRequest r;
-  r.device = parse_device_set("sim:l4");
+  r.device = cli::parse_device_set("sim:l4");
   r.workload.builtin = "sim:resnet50";
   r.seconds = 30;
   r.db = (dir / "runs.sqlite").string();
@@ -59,7 +59,7 @@ TEST(ProbePipeline, OneGpuIsProbedMeasuredAndKeptAsADoneRun) {
 TEST(ProbePipeline, AJobOfSimulatedGpusIsRefusedBeforeAnythingRuns) {
   const test::TempDir dir("regime-pipeline-job-probe");
   ProbeRequest r;
-  r.device = parse_device_set("sim:l4,sim:t4");
+  r.device = cli::parse_device_set("sim:l4,sim:t4");
   r.workload.builtin = "sim:resnet50";
   r.db = (dir / "runs.sqlite").string();
   EXPECT_THROW(run_job_probe(r), Error);
@@ -70,8 +70,8 @@ TEST(StudySteps, TheJobsRegimeIsItsMostConstrainedGpusAndItsEnergyTheSum) {
   // cnn5: the T4 is held by its cap, the GV100 has headroom (README's study table).
   const Measurement t4 = measured("sim:t4", "sim:cnn5", 60);
   const Measurement gv100 = measured("sim:gv100", "sim:cnn5", 60);
-  const GpuInfo t4_info = open_target("sim:t4").gpu().info();
-  const GpuInfo gv100_info = open_target("sim:gv100").gpu().info();
+  const GpuInfo t4_info = open_target(parse_device_uri("sim:t4")).gpu().info();
+  const GpuInfo gv100_info = open_target(parse_device_uri("sim:gv100")).gpu().info();
   const ProbeVerdict v = classify_probe({gv100, t4}, {gv100_info, t4_info});
   ASSERT_EQ(v.gpus.size(), 2u);
   EXPECT_EQ(v.gpus[0].regime, Regime::Headroom);
@@ -91,7 +91,7 @@ TEST(StudySteps, TheJobsRegimeIsItsMostConstrainedGpusAndItsEnergyTheSum) {
 }
 
 TEST(SweepSteps, SearchLiveSetsEveryCapThroughTheCallerAndNamesTheDefaultsRegime) {
-  Target t = open_target("sim:gv100");
+  Target t = open_target(parse_device_uri("sim:gv100"));
   const GpuInfo info = t.gpu().info();
   SweepSettings s;  // adaptive: it classifies the default
   SweepReport rep = new_sweep_report({t.uri()}, {info}, "sim:cnn5");
@@ -142,7 +142,7 @@ TEST(SweepSteps, AJobsSearchCountsEveryGpuInItsPeakPower) {
 }
 
 TEST(SweepSteps, SweepSiteRestoresTheLimit) {
-  RunSite site = open_site(parse_device_set("sim:gv100"), builtin("sim:cnn5"), "example");
+  RunSite site = open_site(cli::parse_device_set("sim:gv100"), builtin("sim:cnn5"), "example");
   const double before_W = site.infos.front().enforced_limit_W;
   SweepSettings s;
   s.strategy = plan::Strategy::Exhaustive;
@@ -157,7 +157,7 @@ TEST(SweepSteps, SweepSiteRestoresTheLimit) {
 TEST(RunSite, RefusesWhatCannotRunBeforeOpeningAnything) {
   auto why = [](const std::string& devices, const WorkloadSpec& spec) {
     try {
-      open_site(parse_device_set(devices), spec, "EXAMPLE");
+      open_site(cli::parse_device_set(devices), spec, "EXAMPLE");
     } catch (const Error& e) {
       return std::string(e.what());
     }
@@ -175,7 +175,7 @@ TEST(RunSite, RefusesWhatCannotRunBeforeOpeningAnything) {
 }
 
 TEST(RunSite, OpensOneSimulatedGpuWithItsWorkload) {
-  RunSite site = open_site(parse_device_set("sim:t4"), builtin("sim:cnn5"), "example");
+  RunSite site = open_site(cli::parse_device_set("sim:t4"), builtin("sim:cnn5"), "example");
   EXPECT_FALSE(site.job());
   EXPECT_TRUE(site.simulated);
   EXPECT_FALSE(site.physical);

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 
+#include "cli/settings_options.hpp"
 #include "present/render.hpp"
 #include "report/sweep.hpp"
 #include "session/results/runs.hpp"
@@ -101,7 +102,7 @@ TEST(SweepViews, EveryViewOfASweepAgreesOnEverySimulatedGpu) {
     for (const auto& workload : kWorkloads) {
       const std::string what = fmt::format("sim:{} {}", model, workload);
       SweepRequest r;
-      r.device = parse_device_set("sim:" + model);
+      r.device = cli::parse_device_set("sim:" + model);
       r.workload.builtin = workload;
       r.settings.db = db;
       r.table_out = (dir / (model + ".csv")).string();
@@ -129,7 +130,7 @@ TEST(SweepViews, EveryViewOfAStudyAgreesOnEverySimulatedGpu) {
     for (const auto& workload : kWorkloads) {
       const std::string what = fmt::format("study sim:{} {}", model, workload);
       StudyRequest r;
-      r.device = parse_device_set("sim:" + model);
+      r.device = cli::parse_device_set("sim:" + model);
       r.workload.builtin = workload;
       r.settings.db = db;
       r.control = false;

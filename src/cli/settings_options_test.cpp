@@ -1,6 +1,6 @@
 // The boundary of `regime sweep` and `regime study`: the command line's text becomes typed
 // settings once, with the errors a user sees for each bad value.
-#include "session/settings.hpp"
+#include "cli/settings_options.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,15 @@
 #include "session/site/command_gpus.hpp"
 #include "session/sweep/sweep.hpp"
 
-namespace regime::session {
+namespace regime::cli {
 namespace {
+
+using session::caps_on;
+using session::CapsSpec;
+using session::DeviceSet;
+using session::SweepMode;
+using session::SweepSettings;
+using session::WorkloadSpec;
 
 // The error `f` throws, as "KIND_NUMBER: message"; empty when it throws none.
 template <typename F>
@@ -88,12 +95,12 @@ TEST(DeviceSetText, BadListsAreRefusedAsTheDeviceLayerWordsThem) {
             invalid("malformed device 'cuda:0': unknown scheme 'cuda' (expected nvml:N, "
                     "nvml:all, nvml:GPU-<uuid>, nvml:<PCI bus id>, sim:MODEL[,key=value...] or "
                     "replay:FILE)"));
-  EXPECT_EQ(error_of([] { on_simulated_clock("sim:"); }),
+  EXPECT_EQ(error_of([] { parse_device_set("sim:"); }),
             invalid("malformed device 'sim:': nothing after 'sim:' (expected nvml:N, nvml:all, "
                     "nvml:GPU-<uuid>, nvml:<PCI bus id>, sim:MODEL[,key=value...] or "
                     "replay:FILE)"));
-  EXPECT_TRUE(on_simulated_clock("sim:h200,seed=3"));
-  EXPECT_FALSE(on_simulated_clock("replay:table.csv"));
+  EXPECT_TRUE(parse_device_set("sim:h200,seed=3").simulated());
+  EXPECT_FALSE(parse_device_set("replay:table.csv").simulated());
 }
 
 TEST(CapsText, AutoWaitsForTheGpuAndAListIsSortedAndKeptAsGiven) {
@@ -192,4 +199,4 @@ TEST(SweepSettingsText, TypingTheTextKeepsTheOtherSettingsGiven) {
 }
 
 }  // namespace
-}  // namespace regime::session
+}  // namespace regime::cli

@@ -1,0 +1,33 @@
+#pragma once
+// The options of the commands that run a workload on GPUs (probe, sweep, study, control and the
+// scheduler job's study), typed once here: the session takes a DeviceSet, CapsSpec and
+// SweepSettings and parses nothing. Errors InvalidArgument worded as device/device_list.hpp,
+// device/uri.hpp, plan/cap_grid.hpp and plan/objective.hpp word them.
+#include <string>
+
+#include "session/settings.hpp"
+#include "session/site/target.hpp"
+
+namespace regime::cli {
+
+// --device: "nvml:0", "sim:t4,ambient_C=35", "sim:t4,sim:l4", "nvml:0,1", "nvml:all",
+// "nvml:job", "replay:FILE"; each device parsed once (device/device_list.hpp), nvml:job kept until
+// the command is known (session::resolve_job_devices).
+session::DeviceSet parse_device_set(const std::string& text);
+
+// --caps: "auto" (the GPU's grid, session::caps_on) or a list of watts, distinct, highest first.
+session::CapsSpec parse_caps_spec(const std::string& text);
+
+// --strategy, --objective and --mode as given.
+struct SweepSettingsText {
+  std::string strategy = "adaptive";
+  std::string objective = plan::kDefaultObjective;
+  std::string mode = "live";
+};
+
+// `given` with the strategy, objective and mode that `text` names. Error InvalidArgument naming
+// the accepted values of the first one that is not.
+session::SweepSettings parse_sweep_settings(const SweepSettingsText& text,
+                                            session::SweepSettings given = {});
+
+}  // namespace regime::cli
