@@ -107,6 +107,35 @@ class OptimizerInTraining(unittest.TestCase):
             pass
         self.assertIsNone(opt.close())
 
+    def test_a_ddp_rank_other_than_0_starts_no_study(self):
+        os.environ.update({"RANK": "1", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
+                           "CUDA_VISIBLE_DEVICES": "1,0"})
+        opt = self.optimizer.PowerLimitOptimizer(actuate=True)
+        self.assertFalse(opt.active)
+        self.assertIsNone(opt._proc)
+        self.assertNotIn(self.regime_step.ENV_VAR, os.environ)  # its markers go nowhere
+        self.assertIsNone(opt.close())
+
+    def test_the_job_gpus_are_the_local_ranks_cuda_devices(self):
+        job_devices = self.optimizer.job_devices
+        for name in ("LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES"):
+            os.environ.pop(name, None)
+        self.assertEqual(job_devices(), "nvml:0")  # one rank, CUDA's device 0
+        os.environ["LOCAL_WORLD_SIZE"] = "2"
+        self.assertEqual(job_devices(), "nvml:0,1")
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
+        self.assertEqual(job_devices(), "nvml:1,0")
+        os.environ["CUDA_VISIBLE_DEVICES"] = "GPU-fake-h200-1,GPU-fake-h200-0"
+        self.assertEqual(job_devices(), "nvml:1,0")  # by UUID, as CUDA reads them
+        os.environ["LOCAL_WORLD_SIZE"] = "1"
+        self.assertEqual(job_devices(), "nvml:1")  # only the local ranks' GPUs
+        os.environ["CUDA_VISIBLE_DEVICES"] = "GPU-fake-h200"  # a prefix of both
+        self.assertRaises(self.optimizer.OptimizerError, job_devices)
+        os.environ.update({"LOCAL_WORLD_SIZE": "2", "CUDA_VISIBLE_DEVICES": "1,,0"})
+        self.assertRaises(self.optimizer.OptimizerError, job_devices)  # CUDA stops at the gap
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1,1"
+        self.assertRaises(self.optimizer.OptimizerError, job_devices)
+
 
 if __name__ == "__main__":
     unittest.main()

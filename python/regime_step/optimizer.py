@@ -1,7 +1,7 @@
 """A power-limit optimizer inside the training script (docs/python.md, "The optimizer").
 
     from regime_step.optimizer import PowerLimitOptimizer
-    opt = PowerLimitOptimizer("nvml:0")            # rank 0 studies; other ranks do nothing
+    opt = PowerLimitOptimizer(actuate=True)         # rank 0 studies; other ranks do nothing
     for batch in loader:
         with opt.step():
             train_step(batch)
@@ -22,9 +22,11 @@ import atexit
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import regime_step
@@ -46,20 +48,91 @@ def _regime_binary(regime):
     return found
 
 
+def _visible_entries():
+    """CUDA_VISIBLE_DEVICES as CUDA reads it: the entries up to the first empty one."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return None
+    entries = []
+    for entry in visible.split(","):
+        entry = entry.strip()
+        if not entry:
+            break
+        entries.append(entry)
+    return entries
+
+
+def _uuid_indices(regime):
+    """NVML index of each GPU by UUID, from ``regime devices --json``."""
+    out = subprocess.run([regime, "devices", "--json"], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise OptimizerError("regime devices failed: " + out.stderr.strip()[-2000:])
+    found = {}
+    for backend in json.loads(out.stdout).get("backends", []):
+        if backend.get("backend") == "nvml":
+            for gpu in backend.get("gpus", []):
+                found[gpu["uuid"].lower()] = gpu["index"]
+    return found
+
+
+def _by_uuid(entry, uuids):
+    matches = [index for uuid, index in uuids.items() if uuid.startswith(entry.lower())]
+    if len(matches) != 1:
+        raise OptimizerError("CUDA_VISIBLE_DEVICES entry %r names %d GPUs; give device= instead"
+                             % (entry, len(matches)))
+    return matches[0]
+
+
+def job_devices(regime=None):
+    """The device URI of this node's share of the job: the GPUs of local ranks 0 ..
+    LOCAL_WORLD_SIZE - 1, local rank r on CUDA's device r, through CUDA_VISIBLE_DEVICES as CUDA
+    reads it (up to the first empty entry; a UUID or a unique prefix of one names its GPU; an
+    index is taken as the NVML index, as ``--device nvml:job`` does where CUDA's order and
+    NVML's are both PCI order: on a node of mixed models, name the GPUs by UUID).
+    ``nvml:1,0`` for CUDA_VISIBLE_DEVICES=1,0 and two local ranks."""
+    ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or "1")
+    entries = _visible_entries()
+    if entries is None:
+        entries = [str(i) for i in range(ranks)]
+    if len(entries) < ranks:
+        raise OptimizerError("LOCAL_WORLD_SIZE=%d but CUDA_VISIBLE_DEVICES names %d GPUs; "
+                             "give device= instead" % (ranks, len(entries)))
+    uuids = None
+    indices = []
+    for entry in entries[:ranks]:
+        if entry.isdigit():
+            indices.append(int(entry))
+        elif entry.upper().startswith("GPU-"):
+            uuids = uuids if uuids is not None else _uuid_indices(_regime_binary(regime))
+            indices.append(_by_uuid(entry, uuids))
+        else:  # a MIG instance: Regime caps whole GPUs
+            raise OptimizerError("CUDA_VISIBLE_DEVICES entry %r is not a whole GPU; give "
+                                 "device= instead" % entry)
+    if len(set(indices)) != len(indices):
+        raise OptimizerError("CUDA_VISIBLE_DEVICES names a GPU twice: %s"
+                             % os.environ.get("CUDA_VISIBLE_DEVICES"))
+    return "nvml:" + ",".join(str(i) for i in indices)
+
+
 class PowerLimitOptimizer(object):
     """Studies this training process's GPU(s) while it trains, and trains on under the decision.
 
-    ``device``: an nvml device URI (``nvml:0``, ``nvml:0,1`` for one cap on a job's GPUs).
+    ``device``: an nvml device URI (``nvml:0``, ``nvml:0,1`` for one cap on a job's GPUs); by
+    default the GPUs of this node's local ranks (``job_devices()``).
     ``probe_seconds``: the probe at the current limit; ``objective``, ``strategy``, ``settle_s``,
     ``probe_s``: as ``regime study``'s options of those names. ``actuate`` must be True for the
     limit to change at all (as ``--actuate``); without it the study only names the regime and
     says what it would do. ``apply`` leaves the decision set after the script (``--apply``).
-    ``extra``: more ``regime study`` arguments.
+    ``workload_name``: the name the decision is kept under (``--workload-name``); with
+    ``auto=True`` (``--auto``) a run of a workload whose decision is kept trains at it from the
+    first step, with nothing probed or searched (``result["kept"]`` says which), and one with none
+    kept is studied as usual. ``extra``: more ``regime study`` arguments.
     """
 
-    def __init__(self, device="nvml:0", probe_seconds=60, objective=None, strategy=None,
+    def __init__(self, device=None, probe_seconds=60, objective=None, strategy=None,
                  settle_s=None, probe_s=None, actuate=False, apply=False, regime=None,
-                 extra=(), start_timeout_s=30.0):
+                 workload_name=None, auto=False, extra=(), start_timeout_s=30.0):
         self.result = None
         self._proc = None
         self._dir = None
@@ -67,11 +140,15 @@ class PowerLimitOptimizer(object):
         self.active = regime_step._is_rank_zero()
         if not self.active:
             return  # rank 0 decides; its cap is set on the job's GPUs named in `device`
+        if auto and not workload_name:
+            raise ValueError("auto=True reads the decision kept under workload_name: give one")
+        regime = _regime_binary(regime)
+        self.device = device or job_devices(regime)
         self._dir = tempfile.mkdtemp(prefix="regime-optimizer-")
         self._socket = os.path.join(self._dir, "steps.sock")
         self._out = os.path.join(self._dir, "study.json")
         self._err = os.path.join(self._dir, "study.err")
-        args = [_regime_binary(regime), "study", "--device", device, "--attach", str(os.getpid()),
+        args = [regime, "study", "--device", self.device, "--attach", str(os.getpid()),
                 "--step-socket", self._socket, "--probe-seconds", "%g" % probe_seconds,
                 "--json", "--quiet"]
         for flag, value in (("--objective", objective), ("--strategy", strategy),
@@ -82,6 +159,10 @@ class PowerLimitOptimizer(object):
             args.append("--actuate")
         if apply:
             args.append("--apply")
+        if workload_name:
+            args += ["--workload-name", workload_name]
+        if auto:
+            args.append("--auto")
         args += list(extra)
         with open(self._out, "wb") as out, open(self._err, "wb") as err:
             # Its own session: a Ctrl-C to the script's terminal ends the script; the study then
@@ -102,6 +183,30 @@ class PowerLimitOptimizer(object):
         os.environ.setdefault(regime_step.FLUSH_ENV_VAR, "0.2")
         regime_step.reset()  # markers go to the study from the next step on
         atexit.register(self.close)
+        self._close_on_sigterm()
+
+    def _close_on_sigterm(self):
+        """SIGTERM's default kills the script before atexit: where it still has that default (or
+        regime_step's, which only flushes), a handler closes the study first, so ``result`` is
+        the study's and the limit is back, and then dies of the signal as before. A handler the
+        script or its framework set is left alone; the study then sees the script gone and
+        restores the limit itself."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        try:
+            current = signal.getsignal(signal.SIGTERM)
+            if current is signal.SIG_DFL or current is getattr(regime_step, "_flush_and_die", 0):
+                signal.signal(signal.SIGTERM, self._close_and_die)
+        except (ValueError, OSError):
+            pass
+
+    def _close_and_die(self, signum, frame):
+        try:
+            self.close()
+        except OptimizerError:
+            pass  # dying of the signal all the same; the study restored or will
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
     def _stderr(self):
         try:
