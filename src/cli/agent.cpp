@@ -10,6 +10,7 @@ namespace {
 struct AgentOptions {
   std::string request;
   std::string socket;
+  bool json = false;
 };
 }  // namespace
 
@@ -23,6 +24,8 @@ void add_agent(CLI::App& root, Context& ctx) {
   req->add_option("--socket", o->socket,
                   "The agent's socket (default $REGIME_AGENT_SOCKET, else "
                   "/run/regime/regimed.sock)");
+  // The answer is JSON either way: --json is taken so that every command takes it.
+  req->add_flag("--json", o->json, "Machine-readable output (the only output: the answer's JSON)");
   req->callback([o, &ctx] {
     const session::AgentAnswer a = session::request_agent(o->socket, o->request);
     print_json(a.answer);

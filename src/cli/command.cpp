@@ -134,6 +134,18 @@ std::vector<std::string> option_names(const CLI::App& app) {
   return names;
 }
 
+// A word where `app` takes a subcommand: the nearest of its subcommands, or the list of them; ""
+// for a command that takes none (the word is then a stray argument).
+std::string unknown_subcommand_message(const CLI::App& app, const std::string& where,
+                                       const std::string& word) {
+  const std::vector<const CLI::App*> subs =
+      app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); });
+  if (subs.empty() || word.empty() || word[0] == '-') return "";
+  std::vector<std::string> names;
+  for (const CLI::App* s : subs) names.push_back(s->get_name());
+  return subcommand_message(where, word, names);
+}
+
 // The message for the first argument `app` itself left over, "" when none.
 std::string left_over_message(const CLI::App& app, const std::string& command) {
   // CLI11 keeps the -- before a workload command among them.
@@ -142,6 +154,7 @@ std::string left_over_message(const CLI::App& app, const std::string& command) {
   if (left == all.end()) return "";
   const std::string where = command.empty() ? "regime" : "regime " + command;
   const std::string& arg = *left;
+  if (const std::string sub = unknown_subcommand_message(app, where, arg); !sub.empty()) return sub;
   if (arg.size() < 2 || arg[0] != '-')
     return fmt::format(
         "{}: unexpected argument '{}' (a workload command goes after --; {} --help "
@@ -170,6 +183,18 @@ std::string nearest_option(const std::string& typed, const std::vector<std::stri
     }
   }
   return best;
+}
+
+std::string subcommand_message(const std::string& where, const std::string& typed,
+                               const std::vector<std::string>& known) {
+  std::string list;
+  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+  const std::string near = nearest_option(typed, known);
+  // The root's error has always begun with the word itself (regime: usage: unknown command ...).
+  return fmt::format("{}unknown command '{}'{} the commands are: {} ({} --help lists the commands)",
+                     where == "regime" ? "" : where + ": ", typed,
+                     near.empty() ? ";" : fmt::format("; did you mean '{}'? Of", near), list,
+                     where);
 }
 
 std::string unknown_argument_message(const CLI::App& app) {

@@ -54,6 +54,11 @@ void check_sample_count(double seconds, double sample_ms);  // throws CLI::Valid
 // counting once, at most 1 for names of up to 4 letters, 2 up to 8 and 3 beyond.
 std::string nearest_option(const std::string& typed, const std::vector<std::string>& known);
 
+// A word that is none of `known`, the commands `where` ("regime", "regime runs") takes: the
+// nearest of them (as nearest_option picks) and the list of them, as one line.
+std::string subcommand_message(const std::string& where, const std::string& typed,
+                               const std::vector<std::string>& known);
+
 // One usage line for the first option `app` or the command chosen under it did not know, or
 // for an argument nothing took ("" when every argument was taken). CLI11 notices these only
 // after its other checks (a required option, an exclusion), whose errors then mislead: a

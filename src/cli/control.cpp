@@ -72,7 +72,7 @@ void add_control(CLI::App& root, Context&) {
                   "Drop this many seconds as warm-up instead of detecting the steady state")
       ->check(number_in(0, 86400));
   sub->add_option("--step-regex", r->workload.step_regex,
-                  "Each line of the command's output matching this (ECMAScript) regex ends a "
+                  "Each line of the command's output matching this regex (RE2 syntax) ends a "
                   "step");
   sub->add_flag("--actuate", r->actuate, "Allow changing the power limit of a real GPU");
   sub->add_flag("--dry-run", r->dry_run,

@@ -1,5 +1,5 @@
 // regime export --device D... [--listen ADDR] [--period S] [--window S] [--seconds S]
-// [--workload sim:NAME]: a Prometheus exporter of the GPUs' power, energy, utilization,
+// [--workload sim:NAME] [--json]: a Prometheus exporter of the GPUs' power, energy, utilization,
 // temperature, clocks, limits, clock-event reasons, rolling regime, the node agent's job and the
 // cap Regime holds (docs/export.md). Read-only.
 #include "session/node/export.hpp"
@@ -15,6 +15,36 @@
 #include "cli/device_options.hpp"
 
 namespace regime::cli {
+
+namespace {
+
+std::string started_text(const session::ExportStarted& s) {
+  std::string out = fmt::format("regime export: serving {} GPU(s) at {}\n", s.gpus.size(), s.url);
+  out += fmt::format("  {:<12} {:<8} {:<24} {}\n", "device", "index", "model", "uuid");
+  for (const auto& g : s.gpus)
+    out += fmt::format("  {:<12} {:<8} {:<24} {}\n", g.device, g.index, g.name, g.uuid);
+  if (!s.loopback) out += "  note: not a loopback address: other machines can read these metrics\n";
+  return out;
+}
+
+nlohmann::json started_json(const session::ExportStarted& s) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : s.gpus)
+    gpus.push_back({{"device", g.device}, {"index", g.index}, {"model", g.name}, {"uuid", g.uuid}});
+  return {{"event", "serving"}, {"url", s.url}, {"loopback", s.loopback}, {"gpus", gpus}};
+}
+
+nlohmann::json stopped_json(const session::ExportSummary& done) {
+  return {{"event", "stopped"},
+          {"rounds", done.rounds},
+          {"failed_gpu_reads", done.failed_rounds},
+          {"signal", done.signal ? nlohmann::json(::strsignal(done.signal)) : nlohmann::json()}};
+}
+
+// One JSON object a line, flushed: the exporter runs on, and its reader waits for each line.
+void json_line(const nlohmann::json& j) { std::cout << j.dump() << "\n" << std::flush; }
+
+}  // namespace
 
 void add_export(CLI::App& root, Context&) {
   auto* sub = root.add_subcommand(
@@ -40,6 +70,10 @@ void add_export(CLI::App& root, Context&) {
           ->check(number_in(0, 1e9, true));
   sub->add_option("--workload", r->workload,
                   "sim:NAME to run on every sim: device while exporting (a demonstration)");
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json,
+                "Machine-readable output: stdout carries one JSON line when serving (the URL and "
+                "GPUs) and one when stopped (rounds, failed reads, the signal)");
   sub->callback([=] {
     r->listen = parse_listen(*listen);
     r->devices = parse_device_uris(*devices);
@@ -48,18 +82,16 @@ void add_export(CLI::App& root, Context&) {
     // must not kill it with SIGPIPE, least of all in its last line. The HTTP server writes to
     // its sockets with MSG_NOSIGNAL.
     ::signal(SIGPIPE, SIG_IGN);
+    // stdout carries only results: the startup facts and the summary as JSON lines with
+    // --json (a script reads the bound port from the first), else nothing; the status is stderr's.
     const auto started = [&](const session::ExportStarted& s) {
-      std::cout << fmt::format("regime export: serving {} GPU(s) at {}\n", s.gpus.size(), s.url);
-      std::cout << fmt::format("  {:<12} {:<8} {:<24} {}\n", "device", "index", "model", "uuid");
-      for (const auto& g : s.gpus)
-        std::cout << fmt::format("  {:<12} {:<8} {:<24} {}\n", g.device, g.index, g.name, g.uuid);
-      if (!s.loopback)
-        std::cout << "  note: not a loopback address: other machines can read these metrics\n";
-      std::cout << std::flush;
+      if (*json) return json_line(started_json(s));
+      std::cerr << started_text(s) << std::flush;
     };
     const auto warn = [](const std::string& w) { print_warnings({w}); };
     const session::ExportSummary done = session::run_export(*r, started, warn);
-    std::cout << fmt::format(
+    if (*json) return json_line(stopped_json(done));
+    std::cerr << fmt::format(
         "regime export: stopped after {} round(s){}{}\n", done.rounds,
         done.failed_rounds ? fmt::format(", {} failed GPU read(s)", done.failed_rounds)
                            : std::string(),

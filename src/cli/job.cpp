@@ -97,9 +97,11 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
                    "The probe at the GPUs' limit before the regime is named")
       ->check(number_in(0, 86400, true));
   study->add_option("--objective", o->study_text.objective, "As regime sweep --objective");
+  study->add_flag("--json", o->json, "Machine-readable output: the study's JSON object");
   study->callback([o] {
     o->study.settings = parse_sweep_settings(o->study_text, o->study.settings);
     const nlohmann::json s = session::study_job_here(o->study);
+    if (o->json) return print_json(s);
     std::cout << session::job_study_text(o->study.job_id,
                                          o->study.node.empty() ? o->begin.node : o->study.node, s);
   });
@@ -122,6 +124,8 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   auto* show = job->add_subcommand("show", "What was recorded for a job (every node's row)");
   add_job_id(show, o->begin.job_id);
   add_db(show, o->begin.db);
+  // The record is JSON either way: --json is taken so that every command takes it.
+  show->add_flag("--json", o->json, "Machine-readable output (the only output: JSON)");
   show->callback([o] { print_json(session::show_job(o->begin.job_id, o->begin.db)); });
 }
 

@@ -65,10 +65,12 @@ void add_limit(CLI::App& root, Context&) {
       ->check(number_in(0, 100000, true));
   set_cmd->add_flag("--actuate", o->actuate, "Allow changing a real (NVML) GPU");
   set_cmd->add_flag("--json", o->json, "Machine-readable output");
-  // Hidden from --help, documented in docs/safety.md: hold the cap for S seconds, then restore.
-  set_cmd->add_option("--hold", o->hold_s, "")
-      ->check(number_in(0, 604800, false, "--hold"))
-      ->group("");
+  set_cmd
+      ->add_option("--hold", o->hold_s,
+                   "Hold the limit for S seconds, then restore the original (Ctrl-C or SIGTERM "
+                   "restores it sooner; docs/safety.md)")
+      ->option_text("S")
+      ->check(number_in(0, 604800));
   set_cmd->callback([o] { set(*o); });
 
   auto* restore_cmd = limit->add_subcommand(

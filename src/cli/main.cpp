@@ -148,9 +148,13 @@ int main(int raw_argc, char** raw_argv) {
     std::string_view first = argv[1];
     bool known = false;
     for (const auto& c : kCommands) known = known || c.name == first;
-    if (!known)
-      return usage_error(
-          fmt::format("unknown command '{}'; the commands are: {}", first, command_list()));
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& c : kCommands) names.emplace_back(c.name);
+      std::cerr << "regime: usage: "
+                << regime::cli::subcommand_message("regime", std::string(first), names) << "\n";
+      return 2;
+    }
   }
   try {
     // Adding a command reads no state (no state folder, no device), so that --help and

@@ -14,7 +14,8 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, SweepSettingsT
                   "energy per step at most 10% slower; the output also shows the unconstrained "
                   "optimum, --objective energy)");
   sub->add_option("--step-regex", w.step_regex,
-                  "A line of the command's output matching this marks the end of a step");
+                  "A line of the command's output matching this regex (RE2 syntax) marks the end "
+                  "of a step");
   sub->add_option("--settle-s", s.budget.settle_s,
                   "Least seconds to let power and temperature settle after a cap change (default "
                   "5); then they must be flat (under 0.5 C/min and 0.5%/min over 10 s)")

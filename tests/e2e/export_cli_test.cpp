@@ -14,6 +14,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
@@ -25,12 +26,13 @@ namespace {
 
 using test::TempDir;
 
-// The URL the exporter prints once it serves, waiting up to 20 s for it.
+// The URL the exporter says it serves (on stderr: stdout carries only results), waiting up to
+// 20 s for it.
 std::string wait_for_url(const test::Child& c) {
   const std::regex url(R"(serving \d+ GPU\(s\) at http://127\.0\.0\.1:(\d+)/metrics)");
   for (int i = 0; i < 1000; ++i) {
     std::smatch m;
-    const std::string out = c.out();
+    const std::string out = c.err();
     if (std::regex_search(out, m, url)) return m[1].str();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -44,8 +46,8 @@ TEST(ExportCli, ServesUntilSigtermAndExitsCleanly) {
                               {}, dir.path);
   const std::string port = wait_for_url(c);
   ASSERT_FALSE(port.empty()) << c.out() << c.err();
-  EXPECT_NE(c.out().find("sim:h200"), std::string::npos) << c.out();
-  EXPECT_NE(c.out().find("sim:t4"), std::string::npos) << c.out();
+  EXPECT_NE(c.err().find("sim:h200"), std::string::npos) << c.err();
+  EXPECT_NE(c.err().find("sim:t4"), std::string::npos) << c.err();
   // A second exporter on the same port is told it is taken (exit 7, Io).
   const test::RunResult taken = test::run(
       {"export", "--device", "sim:h200", "--listen", "127.0.0.1:" + port, "--seconds", "1"}, {},
@@ -54,8 +56,33 @@ TEST(ExportCli, ServesUntilSigtermAndExitsCleanly) {
   EXPECT_NE(taken.err.find("cannot listen on 127.0.0.1:" + port), std::string::npos) << taken.err;
   ::kill(c.pid, SIGTERM);
   EXPECT_EQ(c.wait(), 0) << c.err();
-  EXPECT_NE(c.out().find("stopped after"), std::string::npos) << c.out();
-  EXPECT_NE(c.out().find("Terminated"), std::string::npos) << c.out();
+  EXPECT_NE(c.err().find("stopped after"), std::string::npos) << c.err();
+  EXPECT_NE(c.err().find("Terminated"), std::string::npos) << c.err();
+  EXPECT_EQ(c.out(), "");
+}
+
+// With --json, stdout carries two JSON lines, the startup facts and the summary, and nothing else.
+TEST(ExportCli, JsonGivesTheStartupFactsAndTheSummaryAsJsonLines) {
+  TempDir dir;
+  const test::RunResult r = test::run(
+      {"export", "--device", "sim:h200", "--listen", "127.0.0.1:0", "--seconds", "1", "--json"}, {},
+      dir.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t nl = r.out.find('\n');
+  ASSERT_NE(nl, std::string::npos) << r.out;
+  const nlohmann::json serving = nlohmann::json::parse(r.out.substr(0, nl));
+  const nlohmann::json stopped = nlohmann::json::parse(r.out.substr(nl + 1));
+  EXPECT_EQ(serving["event"], "serving");
+  EXPECT_TRUE(std::regex_match(serving["url"].get<std::string>(),
+                               std::regex(R"(http://127\.0\.0\.1:[1-9]\d*/metrics)")))
+      << serving;
+  EXPECT_EQ(serving["loopback"], true);
+  ASSERT_EQ(serving["gpus"].size(), 1u) << serving;
+  EXPECT_EQ(serving["gpus"][0]["device"], "sim:h200");
+  EXPECT_EQ(stopped["event"], "stopped");
+  EXPECT_GE(stopped["rounds"].get<long>(), 1) << stopped;
+  EXPECT_TRUE(stopped["signal"].is_null()) << stopped;
+  EXPECT_EQ(r.err.find("serving"), std::string::npos) << r.err;
 }
 
 TEST(ExportCli, StopsAfterSeconds) {
@@ -69,7 +96,7 @@ TEST(ExportCli, StopsAfterSeconds) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_GE(took_s, 1.5);
   EXPECT_LT(took_s, 10);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(stopped after [23] round\(s\)\n)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(stopped after [23] round\(s\)\n)"))) << r.err;
 }
 
 // A connection to the exporter on loopback; -1 when it cannot connect.
@@ -240,8 +267,10 @@ TEST(ExportCli, TheDefaultPortServesWhereDcgmExportersIsTaken) {
   ::gethostname(host, sizeof host - 1);
   const std::regex power(
       "\nregime_gpu_power_watts\\{Hostname=\"" + std::string(host) +
-      "\",UUID=\"GPU-sim-h200-[0-9]+\",gpu=\"0\",index=\"0\",model=\"NVIDIA "
-      "H200\",modelName=\"NVIDIA H200\",uuid=\"GPU-sim-h200-[0-9]+\"\\} [0-9.]+\n");
+      "\",UUID=\"GPU-sim-h200-[0-9]+\",device=\"nvidia0\",gpu=\"0\",hostname=\"" +
+      std::string(host) +
+      "\",modelName=\"NVIDIA H200\",pci_bus_id=\"[^\"]*\","
+      "uuid=\"GPU-sim-h200-[0-9]+\"\\} [0-9.]+\n");
   EXPECT_TRUE(std::regex_search(text, power)) << text;
   EXPECT_TRUE(
       std::regex_search(text, std::regex(R"(\nregime_build_info\{version="[0-9.]+"\} 1\n)")))

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include "support/cli_run.hpp"
@@ -26,6 +29,89 @@ TEST(UsageErrors, AnUnknownCommandIsNamedAndTheCommandsListed) {
   EXPECT_NE(r.err.find("unknown command 'bogus'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("study"), std::string::npos) << r.err;
   EXPECT_EQ(lines(r.err), 1u) << r.err;
+}
+
+// A mistyped command, at the top or under another, is named with the nearest command and the list
+// of that level's commands, on one line.
+TEST(UsageErrors, AMistypedCommandIsNamedWithTheNearestOne) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"prbe", "--device", "sim:t4"},
+       "regime: usage: unknown command 'prbe'; did you mean 'probe'? Of the commands are: "},
+      {{"runs", "shwo", "3"},
+       "regime: usage: regime runs: unknown command 'shwo'; did you mean 'show'? Of the commands "
+       "are: list, show (regime runs --help lists the commands)\n"},
+      {{"limit", "st", "--device", "sim:t4", "--watts", "60"},
+       "regime limit: unknown command 'st'; did you mean 'set'?"},
+      {{"job", "shwo", "--job", "1"}, "regime job: unknown command 'shwo'; did you mean 'show'?"},
+      {{"sim", "crve"}, "regime sim: unknown command 'crve'; did you mean 'curve'?"},
+      {{"predict", "evl"}, "regime predict: unknown command 'evl'; did you mean 'eval'?"},
+      // Nothing near: the list alone.
+      {{"limit", "frobnicate"},
+       "regime limit: unknown command 'frobnicate'; the commands are: show, set, restore"},
+  };
+  TempDir dir;
+  for (const auto& c : cases) {
+    RunResult r = run(c.args, {{"REGIME_STATE_DIR", (dir.path / "state").string()}}, dir.path);
+    EXPECT_EQ(r.status, 2) << c.args.front() << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+  }
+}
+
+// The commands `regime PATH --help` lists under "Subcommands:".
+std::vector<std::string> subcommands_in_help(const std::string& help) {
+  std::vector<std::string> names;
+  const size_t at = help.find("\nSubcommands:\n");
+  if (at == std::string::npos) return names;
+  std::istringstream in(help.substr(at + 14));
+  for (std::string line; std::getline(in, line) && !line.empty();) {
+    std::istringstream words(line);
+    std::string name;
+    if (words >> name) names.push_back(name);
+  }
+  return names;
+}
+
+// Every command that runs takes --json: the walk follows `--help` down the whole command tree, so
+// a command added later is checked too. A command that only groups others (limit, job) runs
+// none of its own, and its subcommands are checked instead.
+TEST(UsageErrors, EveryCommandTakesJson) {
+  std::vector<std::vector<std::string>> pending = {{}};
+  std::vector<std::string> checked, lacking;
+  while (!pending.empty()) {
+    std::vector<std::string> path = pending.back();
+    pending.pop_back();
+    std::vector<std::string> args = path;
+    args.push_back("--help");
+    const RunResult r = run(args, {}, "/tmp");
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::string name;
+    for (const auto& p : path) name += (name.empty() ? "" : " ") + p;
+    for (const auto& sub : subcommands_in_help(r.out)) {
+      pending.push_back(path);
+      pending.back().push_back(sub);
+    }
+    // CLI11 writes a required subcommand as "SUBCOMMAND", an optional one as "[SUBCOMMAND]".
+    const size_t usage_at = r.out.find("Usage: ");
+    ASSERT_NE(usage_at, std::string::npos) << r.out;
+    const std::string usage = r.out.substr(usage_at, r.out.find('\n', usage_at) - usage_at);
+    const bool groups_only = usage.find(" SUBCOMMAND") != std::string::npos;
+    if (path.empty() || groups_only) continue;
+    checked.push_back(name);
+    if (!std::regex_search(r.out, std::regex(R"(\n\s+--json\s)"))) lacking.push_back(name);
+  }
+  std::string missing;
+  for (const auto& l : lacking) missing += " '" + l + "'";
+  EXPECT_TRUE(lacking.empty()) << "no --json in --help of:" << missing;
+  // The walk reached the nested commands, those that print JSON anyway among them.
+  for (const std::string want : {"probe", "export", "job show", "job study", "agent request",
+                                 "limit set", "runs show", "sim fit", "predict eval"})
+    EXPECT_NE(std::find(checked.begin(), checked.end(), want), checked.end()) << want;
+  EXPECT_GE(checked.size(), 25u);
 }
 
 TEST(UsageErrors, NoCommandListsThem) {

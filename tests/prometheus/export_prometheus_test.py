@@ -10,7 +10,11 @@ device draws, the energy counter rising, the limits the devices report, one regi
 lost GPU's series stale while the other GPU is still served, the phased job's energy shared among
 its two phases' regimes (the steady fake GPU's all in its one), and not one call that sets a limit
 (the fake NVML logs every call). Every GPU series carries dcgm-exporter's labels too (gpu, UUID,
-modelName, Hostname), so a dcgm-exporter style query finds it; the fake GPU 0 is given a node
+pci_bus_id, device, modelName, hostname and the released versions' Hostname): the same Prometheus
+scrapes a static page of dcgm-exporter's series for the fake GPUs (DCGM_FI_DEV_POWER_USAGE as its
+current main and its released versions label it, served on loopback), and the joins with Regime's
+series on UUID, on hostname and gpu, on Hostname and gpu and on pci_bus_id give one series per
+GPU. The fake GPU 0 is given a node
 agent's job and a kept cap in the node state (agent-jobs.json, the power-limit journal), which
 come back as regime_gpu_job_info{hpc_job=...} and regime_gpu_cap_watts. Then the Grafana
 dashboard in deploy/ is checked against a real scrape: every metric its queries name is one the
@@ -29,8 +33,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import urllib.parse
 import urllib.request
 
@@ -42,6 +48,39 @@ PROMETHEUS = shutil.which("prometheus")
 # The fake GPU 1 answers this many enforced-limit reads, then says GPU_IS_LOST (15) for good:
 # about two per round at 0.5 s a round, so it goes about 12 s after the exporter starts.
 LOST_AFTER_CALLS = 50
+
+# What dcgm-exporter serves for the fake GPUs (its rendermetrics template, the driver version as its
+# default counters add it), by format: its current main labels the host `hostname`, its released
+# versions `Hostname`. The value of each is the GPU's index + 0.25 W below what the fake draws, so
+# that a join shows whose value is whose.
+DCGM_GPUS = (("0", "GPU-fake-0", "00000000:10:00.0", 700), ("1", "GPU-fake-1", "00000000:11:00.0", 300),
+             ("2", "GPU-fake-2", "00000000:12:00.0", 400))
+
+
+def dcgm_page(host_label):
+    out = ("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
+           "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+    for gpu, uuid, bus, draw_W in DCGM_GPUS:
+        out += (f'DCGM_FI_DEV_POWER_USAGE{{gpu="{gpu}",UUID="{uuid}",pci_bus_id="{bus}",'
+                f'device="nvidia{gpu}",modelName="NVIDIA H200",{host_label}="{socket.gethostname()}",'
+                f'DCGM_FI_DRIVER_VERSION="580.95.05"}} {draw_W - int(gpu) - 0.25}\n')
+    return out.encode()
+
+
+class DcgmPage(BaseHTTPRequestHandler):
+    """Serves dcgm_page() at /main/metrics and /released/metrics."""
+    pages = {"/main/metrics": dcgm_page("hostname"), "/released/metrics": dcgm_page("Hostname")}
+
+    def do_GET(self):
+        body = self.pages.get(self.path)
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        self.send_header("Content-Length", str(len(body or b"")))
+        self.end_headers()
+        self.wfile.write(body or b"")
+
+    def log_message(self, *args):
+        pass
 
 
 def free_port():
@@ -58,8 +97,9 @@ def http_get(url, timeout=5):
 def start_exporter(args, env, log_path, port=0):
     """Starts `regime export ... --listen 127.0.0.1:PORT` and returns (process, metrics URL)."""
     log = open(log_path, "w")
-    p = subprocess.Popen([REGIME, "export", "--listen", f"127.0.0.1:{port}"] + args, env=env,
-                         stdout=subprocess.PIPE, stderr=log, text=True)
+    # --json: stdout's first line is the startup facts, the bound URL among them.
+    p = subprocess.Popen([REGIME, "export", "--json", "--listen", f"127.0.0.1:{port}"] + args,
+                         env=env, stdout=subprocess.PIPE, stderr=log, text=True)
     p.log = log
     sel = selectors.DefaultSelector()
     sel.register(p.stdout, selectors.EVENT_READ)
@@ -70,13 +110,17 @@ def start_exporter(args, env, log_path, port=0):
             first = p.stdout.readline()
         if p.poll() is not None:
             break
-    m = re.search(r"serving \d+ GPU\(s\) at (http://127\.0\.0\.1:\d+/metrics)", first)
+    try:
+        url = json.loads(first)["url"]
+    except (ValueError, KeyError):
+        url = ""
+    m = re.fullmatch(r"http://127\.0\.0\.1:\d+/metrics", url)
     if not m:
         p.kill()
         p.wait()
         stop(p, "exporter")
         raise AssertionError(f"exporter did not start: {first!r}, log: {open(log_path).read()}")
-    return p, m.group(1)
+    return p, url
 
 
 def stop(p, name):
@@ -119,7 +163,9 @@ class ExporterUnderPrometheus(unittest.TestCase):
             {"name": "NVIDIA H200", "uuid": "GPU-fake-1", "min_limit_W": 200, "max_limit_W": 700,
              "default_limit_W": 700, "idle_W": 80, "demand_W": 300,
              "faults": {"nvmlDeviceGetEnforcedPowerLimit": {"code": 15,
-                                                            "after": LOST_AFTER_CALLS}}}]}
+                                                            "after": LOST_AFTER_CALLS}}},
+            {"name": "NVIDIA H200", "uuid": "GPU-fake-2", "min_limit_W": 200, "max_limit_W": 700,
+             "default_limit_W": 700, "idle_W": 80, "demand_W": 400}]}
         with open(os.path.join(t, "fake.json"), "w") as f:
             json.dump(fake, f)
         cls.call_log = os.path.join(t, "nvml-calls.log")
@@ -152,6 +198,13 @@ class ExporterUnderPrometheus(unittest.TestCase):
             config += (f"  - job_name: regime-{job}\n    file_sd_configs:\n"
                        f"      - files: ['{t}/targets-{job}.json']\n"
                        f"        refresh_interval: 1s\n")
+        # dcgm-exporter's series, as both of its formats label them.
+        cls.dcgm_server = ThreadingHTTPServer(("127.0.0.1", 0), DcgmPage)
+        threading.Thread(target=cls.dcgm_server.serve_forever, daemon=True).start()
+        dcgm_at = f"127.0.0.1:{cls.dcgm_server.server_address[1]}"
+        for form in ("main", "released"):
+            config += (f"  - job_name: dcgm-{form}\n    metrics_path: /{form}/metrics\n"
+                       f"    static_configs:\n      - targets: ['{dcgm_at}']\n")
         with open(os.path.join(t, "prometheus.yml"), "w") as f:
             f.write(config)
         cls.prom_log = open(os.path.join(t, "prometheus.log"), "w")
@@ -214,6 +267,9 @@ class ExporterUnderPrometheus(unittest.TestCase):
                 errors.append(str(e))
         if hasattr(cls, "prom_log"):
             cls.prom_log.close()
+        if hasattr(cls, "dcgm_server"):
+            cls.dcgm_server.shutdown()
+            cls.dcgm_server.server_close()
         shutil.rmtree(cls.tmp, ignore_errors=True)
         if errors:
             raise AssertionError("; ".join(errors))
@@ -237,24 +293,65 @@ class ExporterUnderPrometheus(unittest.TestCase):
 
     def test_both_exporters_are_up(self):
         up = {r["metric"]["job"]: float(r["value"][1]) for r in self.query("up")}
-        self.assertEqual(up, {"regime-sim": 1.0, "regime-nvml": 1.0})
+        self.assertEqual(up, {"regime-sim": 1.0, "regime-nvml": 1.0, "dcgm-main": 1.0,
+                              "dcgm-released": 1.0})
 
-    def test_every_gpu_series_carries_index_uuid_and_model(self):
-        for r in self.query('{__name__=~"regime_gpu_.*"}'):
-            m = r["metric"]
-            self.assertTrue(m.get("index", "").isdigit(), m)
-            self.assertTrue(m.get("uuid", "").startswith("GPU-"), m)
-            self.assertEqual(m.get("model"), "NVIDIA H200", m)
-
-    def test_every_gpu_series_carries_dcgm_exporters_labels_too(self):
+    def test_every_gpu_series_carries_dcgm_exporters_labels(self):
         host = socket.gethostname()
         for r in self.query('{__name__=~"regime_gpu_.*"}'):
             m = r["metric"]
-            self.assertEqual((m.get("gpu"), m.get("UUID"), m.get("modelName"), m.get("Hostname")),
-                             (m["index"], m["uuid"], m["model"], host), m)
+            self.assertTrue(m.get("gpu", "").isdigit(), m)
+            self.assertTrue(m.get("UUID", "").startswith("GPU-"), m)
+            self.assertEqual((m.get("uuid"), m.get("device"), m.get("modelName"),
+                              m.get("hostname"), m.get("Hostname")),
+                             (m["UUID"], "nvidia" + m["gpu"], "NVIDIA H200", host, host), m)
+            self.assertNotIn("index", m)
+            self.assertNotIn("model", m)
+            # NVML's bus id as dcgm-exporter writes it; the simulated GPU has none (Prometheus
+            # drops an empty label).
+            if m["UUID"].startswith("GPU-fake-"):
+                self.assertEqual(m.get("pci_bus_id"), f"00000000:1{m['gpu']}:00.0", m)
+            else:
+                self.assertNotIn("pci_bus_id", m)
         # A dcgm-exporter style selector finds Regime's series.
         found = self.query('regime_gpu_power_watts{gpu="0",modelName="NVIDIA H200"}')
         self.assertEqual(sorted(r["metric"]["UUID"][:8] for r in found), ["GPU-fake", "GPU-sim-"])
+
+    def joined(self, q):
+        """{UUID: value} of a join, each GPU once."""
+        result = self.query(q)
+        uuids = [r["metric"].get("UUID") for r in result]
+        self.assertEqual(len(uuids), len(set(uuids)), f"{q}: a GPU twice: {result}")
+        return {r["metric"].get("UUID"): float(r["value"][1]) for r in result}
+
+    def test_joins_with_dcgm_exporters_series_give_one_series_per_gpu(self):
+        power = self.values('regime_gpu_power_watts{job="regime-nvml"}')
+        # dcgm-exporter's value is the fake's draw less index + 0.25 W; Regime's is the draw.
+        want = {"GPU-fake-0": 0.25, "GPU-fake-2": 2.25}
+        # The lost GPU 1 is stale on Regime's side: no join of old values.
+        self.assertEqual(sorted(power), ["GPU-fake-0", "GPU-fake-2"])
+        for q in ('regime_gpu_power_watts - on (UUID) DCGM_FI_DEV_POWER_USAGE{job="dcgm-main"}',
+                  'regime_gpu_power_watts - on (UUID) DCGM_FI_DEV_POWER_USAGE{job="dcgm-released"}',
+                  'regime_gpu_power_watts{job="regime-nvml"} - on (hostname, gpu) '
+                  'DCGM_FI_DEV_POWER_USAGE{job="dcgm-main"}',
+                  'regime_gpu_power_watts{job="regime-nvml"} - on (Hostname, gpu) '
+                  'DCGM_FI_DEV_POWER_USAGE{job="dcgm-released"}',
+                  'regime_gpu_power_watts - on (hostname, pci_bus_id) '
+                  'DCGM_FI_DEV_POWER_USAGE{job="dcgm-main"}'):
+            got = self.joined(q)
+            self.assertEqual(sorted(got), sorted(want), q)
+            for uuid, diff_W in want.items():
+                # Regime's power carries a ripple under 2.3 W around the fake's draw.
+                self.assertAlmostEqual(got[uuid], diff_W, delta=2.5, msg=f"{q}: {uuid}")
+        # A DCGM series gains Regime's regime, one series per GPU with its regime named.
+        labelled = self.query('DCGM_FI_DEV_POWER_USAGE{job="dcgm-main"} * on (UUID) '
+                              'group_left (regime) (regime_gpu_regime == 1)')
+        regimes = {r["metric"]["UUID"]: r["metric"]["regime"] for r in labelled}
+        self.assertEqual(len(labelled), 2, labelled)
+        self.assertEqual(sorted(regimes), ["GPU-fake-0", "GPU-fake-2"])
+        self.assertEqual(regimes["GPU-fake-0"], "cap-bound")
+        for r in labelled:
+            self.assertEqual(r["metric"]["DCGM_FI_DRIVER_VERSION"], "580.95.05", r)
 
     def test_build_info_and_utilization(self):
         info = self.query("regime_build_info")
@@ -364,7 +461,7 @@ class ExporterUnderPrometheus(unittest.TestCase):
         self.assertEqual(self.query('{__name__=~"regime_gpu_.*", uuid="GPU-fake-1"}'), [])
         self.assertIn("GPU-fake-0", self.values("regime_gpu_power_watts"))
         self.assertEqual(self.values('regime_exporter_gpu_up{job="regime-nvml"}'),
-                         {"GPU-fake-0": 1.0, "GPU-fake-1": 0.0})
+                         {"GPU-fake-0": 1.0, "GPU-fake-1": 0.0, "GPU-fake-2": 1.0})
         self.assertGreaterEqual(self.values("regime_exporter_read_errors_total")["GPU-fake-1"], 1)
         with open(self.nvml_log) as f:
             self.assertIn("GPU-fake-1", f.read().replace("nvml:1", "GPU-fake-1"))
