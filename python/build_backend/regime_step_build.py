@@ -8,7 +8,10 @@ version is regime_step.__version__.
 
 With REGIME_WHEEL_LIBRARY=PATH (the build sets it: cmake/python.cmake) the wheel also carries
 that libregime_monitor.so inside the package, so the in-process monitor works wherever the
-wheel is installed; such a wheel is tagged for this platform (py3-none-linux_x86_64). Run as a
+wheel is installed. Such a wheel is tagged for the oldest glibc the library needs, read from its
+symbol versions (py3-none-manylinux_2_34_x86_64: pip then refuses it with a clear message on an
+older host instead of an ImportError later), when it needs nothing but glibc and libgcc_s (the
+build links fmt and libstdc++ in: cmake/python.cmake); otherwise py3-none-linux_x86_64. Run as a
 script, it builds that wheel into the folder given: `regime_step_build.py OUTDIR`.
 """
 
@@ -17,6 +20,7 @@ import hashlib
 import io
 import os
 import re
+import struct
 import sys
 import sysconfig
 import tarfile
@@ -39,10 +43,61 @@ def _library():
     return path
 
 
+# What a manylinux wheel may need besides itself (PEP 600): glibc's libraries and libgcc_s.
+SYSTEM_LIBRARIES = {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1",
+                    "libgcc_s.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
+SHT_DYNAMIC, SHT_GNU_VERNEED, DT_NEEDED = 6, 0x6FFFFFFE, 1
+
+
+def elf_needs(path):
+    """(the libraries a 64-bit little-endian ELF file needs, the highest GLIBC_x.y symbol version
+    it needs as (x, y), or None): its DT_NEEDED entries and its version needs, as objdump -p
+    shows them."""
+    with open(path, "rb") as f:
+        elf = f.read()
+    if elf[:6] != b"\x7fELF\x02\x01":
+        raise ValueError("%s: not a 64-bit little-endian ELF file" % path)
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", elf, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQII", elf, shoff + i * shentsize) for i in range(shnum)]
+
+    def string(link, offset):
+        start = sections[link][4] + offset
+        return elf[start:elf.index(b"\0", start)].decode()
+
+    needed, glibc = [], None
+    for _, kind, _, _, offset, size, link, _ in sections:
+        if kind == SHT_DYNAMIC:
+            for pos in range(offset, offset + size, 16):
+                tag, value = struct.unpack_from("<qQ", elf, pos)
+                if tag == DT_NEEDED:
+                    needed.append(string(link, value))
+        elif kind == SHT_GNU_VERNEED:
+            entry = offset
+            while True:  # Elf64_Verneed, each with its Elf64_Vernaux list
+                _, count, _, aux, next_entry = struct.unpack_from("<HHIII", elf, entry)
+                pos = entry + aux
+                for _ in range(count):
+                    _, _, _, name, next_aux = struct.unpack_from("<IHHII", elf, pos)
+                    m = re.fullmatch(r"GLIBC_(\d+)\.(\d+)(?:\.\d+)?", string(link, name))
+                    if m:
+                        glibc = max(glibc or (0, 0), (int(m.group(1)), int(m.group(2))))
+                    pos += next_aux
+                if not next_entry:
+                    break
+                entry += next_entry
+    return needed, glibc
+
+
 def _tag():
-    if _library() is None:
+    library = _library()
+    if library is None:
         return "py3-none-any"
-    return "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    needed, glibc = elf_needs(library)
+    if platform.startswith("linux_") and glibc and set(needed) <= SYSTEM_LIBRARIES:
+        platform = "manylinux_%d_%d_%s" % (glibc + (platform[len("linux_"):],))
+    return "py3-none-" + platform
 
 
 def _project():
@@ -55,9 +110,13 @@ def _project():
             text = f.read()
         section = text.split("[project]", 1)[1].split("\n[", 1)[0]
         project = {}
-        for key, value in re.findall(r'^([\w-]+)\s*=\s*(".*?"|\[.*?\])', section, re.M | re.S):
+        pattern = r'^([\w-]+)\s*=\s*(".*?"|\[.*?\]|\{.*?\})'
+        for key, value in re.findall(pattern, section, re.M | re.S):
             items = re.findall(r'"(.*?)"', value)
-            project[key] = items if value.startswith("[") else items[0]
+            if value.startswith("{"):  # an inline table of strings: license = {text = "..."}
+                project[key] = dict(re.findall(r'([\w-]+)\s*=\s*"(.*?)"', value))
+            else:
+                project[key] = items if value.startswith("[") else items[0]
         return project
     with open(path, "rb") as f:
         return tomllib.load(f)["project"]
@@ -73,10 +132,21 @@ def _metadata():
     lines = ["Metadata-Version: 2.1", "Name: " + project["name"], "Version: " + _version()]
     if "description" in project:
         lines.append("Summary: " + project["description"])
+    if "license" in project:
+        lines.append("License: " + project["license"]["text"])
     if "requires-python" in project:
         lines.append("Requires-Python: " + project["requires-python"])
     lines += ["Classifier: " + c for c in project.get("classifiers", [])]
     return "\n".join(lines) + "\n"
+
+
+def _license_file():
+    """The project's LICENSE: beside pyproject.toml in an sdist, one folder up in the source tree;
+    None in a copy of python/ alone."""
+    for path in (os.path.join(ROOT, "LICENSE"), os.path.join(os.path.dirname(ROOT), "LICENSE")):
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 def _dist_name():
@@ -110,6 +180,9 @@ def _write_wheel(wheel_directory, contents):
                            % ("true" if _library() is None else "false", _tag())).encode()),
         (info + "/top_level.txt", (PACKAGE + "\n").encode()),
     ]
+    if _license_file() is not None:
+        with open(_license_file(), "rb") as f:
+            contents.append((info + "/LICENSE", f.read()))
     record = [_record_line(name, data) for name, data in contents] + [info + "/RECORD,,"]
     contents.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
     filename = "%s-%s.whl" % (_dist_name(), _tag())
@@ -159,6 +232,8 @@ def build_sdist(sdist_directory, config_settings=None):
     members = [("pyproject.toml", os.path.join(ROOT, "pyproject.toml")),
                ("build_backend/regime_step_build.py", os.path.abspath(__file__))]
     members += _package_files()
+    if _license_file() is not None:
+        members.append(("LICENSE", _license_file()))
     with tarfile.open(os.path.join(sdist_directory, filename), "w:gz", format=tarfile.PAX_FORMAT) as tar:
         for name, path in members:
             tar.add(path, arcname=base + "/" + name, recursive=False)
