@@ -8,7 +8,7 @@ packages=(build-essential cmake ninja-build pkg-config git python3 clang-format
           libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev sqlite3
           libgtest-dev libgmock-dev libbenchmark-dev libceres-dev libeigen3-dev
           python3-setuptools python3-wheel python3-venv python3-pip
-          help2man man-db bash-completion dpkg-dev file chromium
+          help2man man-db bash-completion dpkg-dev file chromium systemd
           libre2-dev clang libclang-rt-dev libcpp-httplib-dev libssl-dev openssl prometheus
           slurmctld slurmd slurm-client slurmdbd munge mariadb-server libslurm-dev
           libmariadb-dev)
