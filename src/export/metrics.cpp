@@ -31,10 +31,18 @@ constexpr std::array kRegimes = {Regime::CapBound, Regime::ThermalBound, Regime:
                                  Regime::Underutilized, Regime::Idle};
 constexpr std::array kLimitKinds = {"current", "enforced", "default", "min", "max"};
 
-// Regime's own labels, and dcgm-exporter's for the same identity.
+// dcgm-exporter's labels for the GPU (its rendermetrics template: `device` is "nvidia" and the
+// same index as `gpu`, `pci_bus_id` is written even when empty), the host under both of its names,
+// and `uuid`, which the Grafana dashboard selects by.
 Labels identity_labels(const GpuLabels& g) {
-  return {{"index", g.index}, {"uuid", g.uuid},       {"model", g.model},      {"gpu", g.index},
-          {"UUID", g.uuid},   {"modelName", g.model}, {"Hostname", g.hostname}};
+  return {{"gpu", g.index},
+          {"UUID", g.uuid},
+          {"pci_bus_id", g.pci_bus_id},
+          {"device", "nvidia" + g.index},
+          {"modelName", g.model},
+          {"hostname", g.hostname},
+          {"Hostname", g.hostname},
+          {"uuid", g.uuid}};
 }
 
 Labels with(Labels l, const std::string& key, const std::string& value) {
@@ -113,7 +121,7 @@ const std::string& node_hostname() {
 }
 
 GpuLabels labels_of(const GpuInfo& info) {
-  return {std::to_string(info.index), info.uuid, info.name, node_hostname()};
+  return {std::to_string(info.index), info.uuid, info.name, node_hostname(), info.pci_bus_id};
 }
 
 PublishedRegime published_regime(const RegimeReport& report) {

@@ -1,8 +1,9 @@
 #pragma once
 // The metrics the exporter serves (docs/export.md), kept in a prometheus-cpp registry and written
-// in the Prometheus text format. Every GPU series carries the labels index, uuid and model, and
-// the same identity as dcgm-exporter names it (gpu, UUID, modelName, Hostname) so that a query or
-// dashboard can join the two exporters' series. A
+// in the Prometheus text format. Every GPU series carries the identity as dcgm-exporter labels it
+// (gpu, UUID, pci_bus_id, device, modelName, and the host both as its current `hostname` and its
+// released versions' `Hostname`), so that a query or dashboard can join the two exporters' series
+// on UUID or on hostname and gpu; and `uuid`, which deploy/grafana's dashboard selects by. A
 // field a round could not read has its series removed, so Prometheus marks it stale instead of
 // repeating an old value; a GPU that stops answering loses all of its GPU series and keeps only
 // the exporter's own (regime_exporter_gpu_up 0, read errors counting).
@@ -25,12 +26,13 @@ namespace regime::exporter {
 // The identity every GPU series carries.
 struct GpuLabels {
   std::string index, uuid, model, hostname;
+  std::string pci_bus_id;  // as NVML writes it ("00000000:19:00.0"), empty where unknown
   bool operator<(const GpuLabels& o) const {
     return uuid < o.uuid || (uuid == o.uuid && index < o.index);
   }
 };
 GpuLabels labels_of(const GpuInfo& info);  // hostname: this machine's, node_hostname()
-// This machine's name as gethostname() gives it (dcgm-exporter's Hostname), read once.
+// This machine's name as gethostname() gives it (dcgm-exporter's hostname), read once.
 const std::string& node_hostname();
 
 // Every metric family name the exporter serves, GPU series first (the dashboard test checks its

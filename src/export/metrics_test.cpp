@@ -27,6 +27,7 @@ GpuReading reading(double power_W, double energy_J) {
   GpuReading r;
   r.info.index = 1;
   r.info.uuid = "GPU-abc";
+  r.info.pci_bus_id = "00000000:19:00.0";
   r.info.name = "NVIDIA H200";
   r.info.min_limit_W = 200;
   r.info.max_limit_W = 700;
@@ -43,17 +44,18 @@ GpuReading reading(double power_W, double energy_J) {
   return r;
 }
 
-// The label text of a GPU series as the text format writes it (labels sorted by name): Regime's
-// own, dcgm-exporter's for the same identity, and `extra`.
+// The label text of a GPU series as the text format writes it (labels sorted by name):
+// dcgm-exporter's identity, Regime's `uuid`, and `extra`.
 std::string gpu_labels(const std::map<std::string, std::string>& extra = {},
                        const std::string& index = "1", const std::string& uuid = "GPU-abc") {
-  std::map<std::string, std::string> all = {{"index", index},
-                                            {"uuid", uuid},
-                                            {"model", "NVIDIA H200"},
-                                            {"gpu", index},
+  std::map<std::string, std::string> all = {{"gpu", index},
                                             {"UUID", uuid},
+                                            {"pci_bus_id", "00000000:19:00.0"},
+                                            {"device", "nvidia" + index},
                                             {"modelName", "NVIDIA H200"},
-                                            {"Hostname", node_hostname()}};
+                                            {"hostname", node_hostname()},
+                                            {"Hostname", node_hostname()},
+                                            {"uuid", uuid}};
   all.insert(extra.begin(), extra.end());
   std::string out;
   for (const auto& [k, v] : all) out += (out.empty() ? "" : ",") + k + "=\"" + v + "\"";
@@ -110,6 +112,24 @@ TEST(ExporterMetrics, PublishesEverySeriesWithTheGpuLabels) {
   }
   EXPECT_NE(t.find("# TYPE regime_gpu_energy_joules_total counter"), std::string::npos);
   EXPECT_NE(t.find("# TYPE regime_gpu_power_watts gauge"), std::string::npos);
+}
+
+// The label set dcgm-exporter writes (its rendermetrics template), spelled out once so that a
+// change of a name or a value's form shows here: a join with its series needs both exact.
+TEST(ExporterMetrics, GpuSeriesCarryDcgmExportersLabelsAsItSpellsThem) {
+  ExporterMetrics m;
+  m.publish(reading(250, 1), Regime::CapBound);
+  const std::string t = m.scrape();
+  const std::string host = node_hostname();
+  EXPECT_NE(t.find("\nregime_gpu_power_watts{Hostname=\"" + host +
+                   "\",UUID=\"GPU-abc\",device=\"nvidia1\",gpu=\"1\",hostname=\"" + host +
+                   "\",modelName=\"NVIDIA H200\",pci_bus_id=\"00000000:19:00.0\","
+                   "uuid=\"GPU-abc\"} 250\n"),
+            std::string::npos)
+      << t;
+  // Regime's former copies of gpu and modelName are gone from every series.
+  EXPECT_EQ(t.find("index=\""), std::string::npos) << t;
+  EXPECT_EQ(t.find("model=\""), std::string::npos) << t;
 }
 
 TEST(ExporterMetrics, NoRegimeYetLeavesEveryRegimeAtZero) {
