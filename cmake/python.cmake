@@ -61,7 +61,7 @@ install(DIRECTORY ${REGIME_WHEEL_DIR}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/regi
 
 if(REGIME_BUILD_TESTS)
   # The Python tests that drive the C++ core: the monitor and step-marker batches through
-  # `regime probe`, and the optimizer's studies, on the fake NVML. 64 s on 2 busy cores; the
+  # `regime probe`, and the optimizer's studies, on the fake NVML. 88 s on 2 busy cores; the
   # timeout leaves room for a machine running builds beside it.
   add_test(NAME python_native
            COMMAND python3 -m unittest discover -s ${CMAKE_SOURCE_DIR}/python -p "native_test_*.py")
