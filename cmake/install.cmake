@@ -4,13 +4,16 @@
 #   binary          bin/regime
 #   GPU spec files  share/regime/gpus/*.json      (found from the binary's own place, paths.hpp)
 #   Python helper   lib/python3/dist-packages/regime_step  (prefix /usr; else lib/pythonX.Y/...)
-#   docs            share/doc/regime/
+#   docs            share/doc/regime/ (with img/, the pictures docs/report.md shows, and
+#                   examples/regime.toml, a site config file: docs/install.md)
 #   man pages       share/man/man1/regime.1       (help2man from --help, every subcommand's too),
 #                   share/man/man8/regimed.8      (the node agent's, from regimed --help)
 #   completion      share/bash-completion/completions/regime
 #   node agent      bin/regimed, lib/systemd/system/regimed.service (not enabled: it starts once
 #                   /etc/regime/regimed.policy exists and an administrator enables it),
 #                   share/regime/regimed.policy.example  (docs/agent.md)
+#   other units     lib/systemd/system/regime-restore.service (the restore at boot) and
+#                   regime-export.service (the exporter: docs/export.md), not enabled
 #
 # The package: configure with -DCMAKE_INSTALL_PREFIX=/usr, build, then `cpack -G DEB` in the
 # build folder (scripts/test-package.sh does it and checks the installed tool).
@@ -46,7 +49,7 @@ endif()
 install(TARGETS regime regimed RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The unit names /usr/bin/regimed: other prefixes install it for reference only.
 install(FILES deploy/systemd/regimed.service deploy/systemd/regime-restore.service
-        DESTINATION lib/systemd/system)
+        deploy/systemd/regime-export.service DESTINATION lib/systemd/system)
 install(FILES deploy/systemd/regimed.policy DESTINATION ${CMAKE_INSTALL_DATADIR}/regime
         RENAME regimed.policy.example)
 install(DIRECTORY data/gpus DESTINATION ${CMAKE_INSTALL_DATADIR}/regime
@@ -56,7 +59,8 @@ install(FILES data/report/echarts.min.js DESTINATION ${CMAKE_INSTALL_DATADIR}/re
         OPTIONAL)
 # The exporter's deployment examples (docs/export.md): Grafana dashboard, Prometheus scrape
 # configuration, systemd unit; copied into place by the administrator.
-install(DIRECTORY deploy/ DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/deploy)
+install(DIRECTORY deploy/ DESTINATION ${CMAKE_INSTALL_DATADIR}/regime/deploy
+        PATTERN "test_*.py" EXCLUDE PATTERN "__pycache__" EXCLUDE)
 install(DIRECTORY python/regime_step DESTINATION ${_regime_pythondir}
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
 # The licence and changelog where Debian policy puts them: share/doc/regime/copyright and
@@ -72,6 +76,9 @@ add_custom_target(regime_changelog ALL DEPENDS ${REGIME_CHANGELOG_GZ})
 install(FILES ${REGIME_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 file(GLOB REGIME_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES README.md LICENSE ${REGIME_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The pages link their pictures as img/NAME.png: installed beside them, they show from there too.
+install(DIRECTORY docs/img DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES packaging/examples/regime.toml DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 install(FILES packaging/regime.bash-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME regime)
 
@@ -113,6 +120,15 @@ if(REGIME_BUILD_TESTS)
   add_test(NAME install_tree
            COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/test-install-tree.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(install_tree PROPERTIES LABELS e2e)
+  # Every shipped unit below 5 in `systemd-analyze security`, keeping what its service needs.
+  add_test(NAME systemd_units
+           COMMAND python3 ${CMAKE_SOURCE_DIR}/deploy/systemd/test_unit_security.py)
+  # The example regime.toml is accepted by the commands it sets defaults for.
+  add_test(NAME example_config
+           COMMAND python3 ${CMAKE_SOURCE_DIR}/packaging/test_example_config.py)
+  set_tests_properties(systemd_units PROPERTIES LABELS unit TIMEOUT 120)
+  set_tests_properties(example_config PROPERTIES LABELS e2e TIMEOUT 120 ENVIRONMENT
+                       "REGIME_BINARY=$<TARGET_FILE:regime>")
 endif()
 
 # Debian package. Runtime dependencies come from the binary's own links (dpkg-shlibdeps: libfmt9,

@@ -124,11 +124,46 @@ say "bash completion answers"
 
 [ -f /usr/share/doc/regime/README.md ] && [ -f /usr/share/doc/regime/safety.md ] || fail "docs not in /usr/share/doc/regime"
 grep -q '^License: Apache-2.0' /usr/share/doc/regime/copyright || fail "no Apache-2.0 copyright file in /usr/share/doc/regime"
+grep -q '^Files: third_party/prometheus-cpp/\*' /usr/share/doc/regime/copyright || fail "copyright does not credit the vendored prometheus-cpp"
 zcat /usr/share/doc/regime/changelog.Debian.gz | head -1 | grep -q "^regime ($version)" || fail "changelog.Debian.gz does not start with regime ($version)"
 man -P cat regime 2>/dev/null | grep -q 'EXIT STATUS' || fail "man regime has no EXIT STATUS"
 say "copyright, changelog, maintainer address and exit statuses are in the package"
 [ -x /usr/bin/regimed ] && /usr/bin/regimed --help | grep -q 'node agent' || fail "regimed is not /usr/bin/regimed"
-[ -f /usr/lib/systemd/system/regimed.service ] || [ -f /lib/systemd/system/regimed.service ] || fail "no regimed.service unit"
+
+# Every unit of deploy/systemd, installed, and each below 5 in systemd-analyze security.
+for unit in regimed.service regime-restore.service regime-export.service; do
+  path=/lib/systemd/system/$unit
+  [ -f "$path" ] || path=/usr/lib/systemd/system/$unit
+  [ -f "$path" ] || fail "no $unit unit in /lib/systemd/system"
+  if command -v systemd-analyze >/dev/null; then
+    score=$(systemd-analyze security --offline=true --no-pager "$path" 2>&1 |
+      sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p')
+    [ -n "$score" ] || fail "systemd-analyze security gave no exposure level for $path"
+    awk -v s="$score" 'BEGIN { exit !(s < 5) }' || fail "$unit scores $score in systemd-analyze security (5 or more)"
+    say "$unit installed, exposure $score"
+  fi
+done
+! ls /usr/share/regime/deploy/systemd/test_* >/dev/null 2>&1 || fail "the units' test is installed with the deploy examples"
+
+# report.md's pictures are beside it, where its img/NAME.png links look.
+pictures=$(grep -o '](img/[^)]*)' /usr/share/doc/regime/report.md | sed 's/^](\(.*\))$/\1/')
+[ -n "$pictures" ] || fail "report.md links no img/ picture"
+for picture in $pictures; do
+  [ -s "/usr/share/doc/regime/$picture" ] || fail "report.md shows $picture, not in /usr/share/doc/regime"
+done
+say "report.md's $(wc -w <<<"$pictures") pictures are in /usr/share/doc/regime/img"
+
+# The example site config: present, and accepted by the installed regime as its config file.
+example=/usr/share/doc/regime/examples/regime.toml
+[ -f "$example" ] || fail "no example config $example"
+REGIME_BINARY=/usr/bin/regime REGIME_EXAMPLE_CONFIG=$example \
+  python3 "$root/packaging/test_example_config.py" >"$work/example" 2>&1 ||
+  { cat "$work/example"; fail "the installed regime does not accept $example"; }
+say "regime accepts $example"
+
+# The wheel for virtual environments: self-contained, so tagged manylinux (the glibc it needs).
+ls /usr/share/regime/python/regime_step-*-py3-none-manylinux_*.whl >/dev/null 2>&1 ||
+  fail "no manylinux regime_step wheel in /usr/share/regime/python: $(ls /usr/share/regime/python)"
 
 # Removal leaves nothing of the package behind.
 files=$(dpkg -L regime | grep -v '^/\.$')
