@@ -63,6 +63,14 @@ class OptimizerInTraining(unittest.TestCase):
             steps += 1
             if steps % 50 == 0:
                 lowest_W = min(lowest_W, self.limit_W())
+            if steps == 25:
+                # A forked child (a DataLoader worker) that closes its copy, as its atexit or
+                # SIGTERM would, ends nothing: the study is the parent's.
+                child = os.fork()
+                if child == 0:
+                    opt.close()
+                    os._exit(0)
+                self.assertEqual(os.waitpid(child, 0)[1], 0)
         result = opt.close()
         self.assertIsNotNone(result)
         job = result["job"]

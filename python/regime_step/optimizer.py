@@ -133,15 +133,17 @@ class PowerLimitOptimizer(object):
     def __init__(self, device=None, probe_seconds=60, objective=None, strategy=None,
                  settle_s=None, probe_s=None, actuate=False, apply=False, regime=None,
                  workload_name=None, auto=False, extra=(), start_timeout_s=30.0):
+        if auto and not workload_name:
+            raise ValueError("auto=True reads the decision kept under workload_name: give one")
         self.result = None
+        self.device = None
         self._proc = None
         self._dir = None
         self._closed = False
+        self._pid = os.getpid()
         self.active = regime_step._is_rank_zero()
         if not self.active:
             return  # rank 0 decides; its cap is set on the job's GPUs named in `device`
-        if auto and not workload_name:
-            raise ValueError("auto=True reads the decision kept under workload_name: give one")
         regime = _regime_binary(regime)
         self.device = device or job_devices(regime)
         self._dir = tempfile.mkdtemp(prefix="regime-optimizer-")
@@ -165,8 +167,8 @@ class PowerLimitOptimizer(object):
             args.append("--auto")
         args += list(extra)
         with open(self._out, "wb") as out, open(self._err, "wb") as err:
-            # Its own session: a Ctrl-C to the script's terminal ends the script; the study then
-            # sees it gone, restores the limit and writes its result.
+            # Its own session: a Ctrl-C to the script's terminal reaches the script alone, whose
+            # exit closes the study (or which the study sees gone, and restores the limit).
             self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                           start_new_session=True)
         deadline = time.time() + start_timeout_s
@@ -202,7 +204,7 @@ class PowerLimitOptimizer(object):
 
     def _close_and_die(self, signum, frame):
         try:
-            self.close()
+            self.close()  # a no-op in a forked child (a DataLoader worker): the study is not its
         except OptimizerError:
             pass  # dying of the signal all the same; the study restored or will
         signal.signal(signum, signal.SIG_DFL)
@@ -229,8 +231,8 @@ class PowerLimitOptimizer(object):
         """Ends the study: the rest of the run is over, the original limit comes back (kept with
         apply=True), and ``result`` holds the study's JSON (``result["job"]`` the whole run's
         figures). Idempotent; called at exit."""
-        if self._closed or not self.active:
-            return self.result
+        if self._closed or not self.active or os.getpid() != self._pid:
+            return self.result  # a forked child inherits the optimizer, not the study
         self._closed = True
         regime_step.flush()
         try:
