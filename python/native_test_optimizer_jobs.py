@@ -37,6 +37,7 @@ SCRIPT = textwrap.dedent("""
     OPTIONS = dict(probe_seconds=2, settle_s=0.2, probe_s=0.5, actuate=True)
     steps = 0
     lowest = {}
+    last = {}
 
     def limits():
         out = {}
@@ -51,7 +52,7 @@ SCRIPT = textwrap.dedent("""
             first = not self._closed
             result = super().close(*args, **kwargs)
             if first:
-                print("closed " + json.dumps({"steps": steps, "lowest": lowest,
+                print("closed " + json.dumps({"steps": steps, "lowest": lowest, "last": last,
                                               "result": result}), flush=True)
             return result
 
@@ -63,7 +64,7 @@ SCRIPT = textwrap.dedent("""
     # Trains until `until` ("capped": a cap set; "decided": the study's sweep kept, its decision
     # set for the rest; or seconds), and `linger_s` more.
     def train(opt, until, linger_s=1):
-        global steps, lowest
+        global steps, lowest, last
         steps, lowest, reached_at, start = 0, {}, None, time.time()
         swept = sweeps_kept() if until == "decided" else 0
         while reached_at is None or time.time() < reached_at + linger_s:
@@ -71,7 +72,7 @@ SCRIPT = textwrap.dedent("""
                 time.sleep(0.02)
             steps += 1
             if steps %% 10 == 0:
-                now = limits()
+                now = last = limits()
                 lowest = {d: min(lowest.get(d, now[d]), now[d]) for d in now}
                 capped = all(w < %(default)r for w in now.values())
                 if reached_at is None and (
@@ -188,6 +189,7 @@ class OptimizerJobs(unittest.TestCase):
         self.assertEqual((job["probe"] or {}).get("steps", 0), 0, out)
         self.assertEqual(job["steps"], second["steps"], out)  # every step at the kept cap
         self.assertEqual(second["lowest"]["nvml:0"], decided_W, out)
+        self.assertEqual(second["last"]["nvml:0"], decided_W, out)
         self.assertEqual(after, {"nvml:0": DEFAULT_W})
 
     def test_rank_zero_caps_every_local_ranks_gpu(self):
@@ -199,6 +201,7 @@ class OptimizerJobs(unittest.TestCase):
         cap_W = result["decision"]["cap_W"]
         self.assertLess(cap_W, DEFAULT_W, out)
         self.assertEqual(report["lowest"], {"nvml:0": cap_W, "nvml:1": cap_W}, out)
+        self.assertEqual(report["last"], {"nvml:0": cap_W, "nvml:1": cap_W}, out)  # trains on at it
         self.assertEqual(result["job"]["steps"], report["steps"], out)
         self.assertEqual(after, {"nvml:0": DEFAULT_W, "nvml:1": DEFAULT_W})
 
