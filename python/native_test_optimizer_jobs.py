@@ -1,6 +1,6 @@
 """The optimizer in whole training scripts on the fake NVML: the decision kept for the next run of
 the same workload (auto), a DDP job's GPUs under one cap, and the limit restored when the script
-ends by an exception, SIGTERM or SIGINT.
+ends by an exception, SIGTERM, SIGHUP or SIGINT.
 
 Run by ctest (python_native) with REGIME_BINARY and REGIME_FAKE_NVML set. Each case is a script
 of its own with its own fake GPUs and state directory, so the cases run at once (setUpClass
@@ -28,9 +28,12 @@ DEFAULT_W = 700.0  # the fake H200s' default limit, which they start at
 # study's decision kept; or a time), and "closed {...}" with the study's result and the steps it
 # made when the optimizer's close() runs (called, at exit, or from a signal).
 SCRIPT = textwrap.dedent("""
-    import json, os, subprocess, sys, time
+    import json, os, signal, subprocess, sys, time
     sys.path.insert(0, %(here)r)
     from regime_step.optimizer import PowerLimitOptimizer
+
+    # As a script started from a terminal has it, whatever the test runner ignores.
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
     MODE = sys.argv[1]
     DEVICES = sys.argv[2].split(",")
@@ -158,6 +161,7 @@ class OptimizerJobs(unittest.TestCase):
             "raise": dict(mode="raise"),
             "sigterm": dict(mode="signal", send=signal.SIGTERM),
             "sigint": dict(mode="signal", send=signal.SIGINT),
+            "sighup": dict(mode="signal", send=signal.SIGHUP),
         }
         cls.pool = concurrent.futures.ThreadPoolExecutor(len(cases))
         cls.runs = {name: cls.pool.submit(run_case, os.path.join(cls.tmp.name, name), **case)
@@ -221,6 +225,9 @@ class OptimizerJobs(unittest.TestCase):
 
     def test_sigterm_closes_the_study_and_the_script_still_dies_of_it(self):
         self.assert_closed_and_restored("sigterm", -signal.SIGTERM)
+
+    def test_sighup_closes_the_study_and_the_script_still_dies_of_it(self):
+        self.assert_closed_and_restored("sighup", -signal.SIGHUP)
 
     def test_ctrl_c_closes_the_study_at_exit_and_python_dies_of_sigint(self):
         # An uncaught KeyboardInterrupt: atexit runs, then Python re-raises SIGINT with its

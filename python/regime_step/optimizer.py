@@ -185,22 +185,24 @@ class PowerLimitOptimizer(object):
         os.environ.setdefault(regime_step.FLUSH_ENV_VAR, "0.2")
         regime_step.reset()  # markers go to the study from the next step on
         atexit.register(self.close)
-        self._close_on_sigterm()
+        self._close_on_signals()
 
-    def _close_on_sigterm(self):
-        """SIGTERM's default kills the script before atexit: where it still has that default (or
-        regime_step's, which only flushes), a handler closes the study first, so ``result`` is
-        the study's and the limit is back, and then dies of the signal as before. A handler the
-        script or its framework set is left alone; the study then sees the script gone and
-        restores the limit itself."""
+    def _close_on_signals(self):
+        """SIGTERM's and SIGHUP's defaults kill the script before atexit: where one still has its
+        default (or regime_step's, which only flushes), a handler closes the study first, so
+        ``result`` is the study's and the limit is back, and then dies of the signal as before.
+        A handler the script or its framework set, or an ignored signal (nohup), is left alone;
+        the study sees a script killed some other way gone and restores the limit itself."""
         if threading.current_thread() is not threading.main_thread():
             return
-        try:
-            current = signal.getsignal(signal.SIGTERM)
-            if current is signal.SIG_DFL or current is getattr(regime_step, "_flush_and_die", 0):
-                signal.signal(signal.SIGTERM, self._close_and_die)
-        except (ValueError, OSError):
-            pass
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                current = signal.getsignal(signum)
+                if current is signal.SIG_DFL or current is getattr(regime_step, "_flush_and_die",
+                                                                   0):
+                    signal.signal(signum, self._close_and_die)
+            except (ValueError, OSError):
+                pass
 
     def _close_and_die(self, signum, frame):
         try:
