@@ -1,11 +1,12 @@
 // regimed: the node agent. Alone on the node it changes GPU power limits, for the callers its
 // policy allows, over a Unix socket (docs/agent.md).
 //
-//   regimed [--socket PATH] [--policy FILE] [limits, see kUsage] | --help | --version
+//   regimed [--socket PATH] [--policy FILE] [limits] | --help | --version
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -25,67 +26,79 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "Usage: regimed [--socket PATH] [--policy FILE] [limits]\n"
-    "\n"
-    "The node agent: changes GPU power limits for the callers its policy allows, journals every\n"
-    "change, restores a job's caps when the job ends or its client disconnects, and restores\n"
-    "what a crashed agent left on start. Protocol and policy format: docs/agent.md.\n"
-    "\n"
-    "  --socket PATH   where to listen (default /run/regime/regimed.sock)\n"
-    "  --policy FILE   who may do what (default /etc/regime/regimed.policy)\n"
-    "\n"
-    "Limits on callers (docs/agent.md); root and admin lines of the policy have slots of their\n"
-    "own and no rate limit:\n"
-    "  --max-clients N            connections of other users, all together (default 256)\n"
-    "  --reserved-clients N       more, for root and admins only (default 64)\n"
-    "  --max-clients-per-user N   connections of one user (default 32)\n"
-    "  --requests-per-s R         requests taken per second from one user (default 100; twice\n"
-    "                             that at once)\n"
-    "  --idle-timeout-s S         a connection holding no cap that sends nothing for S seconds\n"
-    "                             is closed (default 5)\n"
-    "\n"
-    "  -h, --help      this text\n"
-    "  --version       the version\n"
+constexpr const char* kDescription =
+    "regimed: the node agent. Changes GPU power limits for the callers its policy allows,\n"
+    "journals every change, restores a job's caps when the job ends or its client disconnects,\n"
+    "and restores what a crashed agent left on start. Protocol and policy format: docs/agent.md.";
+
+constexpr const char* kFooter =
+    "Limits on callers (docs/agent.md): root and admin lines of the policy have slots of their\n"
+    "own and no rate limit.\n"
     "\n"
     "Environment: REGIME_NVML_LIBRARY (the NVML library), REGIME_SYSTEM_STATE_DIR (journal and\n"
-    "locks instead of /var/lib/regime and /run/regime), REGIME_READ_ONLY (refuse every change).\n";
+    "locks instead of /var/lib/regime and /run/regime), REGIME_READ_ONLY (refuse every change).";
 
 // SIGTERM or SIGINT while no cap is held: stop serving, close the socket, exit 0. While a cap is
 // held the guards' own handlers take these signals: they restore every cap first (exit 143).
 std::atomic<bool> stop_requested{false};
 extern "C" void request_stop(int) { stop_requested.store(true); }
 
-// The value of a limit's flag: a number within the flag's range, else Error InvalidArgument
-// naming the flag.
-double limit_value(const std::string& flag, const std::string& text, double lo, double hi,
-                   bool whole) {
-  double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  const bool ok = ec == std::errc() && end == text.data() + text.size() && v >= lo && v <= hi &&
-                  (!whole || v == static_cast<double>(static_cast<long long>(v)));
-  if (!ok)
-    throw regime::Error(regime::ErrorKind::InvalidArgument,
-                        fmt::format("{} must be {} from {:g} to {:g}, not '{}'", flag,
-                                    whole ? "a whole number" : "a number", lo, hi, text));
-  return v;
+// A number as typed: whole numbers in digits (1000000, not 1e+06).
+std::string number_text(double v) {
+  return v == static_cast<double>(static_cast<long long>(v)) ? fmt::format("{:.0f}", v)
+                                                             : fmt::format("{:g}", v);
 }
 
-// Sets one limit from its flag; false when `flag` is not a limit's.
-bool set_limit(regime::agent::Limits& l, const std::string& flag, const std::string& text) {
-  if (flag == "--max-clients")
-    l.max_clients = static_cast<size_t>(limit_value(flag, text, 1, 100000, true));
-  else if (flag == "--reserved-clients")
-    l.reserved_clients = static_cast<size_t>(limit_value(flag, text, 1, 10000, true));
-  else if (flag == "--max-clients-per-user")
-    l.max_clients_per_user = static_cast<size_t>(limit_value(flag, text, 1, 100000, true));
-  else if (flag == "--requests-per-s")
-    l.request_burst = 2 * (l.requests_per_s = limit_value(flag, text, 0.1, 1e6, false));
-  else if (flag == "--idle-timeout-s")
-    l.idle_timeout_s = limit_value(flag, text, 0.1, 86400, false);
-  else
-    return false;
-  return true;
+struct Range {
+  double lo, hi;
+  bool whole;
+};
+
+// A limit's check: a decimal number within the range; CLI11 names the flag.
+CLI::Validator limit_in(Range r) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        const bool ok = ec == std::errc() && end == text.data() + text.size() && v >= r.lo &&
+                        v <= r.hi &&
+                        (!r.whole || v == static_cast<double>(static_cast<long long>(v)));
+        if (ok) return "";
+        return fmt::format("must be {} from {} to {}, not '{}'",
+                           r.whole ? "a whole number" : "a number", number_text(r.lo),
+                           number_text(r.hi), text);
+      },
+      "");
+}
+
+// A limit's option: its range and default in its description, set into `value`.
+template <typename T>
+void add_limit(CLI::App& app, const std::string& name, T& value, const std::string& what, Range r) {
+  app.add_option(name, value,
+                 fmt::format("{} ({} to {}; default {})", what, number_text(r.lo),
+                             number_text(r.hi), number_text(static_cast<double>(value))))
+      ->option_text(r.whole ? "N" : "X")
+      ->check(limit_in(r));
+}
+
+// The options, in the order --help lists them.
+void add_options(CLI::App& app, std::string& socket, std::string& policy,
+                 regime::agent::Limits& limits, double& requests_per_s) {
+  app.add_option("--socket", socket, "Where to listen (default " + socket + ")")
+      ->option_text("PATH");
+  app.add_option("--policy", policy, "Who may do what (default " + policy + ")")
+      ->option_text("FILE");
+  add_limit(app, "--max-clients", limits.max_clients, "Connections of other users, all together",
+            {1, 100000, true});
+  add_limit(app, "--reserved-clients", limits.reserved_clients,
+            "More connections, for root and admins only", {1, 10000, true});
+  add_limit(app, "--max-clients-per-user", limits.max_clients_per_user,
+            "Connections of one user (at most --max-clients)", {1, 100000, true});
+  add_limit(app, "--requests-per-s", requests_per_s,
+            "Requests taken per second from one user, twice that at once", {0.1, 1e6, false});
+  add_limit(app, "--idle-timeout-s", limits.idle_timeout_s,
+            "Seconds a connection holding no cap may send nothing before it is closed",
+            {0.1, 86400, false});
 }
 
 // Raises the soft descriptor limit as far as the limits need (the hard limit allowing), and
@@ -116,34 +129,21 @@ int main(int argc, char** argv) {
   std::string socket = "/run/regime/regimed.sock";
   std::string policy_path = "/etc/regime/regimed.policy";
   regime::agent::Limits limits;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (a == "--version") {
-      std::cout << "regimed " << regime::regime_version() << "\n";
-      return 0;
-    }
-    if ((a == "--socket" || a == "--policy") && i + 1 < argc) {
-      (a == "--socket" ? socket : policy_path) = argv[++i];
-      continue;
-    }
-    try {
-      if (i + 1 < argc && set_limit(limits, a, argv[i + 1])) {
-        ++i;
-        continue;
-      }
-    } catch (const regime::Error& e) {
-      std::cerr << "regimed: " << e.what() << "\n";
-      return 2;
-    }
-    std::cerr << "regimed: unexpected argument '" << a << "'\n" << kUsage;
-    return 2;
-  }
+  double requests_per_s = limits.requests_per_s;
+  CLI::App app{kDescription, "regimed"};
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("regimed ") + regime::regime_version());
+  add_options(app, socket, policy_path, limits, requests_per_s);
   try {
+    app.parse(argc, argv);
+    limits.requests_per_s = requests_per_s;
+    limits.request_burst = 2 * requests_per_s;
     regime::agent::check_limits(limits);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "regimed: usage: " << e.what() << " (regimed --help lists the options)\n";
+    return 2;
   } catch (const regime::Error& e) {
     std::cerr << "regimed: " << e.what() << "\n";
     return 2;

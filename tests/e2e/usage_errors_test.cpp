@@ -266,6 +266,37 @@ TEST(UsageErrors, RegimedHasVersionAndHelp) {
   EXPECT_EQ(run_regimed("--verison").second, 2);
 }
 
+// regimed's options are parsed as regime's are: each in --help with its range and default, and a
+// value out of range or an unknown option is one usage line, exit 2, before anything starts.
+TEST(UsageErrors, RegimedsOptionsAreListedAndCheckedUpFront) {
+  const std::string help = run_regimed("--help").first;
+  for (const std::string option :
+       {"--socket PATH", "--policy FILE", "--max-clients N", "--reserved-clients N",
+        "--max-clients-per-user N", "--requests-per-s X", "--idle-timeout-s X"})
+    EXPECT_NE(help.find(option), std::string::npos) << option << "\n" << help;
+  EXPECT_NE(help.find("(1 to 100000; default 256)"), std::string::npos) << help;
+  EXPECT_NE(help.find("REGIME_SYSTEM_STATE_DIR"), std::string::npos) << help;
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--max-clients 0",
+            "regimed: usage: --max-clients: must be a whole number from 1 to 100000, not '0'"},
+           {"--idle-timeout-s 0x10",
+            "regimed: usage: --idle-timeout-s: must be a number from 0.1 to 86400, not '0x10'"},
+           {"--requests-per-s", "--requests-per-s"},
+           {"--max-clients 8 --max-clients-per-user 9",
+            "regimed: --max-clients-per-user (at most --max-clients) must be from 1 to 8, not 9"},
+           {"--sokcet /tmp/s", "regimed: usage: "},
+       }) {
+    // stderr alone through the pipe (the helper sends the 2>/dev/null it adds to exit's).
+    auto [err, status] = run_regimed(c.args + " 2>&1 >/dev/null; exit $?");
+    EXPECT_EQ(status, 2) << c.args << ": " << err;
+    EXPECT_NE(err.find(c.says), std::string::npos) << c.args << ": " << err;
+    EXPECT_EQ(lines(err), 1u) << err;
+  }
+}
+
 // Numbers on the command line are decimal: hex (CLI11 and strtod read 0x12C as 300), inf and nan
 // are refused by name; a whole number in exponent form is taken where the docs show it (1e9).
 TEST(UsageErrors, NumbersAreDecimalOnly) {
