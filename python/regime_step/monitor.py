@@ -24,11 +24,12 @@ import contextlib
 import ctypes
 import json
 import os
+import sys
 import threading
 import time
 import weakref
 
-__all__ = ["Monitor", "Window", "MonitorError", "library_path"]
+__all__ = ["Monitor", "Window", "MonitorError", "library_path", "cuda_devices"]
 
 LIBRARY_ENV = "REGIME_MONITOR_LIBRARY"
 LIBRARY_NAME = "libregime_monitor.so"
@@ -98,6 +99,11 @@ def _load():
         lib.regime_monitor_window_json.argtypes = [c.c_void_p, c.c_int64, c.c_double, c.c_char_p,
                                                    c.c_size_t, c.POINTER(c.c_size_t),
                                                    c.c_char_p, c.c_size_t]
+        lib.regime_monitor_cancel_window.argtypes = [c.c_void_p, c.c_char_p, c.c_char_p,
+                                                     c.c_size_t]
+        lib.regime_monitor_cuda_devices_json.argtypes = [c.c_char_p, c.c_size_t,
+                                                         c.POINTER(c.c_size_t), c.c_char_p,
+                                                         c.c_size_t]
         lib.regime_monitor_mark_step.argtypes = [c.c_void_p, c.c_double, c.c_double, c.c_char_p,
                                                  c.c_size_t]
         _lib = lib
@@ -161,28 +167,36 @@ def _close_all():
 class Window(object):
     """One ended window. Its figures come from the core once ready: reading any of them waits
     for that (``timeout_s``, default 30 s). ``energy_ci_J`` and the other ``*_ci_*`` are
-    (lo, hi) bootstrap intervals; the per-step figures are None without steps."""
+    (lo, hi) bootstrap intervals; the per-step figures are None without steps.
 
-    def __init__(self, monitor, name, window_id, timeout_s=30.0):
+    Zeus's names are there too: ``time`` (s), ``gpu_energy`` ({GPU index: J}) and
+    ``total_energy`` (J, every GPU's). On several GPUs the energies and their intervals are the
+    sums over the GPUs, and ``gpus`` holds each GPU's own figures by index."""
+
+    def __init__(self, monitor, name, window_ids, timeout_s=30.0):
         self._monitor = monitor
         self.name = name
-        self._id = window_id
+        self._ids = window_ids  # {GPU index: the core's window id}
         self._timeout_s = timeout_s
         self._figures = None
+
+    def _gpu_figures(self, index, window_id, wait):
+        rc, text = _text(self._monitor._lib.regime_monitor_window_json,
+                         self._monitor._handle(index), window_id, float(wait))
+        if rc == _NOT_READY:
+            raise TimeoutError("window '%s': figures not ready within %g s" % (self.name, wait))
+        figures = json.loads(text)
+        for k, v in figures.items():
+            if k.endswith("_ci_J") or k.endswith("_ci_s"):
+                figures[k] = tuple(v) if v is not None else None
+        return figures
 
     def result(self, timeout_s=None):
         """All the figures as a dict (waiting for them, up to timeout_s)."""
         if self._figures is None:
             wait = self._timeout_s if timeout_s is None else timeout_s
-            rc, text = _text(self._monitor._lib.regime_monitor_window_json,
-                             self._monitor._handle(), self._id, float(wait))
-            if rc == _NOT_READY:
-                raise TimeoutError("window '%s': figures not ready within %g s" % (self.name, wait))
-            figures = json.loads(text)
-            for k, v in figures.items():
-                if k.endswith("_ci_J") or k.endswith("_ci_s"):
-                    figures[k] = tuple(v) if v is not None else None
-            self._figures = figures
+            per_gpu = {i: self._gpu_figures(i, wid, wait) for i, wid in self._ids.items()}
+            self._figures = _combined(per_gpu)
         return dict(self._figures)
 
     def __getattr__(self, name):
@@ -201,6 +215,37 @@ class Window(object):
         return "<regime Window %r: %.6g J [%.6g, %.6g] in %.3f s, %d steps>" % (
             self.name, f["energy_J"], f["energy_ci_J"][0], f["energy_ci_J"][1], f["time_s"],
             f["steps"])
+
+
+def _add(values):
+    return None if any(v is None for v in values) else sum(values)
+
+
+def _add_interval(intervals):
+    if any(v is None for v in intervals):
+        return None
+    return (sum(lo for lo, _ in intervals), sum(hi for _, hi in intervals))
+
+
+def _combined(per_gpu):
+    """A window's figures over its GPUs: the first GPU's times and steps (every GPU's window has
+    the same edges and steps), energies and power summed, intervals summed end by end (each
+    contains its GPU's figure, so the sums contain the sum), Zeus's names beside them."""
+    first = per_gpu[next(iter(per_gpu))]
+    out = dict(first)
+    if len(per_gpu) > 1:
+        figures = list(per_gpu.values())
+        for key in ("energy_J", "avg_power_W", "energy_per_step_J", "samples", "power_points"):
+            out[key] = _add([f[key] for f in figures])
+        for key in ("energy_ci_J", "energy_per_step_ci_J"):
+            out[key] = _add_interval([f[key] for f in figures])
+        out["energy_source"] = ", ".join(sorted({f["energy_source"] for f in figures}))
+        out["energy_detail"] = "; ".join(sorted({f["energy_detail"] for f in figures}))
+    out["gpus"] = per_gpu
+    out["time"] = first["time_s"]
+    out["gpu_energy"] = {i: f["energy_J"] for i, f in per_gpu.items()}
+    out["total_energy"] = out["energy_J"]
+    return out
 
 
 class _OpenWindow(object):
@@ -226,41 +271,124 @@ class _OpenWindow(object):
         return repr(self._window) if self._window else "<regime Window %r (open)>" % self.name
 
 
-class Monitor(object):
-    """Samples one GPU (``device``, as ``regime probe --device`` takes it: "nvml:0", a UUID...)
-    from this process, read-only, until ``close()`` (or the end of a ``with Monitor() as m``
-    block, or exit). ``sample_period_s``: how often the loop wakes (default 0.5 s; power comes
-    from the driver's 20 ms buffer whatever it is)."""
+# The device family a Monitor opens when none is given: "cuda" (gpu_indices as CUDA numbers the
+# GPUs, the default) or "sim:MODEL" (simulated GPUs), so a script tries the monitor without a GPU
+# unchanged: REGIME_MONITOR_DEVICE=sim:h100 python3 train.py.
+DEVICE_ENV = "REGIME_MONITOR_DEVICE"
 
-    def __init__(self, device="nvml:0", sample_period_s=None):
+
+def cuda_devices():
+    """The GPUs CUDA gives this process, in CUDA's order, as NVML URIs: ["nvml:1"] under
+    CUDA_VISIBLE_DEVICES=1. ``gpu_indices`` and "cuda:N" number them so."""
+    _, text = _text(_load().regime_monitor_cuda_devices_json)
+    return json.loads(text)
+
+
+def _device_uris(device, gpu_indices):
+    """{GPU index: device URI} of what a Monitor samples."""
+    family = device if device is not None else (os.environ.get(DEVICE_ENV) or "cuda")
+    if gpu_indices is None:
+        if family in ("cuda", "nvml"):
+            return {0: "cuda:0"}
+        if family.startswith("cuda:"):
+            return {int(family[5:]) if family[5:].isdigit() else 0: family}
+        return {0: family}
+    indices = list(gpu_indices)
+    if not indices or len(set(indices)) != len(indices) or not all(
+            isinstance(i, int) and i >= 0 for i in indices):
+        raise ValueError("gpu_indices: distinct GPU indices (0, 1, ...), not %r" % (gpu_indices,))
+    if family in ("cuda", "nvml"):
+        return {i: "cuda:%d" % i for i in indices}
+    if family.startswith("sim:"):
+        # Each simulated GPU its own noise, as real cards differ.
+        if len(indices) == 1 or "seed=" in family:
+            return {i: family for i in indices}
+        return {i: "%s,seed=%d" % (family, i + 1) for i in indices}
+    raise ValueError("gpu_indices number GPUs as CUDA does (or sim: GPUs); device %r names one "
+                     "GPU already" % device)
+
+
+def synchronize(sync_execution, gpu_indices=(), sync_with="torch"):
+    """Waits for the work a script has queued on its GPUs, so a window's edge is where the GPUs'
+    work is rather than where Python queued it (as Zeus's sync_execution). ``sync_execution``:
+    a callable is called; True waits with ``sync_with``: "torch" calls torch.cuda.synchronize on
+    each GPU when PyTorch is imported and has started CUDA in this process (otherwise nothing
+    is queued and it does nothing: it never imports PyTorch itself), "jax" blocks on a JAX
+    value when JAX is imported; False does nothing."""
+    if callable(sync_execution):
+        sync_execution()
+        return
+    if not sync_execution:
+        return
+    if callable(sync_with):
+        sync_with()
+    elif sync_with == "torch":
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            for i in gpu_indices:
+                torch.cuda.synchronize(i)
+    elif sync_with == "jax":
+        jax = sys.modules.get("jax")
+        if jax is not None:
+            (jax.device_put(0.0) + 0).block_until_ready()
+    else:
+        raise ValueError("sync_with: \"torch\", \"jax\" or a callable, not %r" % (sync_with,))
+
+
+class Monitor(object):
+    """Samples GPUs from this process, read-only, until ``close()`` (or the end of a ``with
+    Monitor() as m`` block, or exit).
+
+    ``gpu_indices``: the GPUs as CUDA numbers them in this process (through
+    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, as ``regime probe --device nvml:job`` maps
+    them), so under torchrun or Slurm index 0 is the card the script computes on; default [0].
+    ``device``: one GPU as ``regime probe --device`` takes it ("nvml:0" is NVML's GPU 0, whatever
+    CUDA_VISIBLE_DEVICES says; "cuda:1"; a UUID), or "sim:MODEL" for simulated GPUs (with
+    gpu_indices, one per index); default $REGIME_MONITOR_DEVICE, else CUDA's GPUs.
+    ``sample_period_s``: how often the loop wakes (default 0.5 s; power comes from the driver's
+    20 ms buffer whatever it is)."""
+
+    def __init__(self, device=None, sample_period_s=None, gpu_indices=None):
         self._lib = _load()
-        err = ctypes.create_string_buffer(_ERROR_SIZE)
-        h = self._lib.regime_monitor_open(device.encode("utf-8"), float(sample_period_s or 0),
-                                          err, _ERROR_SIZE)
-        if not h:
-            raise MonitorError(err.value.decode("utf-8", "replace"))
-        self._h = h
         self._pid = os.getpid()
         self._lock = threading.Lock()
-        self.device = device
-        _, text = _text(self._lib.regime_monitor_gpu_json, self._h)
-        self.gpu = json.loads(text)
+        self._handles = {}
+        uris = _device_uris(device, gpu_indices)
+        try:
+            for index, uri in uris.items():
+                err = ctypes.create_string_buffer(_ERROR_SIZE)
+                h = self._lib.regime_monitor_open(uri.encode("utf-8"),
+                                                  float(sample_period_s or 0), err, _ERROR_SIZE)
+                if not h:
+                    raise MonitorError(err.value.decode("utf-8", "replace"))
+                self._handles[index] = h
+        except BaseException:
+            self.close()
+            raise
+        self.gpu_indices = list(uris)
+        self.device = device if device is not None else uris[self.gpu_indices[0]]
+        self.gpus = {}
+        for index, h in self._handles.items():
+            _, text = _text(self._lib.regime_monitor_gpu_json, h)
+            self.gpus[index] = json.loads(text)
+        self.gpu = self.gpus[self.gpu_indices[0]]
         _live.add(self)
 
-    def _handle(self):
-        if self._h is None:
+    def _handle(self, index=None):
+        if not self._handles:
             raise MonitorError("the monitor is closed")
         if os.getpid() != self._pid:
             raise MonitorError("a monitor cannot be used after fork(): make one in this process")
-        return self._h
+        return self._handles[self.gpu_indices[0] if index is None else index]
 
     def close(self):
         """Stops sampling. Windows already ended keep the figures they have been given."""
         with self._lock:
-            h, self._h = self._h, None
+            handles, self._handles = self._handles, {}
             _live.discard(self)
-            if h is not None and os.getpid() == self._pid:
-                self._lib.regime_monitor_close(h)
+            if os.getpid() == self._pid:
+                for h in handles.values():
+                    self._lib.regime_monitor_close(h)
 
     def __enter__(self):
         return self
@@ -282,17 +410,44 @@ class Monitor(object):
         """The monitor's clock, Unix seconds: what windows are stamped with."""
         return self._lib.regime_monitor_now(self._handle())
 
-    def begin_window(self, name):
-        """Starts a window now (as Zeus's begin_window). MonitorError if one of that name is
-        open."""
-        _call(self._lib.regime_monitor_begin_window, self._handle(), _window_name(name))
+    def _each(self, fn, name):
+        for index in self.gpu_indices:
+            _call(fn, self._handle(index), _window_name(name))
 
-    def end_window(self, name, timeout_s=30.0):
-        """Ends the window and returns it; its figures are read from it (waiting for them)."""
-        window_id = ctypes.c_int64(-1)
-        _call(self._lib.regime_monitor_end_window, self._handle(), _window_name(name),
-              ctypes.byref(window_id))
-        return Window(self, name, window_id.value, timeout_s)
+    def begin_window(self, name, sync_execution=False):
+        """Starts a window now on every GPU (as Zeus's begin_window; ``sync_execution`` as
+        ``synchronize`` takes it). MonitorError if one of that name is open."""
+        synchronize(sync_execution, self.gpu_indices)
+        begun = []
+        try:
+            for index in self.gpu_indices:
+                _call(self._lib.regime_monitor_begin_window, self._handle(index),
+                      _window_name(name))
+                begun.append(index)
+        except BaseException:
+            for index in begun:
+                _call(self._lib.regime_monitor_cancel_window, self._handle(index),
+                      _window_name(name))
+            raise
+
+    def end_window(self, name, timeout_s=30.0, sync_execution=False, cancel=False):
+        """Ends the window and returns it; its figures are read from it (waiting for them).
+        ``cancel=True`` drops it unmeasured instead and returns None."""
+        synchronize(sync_execution, self.gpu_indices)
+        if cancel:
+            self.cancel_window(name)
+            return None
+        ids = {}
+        for index in self.gpu_indices:
+            window_id = ctypes.c_int64(-1)
+            _call(self._lib.regime_monitor_end_window, self._handle(index), _window_name(name),
+                  ctypes.byref(window_id))
+            ids[index] = window_id.value
+        return Window(self, name, ids, timeout_s)
+
+    def cancel_window(self, name):
+        """Drops an open window unmeasured. MonitorError if none of that name is open."""
+        self._each(self._lib.regime_monitor_cancel_window, name)
 
     @contextlib.contextmanager
     def window(self, name, timeout_s=30.0):
@@ -306,9 +461,10 @@ class Monitor(object):
             holder._window = self.end_window(name, timeout_s)
 
     def _mark(self, t_start, t_end):
-        with self._lock:  # not while close() frees the handle
-            if self._h is not None and os.getpid() == self._pid:
-                _call(self._lib.regime_monitor_mark_step, self._h, float(t_start), float(t_end))
+        with self._lock:  # not while close() frees the handles
+            if os.getpid() == self._pid:
+                for h in self._handles.values():
+                    _call(self._lib.regime_monitor_mark_step, h, float(t_start), float(t_end))
 
     def mark_step(self, t_start, t_end):
         """Reports a completed step with explicit Unix times (time.time())."""

@@ -9,8 +9,7 @@
 
 #include "analysis/measure.hpp"
 #include "common/json_fields.hpp"
-#include "device/nvml/nvml_gpu.hpp"
-#include "device/registry.hpp"
+#include "monitor/monitor_devices.hpp"
 #include "run/run_loop.hpp"
 #include "run/wall_clock.hpp"
 #include "run/workload.hpp"
@@ -51,10 +50,17 @@ void check_period(const char* what, double s) {
         std::string(what) + " must be above 0 and at most 3600 s, not " + std::to_string(s));
 }
 
-bool registered(const std::string& scheme) {
-  for (const Backend& b : registered_backends())
-    if (b.scheme == scheme) return true;
-  return false;
+// The trace with a counter reading the monitor took itself put on the sample of its tick, as
+// the run loop puts its own (stamped where the counter was read).
+Trace with_reading(const Trace& trace, double tick_s, double read_s, double energy_J) {
+  Trace out = trace;
+  for (Sample& s : out.samples)
+    if (s.t_s == tick_s && !s.energy_J) {
+      s.energy_J = energy_J;
+      s.t_s = std::max(tick_s, read_s);
+      break;
+    }
+  return out;
 }
 
 }  // namespace
@@ -140,8 +146,9 @@ Monitor::Monitor(MonitorOptions options) : options_(std::move(options)) {
   check_period("sample period", options_.sample_period_s);
   check_period("energy period", options_.energy_period_s);
   check_period("drain period", options_.drain_period_s);
-  if (!registered("nvml")) register_backend(nvml::backend());
-  GpuPtr gpu = open_device(options_.device);
+  if (!(options_.edge_read_min_s >= 0))
+    throw Error(ErrorKind::InvalidArgument, "the edge-read window length must be 0 s or more");
+  GpuPtr gpu = open_monitor_device(options_.device);
   info_ = gpu->info();
   loop_ = std::make_unique<Loop>(std::move(gpu), options_);
   loop_->run_.start();  // the first sample, here, so a window begun next has one before it
@@ -209,11 +216,17 @@ int64_t Monitor::end_window(const std::string& name) {
     throw Error(ErrorKind::InvalidArgument, "no window named '" + name + "' is open");
   const int64_t id = next_id_++;
   if (loop_error_.empty())
-    pending_[id] = Pending{name, it->second, t};
+    pending_[id] = Pending{name, it->second, t, t - it->second >= options_.edge_read_min_s, {}};
   else
     done_[id] = Done{std::nullopt, loop_error_, ErrorKind::Io};
   open_.erase(it);
   return id;
+}
+
+void Monitor::cancel_window(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  if (open_.erase(name) == 0)
+    throw Error(ErrorKind::InvalidArgument, "no window named '" + name + "' is open");
 }
 
 std::optional<WindowFigures> Monitor::figures(int64_t id, double timeout_s) {
@@ -245,28 +258,64 @@ void Monitor::mark_step(double t_start_s, double t_end_s) {
   loop_->steps_.add(Step{n, t_start_s, t_end_s});
 }
 
+void Monitor::read_edges(const Trace& trace, double now_s) {
+  std::vector<int64_t> wanted;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, p] : pending_)
+      if (p.edge_read && now_s >= p.t1_s) wanted.push_back(id);
+  }
+  if (wanted.empty() || trace.samples.empty()) return;
+  // This tick's sample: a reading of the loop's there already brackets the windows; else one
+  // read, stamped on it, serves every window that ended before it.
+  const Sample& last = trace.samples.back();
+  std::optional<CounterRead> read;
+  if (!last.energy_J) {
+    if (last.t_s != now_s) return;
+    const double before_s = loop_->clock_.unix_now_s();
+    if (const std::optional<double> energy_J = loop_->gpu_->read_energy_J())
+      read = CounterRead{now_s, 0.5 * (before_s + loop_->clock_.unix_now_s()), *energy_J};
+  }
+  std::lock_guard lock(mutex_);
+  for (int64_t id : wanted)
+    if (auto it = pending_.find(id); it != pending_.end()) {
+      it->second.edge_read = false;
+      it->second.after = read;
+    }
+}
+
+Monitor::Done Monitor::measure(const Trace& trace, const Pending& p) const {
+  try {
+    if (p.after)
+      return {
+          window_figures(with_reading(trace, p.after->tick_s, p.after->read_s, p.after->energy_J),
+                         p.name, p.t0_s, p.t1_s),
+          {},
+          {}};
+    return {window_figures(trace, p.name, p.t0_s, p.t1_s), {}, {}};
+  } catch (const Error& e) {
+    return {std::nullopt, e.what(), e.kind()};
+  } catch (const std::exception& e) {
+    return {std::nullopt, e.what(), ErrorKind::Internal};
+  }
+}
+
 void Monitor::serve(const Trace& trace, double now_s) {
-  // A window is measured once a drain of the power buffer has certainly followed its end.
+  read_edges(trace, now_s);
+  // A window is measured once a drain of the power buffer has certainly followed its end (and,
+  // when asked for, the counter has been read after it).
   const double settle_s = options_.drain_period_s + 1e-3;
   std::vector<std::pair<int64_t, Pending>> due;
   double keep_from_s = now_s - 2 * settle_s;
   {
     std::lock_guard lock(mutex_);
     for (const auto& [id, p] : pending_)
-      if (now_s >= p.t1_s + settle_s) due.emplace_back(id, p);
+      if (now_s >= p.t1_s + settle_s && !p.edge_read) due.emplace_back(id, p);
     for (const auto& [name, t0] : open_) keep_from_s = std::min(keep_from_s, t0);
     for (const auto& [id, p] : pending_) keep_from_s = std::min(keep_from_s, p.t0_s);
   }
   std::vector<std::pair<int64_t, Done>> results;
-  for (const auto& [id, p] : due) {
-    try {
-      results.emplace_back(id, Done{window_figures(trace, p.name, p.t0_s, p.t1_s), {}, {}});
-    } catch (const Error& e) {
-      results.emplace_back(id, Done{std::nullopt, e.what(), e.kind()});
-    } catch (const std::exception& e) {
-      results.emplace_back(id, Done{std::nullopt, e.what(), ErrorKind::Internal});
-    }
-  }
+  for (const auto& [id, p] : due) results.emplace_back(id, measure(trace, p));
   if (!results.empty()) {
     std::lock_guard lock(mutex_);
     for (auto& [id, d] : results) {

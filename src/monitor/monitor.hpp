@@ -22,12 +22,20 @@
 namespace regime::monitor {
 
 struct MonitorOptions {
-  std::string device = "nvml:0";  // one GPU (nvml:N, nvml:GPU-UUID, ...)
+  // One GPU: nvml:N, nvml:GPU-UUID, ..., cuda:N (CUDA's numbering in this process), sim:MODEL
+  // (monitor/monitor_devices.hpp).
+  std::string device = "nvml:0";
   // The loop wakes this often; power itself comes from the driver's buffer (20 ms points)
   // drained every drain_period_s, so waking more often adds cost and no resolution.
   double sample_period_s = 0.5;
   double energy_period_s = 5.0;
   double drain_period_s = 1.0;
+  // A window at least this long gets an energy-counter reading at the first tick after its end
+  // (the scheduled ones come every energy_period_s), so its energy is the counter's, shaped by
+  // the power buffer, rather than the buffer's alone, which may differ from the counter by 1%.
+  // Shorter windows gain little from a counter that updates every 100 ms, and a read costs
+  // about 4 ms of the sampling thread on an H200.
+  double edge_read_min_s = 1.0;
 };
 
 // What one window measured. energy_J is of the whole window [t_start_s, t_end_s]; its interval
@@ -78,6 +86,8 @@ class Monitor {
   // in (within about drain_period_s + sample_period_s). Error InvalidArgument when none of
   // that name is open.
   int64_t end_window(const std::string& name);
+  // Drops an open window unmeasured. Error InvalidArgument when none of that name is open.
+  void cancel_window(const std::string& name);
   // The figures of an ended window, waiting for them up to timeout_s; nullopt when they are not
   // ready by then. Handed over once. The window's own error when it could not be measured (or
   // sampling stopped); NotFound for an unknown id or one already handed over.
@@ -88,9 +98,16 @@ class Monitor {
   double now_s() const;
 
  private:
+  // A counter reading the monitor took itself, after the tick at tick_s.
+  struct CounterRead {
+    double tick_s = 0, read_s = 0;
+    double energy_J = 0;
+  };
   struct Pending {
     std::string name;
     double t0_s = 0, t1_s = 0;
+    bool edge_read = false;  // asked for (long enough) and not yet taken
+    std::optional<CounterRead> after;
   };
   struct Done {
     std::optional<WindowFigures> figures;
@@ -99,7 +116,9 @@ class Monitor {
   };
   class Loop;
 
-  void serve(const Trace& trace, double now_s);  // on the sampling thread, after each tick
+  void serve(const Trace& trace, double now_s);       // on the sampling thread, after each tick
+  void read_edges(const Trace& trace, double now_s);  // the counter after long windows' ends
+  Done measure(const Trace& trace, const Pending& p) const;
 
   MonitorOptions options_;
   GpuInfo info_;

@@ -63,6 +63,9 @@ struct GpuConfig {
   // Cumulative time under thermal slowdown, as the THERMAL perf policy (field 75 and
   // nvmlDeviceGetViolationStatus) reports it; the 251/252 counters stay 0.
   double thermal_violation_s = 0;
+  // The energy counter reads this times the energy the power readings integrate to: a real GPU's
+  // counter and its power buffer disagree by about 1%.
+  double energy_counter_scale = 1;
 };
 
 struct Config {
@@ -151,6 +154,7 @@ Config load_config(const char* path) {
     gc.delays_ms = parse_delays(g.value("delays_ms", json::object()));
     gc.unsupported_fields = g.value("unsupported_fields", std::vector<unsigned>{});
     gc.thermal_violation_s = g.value("thermal_violation_s", gc.thermal_violation_s);
+    gc.energy_counter_scale = g.value("energy_counter_scale", gc.energy_counter_scale);
     c.gpus.push_back(gc);
     ++i;
   }
@@ -300,7 +304,7 @@ void snapshot(const GpuConfig& g, double t, double& limit, double& energy_J, dou
     json copy = s;
     advance(g, copy, t);
     limit = copy.at("limit_W").get<double>();
-    energy_J = copy.at("energy_J").get<double>();
+    energy_J = copy.at("energy_J").get<double>() * g.energy_counter_scale;
     capped_s = copy.at("capped_s").get<double>();
   });
 }

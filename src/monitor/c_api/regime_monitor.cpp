@@ -13,6 +13,7 @@
 
 #include "common/version.hpp"
 #include "monitor/monitor.hpp"
+#include "monitor/monitor_devices.hpp"
 
 struct regime_monitor {
   std::unique_ptr<regime::monitor::Monitor> monitor;
@@ -54,6 +55,16 @@ int no_monitor(char* error, size_t error_size) {
   return REGIME_MONITOR_ERROR;
 }
 
+// f(monitor, name) on the window `name` names (NULL: "").
+template <typename F>
+int on_window(regime_monitor* monitor, const char* name, char* error, size_t error_size, F&& f) {
+  if (monitor == nullptr) return no_monitor(error, error_size);
+  return guarded(error, error_size, [&] {
+    f(*monitor->monitor, std::string(name == nullptr ? "" : name));
+    return 0;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -76,6 +87,14 @@ regime_monitor* regime_monitor_open(const char* device, double sample_period_s, 
     return 0;
   });
   return out;
+}
+
+int regime_monitor_cuda_devices_json(char* out, size_t out_size, size_t* needed, char* error,
+                                     size_t error_size) {
+  return guarded(error, error_size, [&] {
+    return put_text(nlohmann::json(regime::monitor::cuda_device_uris()).dump(), out, out_size,
+                    needed);
+  });
 }
 
 void regime_monitor_close(regime_monitor* monitor) { delete monitor; }
@@ -102,11 +121,8 @@ double regime_monitor_now(regime_monitor* monitor) {
 
 int regime_monitor_begin_window(regime_monitor* monitor, const char* name, char* error,
                                 size_t error_size) {
-  if (monitor == nullptr) return no_monitor(error, error_size);
-  return guarded(error, error_size, [&] {
-    monitor->monitor->begin_window(name == nullptr ? "" : name);
-    return 0;
-  });
+  return on_window(monitor, name, error, error_size,
+                   [](regime::monitor::Monitor& m, const std::string& n) { m.begin_window(n); });
 }
 
 int regime_monitor_end_window(regime_monitor* monitor, const char* name, int64_t* id, char* error,
@@ -117,6 +133,12 @@ int regime_monitor_end_window(regime_monitor* monitor, const char* name, int64_t
     if (id != nullptr) *id = got;
     return 0;
   });
+}
+
+int regime_monitor_cancel_window(regime_monitor* monitor, const char* name, char* error,
+                                 size_t error_size) {
+  return on_window(monitor, name, error, error_size,
+                   [](regime::monitor::Monitor& m, const std::string& n) { m.cancel_window(n); });
 }
 
 int regime_monitor_window_json(regime_monitor* monitor, int64_t id, double timeout_s, char* out,

@@ -22,10 +22,18 @@ typedef struct regime_monitor regime_monitor;
 /* The library's version ("0.1.0"), equal to regime's. */
 const char* regime_monitor_version(void);
 
-/* Opens `device` ("nvml:0") and starts sampling every sample_period_s (<= 0: the default,
- * 0.5 s; power itself comes from the driver's 20 ms buffer). NULL on failure. */
+/* Opens `device` and starts sampling every sample_period_s (<= 0: the default,
+ * 0.5 s; power itself comes from the driver's 20 ms buffer). NULL on failure. `device`: what
+ * `regime probe --device` takes for one GPU ("nvml:0", "nvml:GPU-UUID"), "cuda:N" (the GPU CUDA
+ * calls N in this process: CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER mapped as `--device
+ * nvml:job` maps them) or "sim:MODEL" (a simulated GPU on the wall clock running a built-in
+ * training workload). */
 regime_monitor* regime_monitor_open(const char* device, double sample_period_s, char* error,
                                     size_t error_size);
+/* The GPUs CUDA would give this process, in CUDA's order, as a JSON list of NVML URIs
+ * (["nvml:1"] under CUDA_VISIBLE_DEVICES=1): what "cuda:N" opens. */
+int regime_monitor_cuda_devices_json(char* out, size_t out_size, size_t* needed, char* error,
+                                     size_t error_size);
 /* Stops sampling and frees the monitor (NULL is fine). */
 void regime_monitor_close(regime_monitor* monitor);
 
@@ -41,6 +49,9 @@ int regime_monitor_begin_window(regime_monitor* monitor, const char* name, char*
 /* Ends the window; its id (>= 0) into *id. */
 int regime_monitor_end_window(regime_monitor* monitor, const char* name, int64_t* id, char* error,
                               size_t error_size);
+/* Drops an open window unmeasured. */
+int regime_monitor_cancel_window(regime_monitor* monitor, const char* name, char* error,
+                                 size_t error_size);
 /* The window's figures as a JSON object into out, waiting up to timeout_s for them; handed over
  * once (a second call for the same id is an error). Keys: name, t_start_s, t_end_s, time_s,
  * steps, energy_J, energy_ci_J [lo, hi], avg_power_W, energy_source, energy_detail,
