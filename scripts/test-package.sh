@@ -130,12 +130,15 @@ man -P cat regime 2>/dev/null | grep -q 'EXIT STATUS' || fail "man regime has no
 say "copyright, changelog, maintainer address and exit statuses are in the package"
 [ -x /usr/bin/regimed ] && /usr/bin/regimed --help | grep -q 'node agent' || fail "regimed is not /usr/bin/regimed"
 
-# Every unit of deploy/systemd, installed, and each below 5 in systemd-analyze security.
+# Every unit of deploy/systemd, installed, valid (systemd-analyze verify: its binary found, no
+# unknown setting) and below 5 in systemd-analyze security.
 for unit in regimed.service regime-restore.service regime-export.service; do
   path=/lib/systemd/system/$unit
   [ -f "$path" ] || path=/usr/lib/systemd/system/$unit
   [ -f "$path" ] || fail "no $unit unit in /lib/systemd/system"
   if command -v systemd-analyze >/dev/null; then
+    said=$(systemd-analyze verify --man=no "$path" 2>&1) || fail "systemd-analyze verify $path: $said"
+    [ -z "$said" ] || fail "systemd-analyze verify $path: $said"
     score=$(systemd-analyze security --offline=true --no-pager "$path" 2>&1 |
       sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p')
     [ -n "$score" ] || fail "systemd-analyze security gave no exposure level for $path"

@@ -79,6 +79,32 @@ class UnitSecurity(unittest.TestCase):
                 with self.subTest(unit=name):
                     self.assertGreaterEqual(exposure(path), LIMIT)
 
+    def test_every_unit_has_only_settings_systemd_knows(self):
+        """A misspelt setting (ProtectSystm=) is ignored with a warning: `systemd-analyze
+        verify` names it. The units' binaries are replaced by /bin/true, which verify can find
+        where Regime is not installed."""
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for name in UNITS + ["misspelt.service"]:
+                with open(os.path.join(HERE, UNITS[0] if name == "misspelt.service" else name),
+                          encoding="utf-8") as f:
+                    text = re.sub(r"^ExecStart=/usr/bin/\S+", "ExecStart=/bin/true", f.read(),
+                                  flags=re.M)
+                if name == "misspelt.service":  # the control
+                    text = text.replace("\nNoNewPrivileges=", "\nNoNewPrivilege=", 1)
+                paths.append(os.path.join(tmp, name))
+                with open(paths[-1], "w", encoding="utf-8") as f:
+                    f.write(text)
+            for path in paths:
+                result = subprocess.run(["systemd-analyze", "verify", "--man=no", path],
+                                        capture_output=True, text=True, timeout=60)
+                with self.subTest(unit=os.path.basename(path)):
+                    said = (result.stdout + result.stderr).strip()
+                    if path.endswith("misspelt.service"):
+                        self.assertIn("Unknown key 'NoNewPrivilege'", said)
+                    else:
+                        self.assertEqual((result.returncode, said), (0, ""))
+
     def assert_reaches_nvml(self, unit):
         self.assertEqual(unit.get("DevicePolicy"), ["closed"])
         allowed = " ".join(unit.get("DeviceAllow", []))
