@@ -35,6 +35,7 @@ session::SweepSettings parse_sweep_settings(const SweepSettingsText& text,
   else
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--mode '{}': expected live or restart", text.mode));
+  if (!text.prior.empty()) given.prior = predict::choose_predictor(text.prior);
   return given;
 }
 

@@ -18,15 +18,17 @@ session::DeviceSet parse_device_set(const std::string& text);
 // --caps: "auto" (the GPU's grid, session::caps_on) or a list of watts, distinct, highest first.
 session::CapsSpec parse_caps_spec(const std::string& text);
 
-// --strategy, --objective and --mode as given.
+// --strategy, --objective, --mode and --prior as given.
 struct SweepSettingsText {
   std::string strategy = "adaptive";
   std::string objective = plan::kDefaultObjective;
   std::string mode = "live";
+  std::string prior;  // empty: none
 };
 
-// `given` with the strategy, objective and mode that `text` names. Error InvalidArgument naming
-// the accepted values of the first one that is not.
+// `given` with the strategy, objective, mode and prior (its row of the predictor table,
+// predict::choose_predictor) that `text` names. Error InvalidArgument naming the accepted values
+// of the first one that is not.
 session::SweepSettings parse_sweep_settings(const SweepSettingsText& text,
                                             session::SweepSettings given = {});
 

@@ -150,7 +150,7 @@ TEST(SweepSettingsText, EachValueIsTypedAndTheGivenSettingsAreKept) {
   given.db = "/tmp/runs.sqlite";
   given.apply = true;
   given.budget.max_steps = 77;
-  const SweepSettings s = parse_sweep_settings({"exhaustive", "zeus:0.3", "restart"}, given);
+  const SweepSettings s = parse_sweep_settings({"exhaustive", "zeus:0.3", "restart", ""}, given);
   EXPECT_EQ(s.strategy, plan::Strategy::Exhaustive);
   EXPECT_EQ(s.objective.kind, plan::ObjectiveKind::Zeus);
   EXPECT_DOUBLE_EQ(s.objective.eta, 0.3);
@@ -168,18 +168,39 @@ TEST(SweepSettingsText, EachValueIsTypedAndTheGivenSettingsAreKept) {
 
 TEST(SweepSettingsText, EachBadValueGetsItsOwnError) {
   EXPECT_EQ(error_of([] {
-              parse_sweep_settings({"fast", "energy", "live"});
+              parse_sweep_settings({"fast", "energy", "live", ""});
             }),
             invalid("unknown strategy 'fast' (expected exhaustive or adaptive)"));
   EXPECT_EQ(error_of([] {
-              parse_sweep_settings({"adaptive", "cheap", "live"});
+              parse_sweep_settings({"adaptive", "cheap", "live", ""});
             }),
             invalid("unknown objective 'cheap' (expected energy, edp, zeus:ETA (0 <= ETA <= 1) "
                     "or max-slowdown:PCT (PCT >= 0, percent))"));
   EXPECT_EQ(error_of([] {
-              parse_sweep_settings({"adaptive", "energy", "sometimes"});
+              parse_sweep_settings({"adaptive", "energy", "sometimes", ""});
             }),
             invalid("--mode 'sometimes': expected live or restart"));
+}
+
+// --prior names its row of the predictor table once; the sweep's search asks that row.
+TEST(SweepSettingsText, APriorIsItsRowOfThePredictorTable) {
+  SweepSettingsText text;
+  EXPECT_FALSE(parse_sweep_settings(text).prior.has_value());
+  text.prior = "llm:spec";
+  const SweepSettings llm = parse_sweep_settings(text);
+  ASSERT_TRUE(llm.prior.has_value());
+  EXPECT_EQ(llm.prior->name, "llm:spec");
+  EXPECT_EQ(llm.prior->rest, "spec");
+  EXPECT_TRUE(llm.prior->asks_llm());
+  text.prior = "spec-baseline";
+  const SweepSettings baseline = parse_sweep_settings(text);
+  ASSERT_TRUE(baseline.prior.has_value());
+  EXPECT_FALSE(baseline.prior->asks_llm());
+  text.prior = "oracle";
+  EXPECT_EQ(error_of([&] {
+              parse_sweep_settings(text);
+            }).rfind(invalid("unknown predictor 'oracle' (expected one of spec-baseline, "), 0),
+            0u);
 }
 
 // `regime job study --objective` types only the objective into the request's settings: the

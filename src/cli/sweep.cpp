@@ -45,7 +45,7 @@ void add_sweep(CLI::App& root, Context& ctx) {
                   "restart (one run per cap)");
   sub->add_flag("--actuate", r->actuate, "Allow changing the limit of a real (NVML) GPU");
   sub->add_flag("--force", s.force, "Search even when the pair is underutilized or idle");
-  sub->add_option("--prior", s.prior,
+  sub->add_option("--prior", text->settings.prior,
                   "Adaptive: a predictor (spec-baseline, twin, llm:zero-shot, llm:spec) whose "
                   "predicted draw places the first probe below the default (docs/predict.md)");
   add_llm_options(sub, s.llm);

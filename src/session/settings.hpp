@@ -4,6 +4,7 @@
 // (cli/settings_options.hpp); every session step takes them as they are and parses nothing.
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,9 @@ struct SweepSettings {
   std::function<void(size_t)> on_plan;  // progress, before the first probe: the most probes
   std::string db;  // the run database the sweep is kept in; empty: RunStore::default_path()
   // A predictor whose draw at the default limit places the adaptive search's second probe
-  // (plan::SearchOptions::start_cap_W); empty: none. LLM predictors use `llm`.
-  std::string prior;
+  // (plan::SearchOptions::start_cap_W), its row chosen at the CLI (predict::choose_predictor);
+  // nullopt: none. LLM predictors use `llm`.
+  std::optional<predict::PredictorChoice> prior;
   LlmSettings llm;
 };
 

@@ -218,13 +218,13 @@ EvalReport run_predict_eval(const EvalRequest& r) {
   return rep;
 }
 
-std::optional<double> predicted_draw_W(const std::string& predictor, const std::string& gpu,
-                                       const std::string& workload, const LlmSettings& llm,
-                                       const std::string& db) {
-  Made m = make(predict::choose_predictor(predictor), llm, db);
+std::optional<double> predicted_draw_W(const predict::PredictorChoice& predictor,
+                                       const std::string& gpu, const std::string& workload,
+                                       const LlmSettings& llm, const std::string& db) {
+  Made m = make(predictor, llm, db);
   if (m.predictor->needs_example())
     throw Error(ErrorKind::InvalidArgument,
-                "--prior " + predictor +
+                "--prior " + predictor.name +
                     ": a one-shot predictor needs an example; use one that "
                     "predicts from the description alone");
   return m.predictor->predict({gpu, predict::parse_workload(workload), std::nullopt}).avg_power_W;

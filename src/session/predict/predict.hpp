@@ -76,8 +76,8 @@ EvalReport run_predict_eval(const EvalRequest& request);
 
 // The predicted draw at the default limit of a GPU + workload (for `regime sweep --prior`);
 // nullopt when the predictor has no answer. One-shot predictors are refused here.
-std::optional<double> predicted_draw_W(const std::string& predictor, const std::string& gpu,
-                                       const std::string& workload, const LlmSettings& llm,
-                                       const std::string& db);
+std::optional<double> predicted_draw_W(const predict::PredictorChoice& predictor,
+                                       const std::string& gpu, const std::string& workload,
+                                       const LlmSettings& llm, const std::string& db);
 
 }  // namespace regime::session

@@ -19,9 +19,9 @@ plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
 
 void apply_prior(SweepReport& rep, plan::SearchOptions& opt, const SweepSettings& s,
                  const std::string& gpu, const std::string& workload) {
-  if (s.prior.empty()) return;
-  rep.prior = s.prior;
-  rep.prior_draw_W = predicted_draw_W(s.prior, gpu, workload, s.llm, s.db);
+  if (!s.prior) return;
+  rep.prior = s.prior->name;
+  rep.prior_draw_W = predicted_draw_W(*s.prior, gpu, workload, s.llm, s.db);
   opt.start_cap_W = rep.prior_draw_W;
 }
 
