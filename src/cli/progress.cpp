@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cli/task_progress.hpp"
+
 namespace regime::cli {
 
 namespace {
@@ -43,27 +45,19 @@ void erase_line(std::FILE* stream, bool& drawn) {
   drawn = false;
 }
 
+TaskProgress probe_task(const session::ProbeProgress& p) {
+  TaskProgress t;
+  t.label = "probe";
+  t.elapsed_s = std::max(p.elapsed_s, 0.0);
+  t.total_s = std::max(p.total_s, 0.0);
+  t.note = thousands(p.steps) + " steps";
+  t.note += p.power_W ? fmt::format("  {:.0f} W", *p.power_W) : std::string("  - W");
+  t.note += p.temp_C ? fmt::format("  {:.0f} C", *p.temp_C) : std::string("  - C");
+  return t;
+}
+
 std::string format_probe_progress(const session::ProbeProgress& p, size_t width) {
-  const double total_s = std::max(p.total_s, 0.0);
-  const double elapsed_s = std::clamp(p.elapsed_s, 0.0, total_s > 0 ? total_s : p.elapsed_s);
-  const double fraction = total_s > 0 ? elapsed_s / total_s : 0;
-  const std::string head = fmt::format("probe {:>{}.0f}/{:.0f} s", elapsed_s,
-                                       fmt::format("{:.0f}", total_s).size(), total_s);
-  std::string tail = fmt::format(" {:3.0f}%  {:.0f} s left  {} steps", fraction * 100,
-                                 std::ceil(total_s - elapsed_s), thousands(p.steps));
-  tail += p.power_W ? fmt::format("  {:.0f} W", *p.power_W) : std::string("  - W");
-  tail += p.temp_C ? fmt::format("  {:.0f} C", *p.temp_C) : std::string("  - C");
-  // The bar takes what the text leaves, between 10 and 30 cells; none when even that is too much.
-  const size_t text = head.size() + tail.size() + 3;
-  std::string line = head;
-  if (width >= text + 10) {
-    const size_t cells = std::min<size_t>(30, width - text);
-    const auto done = static_cast<size_t>(std::lround(fraction * double(cells)));
-    line += " [" + std::string(done, '#') + std::string(cells - done, '.') + "]";
-  }
-  line += tail;
-  if (line.size() > width) line.resize(width);
-  return line;
+  return format_task_progress(probe_task(p), width);
 }
 
 bool progress_wanted(std::FILE* stream, bool quiet) {
@@ -72,7 +66,8 @@ bool progress_wanted(std::FILE* stream, bool quiet) {
   return !(term && std::strcmp(term, "dumb") == 0);
 }
 
-ProgressLine::ProgressLine(std::FILE* stream, bool enabled) : stream_(stream), enabled_(enabled) {}
+ProgressLine::ProgressLine(std::FILE* stream, bool enabled)
+    : stream_(stream), enabled_(enabled), color_(enabled && color_wanted(stream)) {}
 
 ProgressLine::~ProgressLine() { clear(); }
 
@@ -82,7 +77,9 @@ void ProgressLine::update(const session::ProbeProgress& p) {
   if (last_ && now - *last_ < std::chrono::seconds(1)) return;
   last_ = now;
   // One column short of the width, so the terminal never wraps the line.
-  redraw_line(stream_, format_probe_progress(p, terminal_width(stream_) - 1), drawn_);
+  TaskProgress t = probe_task(p);
+  t.color = color_;
+  redraw_line(stream_, format_task_progress(t, terminal_width(stream_) - 1), drawn_);
 }
 
 void ProgressLine::clear() { erase_line(stream_, drawn_); }

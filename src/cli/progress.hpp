@@ -1,6 +1,7 @@
 #pragma once
-// A one-line progress display on stderr for long runs: drawn only when stderr is a terminal (never
-// into --json output, a pipe or a log file), not with --quiet, and at most once a second.
+// A probe's progress line on stderr, drawn by the renderer every long command's line shares
+// (cli/task_progress.hpp), from the probe's own samples: drawn only when stderr is a terminal
+// (never into --json output, a pipe or a log file), not with --quiet, and at most once a second.
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -10,8 +11,13 @@
 
 namespace regime::cli {
 
-// "probe  12/60 s [#####...............]  20%  48 s left  1,234 steps  652 W  61 C", in at most
-// `width` columns (the bar shrinks first, then the tail is cut). Pure.
+struct TaskProgress;
+
+// A probe's progress as every long command's line shows it (format_task_progress, the one
+// renderer): its run by time, and its steps, power and temperature as the line's news.
+TaskProgress probe_task(const session::ProbeProgress& p);
+// "probe 0:12/1:00 [#####.....]  20%  0:12 elapsed  0:48 left  1,234 steps  652 W  61 C", in at
+// most `width` columns, uncoloured. Pure.
 std::string format_probe_progress(const session::ProbeProgress& p, size_t width);
 
 // The drawing both progress lines share. Columns of the terminal behind `stream` (80 when it
@@ -40,6 +46,7 @@ class ProgressLine {
  private:
   std::FILE* stream_;
   bool enabled_;
+  bool color_;
   bool drawn_ = false;
   std::optional<std::chrono::steady_clock::time_point> last_;
 };

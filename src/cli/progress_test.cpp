@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "cli/task_progress.hpp"
+
 namespace regime::cli {
 namespace {
 
@@ -20,8 +22,10 @@ session::ProbeProgress at(double elapsed_s) {
 
 TEST(ProbeProgressLine, SaysElapsedTotalLeftStepsPowerAndTemperature) {
   const std::string line = format_probe_progress(at(12), 100);
-  EXPECT_NE(line.find("probe 12/60 s ["), std::string::npos) << line;
-  EXPECT_NE(line.find("]  20%  48 s left  1,234 steps  652 W  61 C"), std::string::npos) << line;
+  EXPECT_NE(line.find("probe 0:12/1:00 ["), std::string::npos) << line;
+  EXPECT_NE(line.find("]  20%  0:12 elapsed  0:48 left  1,234 steps  652 W  61 C"),
+            std::string::npos)
+      << line;
   EXPECT_LE(line.size(), 100u);
 }
 
@@ -32,8 +36,8 @@ TEST(ProbeProgressLine, TheBarFillsWithTimeAndNeverPassesTheTotal) {
   EXPECT_EQ(start.find('#'), std::string::npos) << start;
   EXPECT_EQ(std::count(half.begin(), half.end(), '#'), 15) << half;
   EXPECT_EQ(std::count(over.begin(), over.end(), '.'), 0) << over;
-  EXPECT_NE(over.find("probe 60/60 s"), std::string::npos) << over;
-  EXPECT_NE(over.find("100%  0 s left"), std::string::npos) << over;
+  EXPECT_NE(over.find("probe 1:00/1:00"), std::string::npos) << over;
+  EXPECT_NE(over.find("100%  1:15 elapsed  0:00 left"), std::string::npos) << over;
 }
 
 TEST(ProbeProgressLine, NarrowTerminalsDropTheBarThenCutTheTail) {
@@ -41,6 +45,17 @@ TEST(ProbeProgressLine, NarrowTerminalsDropTheBarThenCutTheTail) {
   EXPECT_EQ(narrow.find('['), std::string::npos) << narrow;
   EXPECT_LE(narrow.size(), 60u);
   EXPECT_EQ(format_probe_progress(at(12), 20).size(), 20u);
+}
+
+// The probe's line is the sweep's, study's and control's: the same renderer, the same words.
+TEST(ProbeProgressLine, IsTheLineEveryLongCommandDraws) {
+  TaskProgress sweep;
+  sweep.label = "probe";
+  sweep.elapsed_s = 12;
+  sweep.total_s = 60;
+  sweep.note = "1,234 steps  652 W  61 C";
+  EXPECT_EQ(format_probe_progress(at(12), 100), format_task_progress(sweep, 100));
+  EXPECT_EQ(probe_task(at(12)).note, sweep.note);
 }
 
 TEST(ProbeProgressLine, MissingReadingsShowADash) {

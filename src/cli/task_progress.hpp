@@ -1,8 +1,10 @@
 #pragma once
-// A progress line for the long commands that are not one probe (sweep, study, control): elapsed
-// and remaining time, and a bar by time (a run of known length) or by probes (a sweep's caps).
-// Drawn on stderr only when it is a terminal (progress_wanted), redrawn once a second by its own
-// thread, coloured unless NO_COLOR is set; lines printed through it appear above the bar.
+// The one progress line of every long command (probe, sweep, study, control): elapsed and
+// remaining time, and a bar by time (a run of known length) or by probes (a sweep's caps).
+// format_task_progress draws it for all; a probe's ProgressLine (cli/progress.hpp) draws it from
+// the probe's samples, TaskProgressLine below for the others. Drawn on stderr only when it is a
+// terminal (progress_wanted), redrawn once a second by its own thread, coloured unless NO_COLOR is
+// set; lines printed through it appear above the bar.
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>

@@ -41,7 +41,8 @@ TEST_F(ProbeProgressCli, DrawsOnATerminalOnceASecondAndClearsTheLine) {
   const PtyRun r = run_with_terminal_stderr(probe({"--json"}), sb_.env);
   ASSERT_EQ(r.status, 0) << r.terminal;
   const std::regex line(
-      R"(\rprobe (\d)/4 s \[[#.]+\] +\d+%  \d s left  0 steps  (?:\d+|-) W  (?:\d+|-) C\x1b\[K)");
+      R"(\rprobe 0:0(\d)/0:04 \[(?:\x1b\[32m)?#*(?:\x1b\[0m)?\.*\] +\d+%  0:0\d elapsed  0:0\d left  )"
+      R"(0 steps  (?:\d+|-) W  (?:\d+|-) C\x1b\[K)");
   std::vector<int> elapsed;
   for (auto it = std::sregex_iterator(r.terminal.begin(), r.terminal.end(), line);
        it != std::sregex_iterator(); ++it)
@@ -60,13 +61,13 @@ TEST_F(ProbeProgressCli, DrawsOnATerminalOnceASecondAndClearsTheLine) {
 TEST_F(ProbeProgressCli, QuietDrawsNothing) {
   const PtyRun r = run_with_terminal_stderr(probe({"--json", "--quiet"}), sb_.env);
   ASSERT_EQ(r.status, 0) << r.terminal;
-  EXPECT_EQ(r.terminal.find("/4 s"), std::string::npos) << r.terminal;
+  EXPECT_EQ(r.terminal.find("/0:04"), std::string::npos) << r.terminal;
 }
 
 TEST_F(ProbeProgressCli, APipeGetsNoProgress) {
   const test::RunResult r = sb_.regime(probe({}));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err.find("/4 s"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("/0:04"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("regime"), std::string::npos) << r.out;
 }
