@@ -73,6 +73,10 @@ class ProcessWorkload final : public Workload {
   const std::optional<WorkloadUser>& user() const { return user_; }
   const std::string& socket_path() const { return socket_path_; }
 
+  // How often the command's output is read while its lines come closer than kFastLineGap_s
+  // (see listen()).
+  static constexpr double kOutputReadPeriod_s = 0.1, kFastLineGap_s = 0.02;
+
  private:
   struct Stream {
     int fd = -1;
@@ -83,8 +87,10 @@ class ProcessWorkload final : public Workload {
   void listen();
   void drain_socket();
   void judge_step_senders();
-  bool drain_stream(Stream& s);  // false at EOF
-  void on_line(const std::string& line);
+  bool drain_stream(Stream& s);           // false at EOF
+  void on_line(const std::string& line);  // counts a matching line for this wake's stamps
+  void stamp_matched_lines(bool batch, double last_read_s, double now_s);
+  void stamp_step(double now);  // under mutex_
   void note_overlong_line();
   void reap(int status);
   void stop_listener();
@@ -113,6 +119,9 @@ class ProcessWorkload final : public Workload {
   int socket_fd_ = -1;
   int wake_pipe_[2] = {-1, -1};
   Stream streams_[2];
+  // The listener's own: lines read and step lines matched since it last woke.
+  int wake_lines_ = 0;
+  int wake_matches_ = 0;
   std::thread listener_;
   std::atomic<bool> stopping_{false};
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -146,6 +147,51 @@ TEST(ProcessWorkload, LinesArrivingTogetherNeverMakeAZeroLengthStep) {
   EXPECT_EQ(o.exit_status, 0);
   EXPECT_EQ(static_cast<long>(o.trace.steps.size()) + o.malformed, 2000);
   for (const Step& s : o.trace.steps) EXPECT_GT(s.duration_s(), 0) << "step " << s.step;
+}
+
+TEST(ProcessWorkload, StepLinesPrintedFastAreReadInBatchesAndNoneIsLost) {
+  // 1,500 lines flushed one by one, 1,000 a second: every line is a step, in order and of some
+  // length, and the output is read about 10 times a second, not once a line.
+  ProcessOptions p = sh_with_steps(
+      "python3 -c \"import sys, time\n"
+      "t0 = time.monotonic()\n"
+      "for i in range(1500):\n"
+      "    print('step', i, 'loss 0.5', flush=True)\n"
+      "    time.sleep(max(0, t0 + (i + 1) / 1000 - time.monotonic()))\"",
+      "^step [0-9]+");
+  WallClock wall;
+  testing::TestGpu gpu(wall, 200);
+  ProcessWorkload work(std::move(p), wall);
+  RunOptions o;
+  o.duration_s = 20;
+  o.sample_period_s = 0.5;
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  Trace trace = run(gpu, work, o, wall);
+  ::getrusage(RUSAGE_SELF, &after);
+  EXPECT_EQ(work.exit_status(), 0);
+  EXPECT_EQ(work.malformed_markers(), 0);
+  ASSERT_EQ(trace.steps.size(), 1500u);
+  for (size_t i = 0; i < trace.steps.size(); ++i) {
+    EXPECT_EQ(trace.steps[i].step, static_cast<int64_t>(i));
+    EXPECT_GT(trace.steps[i].duration_s(), 0) << "step " << i;
+  }
+  // Batches of about 0.1 s: the steps still span the 1.5 s the lines took.
+  EXPECT_NEAR(trace.steps.back().t_end_s - trace.steps.front().t_end_s, 1.5, 0.3);
+  EXPECT_LT(after.ru_nvcsw - before.ru_nvcsw, 300) << "woken about once per line";
+}
+
+TEST(ProcessWorkload, WithoutAStepSocketNothingIsReadBetweenTicks) {
+  WallClock wall;
+  ProcessOptions without = sh("sleep 5");
+  without.step_socket = false;
+  ProcessWorkload a(without, wall), b(sh("sleep 5"), wall);
+  a.start(0);
+  b.start(0);
+  EXPECT_EQ(a.step_poll_period_s(), 0);
+  EXPECT_GT(b.step_poll_period_s(), 0);  // a socket is read every 10 ms for its first second
+  a.stop();
+  b.stop();
 }
 
 TEST(ProcessWorkload, HugeOutputLinesNeitherCrashNorStallTheStepRegex) {

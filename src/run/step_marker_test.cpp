@@ -55,6 +55,27 @@ TEST(StepRegex, MatchesAnywhereInTheLine) {
   EXPECT_TRUE(StepRegex("x").search(std::string("\xff\xfe x")));   // not valid UTF-8: fine
 }
 
+TEST(StepRegex, TheLiteralTestedFirstNeverChangesWhatMatches) {
+  // Each pattern's leading text is searched for before the regex: an optional or repeated last
+  // character, alternatives, flags and anchors must still match as RE2 alone would.
+  EXPECT_TRUE(StepRegex("step").search("my step 3"));
+  EXPECT_FALSE(StepRegex("step").search("my stop 3"));
+  EXPECT_TRUE(StepRegex("ab*c").search("xac"));
+  EXPECT_TRUE(StepRegex("ab?c").search("ac"));
+  EXPECT_TRUE(StepRegex("ab{0,1}c").search("ac"));
+  EXPECT_TRUE(StepRegex("ab+c").search("abbc"));
+  EXPECT_FALSE(StepRegex("ab+c").search("ac"));
+  EXPECT_TRUE(StepRegex("step|iter").search("iter 3"));
+  EXPECT_TRUE(StepRegex("(?i)step").search("STEP 3"));
+  EXPECT_TRUE(StepRegex("^step [0-9]+").search("step 12"));
+  EXPECT_FALSE(StepRegex("^step [0-9]+").search("a step 12"));
+  EXPECT_FALSE(StepRegex("^step [0-9]+").search("step x"));
+  EXPECT_TRUE(StepRegex("\\.step").search("x.step"));
+  EXPECT_FALSE(StepRegex("\\.step").search("xastep"));
+  EXPECT_TRUE(StepRegex("a.c").search("abc"));
+  EXPECT_FALSE(StepRegex("a.c").search("ab"));
+}
+
 TEST(StepRegex, PathologicalPatternsAndLinesAreLinear) {
   // Backtracking engines take exponential time on these, or recurse per character.
   std::string as(100000, 'a');

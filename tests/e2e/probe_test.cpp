@@ -231,6 +231,20 @@ TEST_F(ProbeCli, AShortProbeReadsTheEnergyCounterAtItsEndsUnlessAskedForMore) {
   EXPECT_EQ(counter_reads({"--energy-period-s", "2"}), 4);  // 0, 2, 4 and 6 s
 }
 
+// At the defaults the driver's power buffer (2.4 s of 20 ms points) is drained every 2 s: every
+// point of the run is kept, none falls out of the buffer between drains.
+TEST_F(ProbeCli, TheDefaultProbeKeepsEveryPointOfTheDriversPowerBuffer) {
+  auto r = probe({"--seconds", "7", "--no-steps", "--json", "--", "sleep", "30"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const fs::path trace = parse(r)["trace"].get<std::string>();
+  const std::string run = trace.filename().string();
+  const std::vector<PowerPoint> points =
+      read_power_csv(trace.parent_path() / (run.substr(0, run.find(".trace.csv")) + ".power.csv"));
+  ASSERT_GE(points.size(), 300u);  // 7 s of 20 ms points
+  for (size_t i = 1; i < points.size(); ++i)
+    EXPECT_LT(points[i].t_s - points[i - 1].t_s, 0.03) << "gap before point " << i;
+}
+
 TEST_F(ProbeCli, SaysSoWhenACommandSendsNoStepMarkers) {
   auto r = probe({"--seconds", "1", "--json", "--", "sleep", "5"});
   EXPECT_EQ(r.status, 0) << r.err;

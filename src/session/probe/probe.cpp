@@ -189,6 +189,7 @@ std::vector<Trace> record_run(const ProbeRequest& r, ProbeGpus& set, Workload& w
   o.duration_s = r.seconds;
   o.sample_period_s = sample_ms_for(r, set.site.simulated) / 1000.0;
   o.energy_period_s = energy_period_s_for(r, set.site.simulated);
+  if (!set.site.simulated) o.drain_period_s = kWallClockDrainPeriod_s;
   // The loop hands over each tick's samples in the order of the GPUs.
   size_t next_lane = 0;
   ProbeProgress progress;
