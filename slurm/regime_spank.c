@@ -21,6 +21,10 @@
  *   min_watts=W, max_watts=W  the caps in watts a job may ask for (default 1 and 5000, the widest
  *                   range of any GPU): the plugin cannot see the GPUs at submission, so this is
  *                   the site's range; each GPU's own range is checked on the node
+ *   dcgm_job_map=DIR  write dcgm-exporter's HPC job mapping files (its --hpc-job-mapping-dir) in
+ *                   DIR, "%n" replaced by the node's name: every job with GPUs on the node, whether
+ *                   or not it asked --gpu-power, is listed in its GPUs' files from its prolog to
+ * its epilog (dcgm_job_map.h). Off unless set.
  *
  * --gpu-power=study: the prolog's `regime job begin` starts a detached `regime job study` that
  * listens on DIR/JOB.NODE.sock; the task_init hook exports that path to the job's tasks as
@@ -39,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dcgm_job_map.h"
 #include "gpu_power.h"
 
 SPANK_PLUGIN(regime, 1);
@@ -57,6 +62,7 @@ static char sacctmgr_path[PATH_MAX] = "/usr/bin/sacctmgr";
 static char db_path[PATH_MAX] = "";
 static char steps_dir[PATH_MAX] = "/run/regime/steps";
 static char study_probe_s[16] = "60";
+static char job_map_dir[PATH_MAX] = "";
 static struct regime_gpu_power_range cap_range = {REGIME_GPU_POWER_MIN_W, REGIME_GPU_POWER_MAX_W,
                                                   0};
 
@@ -132,6 +138,7 @@ static int configure(int ac, char** av) {
     if (r == 0) r = copy_arg(av[i], "sacctmgr", sacctmgr_path, sizeof sacctmgr_path);
     if (r == 0) r = copy_arg(av[i], "db", db_path, sizeof db_path);
     if (r == 0) r = copy_arg(av[i], "steps", steps_dir, sizeof steps_dir);
+    if (r == 0) r = copy_arg(av[i], "dcgm_job_map", job_map_dir, sizeof job_map_dir);
     if (r == 0) r = copy_bound(av[i], "min_watts", &cap_range.min_W);
     if (r == 0) r = copy_bound(av[i], "max_watts", &cap_range.max_W);
     if (r == 0 && strncmp(av[i], "study_probe_s=", 14) == 0) {
@@ -150,7 +157,7 @@ static int configure(int ac, char** av) {
     if (r == 0) {
       slurm_error(
           "regime: unknown plugstack.conf argument '%s' (regime=, sacct=, sacctmgr=, db=, steps=, "
-          "study_probe_s=, min_watts=, max_watts=)",
+          "study_probe_s=, min_watts=, max_watts=, dcgm_job_map=)",
           av[i]);
       return -1;
     }
@@ -284,6 +291,54 @@ int slurm_spank_task_init(spank_t sp, int ac, char** av) {
   return 0;
 }
 
+/* The GPUs Slurm gave the job on this node (gres indexes: device minor numbers), as the prolog
+ * environment names them; NULL when none. */
+static const char* job_gpus(void) {
+  const char* gpus = getenv("SLURM_JOB_GPUS");
+  if (gpus == NULL || *gpus == '\0') gpus = getenv("CUDA_VISIBLE_DEVICES");
+  return gpus && *gpus ? gpus : NULL;
+}
+
+/* This node's mapping directory into `dir`; 0 when dcgm_job_map= is not set. */
+static int job_map_here(uint32_t job, char* dir, size_t len) {
+  const char* node = getenv("SLURMD_NODENAME");
+  if (job_map_dir[0] == '\0') return 0;
+  if (regime_job_map_dir(job_map_dir, node ? node : "", dir, len) != 0) {
+    slurm_error("regime: job %u: dcgm_job_map=%s is too long with the node's name", job,
+                job_map_dir);
+    return 0;
+  }
+  return 1;
+}
+
+/* Lists the job in dcgm-exporter's mapping file of each of its GPUs. The files are named by NVML's
+ * index, which need not be the minor number Slurm gives, so regime (read-only) names both. A
+ * failure is logged and the job runs: its series only lack the job label. */
+static void job_map_begin(uint32_t job) {
+  char dir[PATH_MAX], out[OUTPUT_MAX], err[256], job_text[32];
+  char* argv[] = {regime_path, "limit", "show", "--device", "nvml:all", "--json", NULL};
+  int indexes[REGIME_JOB_MAP_MAX_GPUS], n;
+  const char* gpus = job_gpus();
+  if (gpus == NULL || !job_map_here(job, dir, sizeof dir)) return;
+  if (run(argv, out, sizeof out) != 0) {
+    log_output(job, "dcgm job map", out, 1);
+    return;
+  }
+  n = regime_job_map_indexes(out, gpus, indexes, REGIME_JOB_MAP_MAX_GPUS, err, sizeof err);
+  snprintf(job_text, sizeof job_text, "%u", job);
+  if (n < 0 || regime_job_map_add(dir, job_text, indexes, n, err, sizeof err) != 0)
+    slurm_error("regime: job %u: dcgm-exporter's job mapping in %s: %s", job, dir, err);
+}
+
+/* Takes the job out of every mapping file of the node; a file left empty goes. */
+static void job_map_end(uint32_t job) {
+  char dir[PATH_MAX], err[256], job_text[32];
+  if (!job_map_here(job, dir, sizeof dir)) return;
+  snprintf(job_text, sizeof job_text, "%u", job);
+  if (regime_job_map_remove(dir, job_text, err, sizeof err) != 0)
+    slurm_error("regime: job %u: dcgm-exporter's job mapping in %s: %s", job, dir, err);
+}
+
 int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
   struct regime_gpu_power power;
   char err[256], power_text[64], job_text[32], uid_text[32], out[OUTPUT_MAX], socket[PATH_MAX];
@@ -294,9 +349,10 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
   uint32_t job = 0;
   uid_t uid = 0;
   int status;
-  if (value == NULL) return 0;
   if (configure(ac, av) != 0) return -1;
   if (job_ids(sp, &job, &uid) != 0) return -1;
+  job_map_begin(job);
+  if (value == NULL) return 0;
   if (regime_gpu_power_parse(value, &cap_range, &power, err, sizeof err) != 0) {
     /* A value the user chose (one that bypassed the submission check, or one this node's range
      * refuses) is no fault of the node: the job runs with the limits as they are. */
@@ -306,11 +362,9 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
   regime_gpu_power_format(&power, power_text, sizeof power_text);
   if (spank_option_getopt(sp, &gpu_power_option[1], &workload) != ESPANK_SUCCESS)
     workload = getenv(WORKLOAD_ENV);
-  /* The GPUs Slurm gave the job on this node (gres indexes), as the prolog environment names
-   * them. A job with none here has nothing to cap on this node. */
-  gpus = getenv("SLURM_JOB_GPUS");
-  if (gpus == NULL || *gpus == '\0') gpus = getenv("CUDA_VISIBLE_DEVICES");
-  if (gpus == NULL || *gpus == '\0') {
+  /* A job with no GPU here has nothing to cap on this node. */
+  gpus = job_gpus();
+  if (gpus == NULL) {
     slurm_info("regime: job %u asked --gpu-power=%s but holds no GPU on this node", job,
                power_text);
     return 0;
@@ -384,9 +438,10 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
   const char* line;
   uint32_t job = 0;
   int status, attempt;
-  if (requested(sp) == NULL) return 0;
   if (configure(ac, av) != 0) return -1;
   if (job_ids(sp, &job, NULL) != 0) return -1;
+  job_map_end(job);
+  if (requested(sp) == NULL) return 0;
   snprintf(job_text, sizeof job_text, "%u", job);
   /* Read the comment, merge this node's energy into it, write it, and read it back until it holds
    * what was written: the accounting record may not have reached the database yet, and another

@@ -10,6 +10,8 @@
 #   - bad values are refused at submission with a clear message (a cap below any GPU's range with
 #     the range), a cap with decimals reaches the GPUs as given, and no value drains a node;
 #   - Slurm's GPU numbers are taken as device minor numbers (n2's NVML order is the reverse);
+#   - dcgm-exporter's job mapping files (dcgm_job_map=): each GPU's file, named by its NVML index,
+#     lists the job while it runs, with or without --gpu-power; they are gone after it;
 #   - after a node reboots under a job, the restore at boot empties the journal and ends the job;
 #   - --gpu-power=study studies a job that marks its steps, applies and keeps the decision (a later
 #     auto job finds it), stops at scancel, and decides nothing without step markers; a study job
@@ -94,7 +96,11 @@ start_agent() {
 stop_agent() { [ -z "$agent_pid" ] || { kill -TERM "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true; }; }
 
 started=$SECONDS
-cluster_start "$T/c" "required $plugin regime=$T/regime steps=$T/steps study_probe_s=5" n1 n2 || fail "the test cluster did not start"
+# dcgm-exporter's job mapping directories, one a node (both nodes' slurmd run on this host).
+maps="$T/dcgm-jobs"
+mkdir -p "$maps/n1" "$maps/n2"
+chmod 755 "$maps/n1" "$maps/n2"
+cluster_start "$T/c" "required $plugin regime=$T/regime steps=$T/steps study_probe_s=5 dcgm_job_map=$maps/%n" n1 n2 || fail "the test cluster did not start"
 start_agent
 echo "cluster and n2's agent up in $((SECONDS - started)) s"
 
@@ -116,15 +122,17 @@ grep -q "a cap must lie in \[1, 5000\] W, the widest range of any GPU" <<<"$out2
 pass "bad values refused at submission: $(head -1 <<<"$out"); $(head -1 <<<"$out2")"
 
 # 2. A job without the option: untouched.
-out=$(timeout 60 srun -w n1 --gres=gpu:2 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json")
+out=$(timeout 60 srun -w n1 --gres=gpu:2 sh -c "echo job=\$SLURM_JOB_ID; for f in $maps/n1/*; do echo map \$(basename \$f) \$(cat \$f); done; \"$T/regime\" limit show --device nvml:all --json")
 [ "$(grep -c '"current_limit_W": 700' <<<"$out")" -eq 2 ] || fail "untouched job saw: $out"
 job=$(job_in "$out")
+[ "$(grep '^map ' <<<"$out")" = "map 0 $job"$'\n'"map 1 $job" ] || fail "job $job's mapping files during the job: $out"
 wait_gone "$job"
+[ -z "$(ls -A "$maps/n1")" ] || fail "mapping files left after job $job: $(ls -A "$maps/n1")"
 [ "$(limits n1)" = "700 700" ] || fail "limits after job $job: $(limits n1)"
 [ "$(ls "$T/system-n1/power-limits" 2>/dev/null | wc -l)" -eq 0 ] || fail "a job without --gpu-power left journal entries"
 grep -q '"nodes": \[\]' <<<"$(on n1 job show --job "$job")" || fail "job $job was recorded: $(on n1 job show --job "$job")"
 [ -z "$(comment "$job")" ] || fail "job $job got an AdminComment: $(comment "$job")"
-pass "a job without --gpu-power: limits 700 700 during and after, nothing journaled or recorded"
+pass "a job without --gpu-power: limits 700 700 during and after, nothing journaled or recorded; dcgm-exporter's mapping files 0 and 1 named it during, gone after"
 
 # 3. A fixed cap: seen by the job, gone after, energy in sacct.
 out=$(timeout 60 srun -w n1 --gres=gpu:2 --gpu-power=150 sh -c "echo job=\$SLURM_JOB_ID; \"$T/regime\" limit show --device nvml:all --json; sleep 3")
@@ -202,18 +210,22 @@ pass "two nodes: 200 W on n1 (journal) and n2 (regimed) during, restored after; 
 
 # 5b. Slurm's GPU numbers are device minor numbers: on n2 the job's gres GPU is the NVML GPU with
 # that minor, which is not the NVML GPU of that index.
-out=$(timeout 60 srun -w n2 --gres=gpu:1 --gpu-power=250 sh -c "echo job=\$SLURM_JOB_ID; echo gres=\${SLURM_JOB_GPUS:-\$SLURM_STEP_GPUS}; \"$T/regime\" limit show --device nvml:all --json")
+out=$(timeout 60 srun -w n2 --gres=gpu:1 --gpu-power=250 sh -c "echo job=\$SLURM_JOB_ID; echo gres=\${SLURM_JOB_GPUS:-\$SLURM_STEP_GPUS}; for f in $maps/n2/*; do echo map=\$(basename \$f):\$(cat \$f); done; \"$T/regime\" limit show --device nvml:all --json")
 job=$(job_in "$out")
 wait_gone "$job"
+[ -z "$(ls -A "$maps/n2")" ] || fail "mapping files left after job $job: $(ls -A "$maps/n2")"
 mapped=$(python3 - "$out" <<'PY'
 import json, sys
 lines = sys.argv[1].splitlines()
 gres = int([l for l in lines if l.startswith("gres=")][0][5:])
-gpus = json.loads("\n".join(l for l in lines if not l.startswith(("job=", "gres="))))
+gpus = json.loads("\n".join(l for l in lines if not l.startswith(("job=", "gres=", "map="))))
 capped = [g for g in gpus if g["current_limit_W"] == 250]
 assert len(capped) == 1, gpus
 g = capped[0]
 assert g["minor_number"] == gres and g["index"] != gres, (gres, gpus)
+# dcgm-exporter's mapping file is named by the NVML index (as DCGM numbers GPUs), not the minor.
+job = [l for l in lines if l.startswith("job=")][0][4:]
+assert [l for l in lines if l.startswith("map=")] == [f"map={g['index']}:{job}"], lines
 assert all(o["current_limit_W"] == 700 for o in gpus if o is not g), gpus
 print(f"SLURM_JOB_GPUS={gres}: {g['device']} (minor {g['minor_number']}) capped at 250 W")
 PY
