@@ -191,9 +191,9 @@ std::string subcommand_message(const std::string& where, const std::string& type
   for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
   const std::string near = nearest_option(typed, known);
   // The root's error has always begun with the word itself (regime: usage: unknown command ...).
-  return fmt::format("{}unknown command '{}'{} the commands are: {} ({} --help lists the commands)",
+  return fmt::format("{}unknown command '{}'; {} commands are: {} ({} --help lists the commands)",
                      where == "regime" ? "" : where + ": ", typed,
-                     near.empty() ? ";" : fmt::format("; did you mean '{}'? Of", near), list,
+                     near.empty() ? "the" : fmt::format("did you mean '{}'? The", near), list,
                      where);
 }
 

@@ -40,9 +40,9 @@ TEST(UsageErrors, AMistypedCommandIsNamedWithTheNearestOne) {
   };
   const std::vector<Case> cases = {
       {{"prbe", "--device", "sim:t4"},
-       "regime: usage: unknown command 'prbe'; did you mean 'probe'? Of the commands are: "},
+       "regime: usage: unknown command 'prbe'; did you mean 'probe'? The commands are: "},
       {{"runs", "shwo", "3"},
-       "regime: usage: regime runs: unknown command 'shwo'; did you mean 'show'? Of the commands "
+       "regime: usage: regime runs: unknown command 'shwo'; did you mean 'show'? The commands "
        "are: list, show (regime runs --help lists the commands)\n"},
       {{"limit", "st", "--device", "sim:t4", "--watts", "60"},
        "regime limit: unknown command 'st'; did you mean 'set'?"},
