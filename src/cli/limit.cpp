@@ -19,8 +19,9 @@ struct Options {
 };
 
 void show(const Options& o) {
-  const std::vector<GpuInfo> gpus = session::show_limits(parse_gpu_list(o.device));
-  if (o.json) return print_json(session::limits_json(o.device, gpus));
+  const session::DeviceSet devices = parse_gpu_list(o.device);
+  const std::vector<GpuInfo> gpus = session::show_limits(devices);
+  if (o.json) return print_json(session::limits_json(devices, gpus));
   std::cout << session::to_text(gpus);
 }
 
@@ -28,16 +29,17 @@ void set(const Options& o) {
   auto on_hold = [&](const session::LimitChange& c) {
     if (!o.json) std::cout << session::hold_text(c, o.hold_s) << std::flush;
   };
+  const session::DeviceSet devices = parse_gpu_list(o.device);
   const std::vector<session::LimitChange> changes =
-      session::set_limits(parse_gpu_list(o.device), o.watts, o.actuate, o.hold_s, on_hold);
-  if (o.json) return print_json(session::limits_json(o.device, changes));
+      session::set_limits(devices, o.watts, o.actuate, o.hold_s, on_hold);
+  if (o.json) return print_json(session::limits_json(devices, changes));
   std::cout << session::to_text(changes);
 }
 
 void restore_one(const Options& o) {
-  const std::vector<session::LimitRestore> restored =
-      session::restore_limits(parse_gpu_list(o.device), o.actuate);
-  if (o.json) return print_json(session::limits_json(o.device, restored));
+  const session::DeviceSet devices = parse_gpu_list(o.device);
+  const std::vector<session::LimitRestore> restored = session::restore_limits(devices, o.actuate);
+  if (o.json) return print_json(session::limits_json(devices, restored));
   std::cout << session::to_text(restored);
 }
 

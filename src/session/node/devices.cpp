@@ -144,9 +144,8 @@ std::vector<GpuInfo> show_limits(const DeviceSet& devices) {
   return out;
 }
 
-bool names_one_gpu(const std::string& uri) {
-  const std::vector<DeviceUri> devices = parse_device_list(uri);
-  return devices.size() == 1 && !devices.front().all();
+bool names_one_gpu(const DeviceSet& devices) {
+  return devices.devices.size() == 1 && !devices.devices.front().all();
 }
 
 std::vector<LimitChange> set_limits(const DeviceSet& devices, double watts, bool actuate,

@@ -40,9 +40,9 @@ struct LimitRestore {
   double enforced_W = 0;
 };
 
-// True when `uri` names one GPU alone (nvml:0, sim:h200), not a list (nvml:0,1) or every GPU of
-// a backend (nvml:all): `regime limit` then answers with one object rather than a list.
-bool names_one_gpu(const std::string& uri);
+// True when the set names one GPU alone (nvml:0, sim:h200), not a list (nvml:0,1) or every GPU
+// of a backend (nvml:all): `regime limit` then answers with one object rather than a list.
+bool names_one_gpu(const DeviceSet& devices);
 
 // Sets the limit through PowerLimitGuardSet on every GPU a device list names (nvml:0, nvml:0,1,
 // nvml:all): all or none, a set failing on one restores the others. hold_s >= 0: holds it that

@@ -1,17 +1,19 @@
 #include <gtest/gtest.h>
 
+#include "cli/device_options.hpp"
 #include "session/node/devices_view.hpp"
 
 namespace regime::session {
 namespace {
 
 TEST(LimitDevices, OneGpuNamedAloneIsOneAndAListOrAllIsNot) {
-  EXPECT_TRUE(names_one_gpu("nvml:0"));
-  EXPECT_TRUE(names_one_gpu("sim:h200"));
-  EXPECT_TRUE(names_one_gpu("sim:t4,ambient_C=35"));  // one GPU with its parameters
-  EXPECT_FALSE(names_one_gpu("nvml:0,1"));
-  EXPECT_FALSE(names_one_gpu("sim:t4,sim:l4"));
-  EXPECT_FALSE(names_one_gpu("nvml:all"));
+  EXPECT_TRUE(names_one_gpu(cli::parse_gpu_list("nvml:0")));
+  EXPECT_TRUE(names_one_gpu(cli::parse_gpu_list("sim:h200")));
+  EXPECT_TRUE(
+      names_one_gpu(cli::parse_gpu_list("sim:t4,ambient_C=35")));  // one GPU with its parameters
+  EXPECT_FALSE(names_one_gpu(cli::parse_gpu_list("nvml:0,1")));
+  EXPECT_FALSE(names_one_gpu(cli::parse_gpu_list("sim:t4,sim:l4")));
+  EXPECT_FALSE(names_one_gpu(cli::parse_gpu_list("nvml:all")));
 }
 
 TEST(LimitDevices, ACapKeptOnASimulatedGpuNamesNoJournal) {
@@ -31,7 +33,8 @@ TEST(LimitDevices, TheJsonIsOneObjectForOneGpuNamedAloneElseAList) {
   kept.requested_W = 500;
   kept.enforced_W = 500;
   kept.kept = true;
-  const nlohmann::json one = limits_json("sim:h200", std::vector<LimitChange>{kept});
+  const nlohmann::json one =
+      limits_json(cli::parse_gpu_list("sim:h200"), std::vector<LimitChange>{kept});
   ASSERT_TRUE(one.is_object());
   EXPECT_EQ(one["old_limit_W"], 700.0);
   EXPECT_EQ(one["requested_limit_W"], 500.0);
@@ -40,7 +43,8 @@ TEST(LimitDevices, TheJsonIsOneObjectForOneGpuNamedAloneElseAList) {
 
   LimitChange held = kept;
   held.restored_W = 700;
-  const nlohmann::json list = limits_json("nvml:all", std::vector<LimitChange>{held});
+  const nlohmann::json list =
+      limits_json(cli::parse_gpu_list("nvml:all"), std::vector<LimitChange>{held});
   ASSERT_TRUE(list.is_array());
   EXPECT_EQ(list[0]["restored_limit_W"], 700.0);
   EXPECT_FALSE(list[0].contains("kept"));
@@ -48,7 +52,8 @@ TEST(LimitDevices, TheJsonIsOneObjectForOneGpuNamedAloneElseAList) {
   LimitRestore back;
   back.before.device = "nvml:1";
   back.from_journal = false;
-  const nlohmann::json two = limits_json("nvml:0,1", std::vector<LimitRestore>{back, back});
+  const nlohmann::json two =
+      limits_json(cli::parse_gpu_list("nvml:0,1"), std::vector<LimitRestore>{back, back});
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(two[1]["restored_to"], "default");
 }

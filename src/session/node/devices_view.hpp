@@ -25,13 +25,13 @@ nlohmann::json to_json(const LimitChange& change);
 // {"device", "uuid", "old_limit_W", "restored_to": "journal" | "default", "enforced_limit_W"}.
 nlohmann::json to_json(const LimitRestore& restore);
 
-// What `regime limit --json` prints for the GPUs `uri` names (GpuInfo, LimitChange or
+// What `regime limit --json` prints for the GPUs of `devices` (GpuInfo, LimitChange or
 // LimitRestore): one object for one GPU named alone, else a list.
 template <class Item>
-nlohmann::json limits_json(const std::string& uri, const std::vector<Item>& items) {
+nlohmann::json limits_json(const DeviceSet& devices, const std::vector<Item>& items) {
   nlohmann::json all = nlohmann::json::array();
   for (const Item& item : items) all.push_back(to_json(item));
-  return all.size() == 1 && names_one_gpu(uri) ? all[0] : all;
+  return all.size() == 1 && names_one_gpu(devices) ? all[0] : all;
 }
 
 // `regime limit show`: each GPU's limit range, current limit, temperature thresholds and clocks.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/device_options.hpp"
 #include "support/gpu_info.hpp"
 
 namespace regime::session {
@@ -40,7 +41,7 @@ TEST(DevicesView, ALimitChangeShowsTheSameWattsInBoth) {
   c.kept = true;
   c.physical = true;
   c.journal = "/state/journal";
-  const nlohmann::json j = limits_json("nvml:0", std::vector<LimitChange>{c});
+  const nlohmann::json j = limits_json(cli::parse_gpu_list("nvml:0"), std::vector<LimitChange>{c});
   const std::string text = to_text(std::vector<LimitChange>{c});
   EXPECT_EQ(j["old_limit_W"], 600);
   EXPECT_EQ(j["requested_limit_W"], 450);
@@ -52,7 +53,8 @@ TEST(DevicesView, ALimitChangeShowsTheSameWattsInBoth) {
 
 TEST(DevicesView, ARestoreNamesWhereItsTargetCameFromInBoth) {
   LimitRestore r{h200(), 700, true, 700};
-  EXPECT_EQ(limits_json("nvml:0", std::vector<LimitRestore>{r})["restored_to"], "journal");
+  EXPECT_EQ(limits_json(cli::parse_gpu_list("nvml:0"), std::vector<LimitRestore>{r})["restored_to"],
+            "journal");
   EXPECT_EQ(to_text(std::vector<LimitRestore>{r}),
             "nvml:0: power limit 600 W -> 700 W (journaled original), enforced 700 W\n");
 }
