@@ -428,7 +428,7 @@ nlohmann::json end_job(const std::string& job_id, const std::string& node,
       continue;
     }
     try {
-      gpus[k] = open_device(g.at("device").get<std::string>());
+      gpus[k] = open_recorded_gpu(g.at("device").get<std::string>());
       if (gpus[k]->info().uuid != g.at("uuid").get<std::string>())
         throw Error(ErrorKind::NotFound,
                     fmt::format("{} is now {}, not {}", g.at("device").get<std::string>(),

@@ -5,8 +5,8 @@
 
 #include "act/power_limit_guard.hpp"
 #include "common/error.hpp"
-#include "device/registry.hpp"
 #include "session/scheduler/job_journal.hpp"
+#include "session/site/target.hpp"
 
 namespace regime::session {
 
@@ -35,7 +35,7 @@ std::vector<size_t> gpus_by_minor(const std::vector<int>& minors,
 }
 
 JobGpus open_job_gpus_by_minor(const std::string& scheme, const std::vector<int>& minors) {
-  std::vector<GpuPtr> all = open_devices(scheme + ":all");
+  std::vector<GpuPtr> all = open_gpus(every_gpu(scheme));
   std::vector<GpuInfo> all_infos;
   for (auto& g : all) all_infos.push_back(g->info());
   JobGpus out;
@@ -48,10 +48,18 @@ JobGpus open_job_gpus_by_minor(const std::string& scheme, const std::vector<int>
   return out;
 }
 
+GpuPtr open_recorded_gpu(const std::string& device) {
+  std::vector<GpuPtr> gpus = open_gpus(one_device(parse_device_uri(device)));
+  if (gpus.size() != 1)
+    throw Error(ErrorKind::NotFound,
+                fmt::format("{} of the job's record names {} GPUs, not one", device, gpus.size()));
+  return std::move(gpus.front());
+}
+
 JobGpus reopen_job_gpus(const nlohmann::json& record, const std::string& job_id) {
   JobGpus out;
   for (const auto& g : record.at("gpus")) {
-    out.gpus.push_back(open_device(g.at("device").get<std::string>()));
+    out.gpus.push_back(open_recorded_gpu(g.at("device").get<std::string>()));
     out.infos.push_back(out.gpus.back()->info());
     if (out.infos.back().uuid != g.at("uuid").get<std::string>())
       throw Error(ErrorKind::NotFound,

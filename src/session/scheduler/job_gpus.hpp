@@ -26,11 +26,16 @@ struct JobGpus {
 // naming the minor and the node's minors when no GPU has it, or when two have it.
 std::vector<size_t> gpus_by_minor(const std::vector<int>& minors, const std::vector<GpuInfo>& gpus);
 
-// The node's GPUs (SCHEME:all), then the job's among them by minor number (gpus_by_minor's
-// errors).
+// The node's GPUs (SCHEME:all, through the site's door open_gpus), then the job's among them by
+// minor number (gpus_by_minor's errors).
 JobGpus open_job_gpus_by_minor(const std::string& scheme, const std::vector<int>& minors);
 
-// The GPUs of a job's record ({"gpus": [{"device", "uuid", "index"}]}) opened again; Error
+// One GPU of a job's record ("nvml:0"), opened through the site's door (open_gpus): the record
+// names each GPU alone. Errors as the backend's.
+GpuPtr open_recorded_gpu(const std::string& device);
+
+// The GPUs of a job's record ({"gpus": [{"device", "uuid", "index"}]}) opened again through the
+// site's door; Error
 // NotFound when a device is now another GPU (its UUID differs) or the record holds none.
 JobGpus reopen_job_gpus(const nlohmann::json& record, const std::string& job_id);
 
