@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/utc_time.hpp"
+#include "session/probe/probe_window.hpp"
 #include "session/settings.hpp"
 #include "session/site/command_gpus.hpp"
 #include "twin/spec.hpp"
@@ -374,7 +375,8 @@ void gate_on_probe(RunLoop& loop, double t0_s, double probe_s, const ControlRequ
         work.exit_status());
   for (size_t i = 0; i < s.lanes.size(); ++i) {
     ControlReport& g = s.lanes[i].rep;
-    RegimeOrWhy named = name_probe_regime(loop.trace(i), g.info, {}, {t0_s, loop.now_s()});
+    RegimeOrWhy named =
+        name_probe_regime(loop.trace(i), g.info, {}, probe_within_run(t0_s, loop.now_s()));
     if (named.report) {
       gate_lane(g, *named.report);
     } else {

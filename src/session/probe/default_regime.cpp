@@ -3,6 +3,7 @@
 #include "analysis/classify.hpp"
 #include "analysis/data_parallel.hpp"
 #include "analysis/probe_regime.hpp"
+#include "session/probe/probe_window.hpp"
 
 namespace regime::session {
 
@@ -16,8 +17,8 @@ std::optional<Regime> phased_regime(const std::vector<GpuInfo>& infos, const Liv
   opts.detect_steady_state = false;  // the window starts where a cycle does
   std::vector<Regime> regimes;
   for (size_t i = 0; i < prober.gpu_count(); ++i) {
-    const RegimeOrWhy named =
-        name_probe_regime(prober.trace(i), infos.at(i), opts, {m.window_start_s, m.window_end_s});
+    const RegimeOrWhy named = name_probe_regime(prober.trace(i), infos.at(i), opts,
+                                                whole_cycles(m.window_start_s, m.window_end_s));
     if (!named.report) return std::nullopt;
     regimes.push_back(named.report->regime);
   }

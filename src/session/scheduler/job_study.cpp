@@ -22,6 +22,7 @@
 #include "run/marker_workload.hpp"
 #include "run/run_loop.hpp"
 #include "run/wall_clock.hpp"
+#include "session/probe/probe_window.hpp"
 #include "session/probe/probers.hpp"
 #include "session/scheduler/job_gpus.hpp"
 #include "session/scheduler/job_journal.hpp"
@@ -138,7 +139,7 @@ ProbeStep probe_at_current_limits(StudyRecord& rec, const JobGpus& job, RunLoop&
         {}};
   std::vector<RegimeReport> per_gpu;
   for (size_t k = 0; k < job.gpus.size(); ++k) {
-    RegimeOrWhy named = name_probe_regime(loop.trace(k), job.infos[k]);
+    RegimeOrWhy named = name_probe_regime(loop.trace(k), job.infos[k], {}, whole_probe());
     if (!named.report)
       return {StudyEnd{"failed", fmt::format("the probe names no regime on {}: {}",
                                              job.infos[k].device, named.too_short)},

@@ -12,6 +12,7 @@
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
 #include "run/run_loop.hpp"
+#include "session/probe/probe_window.hpp"
 #include "trace/csv.hpp"
 
 namespace regime::session {
@@ -30,9 +31,6 @@ struct ProbeRun {
   RunEnd end = RunEnd::StopRequested;
   std::optional<int> exit_status;
 };
-
-// The probe ran on past probe_seconds because the card was still heating.
-bool ran_on(double ran_s, double probe_seconds) { return ran_s > probe_seconds + 1; }
 
 // On a started loop: probe_seconds, then on in steps of 5 s while a GPU is still heating (up to
 // max_probe_seconds); records the fastest heating slope in `rep`. How the run ended.
@@ -108,14 +106,6 @@ void warn_of_probe(const StudyRequest& r, StudyReport& rep) {
         rep.end_temp_slope_C_per_min));
 }
 
-// The part of a probe's trace its figures come from: the last probe_seconds when it ran on while
-// the card heated, else all of it.
-ProbeWindow probe_span(const Trace& t, double ran_s, double probe_seconds) {
-  if (!ran_on(ran_s, probe_seconds)) return {};
-  const double end_s = t.samples.empty() ? 0 : t.samples.back().t_s;
-  return {end_s - probe_seconds, end_s};
-}
-
 // Each GPU's regime, named once from its figures over the probe's last probe_seconds (the whole
 // run when it did not heat on); for a run of phases, the regime of the phase kind holding most of
 // its energy, as regime probe names it, since that kind is where a cap saves or costs the most.
@@ -125,7 +115,7 @@ std::vector<RegimeReport> classify_probe_run(const StudyRequest& r, const RunSit
   for (size_t i = 0; i < run.traces.size(); ++i) {
     const Trace& t = run.traces[i];
     RegimeOrWhy named =
-        name_probe_regime(t, site.infos.at(i), {}, probe_span(t, ran_s, r.probe_seconds));
+        name_probe_regime(t, site.infos.at(i), {}, heated_probe_span(t, ran_s, r.probe_seconds));
     if (!named.report)
       throw WorkloadFailed(
           fmt::format("the probe cannot name a regime{}: {}{}",
