@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "common/error.hpp"
+#include "monitor/monitor_devices.hpp"
 
 namespace regime::monitor {
 namespace {
@@ -73,6 +77,48 @@ TEST(MonitorOptions, ABadPeriodIsRefusedBeforeAnyDeviceIsOpened) {
   o.device = "nvml:0";
   o.sample_period_s = 0;
   EXPECT_THROW(Monitor{o}, Error);
+}
+
+// A simulated GPU sampled on the wall clock, as a script with no GPU monitors one.
+TEST(MonitorSim, AWindowOfASecondOrMoreTakesItsEnergyFromTheCounterReadAfterIt) {
+  MonitorOptions o;
+  o.device = "sim:t4";
+  o.sample_period_s = 0.1;
+  Monitor m(o);
+  EXPECT_EQ(m.gpu().device, "sim:t4");
+  m.begin_window("long");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  const int64_t id = m.end_window("long");
+  const std::optional<WindowFigures> w = m.figures(id, 10);
+  ASSERT_TRUE(w);
+  // Without the reading after its end the next scheduled one is 5 s away: the buffer's alone.
+  EXPECT_EQ(w->energy_source, "counter") << w->energy_detail;
+  EXPECT_GT(w->avg_power_W, 20.0);  // busy with the built-in workload, not idle
+  EXPECT_LE(w->avg_power_W, m.gpu().current_limit_W * 1.05);
+  EXPECT_LE(w->energy_ci_J.first, w->energy_J);
+  EXPECT_GE(w->energy_ci_J.second, w->energy_J);
+}
+
+TEST(MonitorSim, ACancelledWindowIsGoneAndAnUnknownOneIsRefused) {
+  MonitorOptions o;
+  o.device = "sim:t4";
+  Monitor m(o);
+  m.begin_window("dropped");
+  m.cancel_window("dropped");
+  EXPECT_THROW(m.end_window("dropped"), Error);
+  EXPECT_THROW(m.cancel_window("never"), Error);
+  m.begin_window("dropped");  // the name is free again
+  m.cancel_window("dropped");
+}
+
+TEST(MonitorDevices, ACudaIndexMustBeANumber) {
+  try {
+    open_monitor_device("cuda:first");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("cuda:N"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
