@@ -16,7 +16,7 @@ intervals. A window's figures are ready once the buffer covering its end has bee
 
 The library is found at $REGIME_MONITOR_LIBRARY, else inside this package (the wheel the build
 ships), else where the Debian package installs it (/usr/lib/regime), else in a checkout's
-build/ci.
+build/release (the README's first command) or build/ci (its test command).
 """
 
 import atexit
@@ -41,7 +41,9 @@ _CANDIDATES = (os.path.join(_HERE, LIBRARY_NAME),
                os.path.join(_LIBDIR, "regime", LIBRARY_NAME),
                "/usr/lib/regime/" + LIBRARY_NAME,
                "/usr/local/lib/regime/" + LIBRARY_NAME,
-               # a checkout's own build (the README's build folder)
+               # a checkout's own builds: the README's first command makes build/release, its
+               # test command build/ci
+               os.path.join(_HERE, "..", "..", "build", "release", LIBRARY_NAME),
                os.path.join(_HERE, "..", "..", "build", "ci", LIBRARY_NAME))
 
 _OK, _ERROR, _NOT_READY, _TOO_SMALL = 0, -1, -2, -3
