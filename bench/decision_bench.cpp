@@ -13,6 +13,8 @@
 // every cap known), probes, picks that cost energy, picks past the time bound. Regime's adaptive
 // search runs exactly as `regime sweep --device replay:FILE` does (checked against the session
 // call on every file table); Regime exhaustive is `regime recommend`.
+// Where a cap binds, each measuring policy is also judged against Regime exhaustive's pick on
+// the objective's own cost: the same cap, the mean and worst cost regret, probes of caps.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -29,12 +31,14 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "device/uri.hpp"
 #include "plan/cap_grid.hpp"
 #include "plan/recommend.hpp"
 #include "plan/replay.hpp"
 #include "plan/search.hpp"
 #include "plan/sim_corpus.hpp"
 #include "plan/twin_curve.hpp"
+#include "session/site/target.hpp"
 #include "session/sweep/search_options.hpp"
 #include "session/sweep/sweep.hpp"
 #include "trace/sweep_table.hpp"
@@ -123,7 +127,7 @@ void check_against_session(const TableData& d, const plan::Objective& objective,
   if (d.path.empty()) return;
   for (size_t i = 0; i < d.workloads.size(); ++i) {
     session::SweepRequest r;
-    r.device = session::parse_device_set("replay:" + d.path);
+    r.device = session::one_device(parse_device_uri("replay:" + d.path));
     r.workload.builtin = d.workloads[i].name;
     r.settings.objective = objective;
     const session::SweepReport rep = session::run_sweep(r);
@@ -227,7 +231,44 @@ double probe_budget_for(size_t caps) {
   return kProbeBudget + std::log2(static_cast<double>(caps) / kProbeBudgetCaps);
 }
 
+// Against the exhaustive choice (`recommend`) where a cap binds: the objective's own cost (its
+// score without a time bound) at the pick over the cost at recommend's pick.
+struct AgainstExhaustive {
+  int n = 0, same = 0;
+  double regret_pct = 0, worst_regret_pct = 0, probes = 0, caps = 0;
+  void add(const Workload& w, const Pick& p, const Pick& exhaustive,
+           const plan::Objective& objective) {
+    if (!w.binds) return;
+    const plan::Objective cost = plan::unconstrained(objective);
+    auto score = [&](double cap_W) {
+      const size_t i = w.index_of(cap_W);
+      return *plan::score(cost, w.e(i), w.t(i), w.t(0), w.rows.front().cap_W);
+    };
+    const double regret = (score(p.cap_W) / score(exhaustive.cap_W) - 1) * 100;
+    ++n;
+    if (std::abs(p.cap_W - exhaustive.cap_W) < 0.05) ++same;
+    regret_pct += regret;
+    worst_regret_pct = std::max(worst_regret_pct, regret);
+    probes += p.probes;
+    caps += static_cast<double>(w.rows.size());
+  }
+  void merge(const AgainstExhaustive& o) {
+    n += o.n;
+    same += o.same;
+    worst_regret_pct = std::max(worst_regret_pct, o.worst_regret_pct);
+    for (auto sum :
+         {&AgainstExhaustive::regret_pct, &AgainstExhaustive::probes, &AgainstExhaustive::caps})
+      this->*sum += o.*sum;
+  }
+  std::string row(const std::string& policy) const {
+    const double k = n > 0 ? 1.0 / n : 0;
+    return fmt::format("| {} | {}/{} | {:.2f} | {:.2f} | {:.2f} of {:.1f} |", policy, same, n,
+                       regret_pct * k, worst_regret_pct, probes * k, caps * k);
+  }
+};
+
 struct Tally {
+  AgainstExhaustive against;
   int n = 0;
   double saved_pct = 0, time_pct = 0, regret_pct = 0, worst_regret_pct = 0, probes = 0;
   double probe_budget = 0;  // the sum of each workload's budget (probe_budget_for)
@@ -277,6 +318,7 @@ struct Tally {
     binding += o.binding;
     binding_saved_pct += o.binding_saved_pct;
     binding_probes += o.binding_probes;
+    against.merge(o.against);
   }
   std::string split_row(const std::string& policy, bool measured) const {
     return fmt::format(
@@ -298,6 +340,10 @@ const char* kSplitHeader =
     "| policy | no cap binds: default kept | a cap binds | its energy saved % | its probes |\n"
     "| --- | --- | --- | --- | --- |";
 
+const char* kAgainstHeader =
+    "| policy, where a cap binds | same cap as exhaustive | mean cost regret % | worst cost regret "
+    "% | probes of caps |\n| --- | --- | --- | --- | --- |";
+
 const char* kHeader =
     "| policy | energy saved % | time % | mean regret % | worst regret % | worst where a cap binds "
     "% | binding, regret > 3% | probes | cost energy | past bound |\n| --- | --- | --- | --- | --- "
@@ -312,14 +358,19 @@ std::vector<std::vector<Tally>> report(const std::vector<TableData>& data,
   std::vector<std::vector<Tally>> out(pols.size());
   for (const auto& d : data) {
     fmt::print("\n### {} ({} workloads)\n\n{}\n", d.label, d.workloads.size(), kHeader);
-    std::string split;
+    std::string split, against;
+    const auto exhaustive = recommend_picks(d, objective);
     for (size_t k = 0; k < pols.size(); ++k) {
       const auto picks = pols[k].run(d);
       Tally t;
-      for (size_t i = 0; i < d.workloads.size(); ++i) t.add(d.judged[i], picks[i], objective);
+      for (size_t i = 0; i < d.workloads.size(); ++i) {
+        t.add(d.judged[i], picks[i], objective);
+        t.against.add(d.judged[i], picks[i], exhaustive[i], objective);
+      }
       out[k].push_back(t);
       fmt::print("{}\n", t.row(pols[k].name, pols[k].counts_probes));
       split += t.split_row(pols[k].name, pols[k].counts_probes) + "\n";
+      if (pols[k].counts_probes) against += t.against.row(pols[k].name) + "\n";
       if (pols[k].name == detail)
         for (size_t i = 0; i < d.workloads.size(); ++i) {
           const Workload& w = d.judged[i];
@@ -332,7 +383,7 @@ std::vector<std::vector<Tally>> report(const std::vector<TableData>& data,
               (w.e(j) / w.e(o) - 1) * 100, picks[i].why);
         }
     }
-    fmt::print("\n{}\n{}", kSplitHeader, split);
+    fmt::print("\n{}\n{}\n{}\n{}", kSplitHeader, split, kAgainstHeader, against);
   }
   return out;
 }
@@ -341,7 +392,7 @@ std::vector<std::vector<Tally>> report(const std::vector<TableData>& data,
 void print_overall(const std::string& title, const std::vector<Policy>& pols,
                    const std::vector<std::vector<Tally>>& tallies, size_t from, size_t to) {
   if (to - from < 2) return;
-  std::string rows, split;
+  std::string rows, split, against;
   int n = 0;
   for (size_t k = 0; k < pols.size(); ++k) {
     Tally all;
@@ -349,9 +400,10 @@ void print_overall(const std::string& title, const std::vector<Policy>& pols,
     n = all.n;
     rows += all.row(pols[k].name, pols[k].counts_probes) + "\n";
     split += all.split_row(pols[k].name, pols[k].counts_probes) + "\n";
+    if (pols[k].counts_probes) against += all.against.row(pols[k].name) + "\n";
   }
-  fmt::print("\n### {} ({} workloads)\n\n{}\n{}\n{}\n{}", title, n, kHeader, rows, kSplitHeader,
-             split);
+  fmt::print("\n### {} ({} workloads)\n\n{}\n{}\n{}\n{}\n{}\n{}", title, n, kHeader, rows,
+             kSplitHeader, split, kAgainstHeader, against);
 }
 
 // The adaptive search's settings that the cross-check tunes: each is chosen on one group of

@@ -481,11 +481,13 @@ PredictedCap most_promising_cap(const std::vector<double>& open_caps_W, const Cu
 // The curve's stop rule: from enough places on the curve (rows at caps above the draw repeat the
 // default's and count once, as its flat top, so that a line through a flat stretch and one row
 // past a cliff cannot rule out the minimum between them), the whole interval of the next cap's
-// prediction, `spread` wide, lies above the best score. A cap the curve cannot predict is
+// prediction, `spread` wide, lies above the best score. A cap the curve cannot predict, or only
+// extrapolates to (past the caps it was fitted on, where its interval understates the miss), is
 // measured, not skipped.
 bool curve_rules_out(const PredictedCap& next, double spread, double best_score,
                      size_t places_on_curve, size_t min_places) {
-  return next.score < kInf && places_on_curve >= min_places &&
+  const bool extrapolated = next.point && next.point->extrapolated;
+  return next.score < kInf && !extrapolated && places_on_curve >= min_places &&
          next.score * (1 - spread) >= best_score;
 }
 
