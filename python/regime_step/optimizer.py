@@ -48,71 +48,31 @@ def _regime_binary(regime):
     return found
 
 
-def _visible_entries():
-    """CUDA_VISIBLE_DEVICES as CUDA reads it: the entries up to the first empty one."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is None:
-        return None
-    entries = []
-    for entry in visible.split(","):
-        entry = entry.strip()
-        if not entry:
-            break
-        entries.append(entry)
-    return entries
-
-
-def _uuid_indices(regime):
-    """NVML index of each GPU by UUID, from ``regime devices --json``."""
-    out = subprocess.run([regime, "devices", "--json"], stdin=subprocess.DEVNULL,
+def _cuda_gpus(regime):
+    """``regime devices --cuda --json`` run in this process's environment: the NVML GPUs its
+    CUDA_VISIBLE_DEVICES names, in CUDA's order, mapped by the rule of ``--device nvml:job``."""
+    out = subprocess.run([regime, "devices", "--cuda", "--json"], stdin=subprocess.DEVNULL,
                          capture_output=True, text=True)
     if out.returncode != 0:
-        raise OptimizerError("regime devices failed: " + out.stderr.strip()[-2000:])
-    found = {}
-    for backend in json.loads(out.stdout).get("backends", []):
-        if backend.get("backend") == "nvml":
-            for gpu in backend.get("gpus", []):
-                found[gpu["uuid"].lower()] = gpu["index"]
-    return found
-
-
-def _by_uuid(entry, uuids):
-    matches = [index for uuid, index in uuids.items() if uuid.startswith(entry.lower())]
-    if len(matches) != 1:
-        raise OptimizerError("CUDA_VISIBLE_DEVICES entry %r names %d GPUs; give device= instead"
-                             % (entry, len(matches)))
-    return matches[0]
+        raise OptimizerError("regime devices --cuda failed: " + out.stderr.strip()[-2000:])
+    return json.loads(out.stdout)
 
 
 def job_devices(regime=None):
     """The device URI of this node's share of the job: the GPUs of local ranks 0 ..
-    LOCAL_WORLD_SIZE - 1, local rank r on CUDA's device r, through CUDA_VISIBLE_DEVICES as CUDA
-    reads it (up to the first empty entry; a UUID or a unique prefix of one names its GPU; an
-    index is taken as the NVML index, as ``--device nvml:job`` does where CUDA's order and
-    NVML's are both PCI order: on a node of mixed models, name the GPUs by UUID).
+    LOCAL_WORLD_SIZE - 1, local rank r on CUDA's device r. Which NVML GPU CUDA's device r is, the
+    ``regime`` binary answers (``regime devices --cuda``): CUDA_VISIBLE_DEVICES by index or UUID
+    and CUDA_DEVICE_ORDER, mapped by PCI bus id or UUID as ``--device nvml:job`` maps them.
     ``nvml:1,0`` for CUDA_VISIBLE_DEVICES=1,0 and two local ranks."""
     ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or "1")
-    entries = _visible_entries()
-    if entries is None:
-        entries = [str(i) for i in range(ranks)]
-    if len(entries) < ranks:
-        raise OptimizerError("LOCAL_WORLD_SIZE=%d but CUDA_VISIBLE_DEVICES names %d GPUs; "
-                             "give device= instead" % (ranks, len(entries)))
-    uuids = None
-    indices = []
-    for entry in entries[:ranks]:
-        if entry.isdigit():
-            indices.append(int(entry))
-        elif entry.upper().startswith("GPU-"):
-            uuids = uuids if uuids is not None else _uuid_indices(_regime_binary(regime))
-            indices.append(_by_uuid(entry, uuids))
-        else:  # a MIG instance: Regime caps whole GPUs
-            raise OptimizerError("CUDA_VISIBLE_DEVICES entry %r is not a whole GPU; give "
-                                 "device= instead" % entry)
-    if len(set(indices)) != len(indices):
-        raise OptimizerError("CUDA_VISIBLE_DEVICES names a GPU twice: %s"
-                             % os.environ.get("CUDA_VISIBLE_DEVICES"))
-    return "nvml:" + ",".join(str(i) for i in indices)
+    mapping = _cuda_gpus(_regime_binary(regime))
+    indices = [gpu["nvml"] for gpu in mapping["gpus"]]
+    if len(indices) < ranks:
+        raise OptimizerError(
+            "LOCAL_WORLD_SIZE=%d but CUDA_VISIBLE_DEVICES=%s names %d GPU(s)%s; give device= "
+            "instead" % (ranks, mapping["cuda_visible_devices"], len(indices),
+                         "".join(" (%s)" % w for w in mapping["warnings"])))
+    return "nvml:" + ",".join(str(i) for i in indices[:ranks])
 
 
 class PowerLimitOptimizer(object):

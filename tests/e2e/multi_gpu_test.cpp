@@ -119,6 +119,28 @@ class MultiGpuCli : public ::testing::Test {
   std::map<std::string, std::string> env_;
 };
 
+// `regime devices --cuda` answers for other languages (the Python optimizer) which NVML GPUs the
+// shell's CUDA_VISIBLE_DEVICES names: by PCI bus id, so CUDA's 0 and 1 are the two lowest buses
+// (NVML 3 and 1 here), not NVML's 0 and 1.
+TEST_F(MultiGpuCli, CudaDevicesAreMappedByPciBusIdForOtherCallers) {
+  write_config(-1, true);
+  auto env = env_;
+  env["CUDA_VISIBLE_DEVICES"] = "0,1";
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  auto r = test::run({"devices", "--cuda", "--json"}, env, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["device"], "nvml:3,1") << r.out;
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["uuid"], "GPU-multi-3");
+  EXPECT_TRUE(j["exact"].get<bool>());
+  env["CUDA_VISIBLE_DEVICES"] = "GPU-multi-2,0";  // a UUID, then CUDA's 0
+  r = test::run({"devices", "--cuda"}, env, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cuda:0  nvml:2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--device nvml:2,3"), std::string::npos) << r.out;
+}
+
 TEST_F(MultiGpuCli, ProbeOfAllGpusGivesATraceEachAndTheJobsFigures) {
   auto r = test::run(probe_args("nvml:all", "3", steps_cmd()), env_, dir_);
   ASSERT_EQ(r.status, 0) << r.err;

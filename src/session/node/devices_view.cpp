@@ -64,6 +64,23 @@ std::string to_text(const std::vector<DeviceListing>& listings) {
   return out;
 }
 
+std::string cuda_gpus_text(const nlohmann::json& m) {
+  const nlohmann::json& visible = m["cuda_visible_devices"];
+  std::string out =
+      fmt::format("CUDA_VISIBLE_DEVICES={}  CUDA_DEVICE_ORDER={}\n",
+                  visible.is_string() ? visible.get<std::string>() : "(unset: every GPU)",
+                  m["cuda_device_order"].get<std::string>());
+  for (const auto& g : m["gpus"])
+    out += fmt::format("cuda:{}  nvml:{}  {}  {}  {}\n", g["cuda"].get<int>(), g["nvml"].get<int>(),
+                       g["name"].get<std::string>(), g["uuid"].get<std::string>(),
+                       g["pci_bus_id"].get<std::string>());
+  out += m["device"].is_string()
+             ? fmt::format("--device {}\n", m["device"].get<std::string>())
+             : std::string("no GPU: CUDA_VISIBLE_DEVICES names none NVML finds\n");
+  for (const auto& w : m["warnings"]) out += "warning: " + w.get<std::string>() + "\n";
+  return out;
+}
+
 std::string device_check_text(const nlohmann::json& c) {
   std::string out;
   auto to = std::back_inserter(out);

@@ -19,6 +19,10 @@ std::string to_text(const std::vector<DeviceListing>& listings);
 // power buffer, the energy counter against integrated power.
 std::string device_check_text(const nlohmann::json& check);
 
+// `regime devices --cuda`: cuda:N against nvml:N for this process's CUDA_VISIBLE_DEVICES (the
+// JSON of cuda_visible_gpus_json), the --device that names them, and the mapping's warnings.
+std::string cuda_gpus_text(const nlohmann::json& mapping);
+
 // {"device", "uuid", "old_limit_W", "requested_limit_W", "enforced_limit_W"}, then
 // "restored_limit_W" after a hold or "kept": true.
 nlohmann::json to_json(const LimitChange& change);

@@ -69,6 +69,32 @@ DeviceSet resolve_job_devices(const DeviceSet& set, const WorkloadSpec& spec) {
   return out;
 }
 
+nlohmann::json cuda_visible_gpus_json() {
+  const std::vector<GpuInfo> all = every_nvml_gpu();
+  const std::vector<std::string> none;
+  const auto visible = command_env(none, "CUDA_VISIBLE_DEVICES");
+  const auto order = command_env(none, "CUDA_DEVICE_ORDER");
+  const CudaDeviceMap m = map_cuda_visible_devices(visible, order, all);
+  nlohmann::json gpus = nlohmann::json::array();
+  for (size_t cuda = 0; cuda < m.nvml_indices.size(); ++cuda) {
+    const int nvml = m.nvml_indices[cuda];
+    const auto g = std::find_if(all.begin(), all.end(), [&](auto& x) { return x.index == nvml; });
+    gpus.push_back({{"cuda", cuda},
+                    {"nvml", nvml},
+                    {"uuid", g == all.end() ? "" : g->uuid},
+                    {"name", g == all.end() ? "" : g->name},
+                    {"pci_bus_id", g == all.end() ? "" : g->pci_bus_id}});
+  }
+  return {{"cuda_visible_devices", visible ? nlohmann::json(*visible) : nlohmann::json(nullptr)},
+          {"cuda_device_order", order.value_or("FASTEST_FIRST (unset)")},
+          {"gpus", gpus},
+          {"device", m.nvml_indices.empty()
+                         ? nlohmann::json(nullptr)
+                         : nlohmann::json(fmt::format("nvml:{}", fmt::join(m.nvml_indices, ",")))},
+          {"exact", m.exact},
+          {"warnings", m.warnings}};
+}
+
 nlohmann::json job_devices_json(const std::vector<GpuInfo>& measured, const WorkloadSpec& spec) {
   if (spec.command.empty()) return nullptr;
   const std::vector<GpuInfo> all = every_nvml_gpu();

@@ -26,6 +26,13 @@ std::optional<std::string> command_env(const std::vector<std::string>& command,
 // GPU.
 DeviceSet resolve_job_devices(const DeviceSet& set, const WorkloadSpec& spec);
 
+// The NVML GPUs this process's own CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER name, in CUDA's
+// order, as a program started from it (a training script's `regime study --attach`) sees them:
+// {"cuda_visible_devices", "cuda_device_order", "gpus": [{"cuda", "nvml", "uuid", "name",
+// "pci_bus_id"}], "device" ("nvml:1,0"; null when it names none), "exact", "warnings"}. The one
+// mapping `nvml:job` uses, for callers in other languages.
+nlohmann::json cuda_visible_gpus_json();
+
 // What the job uses against what is measured: {"cuda_visible_devices", "cuda_device_order",
 // "job_gpus", "measured", "exact", "match", "warnings"}; null for a built-in (simulated) workload.
 // A mismatch is a warning naming both sides.
