@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "control/phase.hpp"
+#include "control/thermal.hpp"
 
 namespace regime::control {
 

@@ -10,7 +10,7 @@
 
 #include "common/gpu_info.hpp"
 #include "control/controller.hpp"
-#include "control/thermal.hpp"
+#include "control/policy_spec.hpp"
 
 namespace regime::control {
 

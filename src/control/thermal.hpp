@@ -13,22 +13,9 @@
 
 #include "common/gpu_info.hpp"
 #include "control/controller.hpp"
+#include "control/policy_spec.hpp"
 
 namespace regime::control {
-
-// A policy as the user wrote it: "thermal:target_C=80,step_W=10" -> {"thermal", {...}}.
-struct PolicySpec {
-  std::string name;
-  std::map<std::string, std::string> params;
-  std::string text;  // as written, for reports
-};
-// Error InvalidArgument for an empty name, a parameter without '=' or a repeated key.
-PolicySpec parse_policy(const std::string& text);
-// The parameter as a finite number; Error InvalidArgument naming the policy and the key.
-std::optional<double> number_param(const PolicySpec& spec, const std::string& key);
-// Error InvalidArgument naming the first parameter of `spec` not in `known` (listed in the
-// message in the order given).
-void require_known_params(const PolicySpec& spec, const std::vector<std::string>& known);
 
 struct ThermalParams {
   double target_C = 0;
