@@ -36,6 +36,7 @@ std::string cache_name(const std::string& job_id, const std::string& node) {
 
 }  // namespace
 
+JobStore::JobStore(const DatabaseLocation& where) : store_(where) {}
 JobStore::JobStore(const std::filesystem::path& path) : store_(path) {}
 
 void JobStore::put(const JobRow& row) {

@@ -24,8 +24,9 @@ struct JobRow {
 
 class JobStore {
  public:
-  // Opens (creating when needed) the run database at `path` as RunStore does. Error Io or Parse as
-  // RunStore.
+  // Opens (creating when needed) the run database `where` names, or `path` as --db would name it,
+  // as RunStore does. Error Io or Parse as RunStore.
+  explicit JobStore(const DatabaseLocation& where);
   explicit JobStore(const std::filesystem::path& path);
 
   // Inserts or replaces the row of (job_id, node).

@@ -265,10 +265,13 @@ std::filesystem::path RunStore::path_or_default(const std::string& db) {
   return db.empty() ? default_path() : std::filesystem::path(db);
 }
 
-RunStore::RunStore(const std::filesystem::path& path) : path_(path) {
-  const std::optional<DbUri> uri = parse_db_uri(path.string());
+RunStore::RunStore(const std::filesystem::path& path)
+    : RunStore(DatabaseLocation::from_text(path.string())) {}
+
+RunStore::RunStore(const DatabaseLocation& where) : path_(where.path()) {
+  const std::optional<DbUri>& uri = where.server();
   if (!uri) {
-    db_ = sql::open_sqlite(path);
+    db_ = sql::open_sqlite(path_);
     if (migration_due()) migrate();
     return;
   }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "store/database_location.hpp"
 #include "store/rows.hpp"
 
 namespace regime {
@@ -129,6 +130,8 @@ class RunStore {
   // URI names. Error Io when it cannot (not for a server that cannot be reached: offline() then),
   // Parse when the file is not a Regime run database or has a newer schema, InvalidArgument for a
   // malformed URI, NoPermission for a credentials file others may read.
+  explicit RunStore(const DatabaseLocation& where);
+  // The store `path` names as --db would (DatabaseLocation::from_text).
   explicit RunStore(const std::filesystem::path& path);
   ~RunStore();
   RunStore(const RunStore&) = delete;
