@@ -53,8 +53,8 @@ void add_control(CLI::App& root, Context&) {
                   "Device: nvml:N, sim:MODEL, or one job's GPUs (nvml:0,1, nvml:all, nvml:job), "
                   "each with its own controller")
       ->required();
-  sub->add_option("--db", r->db,
-                  "Run database that keeps the run (default: STATE_DIR/runs.sqlite)");
+  auto db = std::make_shared<std::string>();
+  sub->add_option("--db", *db, "Run database that keeps the run (default: STATE_DIR/runs.sqlite)");
   sub->add_option("--policy", *policy,
                   "thermal[:target_C=..,band_C=..,step_W=..,period_s=..,dwell_s=..], "
                   "phase[:observe_s=..,learn_s=..,caps=..,slowdown_pct=..,min_gain_pct=..] or "
@@ -94,9 +94,10 @@ void add_control(CLI::App& root, Context&) {
   workload->excludes(command);
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet, "No progress line on a terminal's stderr");
-  sub->callback([r, device, policy, json, quiet, seconds] {
+  sub->callback([r, device, policy, db, json, quiet, seconds] {
     r->device = parse_device_set(*device);
     r->policy = control::parse_policy(*policy);  // NAME[:key=value,...], control/thermal.hpp
+    r->db = DatabaseLocation::from_text(*db);
     const bool choose_length = r->evaluate && seconds->count() == 0;
     if (!choose_length) check_sample_count(r->seconds, r->sample_ms);
     r->workload.stdout_to_stderr = *json;

@@ -6,6 +6,7 @@
 
 #include "cli/command.hpp"
 #include "cli/settings_options.hpp"
+#include "common/error.hpp"
 #include "session/scheduler/job_leader.hpp"
 #include "session/scheduler/job_requests.hpp"
 #include "session/scheduler/job_view.hpp"
@@ -17,6 +18,7 @@ namespace {
 struct JobOptions {
   session::JobBegin begin;
   std::string gpus_text, power_text;  // typed into begin when the command runs
+  std::string db_text;                // --db, typed when the command runs
   session::JobStudyRequest study;
   SweepSettingsText study_text;  // typed into study.settings when the command runs
   std::string existing_comment;
@@ -27,8 +29,19 @@ void add_job_id(CLI::App* cmd, std::string& job_id) {
   cmd->add_option("--job", job_id, "The scheduler's job id")->required();
 }
 
-void add_db(CLI::App* cmd, std::filesystem::path& db) {
+void add_db(CLI::App* cmd, std::string& db) {
   cmd->add_option("--db", db, "Run database (default: STATE_DIR/runs.sqlite)");
+}
+
+// --db as a prolog or an epilog takes it: one that cannot be read is carried to where the store
+// is opened, which then fails as for a store that cannot be read, and the node is not drained.
+session::JobDatabase job_database(const std::string& text) {
+  try {
+    return {DatabaseLocation::from_text(text), ""};
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::InvalidArgument) throw;
+    return {DatabaseLocation(), e.what()};
+  }
 }
 
 void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
@@ -48,7 +61,7 @@ void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
   begin->add_option("--workload", o->begin.workload,
                     "auto: the workload name its sweeps were kept under");
   begin->add_option("--node", o->begin.node, "This node's name (default: $SLURMD_NODENAME)");
-  add_db(begin, o->begin.db);
+  add_db(begin, o->db_text);
   begin->add_option("--step-socket", o->begin.step_socket,
                     "study: the socket the job's tasks send step markers to (REGIME_STEP_SOCKET)");
   begin
@@ -61,6 +74,7 @@ void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
   begin->add_flag("--json", o->json, "Machine-readable output");
   begin->callback([o] {
     o->begin.gpus = session::parse_gpu_list(o->gpus_text);
+    o->begin.db = job_database(o->db_text);
     session::PowerPolicyChoice power = session::read_power_policy(o->power_text);
     o->begin.policy = power.policy;
     o->begin.policy_refused = power.refused;
@@ -89,7 +103,7 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
       "study", "Study the job's GPUs while it runs and apply the decision (started by job begin)");
   add_job_id(study, o->study.job_id);
   study->add_option("--node", o->study.node, "This node's name (default: $SLURMD_NODENAME)");
-  add_db(study, o->study.db);
+  add_db(study, o->db_text);
   study->add_option("--step-socket", o->study.step_socket, "Where the job sends step markers")
       ->required();
   study
@@ -100,6 +114,7 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
   study->add_flag("--json", o->json, "Machine-readable output: the study's JSON object");
   study->callback([o] {
     o->study.settings = parse_sweep_settings(o->study_text, o->study.settings);
+    o->study.db = DatabaseLocation::from_text(o->db_text);
     const nlohmann::json s = session::study_job_here(o->study);
     if (o->json) return print_json(s);
     std::cout << session::job_study_text(o->study.job_id,
@@ -110,23 +125,25 @@ void add_job(CLI::App& root, Context& /*ctx*/) {
       "end", "Read the energy counters again, restore the job's limits, record its energy");
   add_job_id(end, o->begin.job_id);
   end->add_option("--node", o->begin.node, "This node's name (default: $SLURMD_NODENAME)");
-  add_db(end, o->begin.db);
+  add_db(end, o->db_text);
   end->add_option("--merge-comment", o->existing_comment,
                   "The job's AdminComment as it is now: other nodes' energy is kept and summed");
   end->add_flag("--json", o->json, "Machine-readable output");
   end->callback([o] {
-    const session::JobEnd e =
-        session::end_job_merging(o->begin.job_id, o->begin.node, o->begin.db, o->existing_comment);
+    const session::JobEnd e = session::end_job_merging(
+        o->begin.job_id, o->begin.node, job_database(o->db_text), o->existing_comment);
     if (o->json) return print_json(e.record);
     std::cout << session::to_text(e, o->begin.job_id, o->begin.node);
   });
 
   auto* show = job->add_subcommand("show", "What was recorded for a job (every node's row)");
   add_job_id(show, o->begin.job_id);
-  add_db(show, o->begin.db);
+  add_db(show, o->db_text);
   // The record is JSON either way: --json is taken so that every command takes it.
   show->add_flag("--json", o->json, "Machine-readable output (the only output: JSON)");
-  show->callback([o] { print_json(session::show_job(o->begin.job_id, o->begin.db)); });
+  show->callback([o] {
+    print_json(session::show_job(o->begin.job_id, DatabaseLocation::from_text(o->db_text)));
+  });
 }
 
 }  // namespace regime::cli

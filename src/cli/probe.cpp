@@ -54,7 +54,8 @@ void add_probe(CLI::App& root, Context& ctx) {
   sub->add_option("--trace-out", r->trace_out,
                   "Trace CSV to write (default: STATE_DIR/runs/run-ID.trace.csv); steps go to "
                   "the sibling .steps.csv");
-  sub->add_option("--db", r->db, "Run database (default: STATE_DIR/runs.sqlite)");
+  auto db = std::make_shared<std::string>();
+  sub->add_option("--db", *db, "Run database (default: STATE_DIR/runs.sqlite)");
   sub->add_flag("--json", *json,
                 "Machine-readable output: stdout carries only the JSON object; the command's own "
                 "stdout goes to stderr");
@@ -65,8 +66,9 @@ void add_probe(CLI::App& root, Context& ctx) {
       sub->add_option("command", r->workload.command, "The command to run and watch (after --)");
   workload->excludes(command);
   add_workload_as_root(sub, r->workload);
-  sub->callback([r, device, json, quiet, &ctx] {
+  sub->callback([r, device, db, json, quiet, &ctx] {
     r->device = parse_device_set(*device);
+    r->db = DatabaseLocation::from_text(*db);
     check_sample_count(r->seconds, r->sample_ms.value_or(session::kSimulatedSampleMs));
     r->workload.stdout_to_stderr = *json;  // stdout carries only the JSON
     ProgressLine progress(stderr, progress_wanted(stderr, *quiet));

@@ -17,13 +17,17 @@ namespace {
 struct RecommendArgs {
   session::RecommendRequest request;
   std::string run;  // --run as written
+  std::string db;   // --db as written: read with --run only
   std::string objective = plan::kDefaultObjective;
   bool json = false;
 };
 
 void run_recommend(RecommendArgs& a) {
   a.request.objective = plan::parse_objective(a.objective);
-  if (!a.run.empty()) a.request.run = parse_run_ref(a.run);
+  if (!a.run.empty()) {
+    a.request.run = parse_run_ref(a.run);
+    a.request.db = DatabaseLocation::from_text(a.db);
+  }
   const session::RecommendReport report = session::recommend(a.request);
   if (a.json) return print_json(session::to_json(report));
   std::cout << session::to_text(report);
@@ -41,7 +45,7 @@ void add_recommend(CLI::App& root, Context&) {
                               "A sweep kept in the run database, sweep:ID (`regime runs` lists "
                               "them): decided again without running it again");
   sweep->excludes(run);
-  sub->add_option("--db", a->request.db, "Run database for --run (default: STATE_DIR/runs.sqlite)");
+  sub->add_option("--db", a->db, "Run database for --run (default: STATE_DIR/runs.sqlite)");
   sub->add_option("--objective", a->objective,
                   "max-slowdown:PCT | energy | edp | zeus:ETA (default max-slowdown:10: least "
                   "energy per unit at most 10% slower; --json shows the unconstrained optimum)");

@@ -41,12 +41,14 @@ void add_runs(CLI::App& root, Context&) {
     app->add_flag("--json", *json, "Machine-readable output");
   runs->callback([=] {
     if (show_cmd->parsed()) {
-      const session::StoredResult found = session::show_run(*db, parse_run_ref(*ref));
+      const session::RunRef run = parse_run_ref(*ref);
+      const session::StoredResult found = session::show_run(DatabaseLocation::from_text(*db), run);
       if (*json) return print_json(session::to_json(found));
       std::cout << session::to_text(found);
       return;
     }
-    const session::RunsListing listing = session::list_runs(*db, *limit, *filter);
+    const session::RunsListing listing =
+        session::list_runs(DatabaseLocation::from_text(*db), *limit, *filter);
     if (*json) return print_json(session::to_json(listing, *filter));
     std::cout << session::to_text(listing, *filter);
   });

@@ -36,6 +36,7 @@ session::SweepSettings parse_sweep_settings(const SweepSettingsText& text,
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("--mode '{}': expected live or restart", text.mode));
   if (!text.prior.empty()) given.prior = predict::choose_predictor(text.prior);
+  if (!text.db.empty()) given.db = DatabaseLocation::from_text(text.db);
   return given;
 }
 

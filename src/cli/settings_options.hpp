@@ -18,17 +18,19 @@ session::DeviceSet parse_device_set(const std::string& text);
 // --caps: "auto" (the GPU's grid, session::caps_on) or a list of watts, distinct, highest first.
 session::CapsSpec parse_caps_spec(const std::string& text);
 
-// --strategy, --objective, --mode and --prior as given.
+// --strategy, --objective, --mode, --prior and --db as given.
 struct SweepSettingsText {
   std::string strategy = "adaptive";
   std::string objective = plan::kDefaultObjective;
   std::string mode = "live";
   std::string prior;  // empty: none
+  std::string db;     // empty: the one `given` names (the default store unless set)
 };
 
-// `given` with the strategy, objective, mode and prior (its row of the predictor table,
-// predict::choose_predictor) that `text` names. Error InvalidArgument naming the accepted values
-// of the first one that is not.
+// `given` with the strategy, objective, mode, prior (its row of the predictor table,
+// predict::choose_predictor) and run database (DatabaseLocation::from_text) that `text` names.
+// Error InvalidArgument naming the accepted values of the first one that is not, or worded as
+// store/db_uri.hpp for a malformed server URI.
 session::SweepSettings parse_sweep_settings(const SweepSettingsText& text,
                                             session::SweepSettings given = {});
 

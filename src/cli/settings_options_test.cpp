@@ -147,15 +147,16 @@ TEST(SweepSettingsText, TheDefaultsAreTheTypedDefaults) {
 
 TEST(SweepSettingsText, EachValueIsTypedAndTheGivenSettingsAreKept) {
   SweepSettings given;
-  given.db = "/tmp/runs.sqlite";
+  given.db = DatabaseLocation::from_text("/tmp/runs.sqlite");
   given.apply = true;
   given.budget.max_steps = 77;
-  const SweepSettings s = parse_sweep_settings({"exhaustive", "zeus:0.3", "restart", ""}, given);
+  const SweepSettings s =
+      parse_sweep_settings({"exhaustive", "zeus:0.3", "restart", "", ""}, given);
   EXPECT_EQ(s.strategy, plan::Strategy::Exhaustive);
   EXPECT_EQ(s.objective.kind, plan::ObjectiveKind::Zeus);
   EXPECT_DOUBLE_EQ(s.objective.eta, 0.3);
   EXPECT_EQ(s.mode, SweepMode::Restart);
-  EXPECT_EQ(s.db, given.db);
+  EXPECT_EQ(s.db.path(), given.db.path());
   EXPECT_TRUE(s.apply);
   EXPECT_EQ(s.budget.max_steps, 77);
   // As the run database keeps them.
@@ -168,16 +169,16 @@ TEST(SweepSettingsText, EachValueIsTypedAndTheGivenSettingsAreKept) {
 
 TEST(SweepSettingsText, EachBadValueGetsItsOwnError) {
   EXPECT_EQ(error_of([] {
-              parse_sweep_settings({"fast", "energy", "live", ""});
+              parse_sweep_settings({"fast", "energy", "live", "", ""});
             }),
             invalid("unknown strategy 'fast' (expected exhaustive or adaptive)"));
   EXPECT_EQ(error_of([] {
-              parse_sweep_settings({"adaptive", "cheap", "live", ""});
+              parse_sweep_settings({"adaptive", "cheap", "live", "", ""});
             }),
             invalid("unknown objective 'cheap' (expected energy, edp, zeus:ETA (0 <= ETA <= 1) "
                     "or max-slowdown:PCT (PCT >= 0, percent))"));
   EXPECT_EQ(error_of([] {
-              parse_sweep_settings({"adaptive", "energy", "sometimes", ""});
+              parse_sweep_settings({"adaptive", "energy", "sometimes", "", ""});
             }),
             invalid("--mode 'sometimes': expected live or restart"));
 }
@@ -203,17 +204,34 @@ TEST(SweepSettingsText, APriorIsItsRowOfThePredictorTable) {
             0u);
 }
 
+// --db is typed here, once: a file, a server, or the default when none is named; a malformed
+// server URI is refused before anything runs, in the words of store/db_uri.hpp.
+TEST(SweepSettingsText, TheRunDatabaseIsTypedOnceHere) {
+  SweepSettingsText text;
+  EXPECT_TRUE(parse_sweep_settings(text).db.is_default());
+  text.db = "/tmp/kept.sqlite";
+  const DatabaseLocation file = parse_sweep_settings(text).db;
+  EXPECT_FALSE(file.is_default() || file.is_server());
+  EXPECT_EQ(file.path(), "/tmp/kept.sqlite");
+  text.db = "mariadb://regime@db.cluster/runs";
+  EXPECT_EQ(parse_sweep_settings(text).db.server().value_or(DbUri{}).host, "db.cluster");
+  text.db = "mariadb://db.cluster/runs";
+  EXPECT_EQ(error_of([&] { parse_sweep_settings(text); }),
+            invalid("--db mariadb://db.cluster/runs: no user (expected "
+                    "mariadb://USER@HOST[:PORT]/DATABASE[?credentials=FILE])"));
+}
+
 // `regime job study --objective` types only the objective into the request's settings: the
 // others stay as given.
 TEST(SweepSettingsText, TypingTheTextKeepsTheOtherSettingsGiven) {
   SweepSettings given;
-  given.db = "/tmp/runs.sqlite";
+  given.db = DatabaseLocation::from_text("/tmp/runs.sqlite");
   given.force = true;
   SweepSettingsText text;
   text.objective = "edp";
   const SweepSettings typed = parse_sweep_settings(text, given);
   EXPECT_EQ(typed.objective.kind, plan::ObjectiveKind::Edp);
-  EXPECT_EQ(typed.db, "/tmp/runs.sqlite");
+  EXPECT_EQ(typed.db.path(), "/tmp/runs.sqlite");
   EXPECT_TRUE(typed.force);
   text.objective = "zeus:2";
   EXPECT_THROW(parse_sweep_settings(text, given), Error);

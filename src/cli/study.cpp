@@ -49,10 +49,10 @@ void add_study_workload(CLI::App* sub, session::StudyRequest& r) {
 // --auto: the decision kept for the workload's name on the GPU's model, read back as the
 // scheduler's `job begin --power auto` reads it (its newest kept sweep, checked whole); none
 // when nothing usable is kept.
-session::KeptLookup kept_lookup(const std::string& db) {
+session::KeptLookup kept_lookup(const DatabaseLocation& db) {
   return
       [db](const GpuInfo& gpu, const std::string& workload) -> std::optional<session::KeptChoice> {
-        RunStore runs(RunStore::path_or_default(db));
+        RunStore runs(db);
         std::vector<SweepRecord> sweeps;
         if (auto s = runs.newest_sweep_of(gpu.name, workload)) sweeps.push_back(std::move(*s));
         const session::CapChoice c =

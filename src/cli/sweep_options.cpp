@@ -29,7 +29,7 @@ void add_sweep_settings(CLI::App* sub, session::SweepSettings& s, SweepSettingsT
   sub->add_flag("--per-second", s.budget.accept_per_second,
                 "Without step markers, decide on energy per second (every figure then says per "
                 "second); without this flag such a sweep is refused");
-  sub->add_option("--db", s.db,
+  sub->add_option("--db", text.db,
                   "Run database that keeps the sweep (default: STATE_DIR/runs.sqlite)");
   sub->add_flag("--apply", s.apply,
                 "Leave the chosen cap set (journaled; `regime restore` undoes it)");

@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "common/gpu_info.hpp"
-#include "control/thermal.hpp"
+#include "control/policy_spec.hpp"
 #include "plan/cap_grid.hpp"  // plan::parse_caps, which reads --caps at the CLI
 #include "plan/objective.hpp"
 #include "plan/search.hpp"
 #include "session/predict/predict.hpp"
 #include "session/probe/probers.hpp"
 #include "session/site/target.hpp"
+#include "store/database_location.hpp"
 
 namespace regime::session {
 
@@ -44,7 +45,7 @@ struct SweepSettings {
   ProbeBudget budget;
   std::function<void(const plan::ProbeResult&)> on_probe;  // progress, after each probe
   std::function<void(size_t)> on_plan;  // progress, before the first probe: the most probes
-  std::string db;  // the run database the sweep is kept in; empty: RunStore::default_path()
+  DatabaseLocation db;                  // the run database the sweep is kept in
   // A predictor whose draw at the default limit places the adaptive search's second probe
   // (plan::SearchOptions::start_cap_W), its row chosen at the CLI (predict::choose_predictor);
   // nullopt: none. LLM predictors use `llm`.

@@ -37,7 +37,7 @@ void keep_control_run(ControlReport& rep, const ControlRequest& r) {
                             {"dry_run", rep.dry_run},      {"actuate", r.actuate},
                             {"job_devices", r.device.text}};
   rec.report = to_json(rep);
-  RunStore store(RunStore::path_or_default(r.db));
+  RunStore store(r.db);
   rep.stored_id = store.insert_control_run(rec);
 }
 

@@ -14,8 +14,9 @@
 #include "analysis/interleaved.hpp"
 #include "control/controller.hpp"
 #include "control/policies.hpp"
-#include "control/thermal.hpp"
+#include "control/policy_spec.hpp"
 #include "session/site/target.hpp"
+#include "store/database_location.hpp"
 
 namespace regime::session {
 
@@ -33,9 +34,8 @@ struct ControlRequest {
   // The workload with and without the controller in interleaved windows A B A B ... A.
   bool evaluate = false;
   int windows = 7;  // odd, >= 5: A first and last, so a linear drift cancels
-  // The run database that keeps the run as a controller run (`regime runs`, control:ID); empty:
-  // RunStore::default_path().
-  std::string db;
+  // The run database that keeps the run as a controller run (`regime runs`, control:ID).
+  DatabaseLocation db;
 };
 
 // The least run length an evaluation needs on the GPUs it opened: regime-gated's probe, then a

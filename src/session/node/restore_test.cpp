@@ -42,8 +42,8 @@ TEST(RestoreReport, AFailedGpuIsCountedNamedAndExitsOneOverReadOnly) {
 
 TEST(RestoreReport, ReadOnlyExitsFourAndAJobNotEndedOne) {
   EXPECT_EQ(restore_exit_status(report({gpu(false, true)})), 4);
-  StaleJob ended{"7", "node1", "/db", {{"job_id", "7"}}, ""};
-  StaleJob stuck{"8", "node1", "/db", nullptr, "database is locked"};
+  StaleJob ended{"7", "node1", DatabaseLocation::from_text("/db"), {{"job_id", "7"}}, ""};
+  StaleJob stuck{"8", "node1", DatabaseLocation::from_text("/db"), nullptr, "database is locked"};
   const RestoreReport r = report({}, {ended, stuck});
   EXPECT_EQ(restore_exit_status(r), 1);
   ASSERT_EQ(restore_warnings(r).size(), 1u);

@@ -35,12 +35,12 @@ void jobs_text(std::string& out, const RestoreReport& r) {
   for (const auto& s : r.jobs) {
     if (r.read_only)
       fmt::format_to(to, "would end job {} on {} (begun before this boot; {})\n", s.job_id, s.node,
-                     s.db.string());
+                     s.db.path().string());
     else if (s.error.empty())
       fmt::format_to(to,
                      "ended job {} on {}: begun before this boot, its epilog never ran; energy "
                      "unknown (the counters restarted), limits as the reboot left them ({})\n",
-                     s.job_id, s.node, s.db.string());
+                     s.job_id, s.node, s.db.path().string());
     else
       fmt::format_to(to, "FAILED   to end job {} on {}: {}\n", s.job_id, s.node, s.error);
   }
@@ -61,7 +61,7 @@ nlohmann::json to_json(const RestoreReport& report) {
   for (const StaleJob& s : report.jobs)
     jobs.push_back({{"job_id", s.job_id},
                     {"node", s.node},
-                    {"db", s.db.string()},
+                    {"db", s.db.path().string()},
                     {"ended", s.record.is_object()},
                     {"error", error_or_null(s.error)}});
   return {{"journal", report.journal},

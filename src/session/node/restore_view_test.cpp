@@ -14,7 +14,7 @@ TEST(RestoreView, TextAndJsonShowTheSameLimitsAndFailures) {
   r.journal = "/state/journal";
   r.gpus = {{"nvml:0", "GPU-0", 700, true, "", false},
             {"nvml:1", "GPU-1", 450.5, false, "GPU is lost", false}};
-  r.jobs = {{"8", "node1", "/db", nullptr, "database is locked"}};
+  r.jobs = {{"8", "node1", DatabaseLocation::from_text("/db"), nullptr, "database is locked"}};
   const nlohmann::json j = to_json(r);
   const std::string text = to_text(r);
   EXPECT_EQ(j["outcomes"][0]["original_limit_W"], 700);

@@ -304,8 +304,7 @@ JobProbeReport probe_gpus(const ProbeRequest& r, ProbeGpus set) {
     for (const auto& w : out.usage.value("warnings", std::vector<std::string>{}))
       out.warnings.push_back(w);
 
-  const fs::path db_path = RunStore::path_or_default(r.db);
-  RunStore store(db_path);
+  RunStore store(r.db);
   const std::vector<TracePaths> paths = start_records(r, set, store, out.gpus);
   JobProcessWatch watch(set.site.infos, spec);
   RunStats stats;

@@ -12,6 +12,7 @@
 #include "analysis/data_parallel.hpp"
 #include "run/run_loop.hpp"
 #include "session/site/target.hpp"
+#include "store/database_location.hpp"
 #include "store/run_store.hpp"
 
 namespace regime::session {
@@ -36,7 +37,7 @@ struct ProbeRequest {
   std::optional<double> warmup_s;  // drop this much instead of detecting the steady state
   bool no_steps = false;           // figures per second, no step markers expected
   std::string trace_out;           // default: STATE_DIR/runs/run-ID.trace.csv
-  std::string db;                  // default: RunStore::default_path()
+  DatabaseLocation db;             // the run database that keeps the probe
   // Called after every sample: the caller limits how often it draws.
   std::function<void(const ProbeProgress&)> on_progress;
 };

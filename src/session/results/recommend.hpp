@@ -13,7 +13,7 @@ namespace regime::session {
 struct RecommendRequest {
   std::string sweep_file;     // a sweep table (CSV); or
   std::optional<RunRef> run;  // a kept sweep, sweep:ID
-  std::string db;             // the run database `run` is in (empty: the default)
+  DatabaseLocation db;        // the run database `run` is in
   plan::Objective objective;  // plan::kDefaultObjective
 };
 

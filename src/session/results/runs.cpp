@@ -10,19 +10,16 @@
 #include "analysis/sweep_rows.hpp"
 #include "common/error.hpp"
 #include "common/utc_time.hpp"
-#include "store/db_uri.hpp"
 
 namespace regime::session {
 
 namespace {
 
-RunStore open_store(const std::string& db) { return RunStore(RunStore::path_or_default(db)); }
-
 // A read opens only a database that is there: a mistyped --db must not create folders and an empty
 // database and then list nothing as if nothing had been kept.
-void require_existing(const std::string& db) {
-  if (parse_db_uri(db)) return;  // a server: connecting says whether it is there
-  const std::filesystem::path path = RunStore::path_or_default(db);
+void require_existing(const DatabaseLocation& db) {
+  if (db.is_server()) return;  // connecting says whether it is there
+  const std::filesystem::path path = db.path();
   if (!std::filesystem::exists(path))
     throw Error(ErrorKind::NotFound,
                 fmt::format("no run database at {}: nothing was kept there (probes, sweeps and "
@@ -90,17 +87,18 @@ bool matches(const RunsFilter& f, const std::string& device, const std::string& 
   return gpu_ok && (f.workload.empty() || contains(workload, f.workload));
 }
 
-RunsListing list_runs(const std::string& db, size_t limit, const RunsFilter& f) {
+RunsListing list_runs(const DatabaseLocation& db, size_t limit, const RunsFilter& f) {
   RunsListing l;
   // Nothing kept yet in the default place is an empty listing; a --db that is not there is an
   // error.
-  if (db.empty() && !std::filesystem::exists(RunStore::default_path())) {
-    l.db = std::filesystem::absolute(RunStore::default_path()).string();
+  if (db.is_default() && !std::filesystem::exists(db.path())) {
+    l.location = std::filesystem::absolute(db.path()).string();
     return l;
   }
   require_existing(db);
-  RunStore store = open_store(db);
-  l.db = store.location();
+  RunStore store(db);
+  l.location = store.location();
+  l.on_server = store.is_server();
   auto same = [](const auto& r) {
     return std::tuple<std::string, std::string, std::string, std::string>{r.device, r.gpu_name,
                                                                           r.gpu_uuid, r.workload};
@@ -116,9 +114,9 @@ RunsListing list_runs(const std::string& db, size_t limit, const RunsFilter& f) 
   return l;
 }
 
-StoredResult show_run(const std::string& db, const RunRef& ref) {
+StoredResult show_run(const DatabaseLocation& db, const RunRef& ref) {
   require_existing(db);
-  RunStore store = open_store(db);
+  RunStore store(db);
   switch (ref.kind) {
     case RunRef::Kind::Probe:
       return or_not_found(store.get(ref.id), ref, store);
@@ -183,7 +181,8 @@ std::vector<TableDecision> decide_table(const SweepTable& table, const plan::Obj
   return out;
 }
 
-Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Objective& objective) {
+Redecision decide_again(const DatabaseLocation& db, int64_t sweep_id,
+                        const plan::Objective& objective) {
   auto found = show_run(db, {RunRef::Kind::Sweep, sweep_id, fmt::format("sweep:{}", sweep_id)});
   Redecision out{std::get<SweepRecord>(found), {}, std::nullopt};
   SweepTable table = parse_sweep_table(out.sweep.table_csv, fmt::format("sweep:{}", sweep_id));
@@ -197,7 +196,7 @@ Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Obj
   std::vector<plan::Recommendation> recs = plan::recommend(table, objective);
   out.decided = decide_one(std::move(recs.front()), table, again, objective);
   // Every decision is kept, the ones made again too, beside the sweep it decides.
-  RunStore store = open_store(db);
+  RunStore store(db);
   {
     const plan::Decision& w = out.decided.recommendation.decision;
     DecisionRecord d;

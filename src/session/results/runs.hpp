@@ -11,6 +11,7 @@
 #include "plan/objective.hpp"
 #include "plan/recommend.hpp"
 #include "present/decision_view.hpp"
+#include "store/database_location.hpp"
 #include "store/run_store.hpp"
 
 namespace regime::session {
@@ -39,21 +40,22 @@ bool matches(const RunsFilter& filter, const std::string& device, const std::str
              const std::string& gpu_uuid, const std::string& workload);
 
 struct RunsListing {
-  std::string db;
+  std::string location;           // where it is, as RunStore::location() shows it
+  bool on_server = false;         // a server store: its rows come from every node
   std::vector<RunRecord> probes;  // each newest first
   std::vector<SweepRecord> sweeps;
   std::vector<StudyRecord> studies;
   std::vector<DecisionRecord> decisions;
   std::vector<ControlRunRecord> control_runs;
 };
-// At most `limit` of each kind that the filter keeps (0: all); an empty `db` is
-// RunStore::default_path().
-RunsListing list_runs(const std::string& db, size_t limit, const RunsFilter& filter = {});
+// At most `limit` of each kind that the filter keeps (0: all). Nothing kept yet in the default
+// store is an empty listing; a named file that is not there is Error NotFound.
+RunsListing list_runs(const DatabaseLocation& db, size_t limit, const RunsFilter& filter = {});
 
 using StoredResult =
     std::variant<RunRecord, SweepRecord, StudyRecord, DecisionRecord, ControlRunRecord>;
 // Error NotFound naming the database when there is no such result.
-StoredResult show_run(const std::string& db, const RunRef& ref);
+StoredResult show_run(const DatabaseLocation& db, const RunRef& ref);
 
 // One workload of a sweep table decided, with the probes it was decided from and its view.
 struct TableDecision {
@@ -75,6 +77,7 @@ struct Redecision {
   TableDecision decided;
   std::optional<int64_t> decision_id;
 };
-Redecision decide_again(const std::string& db, int64_t sweep_id, const plan::Objective& objective);
+Redecision decide_again(const DatabaseLocation& db, int64_t sweep_id,
+                        const plan::Objective& objective);
 
 }  // namespace regime::session

@@ -145,7 +145,7 @@ std::string sweep_text(const SweepRecord& s) {
 }  // namespace
 
 nlohmann::json to_json(const RunsListing& l, const RunsFilter& filter) {
-  return {{"db", l.db},
+  return {{"db", l.location},
           {"filter", {{"gpu", filter.gpu}, {"workload", filter.workload}}},
           {"probes", rows_json(l.probes, probe_json)},
           {"sweeps", rows_json(l.sweeps, sweep_json)},
@@ -158,7 +158,7 @@ std::string to_text(const RunsListing& l, const RunsFilter& filter) {
   std::string out = fmt::format(
       "{}: {} probe(s), {} sweep(s), {} study(ies), {} decision(s), {} controller run(s) shown, "
       "newest first{}\n",
-      l.db, l.probes.size(), l.sweeps.size(), l.studies.size(), l.decisions.size(),
+      l.location, l.probes.size(), l.sweeps.size(), l.studies.size(), l.decisions.size(),
       l.control_runs.size(),
       filter.gpu.empty() && filter.workload.empty()
           ? ""
@@ -175,7 +175,7 @@ std::string to_text(const RunsListing& l, const RunsFilter& filter) {
   for (const auto& s : l.studies) add(s.provenance.host);
   for (const auto& d : l.decisions) add(d.provenance.host);
   for (const auto& c : l.control_runs) add(c.provenance.host);
-  const bool by_host = hosts.size() > 1 || l.db.rfind("mariadb://", 0) == 0;
+  const bool by_host = hosts.size() > 1 || l.on_server;
   auto row = [by_host, &out](const std::string& ref, const std::string& when,
                              const std::string& host, const std::string& device,
                              const std::string& a, const std::string& b,

@@ -10,7 +10,7 @@ namespace {
 
 RunsListing listing() {
   RunsListing l;
-  l.db = "runs.sqlite";
+  l.location = "runs.sqlite";
   RunRecord probe = testing::run_record(3, "sim:l4", "sim:resnet50");
   probe.started_at_utc = "2026-01-02T03:04:05Z";
   probe.regime = "thermal-bound";

@@ -229,7 +229,8 @@ void note_study_leader(nlohmann::json& record, const std::string& nodes) {
 }
 
 // `auto`: the newest sweep of each GPU model of the job for its workload, one query each.
-std::vector<SweepRecord> newest_sweeps(const std::string& db, const std::vector<GpuInfo>& infos,
+std::vector<SweepRecord> newest_sweeps(const DatabaseLocation& db,
+                                       const std::vector<GpuInfo>& infos,
                                        const std::string& workload) {
   RunStore runs(db);
   std::vector<std::string> models;
@@ -272,6 +273,11 @@ nlohmann::json job_gpu_record(const GpuInfo& g, int index, int minor, const CapC
 
 }  // namespace
 
+const DatabaseLocation& JobDatabase::readable() const {
+  if (!refused.empty()) throw Error(ErrorKind::InvalidArgument, refused);
+  return location;
+}
+
 nlohmann::json begin_job(const JobBegin& job) {
   const PowerPolicy& policy = job.policy;
   const bool study = policy.kind == PowerPolicy::Kind::Study;
@@ -283,14 +289,14 @@ nlohmann::json begin_job(const JobBegin& job) {
   // A store that cannot be opened or read (corrupt, locked, a folder) leaves the job's limits as
   // they are, with the reason: the prolog never fails on it, as a failed prolog drains the node.
   try {
-    store.emplace(job.db);
+    store.emplace(job.db.readable());
   } catch (const Error& e) {
     store_unreadable = fmt::format("the run database could not be read: {}", e.what());
   }
   auto [gpus, raw, infos, indexes] = open_job_gpus_by_minor(job.scheme, job.gpus);
   std::vector<SweepRecord> sweeps;
   if (store && policy.kind == PowerPolicy::Kind::Auto && !job.workload.empty()) try {
-      sweeps = newest_sweeps(job.db, infos, job.workload);
+      sweeps = newest_sweeps(job.db.location, infos, job.workload);
     } catch (const Error& e) {
       store_unreadable = fmt::format("the run database could not be read: {}", e.what());
     }
@@ -338,7 +344,7 @@ nlohmann::json begin_job(const JobBegin& job) {
   // restore at boot finds it after a reboot (the job journal names the database and the boot).
   if (!store) return record;
   store->put({job.job_id, job.node, "running", record});
-  put_job_entry({job.job_id, job.node, job.db, record["boot_id"].get<std::string>(),
+  put_job_entry({job.job_id, job.node, job.db.location, record["boot_id"].get<std::string>(),
                  record["started_at_unix_s"].get<double>()});
   std::vector<size_t> applied;
   try {
@@ -371,9 +377,9 @@ namespace {
 // for the job means its prolog kept nothing and set nothing (begin_job): nullopt, with why, as
 // there is nothing to undo. With an entry a cap may be set, so the error stands.
 std::optional<JobStore> store_to_end_in(const std::string& job_id, const std::string& node,
-                                        const std::filesystem::path& db, std::string& why) {
+                                        const JobDatabase& db, std::string& why) {
   try {
-    return std::optional<JobStore>(std::in_place, db);
+    return std::optional<JobStore>(std::in_place, db.readable());
   } catch (const Error& e) {
     if (get_job_entry(job_id, node)) throw;
     why = e.what();
@@ -383,8 +389,7 @@ std::optional<JobStore> store_to_end_in(const std::string& job_id, const std::st
 
 }  // namespace
 
-nlohmann::json end_job(const std::string& job_id, const std::string& node,
-                       const std::filesystem::path& db) {
+nlohmann::json end_job(const std::string& job_id, const std::string& node, const JobDatabase& db) {
   // A study still running stops first: after it, nothing but this changes the job's caps.
   stop_job_study(job_id, node);
   std::string unreadable;
@@ -489,7 +494,7 @@ std::vector<StaleJob> end_jobs_of_earlier_boots(bool dry_run) {
     StaleJob s{e.job_id, e.node, e.db, nullptr, {}};
     if (!dry_run) {
       try {
-        s.record = end_job(e.job_id, e.node, e.db);
+        s.record = end_job(e.job_id, e.node, {e.db, ""});
         if (s.record.is_null()) remove_job_entry(e.job_id, e.node);  // nothing to end
       } catch (const Error& err) {
         s.error = err.what();

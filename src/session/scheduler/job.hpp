@@ -58,15 +58,14 @@ nlohmann::json begin_job(const JobBegin& job);
 // this node: returns null (a job that asked for nothing, or a node it did not use). A job begun in
 // an earlier boot of the node is ended with its energy unknown ("rebooted": true) and no limit
 // changed: the reboot reset them. Removes the job's journal entry once the record is done.
-nlohmann::json end_job(const std::string& job_id, const std::string& node,
-                       const std::filesystem::path& db);
+nlohmann::json end_job(const std::string& job_id, const std::string& node, const JobDatabase& db);
 
 // A job the node began in an earlier boot and never ended (its epilog did not run: the node
 // rebooted, or lost power, under it), as the restore at boot finds it in the job journal.
 struct StaleJob {
   std::string job_id;
   std::string node;
-  std::filesystem::path db;
+  DatabaseLocation db;
   nlohmann::json record;  // as ended; null when not ended (dry run, error, nothing recorded)
   std::string error;      // why it could not be ended
 };

@@ -43,12 +43,14 @@ std::optional<JobJournalEntry> read_entry(const fs::path& path) {
   try {
     e.job_id = j.at("job_id").get<std::string>();
     e.node = j.at("node").get<std::string>();
-    e.db = j.value("db", std::string());
+    e.db = DatabaseLocation::from_text(j.value("db", std::string()));
     e.boot_id = j.value("boot_id", std::string());
     e.began_unix_s = j.value("began_unix_s", 0.0);
     e.study_pid = j.value("study_pid", 0);
     e.study_start_ticks = j.value("study_start_ticks", uint64_t{0});
   } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  } catch (const Error&) {  // a location no begun job could have been kept in
     return std::nullopt;
   }
   return e;
@@ -66,7 +68,7 @@ void put_job_entry(const JobJournalEntry& e) {
                                            job_journal_dir().string(), ec.message()));
   nlohmann::json j{{"job_id", e.job_id},
                    {"node", e.node},
-                   {"db", e.db.string()},
+                   {"db", e.db.path().string()},
                    {"boot_id", e.boot_id},
                    {"began_unix_s", e.began_unix_s},
                    {"study_pid", e.study_pid},

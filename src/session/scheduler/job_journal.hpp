@@ -10,13 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "store/database_location.hpp"
+
 namespace regime::session {
 
 struct JobJournalEntry {
   std::string job_id;
   std::string node;
-  std::filesystem::path db;  // where the job's record is
-  std::string boot_id;       // current_boot_id() (common/paths.hpp) when the job began
+  DatabaseLocation db;  // where the job's record is
+  std::string boot_id;  // current_boot_id() (common/paths.hpp) when the job began
   double began_unix_s = 0;
   // The job's study process (`regime job study`), 0 when none: its pid and its start time
   // (/proc/PID/stat), so that a pid reused by another process is never signalled.

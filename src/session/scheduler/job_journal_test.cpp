@@ -35,11 +35,12 @@ TEST_F(JobJournalTest, EntriesAreKeptPerJobAndNodeUntilRemoved) {
   EXPECT_EQ(current_boot_id(), "boot-1");
   EXPECT_EQ(job_journal_dir(), dir_ / "system" / "jobs");
   EXPECT_TRUE(job_entries().empty());
-  put_job_entry({"12", "n1", dir_ / "runs.sqlite", "boot-1", 100, 0, 0});
-  put_job_entry({"12", "n/2", dir_ / "runs.sqlite", "boot-1", 101, 4242, 77});
+  const DatabaseLocation db = DatabaseLocation::from_text((dir_ / "runs.sqlite").string());
+  put_job_entry({"12", "n1", db, "boot-1", 100, 0, 0});
+  put_job_entry({"12", "n/2", db, "boot-1", 101, 4242, 77});
   auto e = get_job_entry("12", "n/2");
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->db, dir_ / "runs.sqlite");
+  EXPECT_EQ(e->db.path(), dir_ / "runs.sqlite");
   EXPECT_EQ(e->study_pid, 4242);
   EXPECT_EQ(e->study_start_ticks, 77u);
   ASSERT_EQ(job_entries().size(), 2u);
@@ -56,7 +57,7 @@ TEST_F(JobJournalTest, TheRestoreAtBootEndsOnlyJobsOfAnEarlierBoot) {
   {
     JobStore store(db);
     store.put({"7", "n1", "running", capped});
-    put_job_entry({"7", "n1", db, "boot-1", 100, 0, 0});
+    put_job_entry({"7", "n1", DatabaseLocation::from_text(db.string()), "boot-1", 100, 0, 0});
   }
   // Same boot: the job is alive and is left alone.
   EXPECT_TRUE(end_jobs_of_earlier_boots(false).empty());
@@ -77,7 +78,8 @@ TEST_F(JobJournalTest, TheRestoreAtBootEndsOnlyJobsOfAnEarlierBoot) {
   EXPECT_EQ(admin_comment(row->record),
             "regime gpu_energy_j=unknown gpus=0 power=300 nodes=n1:0:unknown");
   // The epilog that comes after (slurmd back) finds it done and changes nothing.
-  EXPECT_EQ(end_job("7", "n1", db).at("rebooted"), true);
+  EXPECT_EQ(end_job("7", "n1", {DatabaseLocation::from_text(db.string()), ""}).at("rebooted"),
+            true);
 }
 
 }  // namespace

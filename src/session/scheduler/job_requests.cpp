@@ -17,9 +17,7 @@ std::string this_node() {
   return host;
 }
 
-std::filesystem::path job_db(const std::filesystem::path& db) {
-  return db.empty() ? RunStore::default_path() : db;
-}
+DatabaseLocation job_db(const DatabaseLocation& db) { return db.resolved(); }
 
 PowerPolicyChoice read_power_policy(const std::string& text) {
   try {
@@ -32,7 +30,7 @@ PowerPolicyChoice read_power_policy(const std::string& text) {
 
 nlohmann::json begin_job_as_asked(JobBegin job,
                                   const std::function<void(const std::string& why)>& on_refused) {
-  job.db = job_db(job.db);
+  if (job.db.refused.empty()) job.db.location = job_db(job.db.location);
   if (job.policy_refused && on_refused) on_refused(job.policy_refused->why);
   nlohmann::json record = begin_job(job);
   if (job.policy_refused)
@@ -50,21 +48,22 @@ nlohmann::json study_job_here(JobStudyRequest request) {
   return study_job(request);
 }
 
-JobEnd end_job_merging(const std::string& job_id, const std::string& node,
-                       const std::filesystem::path& db, const std::string& existing_comment) {
-  JobEnd out{job_db(db), nullptr, ""};
-  out.record = end_job(job_id, node, out.db);
+JobEnd end_job_merging(const std::string& job_id, const std::string& node, const JobDatabase& db,
+                       const std::string& existing_comment) {
+  const JobDatabase found{db.refused.empty() ? job_db(db.location) : db.location, db.refused};
+  JobEnd out{found.location, nullptr, ""};
+  out.record = end_job(job_id, node, found);
   if (!out.record.is_null() && !out.record.contains("store_unreadable"))
     out.admin_comment = admin_comment(out.record, existing_comment);
   return out;
 }
 
-nlohmann::json show_job(const std::string& job_id, const std::filesystem::path& db) {
-  const std::filesystem::path path = job_db(db);
+nlohmann::json show_job(const std::string& job_id, const DatabaseLocation& db) {
+  const DatabaseLocation found = job_db(db);
   nlohmann::json rows = nlohmann::json::array();
-  for (const JobRow& r : JobStore(path).rows(job_id))
+  for (const JobRow& r : JobStore(found).rows(job_id))
     rows.push_back({{"node", r.node}, {"status", r.status}, {"record", r.record}});
-  return {{"db", path.string()}, {"job_id", job_id}, {"nodes", rows}};
+  return {{"db", found.path().string()}, {"job_id", job_id}, {"nodes", rows}};
 }
 
 }  // namespace regime::session

@@ -15,9 +15,9 @@ namespace regime::session {
 // $SLURMD_NODENAME (Slurm names the node in the prolog's environment), else the host name.
 std::string this_node();
 
-// The run store a job is kept in: `db`, else RunStore's default (found when a command runs, not
-// when it is added: --help needs none).
-std::filesystem::path job_db(const std::filesystem::path& db);
+// The run store a job is kept in: `db`, the default's file found now (when a command runs, not
+// when it is added: --help needs none), so that a prolog, its study and its epilog name one file.
+DatabaseLocation job_db(const DatabaseLocation& db);
 
 // --gpu-power as written: the policy, or, for one that cannot be read, the default with why (a
 // refused policy is not a failed prolog: that would drain the node).
@@ -31,7 +31,7 @@ PowerPolicyChoice read_power_policy(const std::string& text);
 // was refused, not failed: the job runs with its limits as they are (default), `on_refused` hears
 // why before anything is done, and the record says so in "policy_refused":
 // {"asked", "why"}. A stored decision that auto could not use (begin_job's "skipped_rows") is
-// told to `on_refused` too, after. An empty `job.db` is job_db's default.
+// told to `on_refused` too, after. The default `job.db` is found as job_db finds it.
 nlohmann::json begin_job_as_asked(JobBegin job,
                                   const std::function<void(const std::string& why)>& on_refused);
 
@@ -40,14 +40,14 @@ nlohmann::json begin_job_as_asked(JobBegin job,
 nlohmann::json study_job_here(JobStudyRequest request);
 
 struct JobEnd {
-  std::filesystem::path db;   // where the job was looked up
+  DatabaseLocation db;        // where the job was looked up
   nlohmann::json record;      // end_job's: null when nothing was recorded for the job on this node
   std::string admin_comment;  // with a record: `existing_comment` with this node's energy merged
 };
-JobEnd end_job_merging(const std::string& job_id, const std::string& node,
-                       const std::filesystem::path& db, const std::string& existing_comment);
+JobEnd end_job_merging(const std::string& job_id, const std::string& node, const JobDatabase& db,
+                       const std::string& existing_comment);
 
 // {"db", "job_id", "nodes": [{"node", "status", "record"}, ...]}: every node's row of the job.
-nlohmann::json show_job(const std::string& job_id, const std::filesystem::path& db);
+nlohmann::json show_job(const std::string& job_id, const DatabaseLocation& db);
 
 }  // namespace regime::session

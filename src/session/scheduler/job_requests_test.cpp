@@ -29,8 +29,8 @@ TEST(JobRequests, TheNodeIsSlurmsNameElseTheHostName) {
 }
 
 TEST(JobRequests, TheRunStoreIsTheOneNamedElseTheDefault) {
-  EXPECT_EQ(job_db("/tmp/x.sqlite"), fs::path("/tmp/x.sqlite"));
-  EXPECT_EQ(job_db(""), RunStore::default_path());
+  EXPECT_EQ(job_db(DatabaseLocation::from_text("/tmp/x.sqlite")).path(), fs::path("/tmp/x.sqlite"));
+  EXPECT_EQ(job_db(DatabaseLocation()).path(), RunStore::default_path());
 }
 
 TEST(JobRequests, ShowListsEveryNodesRowOfTheJob) {
@@ -42,7 +42,7 @@ TEST(JobRequests, ShowListsEveryNodesRowOfTheJob) {
     store.put({"42", "a", "running", nlohmann::json::object()});
     store.put({"43", "a", "running", nlohmann::json::object()});
   }
-  const nlohmann::json shown = show_job("42", db);
+  const nlohmann::json shown = show_job("42", DatabaseLocation::from_text(db.string()));
   EXPECT_EQ(shown["db"], db.string());
   EXPECT_EQ(shown["job_id"], "42");
   ASSERT_EQ(shown["nodes"].size(), 2u);
@@ -55,8 +55,9 @@ TEST(JobRequests, ShowListsEveryNodesRowOfTheJob) {
 TEST(JobRequests, EndingAJobNothingWasRecordedForIsNullWithoutAComment) {
   const test::TempDir tmp("regime-job-requests-end");
   const fs::path db = tmp / "runs.sqlite";
-  const JobEnd e = end_job_merging("404", "node1", db, "regime gpu_energy_j=5 gpus=1");
-  EXPECT_EQ(e.db, db);
+  const JobEnd e = end_job_merging("404", "node1", {DatabaseLocation::from_text(db.string()), ""},
+                                   "regime gpu_energy_j=5 gpus=1");
+  EXPECT_EQ(e.db.path(), db);
   EXPECT_TRUE(e.record.is_null());
   EXPECT_TRUE(e.admin_comment.empty());
   fs::remove_all(db.parent_path());

@@ -35,7 +35,6 @@
 #include "session/sweep/sweep_search.hpp"
 #include "session/sweep/sweep_setup.hpp"
 #include "session/sweep/sweep_view.hpp"
-#include "store/db_uri.hpp"
 #include "store/job_store.hpp"
 #include "twin/spec.hpp"
 
@@ -103,7 +102,7 @@ nlohmann::json running_study_record(JobStore& store, const JobStudyRequest& r) {
   if (!row || row->status != "running" || row->record.value("policy", "") != "study")
     throw Error(ErrorKind::NotFound,
                 fmt::format("job {} on {} is not running with --gpu-power=study in {}", r.job_id,
-                            r.node, r.db.string()));
+                            r.node, r.db.path().string()));
   return row->record;
 }
 
@@ -219,7 +218,7 @@ StudyEnd apply_decision(StudyRecord& rec, const JobGpus& job, JobCaps& caps, Swe
                           d.keep_default ? fmt::format("the default {:g} W", default_W)
                                          : fmt::format("{:g} W applied", d.cap_W),
                           r.job_id);
-  keep_sweep(rep, "study", to_json(rep), r.db.string(), settings_json(r.settings, "plan"));
+  keep_sweep(rep, "study", to_json(rep), r.db, settings_json(r.settings, "plan"));
   rec.study["sweep_id"] = rep.stored_id ? nlohmann::json(*rep.stored_id) : nlohmann::json();
   if (rep.store_failure) rec.study["store_failed"] = to_json(*rep.store_failure);
   const std::string kept = rep.stored_id
@@ -307,12 +306,12 @@ StudyEnd follow_leader(StudyRecord& rec, const JobGpus& job, MarkerWorkload& wor
                        const std::string& leader, std::optional<JobCaps>& caps) {
   rec.study["leader"] = leader;
   const JobStudyRequest& r = rec.request;
-  if (!parse_db_uri(r.db.string()))
+  if (!r.db.is_server())
     return {"no_shared_store",
             fmt::format("the leader {} studies this job, and its decision cannot reach this node's "
                         "own run store {}: the limits stay as they are (a server store, "
                         "db=mariadb://..., carries it)",
-                        leader, r.db.string())};
+                        leader, r.db.path().string())};
   rec.save();
   work.start(0);
   const LeaderDecision d = wait_for_leader(rec, work, leader);
@@ -382,7 +381,7 @@ int spawn_job_study(const JobBegin& job) {
                                    "--node",
                                    job.node,
                                    "--db",
-                                   job.db.string(),
+                                   job.db.location.path().string(),
                                    "--step-socket",
                                    job.step_socket,
                                    "--probe-seconds",
@@ -410,7 +409,7 @@ int spawn_job_study(const JobBegin& job) {
   JobJournalEntry e = get_job_entry(job.job_id, job.node).value_or(JobJournalEntry{});
   e.job_id = job.job_id;
   e.node = job.node;
-  e.db = job.db;
+  e.db = job.db.location;
   e.study_pid = pid;
   e.study_start_ticks = start_ticks_of(pid);
   put_job_entry(e);

@@ -23,7 +23,7 @@ namespace regime::session {
 struct JobStudyRequest {
   std::string job_id;
   std::string node;
-  std::filesystem::path db;
+  DatabaseLocation db;
   std::string step_socket;    // where the job's tasks send their step markers
   double probe_seconds = 60;  // the probe at the limit the GPUs have
   SweepSettings settings;     // strategy, objective, probe budget

@@ -43,7 +43,7 @@ JobStudyRequest study_request(const fs::path& dir) {
   JobStudyRequest r;
   r.job_id = "42";
   r.node = "n1";
-  r.db = dir / "jobs.sqlite";
+  r.db = DatabaseLocation::from_text((dir / "jobs.sqlite").string());
   r.step_socket = (dir / "sock" / "steps.sock").string();
   r.probe_seconds = 0.3;
   return r;
@@ -291,7 +291,7 @@ class JobStudyFollower : public ::testing::Test {
     server_.start(dir_ / "server");
     r_ = study_request(dir_);
     r_.node = "n2";
-    r_.db = server_.uri();
+    r_.db = DatabaseLocation::from_text(server_.uri());
     r_.leader_wait_s = 20;
     r_.leader_poll_s = 0.05;
     JobStore store(r_.db);

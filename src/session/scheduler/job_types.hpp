@@ -6,7 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "store/database_location.hpp"
+
 namespace regime::session {
+
+// --db as a job's prolog and epilog take it. One they cannot read (a malformed server URI) does
+// not fail them, as a failed prolog or epilog drains the node: it stands for a store that cannot
+// be opened, `refused` saying why, and the job runs with its limits as they are.
+struct JobDatabase {
+  DatabaseLocation location;
+  std::string refused;  // empty: read
+  // The location; Error InvalidArgument saying why when --db was refused.
+  const DatabaseLocation& readable() const;
+};
 
 // --gpu-power: default (leave the limit, measure energy), auto (the stored decision for the GPU
 // model and workload, else default), study, a cap in watts ("250", "250W") or a share of the
@@ -32,7 +44,7 @@ struct JobBegin {
   PowerPolicy policy;     // --gpu-power (read_power_policy)
   std::optional<PolicyRefusal> policy_refused;  // what was asked, when it could not be read
   std::string workload;                         // auto: the workload name sweeps were kept under
-  std::filesystem::path db;
+  JobDatabase db;
   std::string scheme = "nvml";  // device URI scheme of the node's GPUs (SCHEME:all opens them)
   // study: the socket the job's tasks send step markers to (the plugin exports it to them as
   // REGIME_STEP_SOCKET), and the length of the probe at the default limit.

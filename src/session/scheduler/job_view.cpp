@@ -43,7 +43,8 @@ std::string job_study_text(const std::string& job_id, const std::string& node,
 
 std::string to_text(const JobEnd& e, const std::string& job_id, const std::string& node) {
   if (e.record.is_null())
-    return fmt::format("nothing recorded for job {} on {} in {}\n", job_id, node, e.db.string());
+    return fmt::format("nothing recorded for job {} on {} in {}\n", job_id, node,
+                       e.db.path().string());
   if (e.record.contains("store_unreadable"))
     return fmt::format("job {} on {}: nothing to undo (its run database could not be read: {})\n",
                        job_id, node, e.record["store_unreadable"].get<std::string>());

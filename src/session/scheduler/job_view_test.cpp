@@ -34,7 +34,7 @@ TEST(JobView, TheBeginTextShowsEachGpusLimitsFromItsRecord) {
 
 TEST(JobView, TheEndTextShowsEachGpusEnergyFromItsRecord) {
   JobEnd end;
-  end.db = "/state/runs.sqlite";
+  end.db = DatabaseLocation::from_text("/state/runs.sqlite");
   end.record = {
       {"gpus",
        {{{"device", "nvml:0"}, {"uuid", "GPU-0"}, {"energy_J", 1234.56}, {"restored_W", 700}},

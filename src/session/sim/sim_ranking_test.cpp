@@ -54,7 +54,7 @@ Outcome sweep_against_solver(const std::string& model, const std::string& env) {
   r.device = cli::parse_device_set(device);
   r.workload.builtin = "sim:resnet50";
   r.caps = cli::parse_caps_spec(list);
-  r.settings = cli::parse_sweep_settings({"exhaustive", "energy", "live", ""});
+  r.settings = cli::parse_sweep_settings({"exhaustive", "energy", "live", "", ""});
   const SweepReport rep = run_sweep(r);
   const plan::Decision& d = rep.outcome.decision;
   const double drift = d.drift ? std::abs(d.drift->energy_pct) / 100 : 0;

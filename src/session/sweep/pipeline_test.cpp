@@ -44,7 +44,7 @@ TEST(ProbePipeline, OneGpuIsProbedMeasuredAndKeptAsADoneRun) {
   r.device = cli::parse_device_set("sim:l4");
   r.workload.builtin = "sim:resnet50";
   r.seconds = 30;
-  r.db = (dir / "runs.sqlite").string();
+  r.db = DatabaseLocation::from_text((dir / "runs.sqlite").string());
   r.trace_out = (dir / "probe.trace.csv").string();
   const ProbeReport p = run_probe(r);
   ASSERT_TRUE(p.report.has_value()) << p.failure;
@@ -61,7 +61,7 @@ TEST(ProbePipeline, AJobOfSimulatedGpusIsRefusedBeforeAnythingRuns) {
   ProbeRequest r;
   r.device = cli::parse_device_set("sim:l4,sim:t4");
   r.workload.builtin = "sim:resnet50";
-  r.db = (dir / "runs.sqlite").string();
+  r.db = DatabaseLocation::from_text((dir / "runs.sqlite").string());
   EXPECT_THROW(run_job_probe(r), Error);
   EXPECT_FALSE(fs::exists(dir / "runs.sqlite"));
 }

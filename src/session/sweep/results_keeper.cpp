@@ -43,7 +43,7 @@ std::string new_results_file_name(const std::string& kind) {
 }
 
 RunStore& ResultsKeeper::store() {
-  if (!store_) store_.emplace(RunStore::path_or_default(db_));
+  if (!store_) store_.emplace(db_);
   return *store_;
 }
 
@@ -65,10 +65,8 @@ std::optional<StoreFailure> ResultsKeeper::keep(const std::string& file_name,
                                                 const nlohmann::json& results,
                                                 const std::function<void(RunStore&)>& store_it) {
   // As a person finds it again: a file by its absolute path, a server by its URI.
-  const std::filesystem::path named = RunStore::path_or_default(db_);
-  const std::string db = named.string().find("://") == std::string::npos
-                             ? std::filesystem::absolute(named).string()
-                             : named.string();
+  const std::string db =
+      db_.is_server() ? db_.path().string() : std::filesystem::absolute(db_.path()).string();
   StoreFailure f;
   std::optional<SafeDir> dir;
   // First, before the store can fail or hang: a kill while a lock is waited for loses nothing.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "store/database_location.hpp"
 #include "store/run_store.hpp"
 
 namespace regime::session {
@@ -33,7 +34,7 @@ std::string new_results_file_name(const std::string& kind);
 // only (a lock is not waited for twice).
 class ResultsKeeper {
  public:
-  explicit ResultsKeeper(std::string db) : db_(std::move(db)) {}
+  explicit ResultsKeeper(DatabaseLocation db) : db_(std::move(db)) {}
 
   // Writes `results` as STATE_DIR/results/`file_name` (replacing what an earlier call under the
   // same name wrote), then runs `store_it` on the run store. Returns nothing when the store kept
@@ -45,7 +46,7 @@ class ResultsKeeper {
   RunStore& store();
 
  private:
-  std::string db_;
+  DatabaseLocation db_;
   std::optional<RunStore> store_;
   std::optional<std::string> failed_;  // the store's first error in this command
 };

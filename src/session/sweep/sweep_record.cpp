@@ -14,13 +14,13 @@ nlohmann::json sweep_results_json(const SweepReport& r, const std::string& kind,
 }
 
 std::optional<int64_t> keep_sweep(SweepReport& r, const std::string& kind,
-                                  const nlohmann::json& json, const std::string& db,
+                                  const nlohmann::json& json, const DatabaseLocation& db,
                                   const nlohmann::json& options) {
   ResultsKeeper keeper(db);
   r.store_failure =
       keeper.keep(new_results_file_name(kind), sweep_results_json(r, kind, json),
                   [&](RunStore& store) { keep_sweep(r, kind, json, store, options); });
-  if (r.store_failure) r.db = RunStore::path_or_default(db).string();
+  if (r.store_failure) r.kept_in = db.path().string();
   return r.stored_id;
 }
 
@@ -55,7 +55,7 @@ int64_t keep_sweep(SweepReport& r, const std::string& kind, const nlohmann::json
   d.decision = rec.decision;
   d.provenance = rec.provenance;
   store.insert_decision(d);
-  r.db = store.location();
+  r.kept_in = store.location();
   return *r.stored_id;
 }
 

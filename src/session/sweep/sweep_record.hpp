@@ -8,8 +8,9 @@
 #include "session/sweep/sweep_types.hpp"
 
 namespace regime {
+class DatabaseLocation;
 class RunStore;
-}
+}  // namespace regime
 
 namespace regime::session {
 
@@ -21,7 +22,7 @@ namespace regime::session {
 // state folder first: where the store fails, that file stays, `report.store_failure` says so and
 // no id comes back (results_keeper.hpp); no error of the store's is thrown.
 std::optional<int64_t> keep_sweep(SweepReport& report, const std::string& kind,
-                                  const nlohmann::json& json, const std::string& db,
+                                  const nlohmann::json& json, const DatabaseLocation& db,
                                   const nlohmann::json& options = nlohmann::json::object());
 // The same in a store the command holds open, the store's errors thrown.
 int64_t keep_sweep(SweepReport& report, const std::string& kind, const nlohmann::json& json,

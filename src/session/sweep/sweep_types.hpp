@@ -41,7 +41,7 @@ struct SweepReport {
   plan::SearchOutcome outcome;
   std::string after;                 // what was left set or restored; empty for replay
   std::optional<int64_t> stored_id;  // "sweep:ID" in the run database (not for replay)
-  std::string db;                    // where it was kept
+  std::string kept_in;               // where it was kept, as RunStore::location() shows it
   // The run database failed to keep the sweep: what failed, and where the results are kept.
   std::optional<StoreFailure> store_failure;
   std::string prior;                   // the predictor of --prior, if any

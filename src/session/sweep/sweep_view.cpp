@@ -117,7 +117,7 @@ std::string to_text(const SweepReport& r) {
     out += fmt::format(
         "kept as sweep:{} in {} (`regime recommend --run sweep:{} --objective O` decides it "
         "again)\n",
-        *r.stored_id, r.db, *r.stored_id);
+        *r.stored_id, r.kept_in, *r.stored_id);
   if (r.store_failure) out += store_failure_text(*r.store_failure) + "\n";
   return out;
 }

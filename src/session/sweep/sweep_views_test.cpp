@@ -96,7 +96,7 @@ void expect_same_decision(const TableDecision& again, const plan::DecisionView& 
 
 TEST(SweepViews, EveryViewOfASweepAgreesOnEverySimulatedGpu) {
   const fs::path dir = scratch();
-  const std::string db = (dir / "sweeps.sqlite").string();
+  const DatabaseLocation db = DatabaseLocation::from_text((dir / "sweeps.sqlite").string());
   size_t capped = 0;
   for (const auto& model : twin::gpu_models())
     for (const auto& workload : kWorkloads) {
@@ -124,7 +124,7 @@ TEST(SweepViews, EveryViewOfASweepAgreesOnEverySimulatedGpu) {
 
 TEST(SweepViews, EveryViewOfAStudyAgreesOnEverySimulatedGpu) {
   const fs::path dir = scratch();
-  const std::string db = (dir / "studies.sqlite").string();
+  const DatabaseLocation db = DatabaseLocation::from_text((dir / "studies.sqlite").string());
   size_t swept = 0;
   for (const auto& model : twin::gpu_models())
     for (const auto& workload : kWorkloads) {
