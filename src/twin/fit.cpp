@@ -113,8 +113,16 @@ std::pair<double, double> static_power_bounds_W(const GpuSpec& gpu) {
   return {0.5 * gpu.static_power_W(), 1.5 * gpu.static_power_W()};
 }
 
+bool calibrated_across_range(const GpuSpec& gpu) {
+  if (gpu.calibrated_caps_W.size() < 2) return false;
+  const auto [lo, hi] =
+      std::minmax_element(gpu.calibrated_caps_W.begin(), gpu.calibrated_caps_W.end());
+  return *hi - *lo >= 0.5 * (gpu.max_limit_W - gpu.min_limit_W);
+}
+
 Uncertainty CurveFit::uncertainty(double cap_W) const {
-  return uncertainty_at(gpu, fit_caps_W, std::max(kFitIntervalBaseRel, rms_rel_residual), cap_W);
+  return uncertainty_at(
+      gpu, fit_caps_W, std::max(kFitIntervalBaseRel, rms_rel_residual) + interval_extra_rel, cap_W);
 }
 
 CapPoint CurveFit::predict(double cap_W) const {
@@ -178,6 +186,7 @@ CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured,
     if (std::find(fit.fit_caps_W.begin(), fit.fit_caps_W.end(), p.cap_W) == fit.fit_caps_W.end())
       fit.fit_caps_W.push_back(p.cap_W);
   fit.rms_rel_residual = rms_of_points(fit.gpu, fit.workload, measured);
+  fit.interval_extra_rel = calibrated_across_range(gpu) ? 0.0 : kUncalibratedFitExtraRel;
   return fit;
 }
 

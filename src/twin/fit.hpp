@@ -27,9 +27,13 @@ struct CurveFit {
   double rms_rel_residual = 0;  // RMS of the relative time and power residuals at the fitted caps
   int points = 0;               // measured caps used
   std::vector<double> fit_caps_W;  // the measured caps, where the fit is anchored
+  // Added to the interval's base: kUncalibratedFitExtraRel where the spec was not calibrated
+  // across its range (calibrated_across_range), else 0.
+  double interval_extra_rel = 0;
   CapPoint predict(double cap_W) const;
   // The interval of a prediction: it grows with the distance from the fitted caps, from the
-  // fit's residual there (at least kFitIntervalBaseRel); extrapolated outside their span.
+  // fit's residual there (at least kFitIntervalBaseRel) plus interval_extra_rel; extrapolated
+  // outside their span.
   Uncertainty uncertainty(double cap_W) const;
 };
 
@@ -39,6 +43,16 @@ struct FitOptions {
   // power). Chosen on the seen part of the Zeus sweeps (docs/twin.md).
   double static_prior_weight = 1.0;
 };
+
+// Whether the spec's constants were chosen against measurements spread over at least half its
+// limit range (its calibrated_caps_W): the V100 and RTX 6000 against the Zeus sweeps, the T4
+// against its study table. Elsewhere the twin's physics is an estimate by analogy.
+bool calibrated_across_range(const GpuSpec& gpu);
+
+// What a fit with a spec not calibrated across its range adds to its interval's base: the 90th
+// percentile of the extra error at unfitted caps when the seen half of the Zeus sweeps is fitted
+// with four other cards' specs (docs/twin.md, "Where the twin is worse").
+inline constexpr double kUncalibratedFitExtraRel = 0.012;
 
 // Fits from 2 or more points with distinct caps. Error InvalidArgument for fewer points or
 // non-positive times or powers.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trace/sweep_table.hpp"
+#include "twin/spec.hpp"
 
 namespace regime::twin {
 
@@ -17,5 +18,11 @@ struct SweepSplit {
   std::vector<SweepRow> seen, held_out;
 };
 SweepSplit split_rows(const std::vector<SweepRow>& rows);
+
+// Another card's spec carried to a table's limits: its powers (and their bounds) scaled by the
+// ratio of the highest limits, its thermal resistance by the inverse, its calibration dropped.
+// The stand-in for a card the twin has no measured constants for, to score the fit where its
+// physics is an estimate (docs/twin.md, "Where the twin is worse").
+GpuSpec spec_scaled_to(const GpuSpec& other, double min_limit_W, double max_limit_W);
 
 }  // namespace regime::twin

@@ -69,8 +69,8 @@ TEST(TwinHoldout, SeenVersusHeldOutFitErrorAndRegret) {
           twin_regret = *r.median_best_cap_regret_pct;
         }
       }
-      // Targets set before the held-out half was scored: as on the seen half, within 3.5 %.
-      EXPECT_LE(twin_err, 3.5) << gpu << " " << part;
+      // The goal on both halves: a median energy error of 3 % at most.
+      EXPECT_LE(twin_err, 3.0) << gpu << " " << part;
       EXPECT_LE(twin_regret, 1.0) << gpu << " " << part;
     }
   }
@@ -126,8 +126,7 @@ struct IntervalPoint {
   double error = 0, base = 0, distance = 0;  // distance as a share of the limit range
 };
 
-std::vector<IntervalPoint> interval_points(const std::vector<SweepRow>& rows, const char* gpu) {
-  const GpuSpec spec = load_gpu_spec(gpu);
+std::vector<IntervalPoint> interval_points(const std::vector<SweepRow>& rows, const GpuSpec& spec) {
   const double range_W = spec.max_limit_W - spec.min_limit_W;
   std::map<std::string, std::map<double, CapPoint>> by_workload;
   for (const auto& r : rows) by_workload[r.workload][r.cap_W] = {r.cap_W, r.time_s, r.avg_power_W};
@@ -149,7 +148,8 @@ std::vector<IntervalPoint> interval_points(const std::vector<SweepRow>& rows, co
         const Uncertainty u = fit.uncertainty(cap);
         out.push_back(
             {std::abs(p.time_s * p.avg_power_W / (measured.time_s * measured.avg_power_W) - 1),
-             u.half_width_rel - kIntervalGrowthPerRange * u.distance_W / range_W,
+             u.half_width_rel - fit.interval_extra_rel -
+                 kIntervalGrowthPerRange * u.distance_W / range_W,
              u.distance_W / range_W});
       }
     }
@@ -157,10 +157,10 @@ std::vector<IntervalPoint> interval_points(const std::vector<SweepRow>& rows, co
   return out;
 }
 
-double coverage(const std::vector<IntervalPoint>& pts, double growth) {
+double coverage(const std::vector<IntervalPoint>& pts, double growth, double extra = 0) {
   double in = 0;
   for (const auto& p : pts)
-    if (p.error <= p.base + growth * p.distance) ++in;
+    if (p.error <= p.base + extra + growth * p.distance) ++in;
   return in / static_cast<double>(pts.size());
 }
 
@@ -168,8 +168,8 @@ TEST(TwinHoldout, IntervalGrowthChosenOnTheSeenHalfHoldsOnTheHeldOutHalf) {
   std::vector<IntervalPoint> seen, held;
   for (const char* gpu : {"V100", "RTX6000"}) {
     const SweepSplit split = split_rows(zeus(gpu));
-    for (const auto& p : interval_points(split.seen, gpu)) seen.push_back(p);
-    for (const auto& p : interval_points(split.held_out, gpu)) held.push_back(p);
+    for (const auto& p : interval_points(split.seen, load_gpu_spec(gpu))) seen.push_back(p);
+    for (const auto& p : interval_points(split.held_out, load_gpu_spec(gpu))) held.push_back(p);
   }
   std::vector<double> needed;
   for (const auto& p : seen)
@@ -184,6 +184,114 @@ TEST(TwinHoldout, IntervalGrowthChosenOnTheSeenHalfHoldsOnTheHeldOutHalf) {
       100 * coverage(held, kIntervalGrowthPerRange), held.size());
   EXPECT_NEAR(kIntervalGrowthPerRange, growth, 0.02) << "re-choose it on the seen half";
   EXPECT_GE(coverage(held, kIntervalGrowthPerRange), 0.8);
+}
+
+// Median over workloads of the mean energy error at the caps not fitted, fitted from the lowest,
+// the highest and the cap at middle_index (of the sorted caps).
+double median_error_with_middle(const std::vector<SweepRow>& rows, const GpuSpec& spec,
+                                size_t middle_index) {
+  std::map<std::string, std::map<double, CapPoint>> by_workload;
+  for (const auto& r : rows) by_workload[r.workload][r.cap_W] = {r.cap_W, r.time_s, r.avg_power_W};
+  std::vector<double> errors;
+  for (const auto& [name, caps] : by_workload) {
+    if (caps.size() < 4 || middle_index + 1 >= caps.size()) continue;
+    std::vector<CapPoint> points = {
+        caps.begin()->second, std::next(caps.begin(), static_cast<long>(middle_index))->second,
+        caps.rbegin()->second};
+    const CurveFit fit = fit_curve(spec, points);
+    double sum = 0;
+    int n = 0;
+    for (const auto& [cap, m] : caps) {
+      if (cap == points[0].cap_W || cap == points[1].cap_W || cap == points[2].cap_W) continue;
+      const CapPoint p = fit.predict(cap);
+      sum += std::abs(p.time_s * p.avg_power_W / (m.time_s * m.avg_power_W) - 1);
+      ++n;
+    }
+    errors.push_back(100 * sum / n);
+  }
+  return median(errors);
+}
+
+// Where the middle of three fitted caps goes: each place between the ends (the Zeus sweeps have 7
+// caps) scored on the seen half, summed over both GPUs; choose_fit_caps puts it where the seen half
+// is best (a third of the way up, where the curve bends), and the held-out half is scored after.
+TEST(TwinHoldout, MiddleFitCapChosenOnTheSeenHalf) {
+  double best_sum = 1e9;
+  size_t best_index = 0;
+  for (size_t middle = 1; middle <= 5; ++middle) {
+    double sum = 0;
+    std::string line = fmt::format("middle cap index {}:", middle);
+    for (const char* gpu : {"V100", "RTX6000"}) {
+      const double e =
+          median_error_with_middle(split_rows(zeus(gpu)).seen, load_gpu_spec(gpu), middle);
+      line += fmt::format(" {} seen {:.2f} %", gpu, e);
+      sum += e;
+    }
+    std::cout << line << "\n";
+    if (sum < best_sum) {
+      best_sum = sum;
+      best_index = middle;
+    }
+  }
+  const std::vector<double> zeus_caps = {100, 125, 150, 175, 200, 225, 250};
+  EXPECT_EQ(choose_fit_caps(zeus_caps, 3)[1], zeus_caps[best_index])
+      << "re-choose it on the seen half";
+  for (const char* gpu : {"V100", "RTX6000"}) {
+    const double held =
+        median_error_with_middle(split_rows(zeus(gpu)).held_out, load_gpu_spec(gpu), best_index);
+    std::cout << fmt::format("{} held out, middle cap index {}: {:.2f} %\n", gpu, best_index, held);
+    EXPECT_LE(held, 3.0) << gpu;
+  }
+}
+
+// The specs of four cards with no measured twin constants, carried to the Zeus tables' limits:
+// the twin on a card it knows only by analogy.
+std::vector<GpuSpec> foreign_specs(const GpuSpec& own) {
+  std::vector<GpuSpec> out;
+  for (const char* other : {"p100", "a40", "a100", "h100"})
+    out.push_back(spec_scaled_to(load_gpu_spec(other), own.min_limit_W, own.max_limit_W));
+  return out;
+}
+
+// How much wider a fit's interval is where its spec was not calibrated across its range: the
+// seen half fitted with the foreign specs; at each unfitted cap the extra base its error needs
+// beyond the interval; the 90th percentile is kUncalibratedFitExtraRel. The held-out half checks
+// how often the widened interval holds the measured energy. The errors themselves are printed per
+// GPU (docs/twin.md, "Where the twin is worse").
+TEST(TwinHoldout, UncalibratedSpecWideningChosenOnTheSeenHalf) {
+  std::vector<IntervalPoint> seen, held;
+  for (const char* gpu : {"V100", "RTX6000"}) {
+    const SweepSplit split = split_rows(zeus(gpu));
+    std::vector<double> medians;
+    for (const GpuSpec& spec : foreign_specs(load_gpu_spec(gpu))) {
+      EXPECT_FALSE(calibrated_across_range(spec));
+      for (const auto& p : interval_points(split.seen, spec)) seen.push_back(p);
+      for (const auto& p : interval_points(split.held_out, spec)) held.push_back(p);
+      medians.push_back(*fit_sweep_with(split.held_out, spec, 3).median_mape_energy_pct);
+    }
+    std::cout << fmt::format(
+        "{} held out with the p100, a40, a100, h100 specs: median energy error {:.2f} {:.2f} "
+        "{:.2f} {:.2f} %\n",
+        gpu, medians[0], medians[1], medians[2], medians[3]);
+  }
+  std::vector<double> needed;
+  for (const auto& p : seen)
+    needed.push_back(std::max(0.0, p.error - p.base - kIntervalGrowthPerRange * p.distance));
+  std::sort(needed.begin(), needed.end());
+  const double extra = needed[static_cast<size_t>(0.9 * static_cast<double>(needed.size() - 1))];
+  const double held_before = coverage(held, kIntervalGrowthPerRange),
+               held_after = coverage(held, kIntervalGrowthPerRange, kUncalibratedFitExtraRel);
+  std::cout << fmt::format(
+      "extra base from the seen half: {:.4f} ({} points); in the code {:.4f}; held out ({} "
+      "points): the interval holds the measured energy at {:.1f} % without it, {:.1f} % with it\n",
+      extra, seen.size(), kUncalibratedFitExtraRel, held.size(), 100 * held_before,
+      100 * held_after);
+  EXPECT_NEAR(kUncalibratedFitExtraRel, extra, 0.003) << "re-choose it on the seen half";
+  EXPECT_GT(held_after, held_before);
+  EXPECT_GE(held_after, 0.85);
+  EXPECT_TRUE(calibrated_across_range(load_gpu_spec("V100")));
+  EXPECT_TRUE(calibrated_across_range(load_gpu_spec("RTX6000")));
+  EXPECT_FALSE(calibrated_across_range(load_gpu_spec("h200")));  // 700 W only
 }
 
 // The search that chose the V100 and RTX 6000 voltage floors, static power and the fit's static

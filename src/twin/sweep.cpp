@@ -15,8 +15,10 @@ std::vector<double> choose_fit_caps(const std::vector<double>& sorted_caps, int 
   if (n >= m) return sorted_caps;
   std::vector<double> out;
   for (int i = 0; i < n; ++i) {
-    // Evenly spread indices from the lowest to the highest cap.
-    int idx = static_cast<int>(std::lround(static_cast<double>(i) * (m - 1) / (n - 1)));
+    // Share of the index range to the i-th cap: (i / (n - 1))^log2(3) puts the middle of 3 at a
+    // third, the rest following the same curve.
+    const double share = std::pow(static_cast<double>(i) / (n - 1), std::log2(3.0));
+    int idx = static_cast<int>(std::lround(share * (m - 1)));
     if (out.empty() || out.back() != sorted_caps[idx]) out.push_back(sorted_caps[idx]);
   }
   return out;

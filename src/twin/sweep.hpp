@@ -11,8 +11,10 @@
 
 namespace regime::twin {
 
-// Which of the sorted distinct caps to fit from: the lowest, the highest and evenly spread ones
-// between (by index), so the fit sees both ends of the curve.
+// Which of the sorted distinct caps to fit from: the lowest, the highest and ones between, spread
+// by index but closer together towards the low end, where the curve bends at the voltage floor
+// (3 caps: the middle one a third of the way up). Chosen on the seen half of the Zeus sweeps
+// (docs/twin.md, "Validation").
 std::vector<double> choose_fit_caps(const std::vector<double>& sorted_caps, int n);
 
 struct WorkloadFitReport {

@@ -40,14 +40,18 @@ TEST(TwinSweepFit, FitsTheTableTheSharedParserReads) {
   SweepFitReport r = fit_sweep(t.rows, std::nullopt, 3);
   ASSERT_EQ(r.workloads.size(), 1u);
   EXPECT_EQ(r.workloads[0].measured.size(), 4u);
-  EXPECT_EQ(r.workloads[0].fit_caps, (std::vector<double>{100, 200, 250}));
-  ASSERT_TRUE(r.workloads[0].mape_energy_pct.has_value());  // 150 W held out and predicted
+  EXPECT_EQ(r.workloads[0].fit_caps, (std::vector<double>{100, 150, 250}));
+  ASSERT_TRUE(r.workloads[0].mape_energy_pct.has_value());  // 200 W held out and predicted
   EXPECT_LT(*r.workloads[0].mape_energy_pct, 10.0);
 }
 
-TEST(TwinSweepTable, ChoosesEndsAndMiddle) {
+TEST(TwinSweepTable, ChoosesTheEndsAndCapsCloserTowardsTheLowEnd) {
   EXPECT_EQ(choose_fit_caps({100, 125, 150, 175, 200, 225, 250}, 3),
-            (std::vector<double>{100, 175, 250}));
+            (std::vector<double>{100, 150, 250}));
+  EXPECT_EQ(choose_fit_caps({100, 125, 150, 175, 200, 225, 250}, 4),
+            (std::vector<double>{100, 125, 175, 250}));
+  EXPECT_EQ(choose_fit_caps({100, 125, 150, 175, 200, 225, 250}, 2),
+            (std::vector<double>{100, 250}));
   EXPECT_EQ(choose_fit_caps({100, 125}, 3), (std::vector<double>{100, 125}));
 }
 
