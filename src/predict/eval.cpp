@@ -143,4 +143,32 @@ std::vector<EvalRow> evaluate(Predictor& predictor, const std::vector<MeasuredCa
   return rows;
 }
 
+std::vector<FamilySummary> summarize_families(const std::vector<EvalRow>& rows, double goal_pct) {
+  std::vector<FamilySummary> out;
+  std::vector<std::vector<double>> pcts;
+  for (const auto& r : rows) {
+    if (!r.mape_power_pct) continue;
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const FamilySummary& f) { return f.predictor == r.predictor; });
+    if (it == out.end()) {
+      out.push_back({r.predictor, 0, 0, -1, "", "", 0, goal_pct});
+      pcts.emplace_back();
+      it = std::prev(out.end());
+    }
+    auto& f = *it;
+    const double pct = *r.mape_power_pct;
+    pcts[static_cast<size_t>(it - out.begin())].push_back(pct);
+    ++f.groups;
+    if (pct > goal_pct) ++f.over_goal;
+    if (pct > f.worst_pct) f.worst_pct = pct, f.worst_gpu = r.gpu, f.worst_family = r.group;
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto& v = pcts[i];
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    out[i].median_pct = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+  return out;
+}
+
 }  // namespace regime::predict

@@ -57,4 +57,19 @@ struct EvalRow {
 std::vector<EvalRow> evaluate(Predictor& predictor, const std::vector<MeasuredCase>& cases,
                               const EvalOptions& options = {});
 
+// One predictor over its scored rows grouped by family: how many, the median and the worst MAPE
+// (and where), and how many are over `goal_pct`. Predictors in the order of their first row.
+inline constexpr double kFamilyGoalPct = 15;  // issue goal: one-shot power error per GPU x family
+struct FamilySummary {
+  std::string predictor;
+  size_t groups = 0;  // GPU x family rows with a score
+  double median_pct = 0;
+  double worst_pct = 0;
+  std::string worst_gpu, worst_family;
+  size_t over_goal = 0;
+  double goal_pct = kFamilyGoalPct;
+};
+std::vector<FamilySummary> summarize_families(const std::vector<EvalRow>& rows,
+                                              double goal_pct = kFamilyGoalPct);
+
 }  // namespace regime::predict

@@ -55,13 +55,17 @@ std::unique_ptr<Predictor> spec_baseline();
 
 // `twin`: the twin's steady state (twin::steady_state) at the default limit for the built-in
 // workload profile the description names (sim:NAME, or an alias: bert -> transformer, ...). No
-// answer (nulls and a note) for a model the twin has no profile of. The twin does not scale with
-// the batch size: its profiles are per step of their own reference runs.
+// answer (nulls and a note) for a model the twin has no profile of. A precision other than the
+// profile's 16-bit runs the profile's work at that precision's rate (batch_model.hpp); a batch
+// size other than the profile's moves power and step time along the family's batch curve. The
+// note names both.
 std::unique_ptr<Predictor> twin_predictor();
 
 // `NAME:one-shot` for a non-LLM predictor: calibrated on one measured workload of the same GPU.
-// The base's power for the query is scaled by measured / predicted power of the example; the
-// regime is cap-bound when the scaled power reaches 95% of the default limit, else the base's
+// An example of the query's model family at a known batch size is moved along the family's batch
+// curve to the query's batch size (times the base's ratio between the two precisions); any other
+// example scales the base's power for the query by measured / predicted power of the example.
+// The regime is cap-bound when the power reaches 95% of the default limit, else the base's
 // (headroom where the base said cap-bound).
 std::unique_ptr<Predictor> one_shot(std::unique_ptr<Predictor> base);
 

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -7,6 +9,7 @@
 #include "analysis/classify.hpp"
 #include "analysis/measurement.hpp"
 #include "common/error.hpp"
+#include "predict/batch_model.hpp"
 #include "predict/predictor.hpp"
 #include "trace/trace.hpp"
 #include "twin/model.hpp"
@@ -41,6 +44,39 @@ std::string regime_of(const twin::SteadyState& s) {
   return to_string(Regime::Headroom);
 }
 
+// The batch size and precision each profile was calibrated at (workloads/train.py's defaults, the
+// runs on the H200 behind tests/data/h200; cnn5's from its layer count). gemm has no batch.
+struct ProfileReference {
+  std::optional<int> batch;
+  std::string precision;
+};
+ProfileReference profile_reference(const std::string& profile) {
+  static const std::map<std::string, int> batch = {
+      {"cnn5", 256},     {"densenet121", 128}, {"mobilenet_v2", 256}, {"resnet18_cifar", 128},
+      {"resnet50", 256}, {"transformer", 32},  {"vgg16", 128},        {"vit_b_16", 128}};
+  ProfileReference r;
+  if (auto it = batch.find(profile); it != batch.end()) r.batch = it->second;
+  r.precision = profile == "cnn5" ? "fp16" : "bf16";
+  return r;
+}
+
+std::string curve_words(const BatchCurve& c) {
+  if (c.family.empty()) return c.basis;
+  if (c.power_half_batch <= 0)
+    return fmt::format("the {} curve, flat, fitted on {}", c.family, c.basis);
+  return fmt::format("the {} curve, half-filled at bs{:.3g}, fitted on {}", c.family,
+                     c.power_half_batch, c.basis);
+}
+
+// Cap-bound when the power reaches 95% of the default limit (the classifier's kCapPowerRatio);
+// under it, the base's regime unless that was cap-bound.
+void settle_regime(Prediction& p, const twin::GpuSpec& spec) {
+  if (*p.avg_power_W >= kCapPowerRatio * spec.default_limit_W)
+    p.regime = to_string(Regime::CapBound);
+  else if (!p.regime || *p.regime == to_string(Regime::CapBound))
+    p.regime = to_string(Regime::Headroom);
+}
+
 class TwinPredictor : public Predictor {
  public:
   std::string name() const override { return "twin"; }
@@ -55,7 +91,23 @@ class TwinPredictor : public Predictor {
                            fmt::join(twin::sim_workload_names(), ", "));
       return p;
     }
-    const twin::WorkloadParams w = twin::workload_on(twin::sim_workload_profile(profile), spec);
+    const ProfileReference ref = profile_reference(profile);
+    twin::WorkloadParams w = twin::workload_on(twin::sim_workload_profile(profile), spec);
+    std::vector<std::string> said;
+    // Precision through the twin's physics: the clock-bound work at the precision's rate, the
+    // memory-bound work at its bytes.
+    if (!q.workload.precision.empty()) {
+      if (auto rates = precision_rates(q.workload.precision)) {
+        w.clock_s /= rates->compute_rate;
+        w.memory_s *= rates->bytes;
+        if (rates->compute_rate != 1 || rates->bytes != 1)
+          said.push_back(fmt::format("precision {} for the profile's {}: {}", q.workload.precision,
+                                     ref.precision, rates->basis));
+      } else {
+        said.push_back(fmt::format("precision {} not modelled (the profile's {} assumed)",
+                                   q.workload.precision, ref.precision));
+      }
+    }
     const twin::SteadyState s = twin::steady_state(spec, w, spec.default_limit_W);
     p.avg_power_W = s.avg_power_W;
     if (!s.shutdown) {
@@ -66,16 +118,24 @@ class TwinPredictor : public Predictor {
     p.power_half_width_rel = twin::spec_uncertainty(spec, spec.default_limit_W).half_width_rel;
     p.note = fmt::format("twin steady state of sim:{} on the {} at {:g} W ({:.0f} MHz, {:.0f} C)",
                          profile, spec.name, spec.default_limit_W, s.sm_MHz, s.temp_C);
-    // The profile is one batch size and precision: say so rather than answer another as if it
-    // had been modelled.
-    std::vector<std::string> unmodelled;
-    if (q.workload.batch) unmodelled.push_back(fmt::format("batch {}", *q.workload.batch));
-    if (!q.workload.precision.empty()) unmodelled.push_back(q.workload.precision);
-    if (!unmodelled.empty())
-      p.note += fmt::format(
-          "; {} not modelled: the profile has its own batch size and "
-          "precision, so every batch size and precision gets this answer",
-          fmt::join(unmodelled, ", "));
+    if (q.workload.batch && ref.batch && !s.shutdown) {
+      const BatchCurve c = batch_curve_for(q.workload, profile);
+      const double b = *q.workload.batch, b_ref = *ref.batch;
+      p.avg_power_W =
+          power_at_batch_W(c, spec.static_power_W(), spec.default_limit_W, s.avg_power_W, b_ref, b);
+      p.time_per_step_s = s.time_s * step_time_ratio(c, b_ref, b);
+      p.energy_per_step_J = *p.avg_power_W * *p.time_per_step_s;
+      settle_regime(p, spec);
+      said.push_back(
+          fmt::format("power scaled from the profile's bs{} to bs{} by x{:.2f} and step "
+                      "time by x{:.2f} ({})",
+                      *ref.batch, *q.workload.batch, *p.avg_power_W / s.avg_power_W,
+                      *p.time_per_step_s / s.time_s, curve_words(c)));
+    } else if (q.workload.batch) {
+      said.push_back(fmt::format("batch {} not modelled: sim:{} has no batch size",
+                                 *q.workload.batch, profile));
+    }
+    if (!said.empty()) p.note += "; " + fmt::format("{}", fmt::join(said, "; "));
     return p;
   }
 };
@@ -88,7 +148,11 @@ class OneShot : public Predictor {
   Prediction predict(const PredictQuery& q) override {
     if (!q.example)
       throw Error(ErrorKind::InvalidArgument, name() + " needs a measured example of the same GPU");
-    PredictQuery eq{q.gpu, q.example->workload, std::nullopt};
+    const Example& ex = *q.example;
+    if (!q.workload.model.empty() && q.workload.model == ex.workload.model && q.workload.batch &&
+        ex.workload.batch)
+      return same_family(q, ex);
+    PredictQuery eq{q.gpu, ex.workload, std::nullopt};
     const Prediction at_example = base_->predict(eq);
     Prediction p = base_->predict(PredictQuery{q.gpu, q.workload, std::nullopt});
     p.predictor = name();
@@ -98,26 +162,60 @@ class OneShot : public Predictor {
       p.energy_per_step_J.reset();
       p.regime.reset();
       p.note = fmt::format("{} has no answer for the query or for the example '{}'", base_->name(),
-                           q.example->workload.text);
+                           ex.workload.text);
       return p;
     }
-    const double scale = q.example->avg_power_W / *at_example.avg_power_W;
+    const double scale = ex.avg_power_W / *at_example.avg_power_W;
     const twin::GpuSpec spec = twin::load_gpu_spec(q.gpu);
     p.avg_power_W = *p.avg_power_W * scale;
     if (p.time_per_step_s) p.energy_per_step_J = *p.avg_power_W * *p.time_per_step_s;
-    if (*p.avg_power_W >= kCapPowerRatio * spec.default_limit_W)
-      p.regime = to_string(Regime::CapBound);
-    else if (!p.regime || *p.regime == to_string(Regime::CapBound))
-      p.regime = to_string(Regime::Headroom);
+    settle_regime(p, spec);
     p.note = fmt::format(
         "{} scaled by {:.3f}: the example '{}' measured {:.1f} W against {:.1f} W "
         "predicted",
-        base_->name(), scale, q.example->workload.text, q.example->avg_power_W,
-        *at_example.avg_power_W);
+        base_->name(), scale, ex.workload.text, ex.avg_power_W, *at_example.avg_power_W);
     return p;
   }
 
  private:
+  // The example is the same family at another batch size: its measured power moved along the
+  // family's batch curve, times the base's ratio for the precision where the two differ.
+  Prediction same_family(const PredictQuery& q, const Example& ex) {
+    const twin::GpuSpec spec = twin::load_gpu_spec(q.gpu);
+    Prediction p = base_->predict(PredictQuery{q.gpu, q.workload, std::nullopt});
+    p.predictor = name();
+    const BatchCurve c = batch_curve_for(q.workload, twin_profile_for(q.workload));
+    const double b = *q.workload.batch, b_ex = *ex.workload.batch;
+    double power_W =
+        power_at_batch_W(c, spec.static_power_W(), spec.default_limit_W, ex.avg_power_W, b_ex, b);
+    std::string precision;
+    if (q.workload.precision != ex.workload.precision) {
+      WorkloadDesc at_ex_precision = q.workload;
+      at_ex_precision.precision = ex.workload.precision;
+      const Prediction other = base_->predict(PredictQuery{q.gpu, at_ex_precision, std::nullopt});
+      double ratio = 1;
+      if (p.avg_power_W && other.avg_power_W && *other.avg_power_W > 0)
+        ratio = *p.avg_power_W / *other.avg_power_W;
+      power_W = std::clamp(power_W * ratio, 0.0, spec.default_limit_W);
+      precision =
+          fmt::format("precision {} for the example's {}: x{:.2f} ({})",
+                      q.workload.precision.empty() ? "unsaid" : q.workload.precision,
+                      ex.workload.precision.empty() ? "unsaid" : ex.workload.precision, ratio,
+                      ratio == 1 ? base_->name() + " does not tell them apart, assumed"
+                                 : "the " + base_->name() + "'s ratio");
+    }
+    p.avg_power_W = power_W;
+    if (p.time_per_step_s) p.energy_per_step_J = power_W * *p.time_per_step_s;
+    settle_regime(p, spec);
+    p.note = fmt::format(
+        "the example '{}' ({:.1f} W at bs{:.0f}) scaled to bs{:.0f} by x{:.2f} ({}){}",
+        ex.workload.text, ex.avg_power_W, b_ex, b,
+        power_at_batch_W(c, spec.static_power_W(), spec.default_limit_W, ex.avg_power_W, b_ex, b) /
+            ex.avg_power_W,
+        curve_words(c), precision);
+    return p;
+  }
+
   std::unique_ptr<Predictor> base_;
 };
 

@@ -1,0 +1,179 @@
+#include "predict/batch_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "predict/workload.hpp"
+
+namespace regime::predict {
+
+namespace {
+
+double fill_share(double batch, double half_batch, double exponent) {
+  if (half_batch <= 0) return 1;
+  const double b = std::pow(batch, exponent);
+  return b / (b + std::pow(half_batch, exponent));
+}
+
+double power_with(const BatchCurve& c, double exponent, double static_W, double cap_W, double ref_W,
+                  double ref_batch, double batch) {
+  const double excess_W = (ref_W - static_W) * fill_share(batch, c.power_half_batch, exponent) /
+                          fill_share(ref_batch, c.power_half_batch, exponent);
+  return std::clamp(static_W + excess_W, std::min(static_W, cap_W), cap_W);
+}
+
+double power_mape_with(const BatchCurve& c, double exponent, const std::vector<BatchPoint>& pts,
+                       double static_W, double cap_W) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t e = 0; e < pts.size(); ++e)
+    for (size_t q = 0; q < pts.size(); ++q) {
+      if (e == q) continue;
+      const double p_W =
+          power_with(c, exponent, static_W, cap_W, pts[e].avg_power_W, pts[e].batch, pts[q].batch);
+      sum += std::abs(p_W - pts[q].avg_power_W) / pts[q].avg_power_W * 100;
+      ++n;
+    }
+  return n ? sum / static_cast<double>(n) : 0;
+}
+
+// k from T = A / b + B over one data set's epochs: T = N c (k / b + 1), so k = A / B.
+double fit_time_half_batch(const std::vector<BatchPoint>& points) {
+  std::map<std::string, size_t> count;
+  for (const auto& p : points) ++count[p.dataset];
+  const auto largest = std::max_element(count.begin(), count.end(), [](auto& a, auto& b) {
+                         return a.second < b.second;
+                       })->first;
+  std::vector<std::pair<double, double>> xy;
+  for (const auto& p : points)
+    if (p.dataset == largest && p.time_s > 0) xy.emplace_back(1.0 / p.batch, p.time_s);
+  if (xy.size() < 2) return 0;
+  double mx = 0, my = 0;
+  for (auto [x, y] : xy) mx += x, my += y;
+  mx /= static_cast<double>(xy.size());
+  my /= static_cast<double>(xy.size());
+  double sxy = 0, sxx = 0;
+  for (auto [x, y] : xy) sxy += (x - mx) * (y - my), sxx += (x - mx) * (x - mx);
+  if (sxx <= 0) return 0;
+  const double a = sxy / sxx, b = my - a * mx;
+  return b > 0 ? std::max(0.0, a / b) : 0;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<BatchPoint>> batch_points(const SweepTable& table) {
+  std::map<std::string, std::vector<BatchPoint>> out;
+  for (const std::string& name : table.workloads()) {
+    const auto rows = table.rows_for(name);
+    const WorkloadDesc w = parse_workload(name);
+    if (!w.batch || w.model.empty() || rows.empty()) continue;
+    const auto top = std::max_element(
+        rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.cap_W < b.cap_W; });
+    out[w.model].push_back(
+        {static_cast<double>(*w.batch), top->avg_power_W, top->time_s, w.dataset});
+  }
+  return out;
+}
+
+double power_at_batch_W(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
+                        double ref_batch, double batch) {
+  return power_with(curve, kPowerBatchExponent, static_W, cap_W, ref_W, ref_batch, batch);
+}
+
+double step_time_ratio(const BatchCurve& curve, double ref_batch, double batch) {
+  return (curve.time_half_batch + batch) / (curve.time_half_batch + ref_batch);
+}
+
+double one_shot_power_mape_pct(const BatchCurve& curve, const std::vector<BatchPoint>& points,
+                               double static_W, double cap_W, double exponent) {
+  return power_mape_with(curve, exponent, points, static_W, cap_W);
+}
+
+double one_shot_time_mape_pct(const BatchCurve& curve, const std::vector<BatchPoint>& points) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t e = 0; e < points.size(); ++e)
+    for (size_t q = 0; q < points.size(); ++q) {
+      if (e == q || points[e].dataset != points[q].dataset) continue;
+      // An epoch is samples / batch steps.
+      const double t_s = points[e].time_s * points[e].batch / points[q].batch *
+                         step_time_ratio(curve, points[e].batch, points[q].batch);
+      sum += std::abs(t_s - points[q].time_s) / points[q].time_s * 100;
+      ++n;
+    }
+  return n ? sum / static_cast<double>(n) : 0;
+}
+
+BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchPoint>& points,
+                           double static_W, double cap_W, double exponent) {
+  BatchCurve best{family, 0, 0, ""};
+  double best_pct = power_mape_with(best, exponent, points, static_W, cap_W);
+  for (int i = 0; i < 56; ++i) {
+    BatchCurve c{family, std::pow(2.0, i / 4.0), 0, ""};
+    const double pct = power_mape_with(c, exponent, points, static_W, cap_W);
+    if (pct < best_pct) best_pct = pct, best = c;
+  }
+  best.time_half_batch = points.empty() ? 0 : fit_time_half_batch(points);
+  return best;
+}
+
+const std::vector<BatchCurve>& fitted_batch_curves() {
+  // fit_batch_curve on tests/data/zeus/V100.sweep.csv (static power 36.5 W, cap 250 W);
+  // BatchModel.TheCurvesAreTheFitOfTheV100Table refits them.
+  static const std::vector<BatchCurve> curves = {
+      {"shufflenetv2", 90.5097, 374.9, "the V100 table's 20 shufflenetv2 runs, bs8-bs4096"},
+      {"resnet50", 0, 5.6456, "the V100 table's 8 resnet50 runs, bs8-bs360"},
+      {"deepspeech2", 1, 17.365, "the V100 table's 15 deepspeech2 runs, bs2-bs192"},
+      {"ncf", 1.41421, 20905.5, "the V100 table's 13 ncf runs, bs4-bs16384"},
+      {"bert_base_uncased", 1, 0, "the V100 table's 12 bert_base_uncased runs, bs8-bs128"},
+  };
+  return curves;
+}
+
+std::optional<BatchCurve> fitted_batch_curve(const std::string& family) {
+  static const std::map<std::string, std::string> aliases = {
+      {"bert", "bert_base_uncased"},
+      {"bert-base", "bert_base_uncased"},
+      {"bert-base-uncased", "bert_base_uncased"},
+      {"transformer", "bert_base_uncased"},
+      {"resnet-50", "resnet50"},
+      {"shufflenet_v2", "shufflenetv2"},
+      {"shufflenet", "shufflenetv2"}};
+  std::string f = family;
+  if (auto it = aliases.find(f); it != aliases.end()) f = it->second;
+  for (const auto& c : fitted_batch_curves())
+    if (c.family == f) return c;
+  return std::nullopt;
+}
+
+BatchCurve default_batch_curve() {
+  std::vector<double> k;
+  for (const auto& c : fitted_batch_curves()) k.push_back(c.time_half_batch);
+  std::sort(k.begin(), k.end());
+  return {"", 0, k[k.size() / 2],
+          "no batch sweep of this family here: power assumed flat (the fit pooled over the V100's "
+          "families is)"};
+}
+
+BatchCurve batch_curve_for(const WorkloadDesc& w, const std::string& profile) {
+  if (auto c = fitted_batch_curve(w.model)) return *c;
+  if (auto c = fitted_batch_curve(profile)) return *c;
+  return default_batch_curve();
+}
+
+std::optional<PrecisionRates> precision_rates(const std::string& precision) {
+  if (precision.empty() || precision == "fp16" || precision == "bf16" || precision == "amp" ||
+      precision == "mixed")
+    return PrecisionRates{1, 1, "16-bit, as the twin's profiles"};
+  if (precision == "tf32")
+    return PrecisionRates{0.5, 2, "TF32 tensor rate half the 16-bit one (A100, H100 spec sheets)"};
+  if (precision == "fp32")
+    return PrecisionRates{0.125, 2,
+                          "fp32 without tensor cores at 1/8 of the 16-bit tensor rate (V100, T4, "
+                          "RTX 6000 spec sheets), twice the bytes"};
+  return std::nullopt;
+}
+
+}  // namespace regime::predict
