@@ -26,8 +26,10 @@ void show(const Options& o) {
 }
 
 void set(const Options& o) {
+  // A status line, so stderr (with --json too: a script can wait for the hold there), while
+  // stdout keeps only the result printed when the hold ends.
   auto on_hold = [&](const session::LimitChange& c) {
-    if (!o.json) std::cout << session::hold_text(c, o.hold_s) << std::flush;
+    std::cerr << session::hold_text(c, o.hold_s) << std::flush;
   };
   const session::DeviceSet devices = parse_gpu_list(o.device);
   const std::vector<session::LimitChange> changes =
@@ -70,7 +72,7 @@ void add_limit(CLI::App& root, Context&) {
   set_cmd
       ->add_option("--hold", o->hold_s,
                    "Hold the limit for S seconds, then restore the original (Ctrl-C or SIGTERM "
-                   "restores it sooner; docs/safety.md)")
+                   "restores it sooner; docs/safety.md); 'holding for S s' on stderr once set")
       ->option_text("S")
       ->check(number_in(0, 604800));
   set_cmd->callback([o] { set(*o); });

@@ -447,7 +447,7 @@ TEST_F(AgentE2E, AnUnprivilegedUserIsRefusedBeyondItsPolicy) {
   // Within its bounds the CLI goes through the agent (its own NVML set would be refused).
   test::Child hold = spawn_as_user(
       {"limit", "set", "--device", "nvml:0", "--watts", "200", "--actuate", "--hold", "1"});
-  ASSERT_TRUE(hold.wait_for_output("holding for")) << hold.err();
+  ASSERT_TRUE(hold.wait_for_error("holding for")) << hold.err();
   EXPECT_EQ(limit_W(0), 200);
   EXPECT_EQ(journal_files().size(), 1u);  // the agent's journal, not the user's
   EXPECT_EQ(hold.wait(), 0) << hold.err();
@@ -508,7 +508,7 @@ TEST_F(AgentE2E, WithoutTheAgentTheUserCannotSetALimit) {
 TEST_F(AgentE2E, AClientKilledWithSigkillHasItsCapRestored) {
   test::Child hold = spawn_as_user(
       {"limit", "set", "--device", "nvml:0", "--watts", "190", "--actuate", "--hold", "600"});
-  ASSERT_TRUE(hold.wait_for_output("holding for")) << hold.err();
+  ASSERT_TRUE(hold.wait_for_error("holding for")) << hold.err();
   EXPECT_EQ(limit_W(0), 190);
   auto killed_at = std::chrono::steady_clock::now();
   ::kill(hold.pid, SIGKILL);
@@ -653,7 +653,7 @@ TEST_F(AgentE2E, TheAgentAndARootRegimeNeverChangeTheSameGpuAtOnce) {
   test::Child hold = test::spawn(
       {"limit", "set", "--device", "nvml:1", "--watts", "260", "--actuate", "--hold", "30"},
       root_env, dir_.path);
-  ASSERT_TRUE(hold.wait_for_output("holding for")) << hold.err();
+  ASSERT_TRUE(hold.wait_for_error("holding for")) << hold.err();
   RawClient d(socket_);
   json a = d.ask(R"({"op":"set","gpu":1,"cap_W":220})");
   EXPECT_EQ(a["kind"], "actuation_refused") << a.dump();

@@ -66,7 +66,7 @@ class DevicesLimitRestoreCli : public ::testing::Test {
   Child hold(int gpu, double watts) {
     Child c = start({"limit", "set", "--device", "nvml:" + std::to_string(gpu), "--watts",
                      std::to_string(watts), "--actuate", "--hold", "60"});
-    EXPECT_TRUE(c.wait_for_output("holding for")) << c.err();
+    EXPECT_TRUE(c.wait_for_error("holding for")) << c.err();
     return c;
   }
 
@@ -264,8 +264,24 @@ TEST_F(DevicesLimitRestoreCli, HoldRestoresAtTheEndOfItsTime) {
       {"limit", "set", "--device", "nvml:0", "--watts", "400", "--actuate", "--hold", "0.2"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("restored, enforced 700 W"), std::string::npos) << r.out;
+  // The hold's status line is on stderr; stdout holds the result alone.
+  EXPECT_NE(r.err.find("holding for 0.2 s; Ctrl-C or SIGTERM restores 700 W"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("holding"), std::string::npos) << r.out;
   EXPECT_DOUBLE_EQ(limit_W(0), 700);
   EXPECT_FALSE(journaled());
+}
+
+TEST_F(DevicesLimitRestoreCli, HoldWithJsonPrintsOnlyJsonOnStdout) {
+  RunResult r = regime({"limit", "set", "--device", "nvml:0", "--watts", "400", "--actuate",
+                        "--hold", "0.2", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);  // throws on anything but one JSON document
+  EXPECT_EQ(j.at("device"), "nvml:0") << r.out;
+  EXPECT_DOUBLE_EQ(j.at("requested_limit_W").get<double>(), 400);
+  EXPECT_DOUBLE_EQ(j.at("restored_limit_W").get<double>(), 700);
+  EXPECT_NE(r.err.find("holding for 0.2 s"), std::string::npos) << r.err;
+  EXPECT_DOUBLE_EQ(limit_W(0), 700);
 }
 
 TEST_F(DevicesLimitRestoreCli, NextActuatingCommandRestoresADeadProcessLeftoverFirst) {

@@ -364,8 +364,8 @@ TEST_F(HostileJobValue, AValueJobBeginCannotUseLeavesTheLimitAndSucceeds) {
 }
 
 // SIGPIPE ignored when Regime starts (as Regime itself ignores it while it copies a workload's
-// output): a write to a closed stdout is still survived, but `kill -PIPE` ends the process as
-// docs/safety.md says, limits restored first, exit 141.
+// output): a write to a closed stdout or stderr (the hold's status line) is still survived, but
+// `kill -PIPE` ends the process as docs/safety.md says, limits restored first, exit 141.
 TEST(HostileSignal, KillPipeRestoresAndExits141WhereSigpipeIsIgnored) {
   Sandbox sb;
   sb.use_fake_nvml(nlohmann::json::parse(R"({"gpus": [
@@ -377,6 +377,7 @@ TEST(HostileSignal, KillPipeRestoresAndExits141WhereSigpipeIsIgnored) {
   if (pid == 0) {
     ::signal(SIGPIPE, SIG_IGN);
     ::dup2(p[1], 1);
+    ::dup2(p[1], 2);
     ::close(p[0]);
     for (const auto& [k, v] : sb.env) ::setenv(k.c_str(), v.c_str(), 1);
     std::string bin = REGIME_BINARY;
@@ -389,14 +390,14 @@ TEST(HostileSignal, KillPipeRestoresAndExits141WhereSigpipeIsIgnored) {
     ::_exit(127);
   }
   ::close(p[1]);
-  ::close(p[0]);  // stdout now leads nowhere: every write raises SIGPIPE in the process itself
+  ::close(p[0]);  // stdout and stderr lead nowhere: every write raises SIGPIPE in the process
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (sb.fake_limit_W("GPU-pipe-0") != 300 && std::chrono::steady_clock::now() < end)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_DOUBLE_EQ(sb.fake_limit_W("GPU-pipe-0"), 300);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   int st = 0;
-  EXPECT_EQ(::waitpid(pid, &st, WNOHANG), 0) << "a write to the closed stdout ended it";
+  EXPECT_EQ(::waitpid(pid, &st, WNOHANG), 0) << "a write to the closed output ended it";
   EXPECT_DOUBLE_EQ(sb.fake_limit_W("GPU-pipe-0"), 300);
   ::kill(pid, SIGPIPE);
   ASSERT_EQ(::waitpid(pid, &st, 0), pid);

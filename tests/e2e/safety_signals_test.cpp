@@ -53,7 +53,7 @@ TEST_F(SafetySignals, EveryFatalSignalRestoresTheLimitFirst) {
                               SIGIO,   SIGPWR,  SIGRTMIN, SIGRTMAX};
   for (int sig : signals) {
     Child c = sb_.start(hold(300));
-    ASSERT_TRUE(c.wait_for_output("holding for")) << c.err();
+    ASSERT_TRUE(c.wait_for_error("holding for")) << c.err();
     ASSERT_DOUBLE_EQ(limit_W(), 300);
     ::kill(c.pid, sig);
     EXPECT_EQ(c.wait(), 128 + sig) << name_of(sig) << ": " << c.err();
@@ -66,7 +66,7 @@ TEST_F(SafetySignals, EveryFatalSignalRestoresTheLimitFirst) {
 TEST_F(SafetySignals, AFaultRestoresAndThenEndsTheProcessByIt) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
     Child c = sb_.start(hold(250));
-    ASSERT_TRUE(c.wait_for_output("holding for")) << c.err();
+    ASSERT_TRUE(c.wait_for_error("holding for")) << c.err();
     ::kill(c.pid, sig);
     int st = 0;
     ::waitpid(c.pid, &st, 0);
@@ -79,14 +79,15 @@ TEST_F(SafetySignals, AFaultRestoresAndThenEndsTheProcessByIt) {
 }
 
 TEST_F(SafetySignals, AClosedStdoutRestoresInsteadOfDyingCapped) {
-  // `regime limit set ... --hold 5 | true`: the first line written after the cap meets a pipe
-  // with no reader. Was: exit 141 with the GPU left at 300 W.
+  // `regime limit set ... --hold 5 2>&1 | true`: the status line written after the cap meets a
+  // pipe with no reader. Was: exit 141 with the GPU left at 300 W.
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
   ::close(p[0]);
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(p[1], 1);
+    ::dup2(p[1], 2);
     for (const auto& [k, v] : sb_.env) ::setenv(k.c_str(), v.c_str(), 1);
     ::signal(SIGPIPE, SIG_DFL);
     std::string bin = REGIME_BINARY;
@@ -155,7 +156,7 @@ TEST_F(SafetySignals, SignalsAtRandomTimesNeverLeaveTheGpuCapped) {
         std::chrono::microseconds(static_cast<long>(std::pow(10.0, log10_delay_us(rng)))));
     ::kill(c.pid, sig);
     c.wait();
-    if (c.out().find("holding for") != std::string::npos) ++during_hold;
+    if (c.err().find("holding for") != std::string::npos) ++during_hold;
     ASSERT_DOUBLE_EQ(limit_W(), 700)
         << "trial " << trial << ": SIG" << name_of(sig) << " left the GPU capped; " << c.err();
     ASSERT_FALSE(journaled()) << "trial " << trial;

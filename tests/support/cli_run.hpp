@@ -57,9 +57,19 @@ struct Child {
   }
   // Waits until stdout contains `text` (true) or the timeout passes (false).
   bool wait_for_output(const std::string& text, double timeout_s = 10) const {
+    return wait_for(out_path, text, timeout_s);
+  }
+  // The same on stderr, where status lines go (`limit set --hold`'s "holding for ...").
+  bool wait_for_error(const std::string& text, double timeout_s = 10) const {
+    return wait_for(err_path, text, timeout_s);
+  }
+  static bool wait_for(const std::filesystem::path& file, const std::string& text,
+                       double timeout_s) {
     auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (std::chrono::steady_clock::now() < end) {
-      if (out().find(text) != std::string::npos) return true;
+      std::ifstream in(file);
+      const std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (s.find(text) != std::string::npos) return true;
       ::usleep(20000);
     }
     return false;
