@@ -37,7 +37,8 @@ void add_predict(CLI::App& root, Context&) {
   sub->add_option("--example-from", r->example_from,
                   "One-shot: a sweep table, trace or run database holding the example")
       ->check(CLI::ExistingFile);
-  sub->add_option("--db", r->db,
+  auto db = std::make_shared<std::string>();
+  sub->add_option("--db", *db,
                   "Run database where LLM answers are cached (default: STATE_DIR/runs.sqlite)");
   add_llm_options(sub, r->llm);
   sub->add_flag("--show-prompt", r->show_prompt,
@@ -51,7 +52,8 @@ void add_predict(CLI::App& root, Context&) {
                    "Sweep table(s) or trace(s) (a trace's steps file beside it); repeatable")
       ->check(CLI::ExistingFile);
   eval->add_option("--gpu", e->gpu, "The GPU of the traces given (a trace does not name it)");
-  eval->add_option("--db", e->db, "Run database: its probes at the default limit and its sweeps")
+  auto eval_db = std::make_shared<std::string>();
+  eval->add_option("--db", *eval_db, "Run database: its probes at the default limit and its sweeps")
       ->check(CLI::ExistingFile);
   eval->add_option("--predictors", e->predictors, "Comma-separated predictors to score")
       ->delimiter(',')
@@ -62,14 +64,17 @@ void add_predict(CLI::App& root, Context&) {
   eval->add_flag("--by-family", e->by_family,
                  "Score per GPU and model family (the workload's model), one-shot examples "
                  "from the same family");
+  auto cache_db = std::make_shared<std::string>();
   eval->add_option(
-      "--cache-db", e->cache_db,
+      "--cache-db", *cache_db,
       "Run database for cached LLM answers (default: --db, else STATE_DIR/runs.sqlite)");
   add_llm_options(eval, e->llm);
   eval->add_flag("--json", *ejson, "Machine-readable output");
 
   sub->callback([=] {
     if (eval->parsed()) {
+      if (!eval_db->empty()) e->db = DatabaseLocation::from_text(*eval_db);
+      if (!cache_db->empty()) e->cache_db = DatabaseLocation::from_text(*cache_db);
       auto rep = session::run_predict_eval(*e);
       if (*ejson) return print_json(session::to_json(rep));
       std::cout << session::to_text(rep, e->by_family);
@@ -81,6 +86,7 @@ void add_predict(CLI::App& root, Context&) {
                   "predict needs --gpu and --workload, e.g. `regime predict --gpu t4 --workload "
                   "\"resnet50 bs64 fp16\"`; `regime predict eval` scores predictors");
     r->predictor = predict::choose_predictor(*predictor);
+    r->db = DatabaseLocation::from_text(*db);
     auto rep = session::run_predict(*r);
     // A predictor with no answer at all is an error, not a row of dashes.
     const predict::Prediction& p = rep.prediction;

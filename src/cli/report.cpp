@@ -46,7 +46,7 @@ void add_report(CLI::App& root, Context&) {
   sub->callback([=] {
     session::ReportRequest req;
     if (id->count()) req.run = parse_run_ref(a->run);
-    req.db = a->db;
+    req.db = DatabaseLocation::from_text(a->db);
     if (gpu->count()) req.gpu = a->gpu;
     if (workload->count()) req.workload = a->workload;
     req.out = a->out;

@@ -1,5 +1,7 @@
 #include "store/database_location.hpp"
 
+#include <utility>
+
 #include "store/run_store.hpp"
 
 namespace regime {
@@ -10,6 +12,13 @@ DatabaseLocation DatabaseLocation::from_text(const std::string& text) {
   out.server_ = parse_db_uri(text);
   out.named_ = true;
   out.text_ = text;
+  return out;
+}
+
+DatabaseLocation DatabaseLocation::file(std::filesystem::path path) {
+  DatabaseLocation out;
+  out.named_ = true;
+  out.text_ = std::move(path);
   return out;
 }
 

@@ -20,6 +20,8 @@ class DatabaseLocation {
   // --db's text: empty is the default, a server URI (mariadb://...) is a server, anything else a
   // SQLite file's path. Error InvalidArgument, worded as parse_db_uri, for a malformed URI.
   static DatabaseLocation from_text(const std::string& text);
+  // A file already known to be a SQLite database (its first bytes say so): never a server.
+  static DatabaseLocation file(std::filesystem::path path);
 
   bool is_default() const { return !named_; }
   bool is_server() const { return server_.has_value(); }

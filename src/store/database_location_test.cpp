@@ -46,6 +46,14 @@ TEST(DatabaseLocation, AFileKeepsItsPathAsNamed) {
   EXPECT_EQ(file.resolved().path(), fs::path("sub/runs.sqlite"));
 }
 
+TEST(DatabaseLocation, AFileKnownToBeSqliteIsNeverReadAsAUri) {
+  const DatabaseLocation file = DatabaseLocation::file("odd://name.sqlite");
+  EXPECT_FALSE(file.is_default());
+  EXPECT_FALSE(file.is_server());
+  EXPECT_EQ(file.path(), fs::path("odd://name.sqlite"));
+  EXPECT_FALSE(test::error_of([] { DatabaseLocation::from_text("odd://name.sqlite"); }).empty());
+}
+
 TEST(DatabaseLocation, AServerUriIsParsedOnce) {
   const std::string uri = "mariadb://regime@db.cluster:3307/runs?credentials=/etc/regime/n.cnf";
   const DatabaseLocation server = DatabaseLocation::from_text(uri);

@@ -9,7 +9,6 @@
 #include "common/error.hpp"
 #include "common/utc_time.hpp"
 #include "session/probe/classify_trace.hpp"
-#include "store/db_uri.hpp"
 #include "store/run_store.hpp"
 #include "trace/sweep_table.hpp"
 #include "twin/spec.hpp"
@@ -21,7 +20,7 @@ namespace {
 // The run store as the LLM predictors' answer cache.
 class StoreCache : public predict::AnswerCache {
  public:
-  explicit StoreCache(const std::string& path) : store_(RunStore::path_or_default(path)) {}
+  explicit StoreCache(const DatabaseLocation& db) : store_(db) {}
   std::optional<std::string> find(const std::string& model, const std::string& prompt) override {
     return store_.find_llm_answer(model, prompt);
   }
@@ -39,7 +38,8 @@ struct Made {
   std::unique_ptr<predict::Predictor> predictor;
 };
 
-Made make(const predict::PredictorChoice& choice, const LlmSettings& llm, const std::string& db) {
+Made make(const predict::PredictorChoice& choice, const LlmSettings& llm,
+          const DatabaseLocation& db) {
   Made m;
   predict::PredictorConfig c;
   if (choice.asks_llm()) {
@@ -105,10 +105,11 @@ std::vector<predict::MeasuredCase> cases_from_file(const std::string& path,
                                             path));
 }
 
-std::vector<predict::MeasuredCase> cases_from_db(const std::string& path) {
-  if (!parse_db_uri(path) && !std::filesystem::exists(path))
+std::vector<predict::MeasuredCase> cases_from_db(const DatabaseLocation& db) {
+  const std::string path = db.path().string();  // as named, for messages and each case's source
+  if (!db.is_server() && !std::filesystem::exists(path))
     throw Error(ErrorKind::NotFound, "no run database " + path);
-  RunStore store(path);
+  RunStore store(db);
   std::vector<predict::MeasuredCase> out;
   auto runs = store.list();
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // oldest first
@@ -155,7 +156,8 @@ PredictReport run_predict(const PredictRequest& r) {
       e.avg_power_W = *r.example_power_W;
     } else if (!r.example_from.empty()) {
       const bool is_db = first_line(r.example_from).rfind("SQLite format 3", 0) == 0;
-      auto cases = is_db ? cases_from_db(r.example_from) : cases_from_file(r.example_from, r.gpu);
+      auto cases = is_db ? cases_from_db(DatabaseLocation::file(r.example_from))
+                         : cases_from_file(r.example_from, r.gpu);
       auto same_gpu = [&](const std::string& g) {
         try {
           return twin::load_gpu_spec(g).model == twin::load_gpu_spec(r.gpu).model;
@@ -191,7 +193,7 @@ PredictReport run_predict(const PredictRequest& r) {
 }
 
 EvalReport run_predict_eval(const EvalRequest& r) {
-  if (r.measured.empty() && r.db.empty())
+  if (r.measured.empty() && !r.db)
     throw Error(ErrorKind::InvalidArgument, "give --measured FILE or --db FILE");
   if (r.predictors.empty()) throw Error(ErrorKind::InvalidArgument, "give --predictors LIST");
   EvalReport rep;
@@ -199,8 +201,8 @@ EvalReport run_predict_eval(const EvalRequest& r) {
     auto c = cases_from_file(f, r.gpu);
     rep.cases.insert(rep.cases.end(), c.begin(), c.end());
   }
-  if (!r.db.empty()) {
-    auto c = cases_from_db(r.db);
+  if (r.db) {
+    auto c = cases_from_db(*r.db);
     rep.cases.insert(rep.cases.end(), c.begin(), c.end());
   }
   if (rep.cases.empty()) throw Error(ErrorKind::NotFound, "no measured case to score");
@@ -209,7 +211,8 @@ EvalReport run_predict_eval(const EvalRequest& r) {
   o.examples = predict::parse_example_mode(r.examples);
   o.on_skip = [&](const std::string& line) { rep.skipped.push_back(line); };
   for (const auto& name : r.predictors) {
-    Made m = make(predict::choose_predictor(name), r.llm, r.cache_db.empty() ? r.db : r.cache_db);
+    Made m = make(predict::choose_predictor(name), r.llm,
+                  r.cache_db.value_or(r.db.value_or(DatabaseLocation())));
     auto rows = predict::evaluate(*m.predictor, rep.cases, o);
     rep.rows.insert(rep.rows.end(), rows.begin(), rows.end());
     rep.requests_sent += m.predictor->requests_sent();
@@ -220,7 +223,7 @@ EvalReport run_predict_eval(const EvalRequest& r) {
 
 std::optional<double> predicted_draw_W(const predict::PredictorChoice& predictor,
                                        const std::string& gpu, const std::string& workload,
-                                       const LlmSettings& llm, const std::string& db) {
+                                       const LlmSettings& llm, const DatabaseLocation& db) {
   Made m = make(predictor, llm, db);
   if (m.predictor->needs_example())
     throw Error(ErrorKind::InvalidArgument,

@@ -9,6 +9,7 @@
 #include "predict/eval.hpp"
 #include "predict/llm.hpp"
 #include "predict/predictor.hpp"
+#include "store/database_location.hpp"
 
 namespace regime::session {
 
@@ -31,7 +32,7 @@ struct PredictRequest {
   std::optional<double> example_power_W;
   std::string example_from;
   LlmSettings llm;
-  std::string db;            // run database (LLM cache; default RunStore::default_path())
+  DatabaseLocation db;       // run database (LLM cache)
   bool show_prompt = false;  // llm:* only: build the prompt, send nothing
 };
 
@@ -48,14 +49,15 @@ struct PredictReport {
 PredictReport run_predict(const PredictRequest& request);
 
 struct EvalRequest {
-  std::vector<std::string> measured;  // sweep tables and traces
-  std::string gpu;                    // the GPU of the traces (a trace does not name it)
-  std::string db;                     // a run database to read probes and sweeps from
+  std::vector<std::string> measured;   // sweep tables and traces
+  std::string gpu;                     // the GPU of the traces (a trace does not name it)
+  std::optional<DatabaseLocation> db;  // a run database to read probes and sweeps from
   std::vector<std::string> predictors;
   std::string examples = "first";  // first | all
   bool by_family = false;
   LlmSettings llm;
-  std::string cache_db;  // where LLM answers are cached (default: db, else the default store)
+  // Where LLM answers are cached; none: `db`, else the default store.
+  std::optional<DatabaseLocation> cache_db;
 };
 
 struct EvalReport {
@@ -70,7 +72,7 @@ struct EvalReport {
 // its steps file beside it; `gpu` names its GPU). Error Parse naming the file otherwise.
 std::vector<predict::MeasuredCase> cases_from_file(const std::string& path, const std::string& gpu);
 // The done probes measured at their GPU's default limit and the kept sweeps of a run database.
-std::vector<predict::MeasuredCase> cases_from_db(const std::string& path);
+std::vector<predict::MeasuredCase> cases_from_db(const DatabaseLocation& db);
 
 EvalReport run_predict_eval(const EvalRequest& request);
 
@@ -78,6 +80,6 @@ EvalReport run_predict_eval(const EvalRequest& request);
 // nullopt when the predictor has no answer. One-shot predictors are refused here.
 std::optional<double> predicted_draw_W(const predict::PredictorChoice& predictor,
                                        const std::string& gpu, const std::string& workload,
-                                       const LlmSettings& llm, const std::string& db);
+                                       const LlmSettings& llm, const DatabaseLocation& db);
 
 }  // namespace regime::session

@@ -16,7 +16,6 @@
 #include "report/sweep.hpp"
 #include "session/results/runs.hpp"
 #include "session/sweep/sweep_view.hpp"
-#include "store/db_uri.hpp"
 #include "store/run_store.hpp"
 #include "trace/chunked_trace.hpp"
 #include "trace/csv.hpp"
@@ -138,11 +137,11 @@ ReportResult write_report(const ReportRequest& r) {
     throw Error(ErrorKind::InvalidArgument, "report: at least 10 columns are needed");
   const std::optional<RunRef> ref = report_ref(r);
   const fs::path lib = existing_library();
-  const fs::path db = RunStore::path_or_default(r.db);
+  const fs::path db = r.db.path();
   // A server store says on connecting whether it is there; a file must exist to be read.
-  if (!parse_db_uri(r.db) && !fs::exists(db))
+  if (!r.db.is_server() && !fs::exists(db))
     throw Error(ErrorKind::NotFound, fmt::format("no run database at {}", db.string()));
-  RunStore store(db);
+  RunStore store(r.db);
   if (ref && ref->kind == RunRef::Kind::Control)
     return write_control_report(r, store, ref->id, lib);
   if (ref && (r.gpu || r.workload))

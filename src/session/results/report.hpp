@@ -15,7 +15,7 @@ namespace regime::session {
 
 struct ReportRequest {
   std::optional<RunRef> run;  // a probe (ID, probe:ID) or a control run (control:ID)
-  std::string db;             // default: RunStore::default_path()
+  DatabaseLocation db;        // the run database the run is in
   // Without a run: the newest probe on a GPU whose name, UUID or device URI contains it. With
   // control:ID: which of the run's GPUs to draw (report::control_gpu_named).
   std::optional<std::string> gpu;

@@ -21,7 +21,7 @@ void apply_prior(SweepReport& rep, plan::SearchOptions& opt, const SweepSettings
                  const std::string& gpu, const std::string& workload) {
   if (!s.prior) return;
   rep.prior = s.prior->name;
-  rep.prior_draw_W = predicted_draw_W(*s.prior, gpu, workload, s.llm, s.db.path().string());
+  rep.prior_draw_W = predicted_draw_W(*s.prior, gpu, workload, s.llm, s.db);
   opt.start_cap_W = rep.prior_draw_W;
 }
 
