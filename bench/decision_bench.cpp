@@ -236,15 +236,20 @@ double probe_budget_for(size_t caps) {
 struct AgainstExhaustive {
   int n = 0, same = 0;
   double regret_pct = 0, worst_regret_pct = 0, probes = 0, caps = 0;
-  void add(const Workload& w, const Pick& p, const Pick& exhaustive,
-           const plan::Objective& objective) {
-    if (!w.binds) return;
+  // The pick's cost over the exhaustive pick's, less one, in % (the objective's own cost).
+  static double regret_of(const Workload& w, const Pick& p, const Pick& exhaustive,
+                          const plan::Objective& objective) {
     const plan::Objective cost = plan::unconstrained(objective);
     auto score = [&](double cap_W) {
       const size_t i = w.index_of(cap_W);
       return *plan::score(cost, w.e(i), w.t(i), w.t(0), w.rows.front().cap_W);
     };
-    const double regret = (score(p.cap_W) / score(exhaustive.cap_W) - 1) * 100;
+    return (score(p.cap_W) / score(exhaustive.cap_W) - 1) * 100;
+  }
+  void add(const Workload& w, const Pick& p, const Pick& exhaustive,
+           const plan::Objective& objective) {
+    if (!w.binds) return;
+    const double regret = regret_of(w, p, exhaustive, objective);
     ++n;
     if (std::abs(p.cap_W - exhaustive.cap_W) < 0.05) ++same;
     regret_pct += regret;
@@ -377,10 +382,15 @@ std::vector<std::vector<Tally>> report(const std::vector<TableData>& data,
           const size_t j = w.index_of(picks[i].cap_W), o = oracle_index(w, objective);
           fmt::print(
               "    {} {} W ({:+.1f}% E, {:+.1f}% T, {} probes), oracle {} W ({:+.1f}% E): "
-              "regret {:.1f}%: {}\n",
+              "regret {:.1f}%{}: {}\n",
               w.name, picks[i].cap_W, (w.e(j) / w.e(0) - 1) * 100, (w.t(j) / w.t(0) - 1) * 100,
               picks[i].probes, w.rows[o].cap_W, (w.e(o) / w.e(0) - 1) * 100,
-              (w.e(j) / w.e(o) - 1) * 100, picks[i].why);
+              (w.e(j) / w.e(o) - 1) * 100,
+              w.binds
+                  ? fmt::format("; exhaustive {} W, cost regret {:.2f}%", exhaustive[i].cap_W,
+                                AgainstExhaustive::regret_of(w, picks[i], exhaustive[i], objective))
+                  : std::string("; no cap binds"),
+              picks[i].why);
         }
     }
     fmt::print("\n{}\n{}\n{}\n{}", kSplitHeader, split, kAgainstHeader, against);

@@ -491,14 +491,26 @@ bool curve_rules_out(const PredictedCap& next, double spread, double best_score,
          next.score * (1 - spread) >= best_score;
 }
 
+// How far the curve has missed on this workload: the largest relative miss of its score at a cap
+// it predicted before the cap was measured (0 before any such cap).
+double curve_miss_rel(const PredictedCap& predicted, const ProbeResult& measured,
+                      const ProbeResult& dflt, const DecisionInputs& in, double so_far) {
+  const double got = score_or_inf(measured, dflt, in);
+  if (!(predicted.score < kInf) || !(got < kInf) || !(got > 0)) return so_far;
+  return std::max(so_far, std::abs(predicted.score / got - 1));
+}
+
 // Walks from the best cap so far to the open neighbour the curve predicts best, until every cap
-// beside the best is measured up to a worse one, or the curve rules the next one out.
+// beside the best is measured up to a worse one, or the curve rules the next one out. The curve's
+// own misses on the caps it predicted widen its stop: a curve that has been wrong here by more
+// than the noise is not trusted to rule out the next cap by less.
 SearchOutcome walk_to_best_cap(SearchRun& run, const std::vector<double>& grid, double draw_W) {
   const SearchOptions& opt = run.options();
   const DecisionInputs& in = opt.decision;
   const std::vector<ProbeResult>& probes = run.outcome().probes;
   const CurveFitter fitter = opt.fitter ? opt.fitter : CurveFitter(fit_polynomial_curve);
   const ProbeResult dflt = probes.front();
+  double curve_miss = 0;
   while (true) {
     const size_t best = best_probe_index(probes, dflt, in);
     const double best_score = score_or_inf(probes[best], dflt, in);
@@ -516,15 +528,16 @@ SearchOutcome walk_to_best_cap(SearchRun& run, const std::vector<double>& grid, 
           "({:.1f}%)",
           best_cap_W, row_noise * 100));
     const PredictedCap next = most_promising_cap(neighbours, model.get(), dflt, in);
-    const double spread = std::max(row_noise, next.point ? next.point->half_width_rel : 0.0);
+    const double spread =
+        std::max({row_noise, next.point ? next.point->half_width_rel : 0.0, curve_miss});
     if (model && curve_rules_out(next, spread, best_score, distinct_binding_caps(probes, draw_W),
                                  opt.min_probes_before_model_stop))
       return run.finish(fmt::format(
           "the fitted curve predicts {} W at {:+.1f}%{} against the best cap {} W, beyond the "
-          "noise ({:.1f}%)",
+          "noise{} ({:.1f}%)",
           next.cap_W, (next.score / best_score - 1) * 100, prediction_note(next.point), best_cap_W,
-          spread * 100));
-    run.measure(next.cap_W);
+          curve_miss > 0 ? " and its misses at the caps it predicted" : "", spread * 100));
+    curve_miss = curve_miss_rel(next, run.measure(next.cap_W), dflt, in, curve_miss);
   }
 }
 
