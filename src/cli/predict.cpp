@@ -55,7 +55,8 @@ void add_predict(CLI::App& root, Context&) {
   auto eval_db = std::make_shared<std::string>();
   eval->add_option("--db", *eval_db, "Run database: its probes at the default limit and its sweeps")
       ->check(CLI::ExistingFile);
-  eval->add_option("--predictors", e->predictors, "Comma-separated predictors to score")
+  auto predictor_names = std::make_shared<std::vector<std::string>>();
+  eval->add_option("--predictors", *predictor_names, "Comma-separated predictors to score")
       ->delimiter(',')
       ->required();
   eval->add_option("--examples", e->examples,
@@ -73,6 +74,9 @@ void add_predict(CLI::App& root, Context&) {
 
   sub->callback([=] {
     if (eval->parsed()) {
+      e->predictors.clear();
+      for (const std::string& name : *predictor_names)
+        e->predictors.push_back(predict::choose_predictor(name));
       if (!eval_db->empty()) e->db = DatabaseLocation::from_text(*eval_db);
       if (!cache_db->empty()) e->cache_db = DatabaseLocation::from_text(*cache_db);
       auto rep = session::run_predict_eval(*e);

@@ -118,7 +118,9 @@ class TwinPredictor : public Predictor {
     p.power_half_width_rel = twin::spec_uncertainty(spec, spec.default_limit_W).half_width_rel;
     p.note = fmt::format("twin steady state of sim:{} on the {} at {:g} W ({:.0f} MHz, {:.0f} C)",
                          profile, spec.name, spec.default_limit_W, s.sm_MHz, s.temp_C);
-    if (q.workload.batch && ref.batch && !s.shutdown) {
+    if (q.workload.batch && ref.batch && *q.workload.batch == *ref.batch) {
+      said.push_back(fmt::format("at the profile's own batch size, bs{}", *ref.batch));
+    } else if (q.workload.batch && ref.batch && !s.shutdown) {
       const BatchCurve c = batch_curve_for(q.workload, profile);
       const double b = *q.workload.batch, b_ref = *ref.batch;
       p.avg_power_W =
@@ -134,6 +136,8 @@ class TwinPredictor : public Predictor {
     } else if (q.workload.batch) {
       said.push_back(fmt::format("batch {} not modelled: sim:{} has no batch size",
                                  *q.workload.batch, profile));
+    } else if (ref.batch) {
+      said.push_back(fmt::format("batch size unsaid: the profile's bs{}", *ref.batch));
     }
     if (!said.empty()) p.note += "; " + fmt::format("{}", fmt::join(said, "; "));
     return p;

@@ -70,15 +70,26 @@ TEST(PredictCli, PredictJsonHasTheContractFields) {
   EXPECT_THAT(text.out, HasSubstr("not a measurement"));
 }
 
-// What a new user tries first: the default predictor, two batch sizes, a workload no predictor
-// knows.
-TEST(PredictCli, ItSaysWhatItDoesNotModelAndFailsWithoutAnAnswer) {
+// What a new user tries first: the default predictor, two batch sizes and precisions, a workload
+// no predictor knows.
+TEST(PredictCli, ItSaysWhatItAssumesAndFailsWithoutAnAnswer) {
   test::TempDir dir;
-  auto small =
-      test::run({"predict", "--gpu", "h200", "--workload", "resnet50 bs8 fp32"}, {}, dir.path);
+  auto small = test::run({"predict", "--gpu", "h200", "--workload", "resnet50 bs8 fp32", "--json"},
+                         {}, dir.path);
   ASSERT_EQ(small.status, 0) << small.err;
-  EXPECT_THAT(small.out, HasSubstr("(twin)"));  // the default predictor
-  EXPECT_THAT(small.out, HasSubstr("batch 8, fp32 not modelled"));
+  auto large = test::run({"predict", "--gpu", "h200", "--workload", "resnet50 bs64 fp16", "--json"},
+                         {}, dir.path);
+  ASSERT_EQ(large.status, 0) << large.err;
+  const json js = json::parse(small.out), jl = json::parse(large.out);
+  EXPECT_EQ(js["predictor"], "twin");  // the default predictor
+  EXPECT_THAT(js["note"].get<std::string>(), HasSubstr("precision fp32 for the profile's bf16"));
+  EXPECT_THAT(js["note"].get<std::string>(), HasSubstr("from the profile's bs256 to bs8"));
+  EXPECT_THAT(jl["note"].get<std::string>(), HasSubstr("from the profile's bs256 to bs64"));
+  // Eight times the batch at fp16: each sample takes less time and energy than at fp32, and the
+  // 16-bit tensor work draws less than fp32's longer compute-bound steps.
+  EXPECT_LT(jl["time_per_step_s"].get<double>() / 64, js["time_per_step_s"].get<double>() / 8);
+  EXPECT_LT(jl["energy_per_step_J"].get<double>() / 64, js["energy_per_step_J"].get<double>() / 8);
+  EXPECT_LT(jl["avg_power_W"].get<double>(), js["avg_power_W"].get<double>());
   auto none = test::run({"predict", "--gpu", "h200", "--workload", "frobnicator"}, {}, dir.path);
   EXPECT_EQ(none.status, 2) << none.out;
   EXPECT_THAT(none.err, HasSubstr("no prediction from twin: the twin has no profile of"));
@@ -465,6 +476,36 @@ TEST(PredictCli, EvalScoresSpecBaselineAndTwinOnTheZeusTablesAndH200Traces) {
   EXPECT_EQ(jh["rows"][1]["regime_accuracy"], 1.0);
   EXPECT_LT(jh["rows"][1]["mape_power_pct"].get<double>(), 10);
   EXPECT_GT(jh["rows"][0]["mape_power_pct"].get<double>(), 50);  // 700 W for a 150 W job
+}
+
+// Per model family, every case the example of the others in turn: the one-shot nameplate moved
+// along each family's batch curve, against the measured Zeus sweeps.
+TEST(PredictCli, EvalByFamilyScoresEachFamilyAndSummarisesThem) {
+  test::TempDir dir;
+  std::vector<std::string> args = {"predict",      "eval",
+                                   "--measured",   data("zeus/V100.sweep.csv").string(),
+                                   "--measured",   data("zeus/RTX6000.sweep.csv").string(),
+                                   "--predictors", "spec-baseline:one-shot",
+                                   "--examples",   "all",
+                                   "--by-family"};
+  auto text = test::run(args, {}, dir.path);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("family"));
+  EXPECT_THAT(text.out, HasSubstr("spec-baseline:one-shot: 10 GPU x family row(s)"));
+  args.push_back("--json");
+  auto r = test::run(args, {}, dir.path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 10u);
+  for (const auto& row : j["rows"]) {
+    const double pct = row["mape_power_pct"].get<double>();
+    // The held-out RTX 6000's shufflenetv2 measured 18.6%; the others 10.2% or less.
+    EXPECT_LT(pct, row["gpu"] == "RTX6000" && row["family"] == "shufflenetv2" ? 19 : 11)
+        << row.dump();
+  }
+  ASSERT_EQ(j["families"].size(), 1u);
+  EXPECT_EQ(j["families"][0]["over_goal"], 1);
+  EXPECT_EQ(j["families"][0]["worst_family"], "shufflenetv2");
 }
 
 TEST(PredictCli, EvalOfAnLlmRunsAgainFromTheCacheWithoutTheServer) {

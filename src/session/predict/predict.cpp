@@ -210,14 +210,14 @@ EvalReport run_predict_eval(const EvalRequest& r) {
   o.by_family = r.by_family;
   o.examples = predict::parse_example_mode(r.examples);
   o.on_skip = [&](const std::string& line) { rep.skipped.push_back(line); };
-  for (const auto& name : r.predictors) {
-    Made m = make(predict::choose_predictor(name), r.llm,
-                  r.cache_db.value_or(r.db.value_or(DatabaseLocation())));
+  for (const auto& choice : r.predictors) {
+    Made m = make(choice, r.llm, r.cache_db.value_or(r.db.value_or(DatabaseLocation())));
     auto rows = predict::evaluate(*m.predictor, rep.cases, o);
     rep.rows.insert(rep.rows.end(), rows.begin(), rows.end());
     rep.requests_sent += m.predictor->requests_sent();
     rep.cache_hits += m.predictor->cache_hits();
   }
+  if (r.by_family) rep.families = predict::summarize_families(rep.rows);
   return rep;
 }
 

@@ -52,8 +52,8 @@ struct EvalRequest {
   std::vector<std::string> measured;   // sweep tables and traces
   std::string gpu;                     // the GPU of the traces (a trace does not name it)
   std::optional<DatabaseLocation> db;  // a run database to read probes and sweeps from
-  std::vector<std::string> predictors;
-  std::string examples = "first";  // first | all
+  std::vector<predict::PredictorChoice> predictors;  // chosen at the CLI (choose_predictor)
+  std::string examples = "first";                    // first | all
   bool by_family = false;
   LlmSettings llm;
   // Where LLM answers are cached; none: `db`, else the default store.
@@ -63,6 +63,7 @@ struct EvalRequest {
 struct EvalReport {
   std::vector<predict::MeasuredCase> cases;
   std::vector<predict::EvalRow> rows;
+  std::vector<predict::FamilySummary> families;  // with by_family: each predictor over families
   std::vector<std::string> skipped;  // cases a predictor could not answer, one line each
   int requests_sent = 0;
   int cache_hits = 0;

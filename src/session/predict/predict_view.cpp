@@ -75,10 +75,24 @@ nlohmann::json to_json(const EvalReport& r) {
     if (!row.group.empty()) j["family"] = row.group;
     rows.push_back(j);
   }
-  return {{"rows", rows},
-          {"cases", r.cases.size()},
-          {"llm_requests", r.requests_sent},
-          {"llm_cache_hits", r.cache_hits}};
+  nlohmann::json out = {{"rows", rows},
+                        {"cases", r.cases.size()},
+                        {"llm_requests", r.requests_sent},
+                        {"llm_cache_hits", r.cache_hits}};
+  if (!r.families.empty()) {
+    nlohmann::json fams = nlohmann::json::array();
+    for (const auto& f : r.families)
+      fams.push_back({{"predictor", f.predictor},
+                      {"groups", f.groups},
+                      {"median_mape_pct", f.median_pct},
+                      {"worst_mape_pct", f.worst_pct},
+                      {"worst_gpu", f.worst_gpu},
+                      {"worst_family", f.worst_family},
+                      {"goal_pct", f.goal_pct},
+                      {"over_goal", f.over_goal}});
+    out["families"] = fams;
+  }
+  return out;
 }
 
 std::string to_text(const EvalReport& r, bool by_family) {
@@ -102,6 +116,12 @@ std::string to_text(const EvalReport& r, bool by_family) {
   out +=
       "(MAPE: mean absolute percentage error of the mean power at the default limit; regime: "
       "share named right / cases where both are known)\n";
+  for (const auto& f : r.families)
+    fmt::format_to(to,
+                   "{}: {} GPU x family row(s), MAPE median {:.1f}%, worst {:.1f}% ({} {}), {} "
+                   "over {:g}%\n",
+                   f.predictor, f.groups, f.median_pct, f.worst_pct, f.worst_gpu, f.worst_family,
+                   f.over_goal, f.goal_pct);
   if (r.requests_sent > 0 || r.cache_hits > 0)
     fmt::format_to(to, "LLM: {} request(s) sent, {} answer(s) from the cache\n", r.requests_sent,
                    r.cache_hits);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "session/predict/predict.hpp"
 
 namespace regime::session {
@@ -63,6 +65,35 @@ TEST(PredictView, AnEvalRowShowsItsErrorAndRegimeAccuracyInBoth) {
   EXPECT_NE(shown.find(" 7.3 "), std::string::npos) << shown;
   EXPECT_NE(shown.find(" 75% /4 "), std::string::npos) << shown;
   EXPECT_EQ(text.rfind("4 measured case(s)\n", 0), 0u);
+}
+
+TEST(PredictView, ByFamilyTheSummaryPerPredictorIsInBoth) {
+  EvalReport r;
+  for (auto [gpu, family, pct] : {std::tuple{"V100", "ncf", 2.9}, std::tuple{"V100", "bert", 2.3},
+                                  std::tuple{"RTX6000", "shufflenetv2", 18.6}}) {
+    predict::EvalRow row;
+    row.gpu = gpu;
+    row.group = family;
+    row.predictor = "twin:one-shot";
+    row.n = 3;
+    row.mape_power_pct = pct;
+    r.rows.push_back(row);
+  }
+  r.families = predict::summarize_families(r.rows);
+  ASSERT_EQ(r.families.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.families[0].median_pct, 2.9);
+  EXPECT_EQ(r.families[0].over_goal, 1u);
+  const nlohmann::json j = to_json(r);
+  EXPECT_DOUBLE_EQ(j["families"][0]["worst_mape_pct"].get<double>(), 18.6);
+  EXPECT_EQ(j["families"][0]["worst_family"], "shufflenetv2");
+  EXPECT_EQ(j["rows"][2]["family"], "shufflenetv2");
+  const std::string text = to_text(r, true);
+  EXPECT_NE(text.find("twin:one-shot: 3 GPU x family row(s), MAPE median 2.9%, worst 18.6% "
+                      "(RTX6000 shufflenetv2), 1 over 15%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("RTX6000        shufflenetv2         twin:one-shot"), std::string::npos)
+      << text;
 }
 
 TEST(PredictView, SkippedCasesAreShownTenThenCounted) {
