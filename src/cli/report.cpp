@@ -1,5 +1,5 @@
-// regime report (RUN_ID | control:ID [--gpu G] | [--gpu G] [--workload W]) -o report.html: one run
-// drawn as a self-contained HTML page (docs/report.md).
+// regime report (RUN_ID | sweep:ID | study:ID | control:ID [--gpu G] | [--gpu G] [--workload W])
+// -o report.html: one run drawn as a self-contained HTML page (docs/report.md).
 #include "session/results/report.hpp"
 
 #include <fmt/core.h>
@@ -26,8 +26,9 @@ void add_report(CLI::App& root, Context&) {
   };
   auto a = std::make_shared<ReportArgs>();
   auto* id = sub->add_option("run_id", a->run,
-                             "Run id in the store (regime probe prints it), or control:ID for a "
-                             "control run (regime control --json: stored_as)");
+                             "Run id in the store (regime probe prints it), sweep:ID (regime "
+                             "sweep --json: stored_as), study:ID, or control:ID for a control run "
+                             "(regime control --json: stored_as); `regime runs` lists them all");
   sub->add_option("--db", a->db, "Run database (default: STATE_DIR/runs.sqlite)");
   auto* gpu = sub->add_option("--gpu", a->gpu,
                               "Without a run id: the newest finished run on a GPU whose name, "
@@ -60,13 +61,17 @@ void add_report(CLI::App& root, Context&) {
                   {"chart_library", r.chart_library.string()},
                   {"comparison_runs", r.comparison_runs},
                   {"timeline_points", r.timeline_points},
-                  {"trace_points", r.trace_points}});
+                  {"trace_points", r.trace_points},
+                  {"sweep_caps", r.sweep_caps}});
       return;
     }
-    std::cout << fmt::format(
-        "wrote {} ({:.1f} KiB): run {}, {} of {} trace points drawn, {} run(s) compared\n",
-        r.out.string(), double(r.bytes) / 1024.0, r.run, r.timeline_points, r.trace_points,
-        r.comparison_runs);
+    const std::string drawn = r.trace_points ? fmt::format("{} of {} trace points drawn",
+                                                           r.timeline_points, r.trace_points)
+                                             : std::string("no trace to draw");
+    const std::string caps = r.sweep_caps ? fmt::format(", {} cap(s) swept", r.sweep_caps) : "";
+    std::cout << fmt::format("wrote {} ({:.1f} KiB): run {}, {}{}, {} run(s) compared\n",
+                             r.out.string(), double(r.bytes) / 1024.0, r.run, drawn, caps,
+                             r.comparison_runs);
   });
 }
 

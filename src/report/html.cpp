@@ -56,9 +56,11 @@ details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 <table id="evidence"></table></details>
 <h2>Timeline</h2>
 <p class="note" id="timeline-note"></p>
+<div id="timeline-section">
 <p class="note" id="phase-legend" hidden></p>
 <div id="timeline"></div>
 <p class="note" id="downsampling"></p>
+</div>
 <div id="control-section" hidden>
 <h2 id="control-heading"></h2>
 <p class="note" id="control-note"></p>
@@ -104,8 +106,8 @@ constexpr std::string_view kPageScript = R"JS(
   document.title = data.title;
   text('title', data.title);
   text('meta', `device ${run.device}` + (run.gpu_uuid ? ` (${run.gpu_uuid})` : '') + ` · started ${run.started_at_utc} · status ${run.status} · trace ${run.trace_path}`);
-  text('regime', reg.name);
-  text('confidence', `confidence ${fmtN(reg.confidence, 2)}`);
+  text('regime', reg.name || 'not named');
+  text('confidence', reg.name ? `confidence ${fmtN(reg.confidence, 2)}` : 'no regime is kept for this run');
   text('energy-label', `energy per ${per}`);
   text('time-label', `time per ${per}`);
   text('energy', `${sig(m.energy_per_step_J)} J`);
@@ -116,6 +118,14 @@ constexpr std::string_view kPageScript = R"JS(
   text('power', `${fmtN(m.avg_power_W, 1)} W`);
   text('window', `steady window ${fmtN(m.window_s, 1)} s, ${m.steps ?? 0} steps, energy from ${m.energy_source ?? 'n/a'}`);
   text('advice', reg.advice || '');
+  // A kept sweep: its cards hold the default limit's figures, from its table.
+  if (data.kind === 'sweep') {
+    text('meta', `device ${run.device}` + (run.gpu_uuid ? ` (${run.gpu_uuid})` : '') + ` · stored ${run.started_at_utc} · ${data.sweep.of === 'study' ? "a study's sweep" : 'a sweep'}, ${data.sweep.strategy}, objective ${data.sweep.objective}`);
+    text('energy-label', `energy per ${per} at the default ${data.default_cap_W} W`);
+    text('time-label', `time per ${per} at the default ${data.default_cap_W} W`);
+    text('window', `${m.steps ?? 0} steps at the default limit; a sweep keeps each cap's figures, not its trace`);
+    text('confidence', reg.name ? `named by ${reg.named_by || 'the sweep'}` : 'the sweep named none (an exhaustive sweep does not probe for one)');
+  }
   const ev = el('evidence');
   const addRow = (table, cells, cls) => {
     const tr = table.insertRow();
@@ -135,6 +145,7 @@ constexpr std::string_view kPageScript = R"JS(
   };
   for (const [k, v] of Object.entries(reg.evidence || {}))
     addRow(ev, [[words(k)], [valueText(v), typeof v === 'number']]);
+  if (!Object.keys(reg.evidence || {}).length) el('evidence-box').hidden = true;
 
   // A control run: the controller in the first card, its reason below the cards.
   const ctl = data.control || null;
@@ -145,41 +156,9 @@ constexpr std::string_view kPageScript = R"JS(
     text('regime', `${ctl.policy}, ${ctl.engaged ? 'engaged' : 'stayed out'}`);
     text('confidence', reg.name ? `probe: ${reg.name}, confidence ${fmtN(reg.confidence, 2)}` : (ctl.dry_run ? 'dry run: nothing set' : 'controlling from the start'));
     text('advice', '');
-    if (!Object.keys(reg.evidence || {}).length) el('evidence-box').hidden = true;
   }
 
-  // Timeline: one chart per quantity on a shared time axis, zoomed together.
-  const tl = data.timeline, S = tl.series;
-  const pts = (s) => s.t_s.map((t, i) => [t, s.value[i]]);
-  const win = tl.window_s;
-  // A job of phases: each span shaded in its kind's colour (most energy first), under the window.
-  const phases = tl.phases || [];
-  const phaseColors = ['rgba(214, 39, 40, 0.16)', 'rgba(31, 119, 180, 0.16)', 'rgba(255, 160, 20, 0.20)'];
-  const phaseAreas = phases.flatMap((p, k) => p.spans_s.map((s) => [
-    { name: '', xAxis: s[0], itemStyle: { color: phaseColors[k % phaseColors.length] } }, { xAxis: s[1] }]));
-  const areas = (win ? [[{ name: phases.length ? 'window' : 'steady window', xAxis: win[0] }, { xAxis: win[1] }]] : []).concat(phaseAreas);
-  const windowArea = areas.length ? { silent: true, itemStyle: { color: phases.length ? 'rgba(80, 160, 90, 0.06)' : 'rgba(80, 160, 90, 0.12)' },
-                                      label: { show: true, position: 'insideTopLeft', color: '#3c7a45', fontSize: 11 },
-                                      data: areas } : undefined;
-  if (phases.length) {
-    const legend = el('phase-legend');
-    legend.hidden = false;
-    legend.append(`A job of ${phases.length} phases` + (tl.phase_cycle_s ? `, a cycle of ${fmtN(tl.phase_cycle_s, 1)} s` : '') +
-                  '; named by the phase holding most of the energy. Shaded:');
-    phases.forEach((p, k) => {
-      const sw = document.createElement('span');
-      sw.className = 'swatch';
-      sw.style.background = phaseColors[k % phaseColors.length];
-      const item = document.createElement('span');
-      item.className = 'phase-item';
-      item.textContent = `${p.regime}: ${fmtN(100 * p.energy_fraction, 0)}% of the energy, ${fmtN(100 * p.time_fraction, 0)}% of the time, ` +
-                         `${fmtN(p.avg_power_W, 0)} W, ${p.spans_s.length} spans`;
-      legend.append(sw, item);
-    });
-  }
-  const tmax = Math.max(...Object.values(S).map((s) => s.t_s.length ? s.t_s[s.t_s.length - 1] : 0));
-  const lineSeries = (name, s, color, extra) => Object.assign({ name, type: 'line', data: pts(s), showSymbol: false, sampling: undefined, lineStyle: { width: 1 }, color, step: false }, extra || {});
-  const timelineCharts = [];
+  // Every chart of the page: drawn, kept for resizing, and listed for a browser test.
   const addChart = (parent, id, cls, option) => {
     const div = document.createElement('div');
     div.id = id; div.className = 'chart' + (cls ? ' ' + cls : '');
@@ -190,46 +169,86 @@ constexpr std::string_view kPageScript = R"JS(
     rendered.push({ id, series: option.series.map((s) => ({ name: s.name, points: s.data.length })) });
     return c;
   };
-  const timeAxis = { type: 'value', min: 0, max: Math.ceil(tmax), name: 's', nameGap: 4, axisLabel: { fontSize: 11 } };
-  const grid = { left: 64, right: 24, top: 34, bottom: 28 };
-  const panel = (id, title, unit, series, cls) => {
-    if (!series.some((s) => s.data.length)) return;
-    if (windowArea) series[0].markArea = windowArea;
-    const c = addChart(el('timeline'), id, cls, {
-      title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } },
-      legend: { top: 4, right: 24 }, tooltip: { trigger: 'axis' }, grid,
-      xAxis: timeAxis, yAxis: { type: 'value', name: unit, scale: true, nameGap: 8 },
-      dataZoom: [{ type: 'inside' }], series });
-    timelineCharts.push(c);
-  };
-  const powerSeries = [lineSeries('power', S.power_W, '#d9534f'), lineSeries('limit', S.limit_W, '#1b1b1b', { z: 5, lineStyle: { width: 2, type: 'dashed' } })];
-  // A control run's trace holds the limit's changes only: drawn as steps, each change marked.
-  if (ctl) {
-    powerSeries[1].step = 'end';
-    if (ctl.actions.length)
-      powerSeries.push({ name: ctl.dry_run ? 'would set' : 'limit change', type: 'scatter', symbol: 'triangle', symbolSize: 9, z: 6,
-                         color: '#8a2be2', data: ctl.actions.map((a) => [a.t_s, a.limit_W]) });
+  // Timeline: one chart per quantity on a shared time axis, zoomed together. A page without a
+  // trace (a kept sweep's, a study's saved without --out) says why in its place.
+  const tl = data.timeline;
+  let tmax = 0;
+  if (!tl) {
+    el('timeline-section').hidden = true;
+    text('timeline-note', data.no_timeline || 'No trace to draw.');
+  } else {
+    const S = tl.series;
+    const pts = (s) => s.t_s.map((t, i) => [t, s.value[i]]);
+    const win = tl.window_s;
+    // A job of phases: each span shaded in its kind's colour (most energy first), under the window.
+    const phases = tl.phases || [];
+    const phaseColors = ['rgba(214, 39, 40, 0.16)', 'rgba(31, 119, 180, 0.16)', 'rgba(255, 160, 20, 0.20)'];
+    const phaseAreas = phases.flatMap((p, k) => p.spans_s.map((s) => [
+      { name: '', xAxis: s[0], itemStyle: { color: phaseColors[k % phaseColors.length] } }, { xAxis: s[1] }]));
+    const areas = (win ? [[{ name: phases.length ? 'window' : 'steady window', xAxis: win[0] }, { xAxis: win[1] }]] : []).concat(phaseAreas);
+    const windowArea = areas.length ? { silent: true, itemStyle: { color: phases.length ? 'rgba(80, 160, 90, 0.06)' : 'rgba(80, 160, 90, 0.12)' },
+                                        label: { show: true, position: 'insideTopLeft', color: '#3c7a45', fontSize: 11 },
+                                        data: areas } : undefined;
+    if (phases.length) {
+      const legend = el('phase-legend');
+      legend.hidden = false;
+      legend.append(`A job of ${phases.length} phases` + (tl.phase_cycle_s ? `, a cycle of ${fmtN(tl.phase_cycle_s, 1)} s` : '') +
+                    '; named by the phase holding most of the energy. Shaded:');
+      phases.forEach((p, k) => {
+        const sw = document.createElement('span');
+        sw.className = 'swatch';
+        sw.style.background = phaseColors[k % phaseColors.length];
+        const item = document.createElement('span');
+        item.className = 'phase-item';
+        item.textContent = `${p.regime}: ${fmtN(100 * p.energy_fraction, 0)}% of the energy, ${fmtN(100 * p.time_fraction, 0)}% of the time, ` +
+                           `${fmtN(p.avg_power_W, 0)} W, ${p.spans_s.length} spans`;
+        legend.append(sw, item);
+      });
+    }
+    tmax = Math.max(...Object.values(S).map((s) => s.t_s.length ? s.t_s[s.t_s.length - 1] : 0));
+    const lineSeries = (name, s, color, extra) => Object.assign({ name, type: 'line', data: pts(s), showSymbol: false, sampling: undefined, lineStyle: { width: 1 }, color, step: false }, extra || {});
+    const timelineCharts = [];
+    const timeAxis = { type: 'value', min: 0, max: Math.ceil(tmax), name: 's', nameGap: 4, axisLabel: { fontSize: 11 } };
+    const grid = { left: 64, right: 24, top: 34, bottom: 28 };
+    const panel = (id, title, unit, series, cls) => {
+      if (!series.some((s) => s.data.length)) return;
+      if (windowArea) series[0].markArea = windowArea;
+      const c = addChart(el('timeline'), id, cls, {
+        title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } },
+        legend: { top: 4, right: 24 }, tooltip: { trigger: 'axis' }, grid,
+        xAxis: timeAxis, yAxis: { type: 'value', name: unit, scale: true, nameGap: 8 },
+        dataZoom: [{ type: 'inside' }], series });
+      timelineCharts.push(c);
+    };
+    const powerSeries = [lineSeries('power', S.power_W, '#d9534f'), lineSeries('limit', S.limit_W, '#1b1b1b', { z: 5, lineStyle: { width: 2, type: 'dashed' } })];
+    // A control run's trace holds the limit's changes only: drawn as steps, each change marked.
+    if (ctl) {
+      powerSeries[1].step = 'end';
+      if (ctl.actions.length)
+        powerSeries.push({ name: ctl.dry_run ? 'would set' : 'limit change', type: 'scatter', symbol: 'triangle', symbolSize: 9, z: 6,
+                           color: '#8a2be2', data: ctl.actions.map((a) => [a.t_s, a.limit_W]) });
+    }
+    panel('chart-power', `Power (${tl.power_source}) and limit`, 'W', powerSeries, 'tall');
+    panel('chart-temperature', 'Temperature', '°C', [lineSeries('temperature', S.temp_C, '#e69f00')]);
+    panel('chart-sm-clock', 'SM clock', 'MHz', [lineSeries('SM clock', S.sm_MHz, '#0072b2')]);
+    if (S.step_ms.t_s.length)
+      panel('chart-steps', 'Steps (each mark: one step at its start, by its duration)', 'ms',
+            [{ name: 'step', type: 'scatter', symbolSize: 3, data: pts(S.step_ms), color: '#6a3d9a' }]);
+    if (timelineCharts.length > 1) echarts.connect(timelineCharts);
+    text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s); GPU ${tl.gpu}; ${tl.steps} step markers` +
+         (win ? `; the shaded span is the steady window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '; no steady window was recorded.') +
+         ' Scroll on a chart to zoom; the charts move together.');
+    if (ctl)
+      text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s)` + (ctl.gpus > 1 ? `; GPU ${ctl.gpu} of the job's ${ctl.gpus} (the first of --device)` : '') +
+           `. The trace as the run wrote it: the first ${ctl.whole_s} s whole, then per ${ctl.bucket_s} s the lowest and the highest of each field (steps: the shortest and the longest) and every change of the limit, whole` +
+           (ctl.actions.length ? `; each triangle is a limit the controller ${ctl.dry_run ? 'would have set' : 'set'}.` : '.') +
+           (win ? ` The shaded span is the window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '') + ' Scroll on a chart to zoom; the charts move together.');
+    const names = { power_W: 'power', limit_W: 'limit', temp_C: 'temperature', sm_MHz: 'SM clock', step_ms: 'steps' };
+    const parts = Object.entries(S).filter(([, s]) => s.input_points > 0).map(([k, s]) => s.reduced
+        ? `${names[k]}: ${s.points.toLocaleString('en-US')} of ${s.input_points.toLocaleString('en-US')} points drawn (lowest and highest per column)`
+        : `${names[k]}: all ${s.input_points.toLocaleString('en-US')} points`);
+    text('downsampling', `Downsampling for the page, ${tl.columns} columns across the run: ` + parts.join('; ') + '. The measurement above used every point.');
   }
-  panel('chart-power', `Power (${tl.power_source}) and limit`, 'W', powerSeries, 'tall');
-  panel('chart-temperature', 'Temperature', '°C', [lineSeries('temperature', S.temp_C, '#e69f00')]);
-  panel('chart-sm-clock', 'SM clock', 'MHz', [lineSeries('SM clock', S.sm_MHz, '#0072b2')]);
-  if (S.step_ms.t_s.length)
-    panel('chart-steps', 'Steps (each mark: one step at its start, by its duration)', 'ms',
-          [{ name: 'step', type: 'scatter', symbolSize: 3, data: pts(S.step_ms), color: '#6a3d9a' }]);
-  if (timelineCharts.length > 1) echarts.connect(timelineCharts);
-  text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s); GPU ${tl.gpu}; ${tl.steps} step markers` +
-       (win ? `; the shaded span is the steady window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '; no steady window was recorded.') +
-       ' Scroll on a chart to zoom; the charts move together.');
-  if (ctl)
-    text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s)` + (ctl.gpus > 1 ? `; GPU ${ctl.gpu} of the job's ${ctl.gpus} (the first of --device)` : '') +
-         `. The trace as the run wrote it: the first ${ctl.whole_s} s whole, then per ${ctl.bucket_s} s the lowest and the highest of each field (steps: the shortest and the longest) and every change of the limit, whole` +
-         (ctl.actions.length ? `; each triangle is a limit the controller ${ctl.dry_run ? 'would have set' : 'set'}.` : '.') +
-         (win ? ` The shaded span is the window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '') + ' Scroll on a chart to zoom; the charts move together.');
-  const names = { power_W: 'power', limit_W: 'limit', temp_C: 'temperature', sm_MHz: 'SM clock', step_ms: 'steps' };
-  const parts = Object.entries(S).filter(([, s]) => s.input_points > 0).map(([k, s]) => s.reduced
-      ? `${names[k]}: ${s.points.toLocaleString('en-US')} of ${s.input_points.toLocaleString('en-US')} points drawn (lowest and highest per column)`
-      : `${names[k]}: all ${s.input_points.toLocaleString('en-US')} points`);
-  text('downsampling', `Downsampling for the page, ${tl.columns} columns across the run: ` + parts.join('; ') + '. The measurement above used every point.');
 
   // An error bar per point: a vertical line with caps `cap` pixels wide each side.
   const errorBarItem = (cap) => (params, api) => {
@@ -284,7 +303,7 @@ constexpr std::string_view kPageScript = R"JS(
          (d.keep_default ? 'Decision: keep the default limit. ' : `Decision: cap at ${d.cap_W} W, energy ${pctCi(d.energy_change_pct, d.energy_change_ci_pct)}, time ${pctCi(d.time_change_pct, d.time_change_ci_pct)} against ${d.reference && d.reference.text ? d.reference.text : 'the default'}. `) +
          (d.time_bound ? `Time bound: ${d.time_bound}. ` : '') +
          (d.certainty ? `Certainty: ${d.certainty}. ` : '') +
-         (d.reason || ''));
+         (d.reason || '').replace(/([^.])$/, '$1.') + (sw.objective ? ` Objective ${sw.objective}, strategy ${sw.strategy}.` : ''));
   }
 
   if (!(sw && sw.points.length) && data.sweep_skipped) {
@@ -401,10 +420,10 @@ constexpr std::string_view kPageScript = R"JS(
   // it put back, the line says what the sweep did and how the command ends.
   const rs = data.restore || null;
   let restoreText = rs ? rs.text : '';
-  if (sw && sw.points.length && !(rs && rs.restored)) {
+  if (sw && sw.points.length && !(rs && (rs.restored || rs.stated))) {
     const caps = sw.points.map((p) => p.cap_W);
     restoreText = `Power limit: the sweep set ${caps.length} caps (${Math.min(...caps)} to ${Math.max(...caps)} W) on ${rs ? rs.gpu : run.device}; ` +
-      'the study puts the original limit back when it ends unless --apply left the chosen cap set, and its last lines say which.';
+      `the ${data.kind === 'sweep' ? 'sweep' : 'study'} puts the original limit back when it ends unless --apply left the chosen cap set, and its last lines say which.`;
   }
   text('decision-restore', restoreText);
 

@@ -205,35 +205,25 @@ std::vector<Sample> samples_of_gpu(const Trace& trace, int gpu) {
   return samples;
 }
 
-json build_page_data(const RunRecord& run, const Trace& trace,
-                     const std::vector<RunRecord>& store_runs, const PageOptions& options) {
+namespace {
+
+void require_report(const RunRecord& run) {
   if (!run.report.is_object() || !run.report.contains("regime"))
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("run {} has no report (status {}): only a finished, measured run "
                             "can be shown",
                             run.id, run.status));
-  const json& m = measurement_of(run);
-  const int gpu = m.is_object() && m.contains("gpu") && m["gpu"].is_number_integer()
-                      ? m["gpu"].get<int>()
-                      : (trace.samples.empty() ? 0 : trace.samples.front().gpu);
-  const std::vector<Sample> samples = samples_of_gpu(trace, gpu);
-  if (samples.empty())
-    throw Error(
-        ErrorKind::InvalidArgument,
-        fmt::format("run {}: the trace {} has no samples of GPU {}", run.id, run.trace_path, gpu));
-  const size_t cols = options.columns;
+}
 
-  std::vector<double> limits_W;
-  for (const Sample& s : samples)
-    if (s.limit_W) limits_W.push_back(*s.limit_W);
-  const std::string gpu_label =
-      (run.gpu_name.empty() ? run.device : run.gpu_name) +
-      (run.gpu_uuid.empty() ? std::string() : fmt::format(" ({})", run.gpu_uuid));
+std::string gpu_label(const RunRecord& run) {
+  return (run.gpu_name.empty() ? run.device : run.gpu_name) +
+         (run.gpu_uuid.empty() ? std::string() : fmt::format(" ({})", run.gpu_uuid));
+}
 
+// Everything of a run's page but its timeline and what became of the limit.
+json page_without_timeline(const RunRecord& run, const std::vector<RunRecord>& store_runs,
+                           const PageOptions& options) {
   const json& r = run.report;
-  json timeline = timeline_data(samples, trace, m, cols, false);
-  timeline["phases"] = phase_bands(r, timeline["t0_s"].get<double>());
-  timeline["phase_cycle_s"] = r.value("phase_cycle_s", json());
   return {
       {"title", fmt::format("Regime run {}: {} on {}", run.id, run.workload,
                             run.gpu_name.empty() ? run.device : run.gpu_name)},
@@ -253,11 +243,47 @@ json build_page_data(const RunRecord& run, const Trace& trace,
         {"confidence", r.value("confidence", json())},
         {"advice", r.value("advice", json())},
         {"evidence", r.value("evidence", json::object())}}},
-      {"measurement", m},
-      {"timeline", timeline},
+      {"measurement", measurement_of(run)},
       {"comparison", comparison_rows(run, store_runs)},
-      {"restore", limit_restore_section(std::nullopt, limits_W, gpu_label)},
   };
+}
+
+}  // namespace
+
+json build_page_data(const RunRecord& run, const Trace& trace,
+                     const std::vector<RunRecord>& store_runs, const PageOptions& options) {
+  require_report(run);
+  const json& m = measurement_of(run);
+  const int gpu = m.is_object() && m.contains("gpu") && m["gpu"].is_number_integer()
+                      ? m["gpu"].get<int>()
+                      : (trace.samples.empty() ? 0 : trace.samples.front().gpu);
+  const std::vector<Sample> samples = samples_of_gpu(trace, gpu);
+  if (samples.empty())
+    throw Error(
+        ErrorKind::InvalidArgument,
+        fmt::format("run {}: the trace {} has no samples of GPU {}", run.id, run.trace_path, gpu));
+
+  std::vector<double> limits_W;
+  for (const Sample& s : samples)
+    if (s.limit_W) limits_W.push_back(*s.limit_W);
+  json timeline = timeline_data(samples, trace, m, options.columns, false);
+  timeline["phases"] = phase_bands(run.report, timeline["t0_s"].get<double>());
+  timeline["phase_cycle_s"] = run.report.value("phase_cycle_s", json());
+  json page = page_without_timeline(run, store_runs, options);
+  page["timeline"] = timeline;
+  page["restore"] = limit_restore_section(std::nullopt, limits_W, gpu_label(run));
+  return page;
+}
+
+json build_untraced_page_data(const RunRecord& run, const std::string& why_no_timeline,
+                              const std::vector<RunRecord>& store_runs,
+                              const PageOptions& options) {
+  require_report(run);
+  json page = page_without_timeline(run, store_runs, options);
+  page["timeline"] = nullptr;
+  page["no_timeline"] = why_no_timeline;
+  page["restore"] = nullptr;
+  return page;
 }
 
 }  // namespace regime::report

@@ -43,6 +43,13 @@ nlohmann::json build_page_data(const RunRecord& run, const Trace& trace,
                                const std::vector<RunRecord>& store_runs,
                                const PageOptions& options);
 
+// The page of a run whose trace is not at hand (a kept sweep holds its table alone; a study not
+// given --out saved no probe trace): all of build_page_data's but the timeline, "timeline" null
+// and "no_timeline" saying why; "restore" null. Error InvalidArgument when the run has no report.
+nlohmann::json build_untraced_page_data(const RunRecord& run, const std::string& why_no_timeline,
+                                        const std::vector<RunRecord>& store_runs,
+                                        const PageOptions& options);
+
 // The newest finished run per (GPU name, workload) measured per the same unit as `per` ("step"
 // or "second"), with `current` standing for its own pair. Newest first by id.
 nlohmann::json comparison_rows(const RunRecord& current, const std::vector<RunRecord>& store_runs);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/error.hpp"
+#include "trace/sweep_table.hpp"
+
 namespace regime::report {
 namespace {
 
@@ -50,6 +53,104 @@ TEST(ReportSweep, PointsAscendByCapWithIntervalsAndTheDecision) {
   EXPECT_FALSE(s["decision"]["saving_beyond_noise"].get<bool>());
   EXPECT_NE(s["decision"]["certainty"].get<std::string>().find("within the noise"),
             std::string::npos);
+}
+
+SweepRow row(double cap_W, double energy_J, double time_s) {
+  SweepRow r;
+  r.workload = "sim:resnet50";
+  r.gpu = "NVIDIA H200";
+  r.cap_W = cap_W;
+  r.time_s = time_s;
+  r.avg_power_W = energy_J / time_s;
+  r.unit = "step";
+  r.energy_J = energy_J;
+  r.energy_lo_J = energy_J - 0.4;
+  r.energy_hi_J = energy_J + 0.4;
+  r.time_lo_s = time_s * 0.99;
+  r.time_hi_s = time_s * 1.01;
+  r.steps = 200;
+  return r;
+}
+
+SweepRecord kept_sweep() {
+  SweepRecord s;
+  s.id = 4;
+  s.kind = "study";
+  s.device = "sim:h200";
+  s.gpu_name = "NVIDIA H200";
+  s.gpu_uuid = "GPU-sim-h200";
+  s.workload = "sim:resnet50";
+  s.strategy = "adaptive";
+  s.objective = "max-slowdown:10";
+  s.default_limit_W = 700;
+  s.started_at_utc = "2026-12-05T18:00:00Z";
+  // Kept highest cap first, as a sweep writes its table.
+  s.table_csv = format_sweep_table({row(700, 40, 0.05), row(600, 36, 0.052), row(500, 35, 0.06)});
+  s.decision = {{"cap_W", 600.0},
+                {"keep_default", false},
+                {"energy_change_pct", -10.0},
+                {"reason", "saves energy within the time budget"}};
+  return s;
+}
+
+TEST(ReportSweep, AKeptSweepIsDrawnFromItsTableWithTheDecisionAsKept) {
+  RunRecord probe;  // another pair in the store, for the comparison
+  probe.id = 4;     // the sweep's id too: the sweep's row must not hide it
+  probe.gpu_name = "NVIDIA A100";
+  probe.workload = "sim:gemm";
+  probe.status = "done";
+  probe.report = {{"regime", "cap-bound"},
+                  {"measurement", {{"energy_per_step_J", 20.0}, {"time_per_step_s", 0.02}}}};
+  const nlohmann::json page = sweep_page_data(kept_sweep(), std::string("cap-bound"), {probe},
+                                              {.columns = 100, .generated_utc = ""});
+  EXPECT_EQ(page["kind"], "sweep");
+  EXPECT_EQ(page["title"], "Regime sweep:4: sim:resnet50 on NVIDIA H200");
+  EXPECT_TRUE(page["timeline"].is_null());
+  EXPECT_NE(page["no_timeline"].get<std::string>().find("sweep:4 keeps"), std::string::npos);
+  const nlohmann::json& sw = page["sweep"];
+  ASSERT_EQ(sw["points"].size(), 3u);
+  EXPECT_EQ(sw["points"][0]["cap_W"], 500.0);
+  EXPECT_EQ(sw["points"][2]["cap_W"], 700.0);
+  EXPECT_NEAR(sw["points"][1]["energy_per_step_ci_J"][0].get<double>(), 35.6, 1e-9);
+  EXPECT_EQ(sw["decision"]["cap_W"], 600.0);
+  EXPECT_EQ(sw["decision"]["reason"], "saves energy within the time budget");
+  EXPECT_EQ(sw["objective"], "max-slowdown:10");
+  EXPECT_EQ(sw["strategy"], "adaptive");
+  EXPECT_EQ(sw["of"], "study");
+  EXPECT_EQ(sw["default_limit_W"], 700.0);
+  // The cards: the regime kept, and the default limit's figures from the table.
+  EXPECT_EQ(page["regime"]["name"], "cap-bound");
+  EXPECT_EQ(page["default_cap_W"], 700.0);
+  EXPECT_DOUBLE_EQ(page["measurement"]["energy_per_step_J"].get<double>(), 40);
+  EXPECT_EQ(page["measurement"]["per"], "step");
+  const nlohmann::json& rows = page["comparison"]["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["id"], 4);  // the probe, newest by id
+  EXPECT_TRUE(rows[1]["current"].get<bool>());
+}
+
+TEST(ReportSweep, AKeptSweepWithNoRegimeSaysNoneAndOneThatDoesNotReadIsRefused) {
+  const nlohmann::json page =
+      sweep_page_data(kept_sweep(), std::nullopt, {}, {.columns = 100, .generated_utc = ""});
+  EXPECT_TRUE(page["regime"]["name"].is_null());
+
+  SweepRecord undecided = kept_sweep();
+  undecided.decision = nullptr;
+  EXPECT_THROW(sweep_page_data(undecided, std::nullopt, {}, {}), Error);
+  SweepRecord unreadable = kept_sweep();
+  unreadable.unreadable = "decision_json is not JSON";
+  try {
+    kept_sweep_section(unreadable);
+    FAIL() << "an unreadable row was drawn";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Parse);
+    EXPECT_NE(std::string(e.what()).find("decision_json is not JSON"), std::string::npos);
+  }
+  SweepRecord two = kept_sweep();
+  SweepRow other = row(700, 10, 0.01);
+  other.workload = "sim:gemm";
+  two.table_csv = format_sweep_table({row(700, 40, 0.05), other});
+  EXPECT_THROW(kept_sweep_section(two), Error);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // no request leaves the file, every expected chart exists with data in every series and has drawn
 // pixels on its canvas. Saves screenshots of the whole page, the timeline and the comparison.
 // With REPORT_PHASES=N set, the timeline must show N phases: a legend entry each and every span
-// of the page data shaded on each timeline chart (none of either for N = 0).
+// of the page data shaded on each timeline chart (none of either for N = 0). A page without a
+// trace (`regime report sweep:ID`) must hide the timeline and say why in its place.
 //
 // Usage: [REPORT_PHASES=N] node report_page.mjs PAGE.html OUT_DIR CHART_ID...
 import path from 'node:path';
@@ -32,6 +33,10 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
     return { id, instance: !!chart, series, inked_fraction: total ? inked / total : 0 };
   }), expected);
   const notes = await page.evaluate(() => ({
+    kind: JSON.parse(document.getElementById('page-data').textContent).kind || 'run',
+    traced: !!JSON.parse(document.getElementById('page-data').textContent).timeline,
+    timeline_shown: !document.getElementById('timeline-section').hidden,
+    timeline_note: document.getElementById('timeline-note').textContent,
     downsampling: document.getElementById('downsampling').textContent,
     regime: document.getElementById('regime').textContent,
     comparison_rows: document.querySelectorAll('#comparison tbody tr').length,
@@ -49,7 +54,8 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
     all_charts: document.querySelectorAll('.chart').length,
     phases: (() => {
       const data = JSON.parse(document.getElementById('page-data').textContent);
-      const spans = (data.timeline.phases || []).reduce((n, p) => n + p.spans_s.length, 0);
+      const tl = data.timeline || {};
+      const spans = (tl.phases || []).reduce((n, p) => n + p.spans_s.length, 0);
       const legend = document.getElementById('phase-legend');
       // The shaded areas of each timeline chart that are not the measured window.
       const shaded = [...document.querySelectorAll('#timeline .chart')].map((div) => {
@@ -57,7 +63,7 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
         return chart.getOption().series.flatMap((s) => (s.markArea && s.markArea.data) || [])
           .filter((a) => !/window/.test(a[0].name || '')).length;
       });
-      return { in_data: (data.timeline.phases || []).length, spans, legend_shown: !legend.hidden,
+      return { in_data: (tl.phases || []).length, spans, legend_shown: !legend.hidden,
                legend_items: legend.querySelectorAll('.phase-item').length,
                legend: legend.textContent, shaded };
     })(),
@@ -79,12 +85,18 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
     if (c.inked_fraction < 0.005) problems.push(`chart ${c.id}: nothing drawn (${c.inked_fraction})`);
   }
   if (notes.all_charts !== expected.length) problems.push(`${notes.all_charts} charts on the page, expected ${expected.length}`);
-  if (!/points/.test(notes.downsampling)) problems.push(`no downsampling note: '${notes.downsampling}'`);
+  // A page without a trace (a kept sweep's) hides the timeline and says why in its place.
+  if (notes.traced && !/points/.test(notes.downsampling)) problems.push(`no downsampling note: '${notes.downsampling}'`);
+  if (notes.traced !== notes.timeline_shown) problems.push(`timeline shown ${notes.timeline_shown} with a trace ${notes.traced}`);
+  if (!notes.traced && !/trace/.test(notes.timeline_note)) problems.push(`no timeline and no word why: '${notes.timeline_note}'`);
   if (!/^(Decision|Regime)\b/.test(notes.decision)) problems.push(`no decision line at the top: '${notes.decision}'`);
   if (notes.decision_top_px > 200) problems.push(`the decision starts ${notes.decision_top_px} px down`);
   // What was restored, on the decision card: the limit, the GPU and when, or that nothing changed.
   // A study's page says which original limit its sweep put back; a probe's, that nothing changed.
-  const restoreRule = expected.includes('chart-sweep-energy')
+  // A kept sweep's page, which has no trace, says which caps the sweep set.
+  const restoreRule = notes.kind === 'sweep'
+    ? /^Power limit: the sweep set \d+ caps \(\d+(\.\d+)? to \d+(\.\d+)? W\) on .+; the sweep puts the original limit back/
+    : expected.includes('chart-sweep-energy')
     ? /^Restored: the original power limit \d+(\.\d+)? W on .+ \(GPU-.+\) at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.$/
     : /^Nothing to restore: the power limit of .+ stayed at \d+(\.\d+)? W throughout; no limit was changed\.$/;
   if (!restoreRule.test(notes.restore)) problems.push(`the decision card does not say what was restored: '${notes.restore}'`);
@@ -122,7 +134,7 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
   }
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.screenshot({ path: path.join(outDir, 'report-page.png'), fullPage: true });
-  await page.locator('#timeline').screenshot({ path: path.join(outDir, 'report-timeline.png') });
+  if (notes.traced) await page.locator('#timeline').screenshot({ path: path.join(outDir, 'report-timeline.png') });
   await page.locator('#comparison-charts').screenshot({ path: path.join(outDir, 'report-comparison.png') });
   if (await page.locator('#sweep-charts .chart').count())
     await page.locator('#sweep-charts').screenshot({ path: path.join(outDir, 'report-sweep.png') });

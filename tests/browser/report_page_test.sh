@@ -2,8 +2,10 @@
 # The report pages in a real browser: three simulated probes (two GPUs, two workloads) go into a
 # fresh run database, `regime report` draws the newest H200 ResNet-50 run (steady: no phase
 # shading), then a probe of sim:phased (its timeline shaded by its two phases), and `regime study
-# --report` a study of the same pair; report_page.mjs checks each in headless Chromium and saves
-# screenshots in OUT_DIR (the study's in OUT_DIR/study).
+# --report` a study of the same pair, then the same study drawn again from the store (`regime
+# report study:1`) and its sweep alone (`regime report sweep:1`: no timeline); report_page.mjs
+# checks each in headless Chromium and saves screenshots in OUT_DIR (the study's in OUT_DIR/study,
+# the kept ones' in OUT_DIR/kept-study and OUT_DIR/kept-sweep).
 # Usage: report_page_test.sh REGIME_BINARY OUT_DIR. Exit 77 (skipped) only when Chromium is absent.
 set -euo pipefail
 regime="$1"
@@ -39,8 +41,16 @@ REPORT_PHASES=2 node "$here/report_page.mjs" "$out/phased.html" "$out/phased" ch
   chart-temperature chart-sm-clock chart-steps chart-compare-energy chart-compare-time
 # A workload of 20,000 steps: the study runs it to its end, and the page shows the whole run.
 "$regime" study --device sim:h200 --workload sim:resnet50,steps=20000 --probe-seconds 30 \
-  --report "$out/study.html" >/dev/null
+  --out "$tmp/study" --report "$out/study.html" >/dev/null
 grep -q '"whole_run"' "$out/study.html" || { echo "FAIL: the study page has no whole run" >&2; exit 1; }
 REPORT_PHASES=0 node "$here/report_page.mjs" "$out/study.html" "$out/study" chart-power chart-temperature \
   chart-sm-clock chart-steps chart-sweep-energy chart-sweep-time chart-compare-energy \
   chart-compare-time
+# The same study drawn again from what the store kept, and its sweep on a page of its own.
+"$regime" report --db "$db" study:1 -o "$out/kept-study.html" >/dev/null
+REPORT_PHASES=0 node "$here/report_page.mjs" "$out/kept-study.html" "$out/kept-study" chart-power \
+  chart-temperature chart-sm-clock chart-steps chart-sweep-energy chart-sweep-time \
+  chart-compare-energy chart-compare-time
+"$regime" report --db "$db" sweep:1 -o "$out/kept-sweep.html" >/dev/null
+REPORT_PHASES=0 node "$here/report_page.mjs" "$out/kept-sweep.html" "$out/kept-sweep" \
+  chart-sweep-energy chart-sweep-time chart-compare-energy chart-compare-time

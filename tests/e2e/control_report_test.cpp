@@ -179,11 +179,17 @@ TEST_F(ControlReport, AnEvaluationIsDrawnWindowByWindow) {
 }
 
 TEST_F(ControlReport, OtherKindsAndMissingRunsAreRefusedClearly) {
-  const test::RunResult sweep = report("sweep:1", dir_->path / "x.html");
-  EXPECT_EQ(sweep.status, 2);
-  EXPECT_NE(sweep.err.find("draws a probe (ID, probe:ID) or a control run (control:ID)"),
+  // A decision is drawn as the sweep it decides; a sweep the store does not hold names what there
+  // is under its id (the day's control run).
+  const test::RunResult decision = report("decision:1", dir_->path / "x.html");
+  EXPECT_EQ(decision.status, 2);
+  EXPECT_NE(decision.err.find("is a decision: regime report draws the sweep it decides"),
             std::string::npos)
-      << sweep.err;
+      << decision.err;
+  const test::RunResult sweep = report("sweep:1", dir_->path / "x.html");
+  EXPECT_NE(sweep.status, 0);
+  EXPECT_NE(sweep.err.find("no sweep:1 in"), std::string::npos) << sweep.err;
+  EXPECT_NE(sweep.err.find("it holds control:1"), std::string::npos) << sweep.err;
   const test::RunResult missing = report("control:99", dir_->path / "x.html");
   EXPECT_NE(missing.status, 0);
   EXPECT_NE(missing.err.find("no control:99"), std::string::npos) << missing.err;

@@ -2,17 +2,20 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "report/control_page.hpp"
 #include "report/page.hpp"
 #include "report/restore.hpp"
+#include "report/study_page.hpp"
 #include "report/sweep.hpp"
 #include "session/results/runs.hpp"
 #include "session/sweep/sweep_view.hpp"
@@ -30,13 +33,38 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// What else of the store bears `id`, for the message of a run that is not there: a probe's id
+// given as sweep:ID, say.
+std::string also_there(RunStore& store, RunRef::Kind asked, int64_t id) {
+  std::vector<std::string> there;
+  if (asked != RunRef::Kind::Probe && store.get(id)) there.push_back(std::to_string(id));
+  if (asked != RunRef::Kind::Sweep && store.get_sweep(id))
+    there.push_back(fmt::format("sweep:{}", id));
+  if (asked != RunRef::Kind::Study && store.get_study(id))
+    there.push_back(fmt::format("study:{}", id));
+  if (asked != RunRef::Kind::Control && store.get_control_run(id))
+    there.push_back(fmt::format("control:{}", id));
+  if (there.empty()) return "; `regime runs` lists what it holds";
+  return fmt::format("; it holds {} (`regime report {}` draws it; `regime runs` lists them all)",
+                     fmt::join(there, " and "), there.front());
+}
+
+Error not_kept(RunStore& store, RunRef::Kind kind, int64_t id) {
+  return Error(ErrorKind::NotFound,
+               fmt::format("no {} in {}{}",
+                           kind == RunRef::Kind::Probe ? fmt::format("run {}", id)
+                                                       : fmt::format("{}:{}", to_string(kind), id),
+                           store.path().string(), also_there(store, kind, id)));
+}
+
 RunRecord pick_run(const ReportRequest& r, std::optional<int64_t> run_id,
-                   const std::vector<RunRecord>& runs, const fs::path& db) {
+                   const std::vector<RunRecord>& runs, RunStore& store) {
   if (run_id) {
     for (const RunRecord& rec : runs)
       if (rec.id == *run_id) return rec;
-    throw Error(ErrorKind::NotFound, fmt::format("no run {} in {}", *run_id, db.string()));
+    throw not_kept(store, RunRef::Kind::Probe, *run_id);
   }
+  const fs::path& db = store.path();
   for (const RunRecord& rec : runs) {  // newest first
     if (rec.status != "done" || !rec.report.is_object()) continue;
     if (r.gpu && !contains(rec.gpu_name, *r.gpu) && !contains(rec.gpu_uuid, *r.gpu) &&
@@ -81,12 +109,28 @@ size_t count_points(const nlohmann::json& series, const char* key) {
   return n;
 }
 
+// The page drawn with the library inlined, written whole to `out`, and what it holds.
+ReportResult write_page(const nlohmann::json& page, const fs::path& out, const fs::path& lib) {
+  const std::string html = report::render_html(page, read_file(lib));
+  write_file_atomic(out, html);
+  ReportResult result;
+  result.out = out;
+  result.chart_library = lib;
+  result.bytes = html.size();
+  if (page.contains("comparison")) result.comparison_runs = page["comparison"]["rows"].size();
+  if (page.contains("sweep")) result.sweep_caps = page["sweep"]["points"].size();
+  if (page["timeline"].is_object()) {
+    result.timeline_points = count_points(page["timeline"]["series"], "points");
+    result.trace_points = count_points(page["timeline"]["series"], "input_points");
+  }
+  return result;
+}
+
 // The page of control:ID from the trace it wrote as it went.
 ReportResult write_control_report(const ReportRequest& r, RunStore& store, int64_t id,
                                   const fs::path& lib) {
   const std::optional<ControlRunRecord> run = store.get_control_run(id);
-  if (!run)
-    throw Error(ErrorKind::NotFound, fmt::format("no control:{} in {}", id, store.path().string()));
+  if (!run) throw not_kept(store, RunRef::Kind::Control, id);
   const size_t gpu = r.gpu ? report::control_gpu_named(*run, *r.gpu) : 0;
   const fs::path trace_file = report::control_trace_file(*run, gpu);
   if (!fs::exists(trace_file))
@@ -97,31 +141,157 @@ ReportResult write_control_report(const ReportRequest& r, RunStore& store, int64
   po.generated_utc = now_utc();
   const nlohmann::json page = report::build_control_page_data(
       *run, gpu, read_chunked_trace(trace_file), read_window_figures(trace_file), po);
-  const std::string html = report::render_html(page, read_file(lib));
-  write_file_atomic(r.out, html);
-
-  ReportResult out;
+  ReportResult out = write_page(page, r.out, lib);
+  out.comparison_runs = 0;  // a control run's page leaves the comparison out
   out.run_id = id;
   out.run = fmt::format("control:{}", id);
-  out.out = r.out;
-  out.chart_library = lib;
-  out.bytes = html.size();
-  out.timeline_points = count_points(page["timeline"]["series"], "points");
-  out.trace_points = count_points(page["timeline"]["series"], "input_points");
   return out;
 }
 
-// The run `run` names: a probe's id, or a control run's; nullopt for the newest matching probe.
+// The regime the store knows for a kept sweep, and who named it: its study's probe, else the
+// sweep itself (an adaptive search names one).
+std::pair<std::optional<std::string>, std::string> regime_of_sweep(RunStore& store,
+                                                                   const SweepRecord& sweep) {
+  if (sweep.kind == "study")
+    for (const StudyRecord& study : store.list_studies())
+      if (study.sweep_id == sweep.id && study.regime)
+        return {study.regime, fmt::format("study:{}'s probe", study.id)};
+  if (sweep.report.is_object() && sweep.report.contains("regime") &&
+      sweep.report["regime"].is_string())
+    return {sweep.report["regime"].get<std::string>(), "the sweep's search"};
+  return {std::nullopt, ""};
+}
+
+// The page of sweep:ID, from its table and its decision as the store kept them.
+ReportResult write_sweep_report(const ReportRequest& r, RunStore& store, int64_t id,
+                                const fs::path& lib) {
+  const std::optional<SweepRecord> sweep = store.get_sweep(id);
+  if (!sweep) throw not_kept(store, RunRef::Kind::Sweep, id);
+  report::PageOptions po;
+  po.columns = r.columns;
+  po.generated_utc = now_utc();
+  const auto [regime, named_by] = regime_of_sweep(store, *sweep);
+  nlohmann::json page = report::sweep_page_data(*sweep, regime, store.list(), po);
+  page["regime"]["named_by"] = named_by;
+  ReportResult out = write_page(page, r.out, lib);
+  out.run_id = id;
+  out.run = fmt::format("sweep:{}", id);
+  return out;
+}
+
+// The probe's trace a study kept with --out (the first GPU's of a job's), or why there is none.
+// Error NotFound naming the file when the study saved one that is gone.
+std::optional<fs::path> kept_probe_trace(const StudyRecord& study, std::string& why_none) {
+  const nlohmann::json& o = study.provenance.options;
+  if (!o.is_object() || !o.contains("out_dir") || !o["out_dir"].is_string()) {
+    why_none = fmt::format(
+        "study:{} was run without --out, so its probe's trace was not saved "
+        "(`regime study --out DIR` keeps it for this page)",
+        study.id);
+    return std::nullopt;
+  }
+  const nlohmann::json& job = study.report.is_object() ? study.report["job"] : nlohmann::json();
+  const bool several = job.is_object() && job.contains("devices") && job["devices"].is_array();
+  const fs::path file = fs::path(o["out_dir"].get<std::string>()) /
+                        (several ? "probe-gpu0.trace.csv" : "probe.trace.csv");
+  if (!fs::exists(file))
+    throw Error(ErrorKind::NotFound,
+                fmt::format("study:{}: its probe trace {} is missing", study.id, file.string()));
+  return file;
+}
+
+std::string text_or_empty(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// The study's probe as a run for the page: its regime's JSON as the report.
+RunRecord study_probe_run(const std::string& device, const std::string& gpu_name,
+                          const std::string& gpu_uuid, const std::string& workload,
+                          const nlohmann::json& regime) {
+  RunRecord rec;  // not in the store as a probe (id 0)
+  rec.device = device;
+  rec.gpu_name = gpu_name;
+  rec.gpu_uuid = gpu_uuid;
+  rec.workload = workload;
+  rec.status = "done";
+  rec.regime = text_or_empty(regime, "regime");
+  if (regime.contains("confidence") && regime["confidence"].is_number())
+    rec.confidence = regime["confidence"].get<double>();
+  rec.report = regime;
+  return rec;
+}
+
+// The page of study:ID from what the store kept: the study's JSON, its sweep's table and the
+// probe trace its --out folder holds.
+ReportResult write_kept_study_report(const ReportRequest& r, RunStore& store, int64_t id,
+                                     const fs::path& lib) {
+  const std::optional<StudyRecord> study = store.get_study(id);
+  if (!study) throw not_kept(store, RunRef::Kind::Study, id);
+  const nlohmann::json& j = study->report;
+  if (!j.is_object() || !j.contains("regime") || !j["regime"].is_object())
+    throw Error(ErrorKind::Parse, fmt::format("study:{} kept no regime to draw", id));
+  report::StudyPage page;
+  page.title = fmt::format("Regime study:{}: {} on {}", id, study->workload,
+                           study->gpu_name.empty() ? study->device : study->gpu_name);
+  page.probe = study_probe_run(study->device, study->gpu_name, study->gpu_uuid, study->workload,
+                               j["regime"]);
+  page.probe.started_at_utc = study->started_at_utc;
+  std::optional<Trace> trace;
+  if (const std::optional<fs::path> file = kept_probe_trace(*study, page.no_trace)) {
+    const fs::path steps = fs::path(*file).replace_extension().replace_extension(".steps.csv");
+    trace = load_trace(*file, fs::exists(steps) ? std::optional(steps) : std::nullopt);
+    page.probe.trace_path = file->string();
+    page.trace = &*trace;
+  } else {
+    page.probe.trace_path = "not saved (study --out DIR saves it)";
+  }
+  if (study->sweep_id) {
+    const std::optional<SweepRecord> sweep = store.get_sweep(*study->sweep_id);
+    if (!sweep) throw not_kept(store, RunRef::Kind::Sweep, *study->sweep_id);
+    page.sweep = report::kept_sweep_section(*sweep);
+  }
+  page.sweep_skipped = text_or_empty(j, "skipped_reason");
+  if (j.contains("job") && j["job"].is_object() && j["job"].contains("reached"))
+    page.whole_run = j["job"];
+  page.after = text_or_empty(j, "after");
+  // The probe ran at the limit the sweep put back: its trace says which.
+  if (trace && page.after.rfind("restored", 0) == 0)
+    for (const Sample& s : trace->samples)
+      if (s.limit_W) {
+        page.restored =
+            report::LimitRestored{fmt::format("{} ({})", study->gpu_name, study->gpu_uuid),
+                                  *s.limit_W, study->started_at_utc};
+        break;
+      }
+  report::PageOptions po;
+  po.columns = r.columns;
+  po.generated_utc = now_utc();
+  ReportResult out = write_page(report::study_page_data(page, store.list(), po), r.out, lib);
+  out.run_id = id;
+  out.run = fmt::format("study:{}", id);
+  return out;
+}
+
+// The run `run` names; nullopt for the newest matching probe.
 std::optional<RunRef> report_ref(const ReportRequest& r) {
   if (!r.run) return std::nullopt;
-  const RunRef& ref = *r.run;
-  if (ref.kind != RunRef::Kind::Probe && ref.kind != RunRef::Kind::Control)
+  if ((r.gpu && r.run->kind != RunRef::Kind::Control) || r.workload)
     throw Error(ErrorKind::InvalidArgument,
-                fmt::format("report: '{}' is a {}: regime report draws a probe (ID, probe:ID) or "
-                            "a control run (control:ID); a study draws its own page with "
-                            "`regime study --report FILE`",
-                            ref.text, to_string(ref.kind)));
-  return ref;
+                "report: --gpu and --workload pick the newest probe when no run is named; with "
+                "a run named they pick nothing (with control:ID, --gpu picks one of its GPUs)");
+  return r.run;
+}
+
+// A decision has no page of its own: the sweep it decides has, and the message names it.
+Error decision_refused(RunStore& store, const RunRef& ref) {
+  const std::optional<DecisionRecord> d = store.get_decision(ref.id);
+  const std::string sweep =
+      d && d->sweep_id ? fmt::format("sweep:{}", *d->sweep_id) : std::string("sweep:ID");
+  return Error(ErrorKind::InvalidArgument,
+               fmt::format("report: '{}' is a decision: regime report draws the sweep it decides "
+                           "(`regime report {}`), a probe (ID, probe:ID), a study (study:ID) or "
+                           "a control run (control:ID)",
+                           ref.text, sweep));
 }
 
 }  // namespace
@@ -137,19 +307,18 @@ ReportResult write_report(const ReportRequest& r) {
     throw Error(ErrorKind::InvalidArgument, "report: at least 10 columns are needed");
   const std::optional<RunRef> ref = report_ref(r);
   const fs::path lib = existing_library();
-  const fs::path db = r.db.path();
   // A server store says on connecting whether it is there; a file must exist to be read.
-  if (!r.db.is_server() && !fs::exists(db))
-    throw Error(ErrorKind::NotFound, fmt::format("no run database at {}", db.string()));
+  if (!r.db.is_server() && !fs::exists(r.db.path()))
+    throw Error(ErrorKind::NotFound, fmt::format("no run database at {}", r.db.path().string()));
   RunStore store(r.db);
   if (ref && ref->kind == RunRef::Kind::Control)
     return write_control_report(r, store, ref->id, lib);
-  if (ref && (r.gpu || r.workload))
-    throw Error(ErrorKind::InvalidArgument,
-                "report: --gpu and --workload pick the newest probe when no run is named; with "
-                "a probe's id they pick nothing (with control:ID, --gpu picks one of its GPUs)");
+  if (ref && ref->kind == RunRef::Kind::Decision) throw decision_refused(store, *ref);
+  if (ref && ref->kind == RunRef::Kind::Sweep) return write_sweep_report(r, store, ref->id, lib);
+  if (ref && ref->kind == RunRef::Kind::Study)
+    return write_kept_study_report(r, store, ref->id, lib);
   const std::vector<RunRecord> runs = store.list();
-  const RunRecord run = pick_run(r, ref ? std::optional(ref->id) : std::nullopt, runs, db);
+  const RunRecord run = pick_run(r, ref ? std::optional(ref->id) : std::nullopt, runs, store);
   if (run.trace_path.empty())
     throw Error(ErrorKind::NotFound, fmt::format("run {} has no trace file", run.id));
   std::optional<fs::path> steps;
@@ -159,19 +328,9 @@ ReportResult write_report(const ReportRequest& r) {
   report::PageOptions po;
   po.columns = r.columns;
   po.generated_utc = now_utc();
-  const nlohmann::json page = report::build_page_data(run, trace, runs, po);
-  const std::string html = report::render_html(page, read_file(lib));
-  write_file_atomic(r.out, html);
-
-  ReportResult out;
+  ReportResult out = write_page(report::build_page_data(run, trace, runs, po), r.out, lib);
   out.run_id = run.id;
   out.run = std::to_string(run.id);
-  out.out = r.out;
-  out.chart_library = lib;
-  out.bytes = html.size();
-  out.comparison_runs = page["comparison"]["rows"].size();
-  out.timeline_points = count_points(page["timeline"]["series"], "points");
-  out.trace_points = count_points(page["timeline"]["series"], "input_points");
   return out;
 }
 
@@ -182,55 +341,38 @@ namespace regime::session {
 ReportResult write_study_report(const StudyReport& study, const fs::path& out,
                                 const std::string& trace_path, size_t columns) {
   const fs::path lib = existing_library();
-  RunRecord rec;  // the study's probe, shown as a run; it is not in the store (id 0)
-  rec.device = study.device;
-  rec.gpu_name = study.info.name;
-  rec.gpu_uuid = study.info.uuid;
-  rec.workload = study.workload;
-  rec.status = "done";
-  rec.started_at_utc = now_utc();
-  rec.regime = to_string(study.regime.regime);
-  rec.confidence = study.regime.confidence;
-  rec.report = to_json(study.regime);
-  rec.trace_path = trace_path.empty() ? "not saved (study --out DIR saves it)" : trace_path;
-  std::vector<RunRecord> runs;
-  if (fs::exists(RunStore::default_path())) runs = RunStore(RunStore::default_path()).list();
-
-  report::PageOptions po;
-  po.columns = columns;
-  po.generated_utc = rec.started_at_utc;
-  nlohmann::json page = report::build_page_data(rec, study.probe_trace, runs, po);
-  page["title"] = fmt::format("Regime study: {} on {}", study.workload,
-                              study.info.name.empty() ? study.device : study.info.name);
-  if (study.sweep)
-    page["sweep"] = report::sweep_section(
-        study.sweep->outcome.probes, study.sweep->outcome.decision, decision_view(*study.sweep));
-  else
-    page["sweep_skipped"] = study.skipped;
+  report::StudyPage page;
+  page.title = fmt::format("Regime study: {} on {}", study.workload,
+                           study.info.name.empty() ? study.device : study.info.name);
+  page.probe = study_probe_run(study.device, study.info.name, study.info.uuid, study.workload,
+                               to_json(study.regime));
+  page.probe.started_at_utc = now_utc();
+  page.probe.trace_path = trace_path.empty() ? "not saved (study --out DIR saves it)" : trace_path;
+  page.trace = &study.probe_trace;
+  if (study.sweep) {
+    page.sweep = report::sweep_section(study.sweep->outcome.probes, study.sweep->outcome.decision,
+                                       decision_view(*study.sweep));
+    page.after = study.sweep->after;
+  }
+  page.sweep_skipped = study.skipped;
   if (study.whole_run) {
-    page["whole_run"] = to_json(*study.whole_run);
-    page["whole_run"]["exit_status"] =
+    page.whole_run = to_json(*study.whole_run);
+    page.whole_run["exit_status"] =
         study.exit_status ? nlohmann::json(*study.exit_status) : nlohmann::json();
-    page["whole_run"]["unfinished"] =
+    page.whole_run["unfinished"] =
         study.unfinished.empty() ? nlohmann::json() : nlohmann::json(study.unfinished);
   }
   // The sweep put the original limit back as the study ended, moments before this page.
-  if (study.sweep && study.sweep->after.rfind("restored", 0) == 0) {
-    const std::string gpu = fmt::format("{} ({})", study.info.name, study.info.uuid);
-    page["restore"] = report::limit_restore_section(
-        report::LimitRestored{gpu, study.sweep->info.current_limit_W, rec.started_at_utc}, {}, gpu);
-  }
-  const std::string html = report::render_html(page, read_file(lib));
-  write_file_atomic(out, html);
-
-  ReportResult result;
-  result.out = out;
-  result.chart_library = lib;
-  result.bytes = html.size();
-  result.comparison_runs = page["comparison"]["rows"].size();
-  result.timeline_points = count_points(page["timeline"]["series"], "points");
-  result.trace_points = count_points(page["timeline"]["series"], "input_points");
-  return result;
+  if (study.sweep && study.sweep->after.rfind("restored", 0) == 0)
+    page.restored =
+        report::LimitRestored{fmt::format("{} ({})", study.info.name, study.info.uuid),
+                              study.sweep->info.current_limit_W, page.probe.started_at_utc};
+  std::vector<RunRecord> runs;
+  if (fs::exists(RunStore::default_path())) runs = RunStore(RunStore::default_path()).list();
+  report::PageOptions po;
+  po.columns = columns;
+  po.generated_utc = page.probe.started_at_utc;
+  return write_page(report::study_page_data(page, runs, po), out, lib);
 }
 
 }  // namespace regime::session

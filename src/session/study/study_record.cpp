@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
+
 #include "common/utc_time.hpp"
 #include "store/run_store.hpp"
 
@@ -27,6 +29,9 @@ void keep_study(const StudyRequest& r, RunStore& store, const nlohmann::json& op
   rec.provenance.options["probe_seconds"] = r.probe_seconds;
   rec.provenance.options["max_probe_seconds"] = r.max_probe_seconds;
   rec.provenance.options["actuate"] = r.actuate;
+  // Where the probe's trace went, so that `regime report study:ID` can draw it later.
+  if (!r.out_dir.empty())
+    rec.provenance.options["out_dir"] = std::filesystem::absolute(r.out_dir).string();
   rep.study_id = store.insert_study(rec);
 }
 
