@@ -168,7 +168,8 @@ std::optional<PrecisionRates> precision_rates(const std::string& precision) {
       precision == "mixed")
     return PrecisionRates{1, 1, "16-bit, as the twin's profiles"};
   if (precision == "tf32")
-    return PrecisionRates{0.5, 2, "TF32 tensor rate half the 16-bit one (A100, H100 spec sheets)"};
+    return PrecisionRates{
+        0.5, 2, "TF32 at half the 16-bit tensor rate (A100, H100 spec sheets), twice the bytes"};
   if (precision == "fp32")
     return PrecisionRates{0.125, 2,
                           "fp32 without tensor cores at 1/8 of the 16-bit tensor rate (V100, T4, "
