@@ -76,6 +76,7 @@ SweepFitReport fit_rows(const std::vector<SweepRow>& rows,
     if (curve_model == CurveModel::Twin) {
       CurveFit fit = fit_curve(gpu, fit_points, options);
       w.rms_rel_residual = fit.rms_rel_residual;
+      w.spec_calibrated = calibrated_across_range(gpu);
       predict = [fit](double cap_W) { return fit.predict(cap_W); };
     } else if (curve_model == CurveModel::CubeLaw) {
       CubeLawFit fit = fit_cube_law(fit_points);

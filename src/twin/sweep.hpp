@@ -27,6 +27,9 @@ struct WorkloadFitReport {
   double measured_best_cap_W = 0;
   double best_cap_regret_pct = 0;  // measured energy at predicted best over measured best, -1
   double rms_rel_residual = 0;
+  // The twin's spec was calibrated across its limit range (calibrated_across_range); where it was
+  // not, the fit is less sure and its interval wider. Always true for the yardsticks.
+  bool spec_calibrated = true;
   std::vector<CapPoint> measured;
   std::vector<CapPoint> predicted;  // at the measured caps
 };

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
+#include "twin/fit.hpp"
+
 namespace regime::session {
 
 namespace {
@@ -32,7 +36,8 @@ nlohmann::json to_json(const twin::SweepFitReport& report) {
                   {"mape_time_pct", or_null(w.mape_time_pct)},
                   {"predicted_best_cap_W", w.predicted_best_cap_W},
                   {"measured_best_cap_W", w.measured_best_cap_W},
-                  {"best_cap_regret_pct", w.best_cap_regret_pct}});
+                  {"best_cap_regret_pct", w.best_cap_regret_pct},
+                  {"spec_calibrated", w.spec_calibrated}});
   return {{"workloads", ws},
           {"median_mape_energy_pct", or_null(report.median_mape_energy_pct)},
           {"median_best_cap_regret_pct", or_null(report.median_best_cap_regret_pct)}};
@@ -52,6 +57,15 @@ std::string to_text(const twin::SweepFitReport& report) {
         "median over {} workloads: energy error {:.2f} %, best-cap energy regret {:.2f} %\n",
         report.workloads.size(), *report.median_mape_energy_pct,
         report.median_best_cap_regret_pct.value_or(0));
+  // Where the spec's constants are estimates the fit is less sure: say so once per card.
+  std::set<std::string> uncalibrated;
+  for (const auto& w : report.workloads)
+    if (!w.spec_calibrated && uncalibrated.insert(w.gpu).second)
+      out += fmt::format(
+          "{}: the twin's constants are estimates, not calibrated across its limit range: its fits "
+          "are less sure here (docs/twin.md, \"Where the twin is worse\") and their intervals "
+          "{:.1f} points wider\n",
+          w.gpu, 100 * twin::kUncalibratedFitExtraRel);
   return out;
 }
 

@@ -26,7 +26,11 @@ twin::SweepFitReport two_workloads() {
   ncf.mape_time_pct.reset();
   ncf.predicted_best_cap_W = ncf.measured_best_cap_W = 150;
   ncf.best_cap_regret_pct = 0;
-  r.workloads = {bert, ncf};
+  twin::WorkloadFitReport resnet = bert;
+  resnet.workload = "resnet50";
+  resnet.gpu = "a100";
+  resnet.spec_calibrated = false;
+  r.workloads = {bert, ncf, resnet};
   r.median_mape_energy_pct = 3.47;
   r.median_best_cap_regret_pct = 1.42;
   return r;
@@ -40,7 +44,7 @@ TEST(SimFitView, EachRowShowsTheFiguresOfItsJsonEntry) {
   const twin::SweepFitReport r = two_workloads();
   const nlohmann::json j = to_json(r);
   const std::string text = to_text(r);
-  ASSERT_EQ(j["workloads"].size(), 2u);
+  ASSERT_EQ(j["workloads"].size(), 3u);
   for (const nlohmann::json& w : j["workloads"]) {
     std::string caps;
     for (double c : w["fit_caps"]) caps += (caps.empty() ? "" : ",") + fmt::format("{:.0f}", c);
@@ -53,12 +57,26 @@ TEST(SimFitView, EachRowShowsTheFiguresOfItsJsonEntry) {
     EXPECT_NE(text.find(row), std::string::npos) << row << "\n" << text;
   }
   EXPECT_NE(text.find(fmt::format(
-                "median over 2 workloads: energy error {:.2f} %, best-cap energy regret {:.2f} %\n",
+                "median over 3 workloads: energy error {:.2f} %, best-cap energy regret {:.2f} %\n",
                 j["median_mape_energy_pct"].get<double>(),
                 j["median_best_cap_regret_pct"].get<double>())),
             std::string::npos)
       << text;
   EXPECT_EQ(text.rfind("workload ", 0), 0u) << text;
+}
+
+// A card whose spec was not calibrated across its range is named once, the calibrated one not.
+TEST(SimFitView, AFitWithAnUncalibratedSpecIsSaidToBeLessSure) {
+  const twin::SweepFitReport r = two_workloads();
+  EXPECT_TRUE(to_json(r)["workloads"][0]["spec_calibrated"].get<bool>());
+  EXPECT_FALSE(to_json(r)["workloads"][2]["spec_calibrated"].get<bool>());
+  const std::string text = to_text(r);
+  EXPECT_NE(text.find("a100: the twin's constants are estimates, not calibrated across its limit "
+                      "range: its fits are less sure here (docs/twin.md, \"Where the twin is "
+                      "worse\") and their intervals 1.2 points wider\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("v100: the twin's"), std::string::npos) << text;
 }
 
 TEST(SimFitView, AFigureWithNothingHeldOutIsNullAndADash) {
