@@ -261,10 +261,6 @@ std::filesystem::path server_spool(const DbUri& uri) {
 
 std::filesystem::path RunStore::default_path() { return state_dir() / "runs.sqlite"; }
 
-std::filesystem::path RunStore::path_or_default(const std::string& db) {
-  return db.empty() ? default_path() : std::filesystem::path(db);
-}
-
 RunStore::RunStore(const std::filesystem::path& path)
     : RunStore(DatabaseLocation::from_text(path.string())) {}
 

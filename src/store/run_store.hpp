@@ -138,8 +138,6 @@ class RunStore {
   RunStore& operator=(const RunStore&) = delete;
 
   static std::filesystem::path default_path();  // state_dir()/runs.sqlite
-  // The database a --db option names: default_path() when it names none.
-  static std::filesystem::path path_or_default(const std::string& db);
   // The file, or the server's URI (without a password, which it never holds).
   const std::filesystem::path& path() const { return path_; }
   // Where it is, for people: the file's absolute path, or the server's URI.
