@@ -173,6 +173,26 @@ TEST_F(HostileStoredDecision, AnUnreadableStoreLeavesTheLimitsAndTheJobRuns) {
   EXPECT_EQ(job("end", "71", db()).status, 0);
 }
 
+// A --db the prolog cannot read (a malformed server URI in plugstack.conf) is taken as a store that
+// cannot be read: the limits stay, the reason is said, neither the prolog nor the epilog fails. A
+// command a person runs refuses it before it does anything.
+TEST_F(HostileStoredDecision, AMalformedServerUriLeavesTheLimitsAndTheJobRuns) {
+  const std::string bad = "mariadb://slurmdb.cluster/regime";
+  const RunResult begin = begin_auto("80", bad);
+  EXPECT_EQ(begin.status, 0) << begin.err;
+  EXPECT_THAT(begin.err,
+              HasSubstr("the run database could not be read: --db " + bad + ": no user"));
+  EXPECT_DOUBLE_EQ(sb_.fake_limit_W("GPU-auto-0", 700), 700);
+  EXPECT_FALSE(sb_.journaled());
+  const RunResult end = job("end", "80", bad);
+  EXPECT_EQ(end.status, 0) << end.err;
+  EXPECT_THAT(end.out,
+              HasSubstr("nothing to undo (its run database could not be read: --db " + bad));
+  const RunResult show = sb_.regime({"job", "show", "--job", "80", "--db", bad});
+  EXPECT_EQ(show.status, 2) << show.out;
+  EXPECT_THAT(show.err, HasSubstr("--db " + bad + ": no user (expected mariadb://USER@HOST"));
+}
+
 // The store every node shares (MariaDB): the same rows, read from the server, skipped the same.
 TEST_F(HostileStoredDecision, AHostileRowInTheSharedStoreIsSkippedLikeALocalOne) {
   testing::MariaDbTestServer server;
