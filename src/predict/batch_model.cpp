@@ -21,6 +21,7 @@ double power_with(const BatchCurve& c, double exponent, double static_W, double 
                   double ref_batch, double batch) {
   const double excess_W = (ref_W - static_W) * fill_share(batch, c.power_half_batch, exponent) /
                           fill_share(ref_batch, c.power_half_batch, exponent);
+  // A busy card draws its static power at least: a measurement under it is noise around it.
   return std::clamp(static_W + excess_W, std::min(static_W, cap_W), cap_W);
 }
 

@@ -59,7 +59,7 @@ TEST(BatchModel, TheExponentIsTheV100TablesChoice) {
   for (double n : {1.0, 1.25, 1.5, 2.0, 2.5, 3.0}) EXPECT_LT(chosen, summed_pct(n)) << n;
 }
 
-// The one-shot error per family on the table that was not fitted, against copying the example.
+// The one-shot error per family on the table that was not fitted, against a flat curve.
 TEST(BatchModel, HoldsOnTheRtx6000Table) {
   const twin::GpuSpec rtx = twin::load_gpu_spec("rtx6000");
   const BatchCurve flat{};
@@ -71,9 +71,9 @@ TEST(BatchModel, HoldsOnTheRtx6000Table) {
     const double flat_pct =
         one_shot_power_mape_pct(flat, points, rtx.static_power_W(), rtx.default_limit_W);
     const double time_pct = one_shot_time_mape_pct(*c, points);
-    fmt::print("RTX6000 {:<18} power {:5.1f}% (copied: {:5.1f}%)  epoch time {:5.1f}%\n", family,
-               pct, flat_pct, time_pct);
-    // Measured 18.6% for shufflenetv2 (copied: 68.6%), 10.2% or less for the others.
+    fmt::print("RTX6000 {:<18} power {:5.1f}% (flat: {:5.1f}%)  epoch time {:5.1f}%\n", family, pct,
+               flat_pct, time_pct);
+    // Measured 18.6% for shufflenetv2 (flat: 68.6%), 10.2% or less for the others.
     EXPECT_LT(pct, family == "shufflenetv2" ? 19.0 : 11.0) << family;
     EXPECT_LT(pct, flat_pct + 1.0) << family;
     if (family == "shufflenetv2") {
@@ -152,7 +152,7 @@ TEST(BatchModel, HoldsOnASimulatedCorpus) {
   size_t over = 0;
   for (const auto& r : rows) {
     ASSERT_TRUE(r.mape_power_pct);
-    // What copying the example would score on the same group.
+    // What a flat curve would score on the same group.
     std::vector<BatchPoint> points;
     for (const auto& c : cases)
       if (c.gpu == r.gpu && parse_workload(c.workload).model == r.group)
@@ -161,8 +161,8 @@ TEST(BatchModel, HoldsOnASimulatedCorpus) {
     const twin::GpuSpec spec = twin::load_gpu_spec(r.gpu);
     const double flat_pct =
         one_shot_power_mape_pct(BatchCurve{}, points, spec.static_power_W(), spec.default_limit_W);
-    fmt::print("corpus {:<5} {:<15} {:5.1f}% (copied: {:5.1f}%)\n", r.gpu, r.group,
-               *r.mape_power_pct, flat_pct);
+    fmt::print("corpus {:<5} {:<15} {:5.1f}% (flat: {:5.1f}%)\n", r.gpu, r.group, *r.mape_power_pct,
+               flat_pct);
     EXPECT_LT(*r.mape_power_pct, flat_pct + 1.0) << r.gpu << " " << r.group;
     worst = std::max(worst, *r.mape_power_pct);
     if (*r.mape_power_pct > 15) ++over;
@@ -226,6 +226,12 @@ TEST(BatchModel, AFamilyWithoutASweepKeepsItsPower) {
   const BatchCurve c = batch_curve_for(parse_workload("lstm bs64"));
   EXPECT_EQ(c.power_half_batch, 0);
   EXPECT_DOUBLE_EQ(power_at_batch_W(c, 36.5, 250, 120, 64, 8), 120);
+  // A busy card draws its static power at least (a measurement under it is read as noise around
+  // it: on the RTX 6000's NCF runs, 55-69 W against 67 W static, 8.0% against 9.8% copied).
+  const BatchCurve rising = *fitted_batch_curve("shufflenetv2");
+  EXPECT_DOUBLE_EQ(power_at_batch_W(rising, 36.5, 250, 30, 8, 1024), 36.5);
+  EXPECT_GT(power_at_batch_W(rising, 36.5, 250, 100, 64, 1024), 100);
+  EXPECT_DOUBLE_EQ(power_at_batch_W(rising, 36.5, 250, 240, 64, 4096), 250);
   // Step time from the fitted families' median per-step overhead (deepspeech2's, 17.4 samples).
   EXPECT_NEAR(step_time_ratio(c, 64, 8), (17.365 + 8) / (17.365 + 64), 1e-9);
   EXPECT_EQ(batch_curve_for(parse_workload("bert bs64")).family, "bert_base_uncased");
