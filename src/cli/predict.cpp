@@ -64,7 +64,8 @@ void add_predict(CLI::App& root, Context&) {
                    "default) or each workload in turn (all)");
   eval->add_flag("--by-family", e->by_family,
                  "Score per GPU and model family (the workload's model), one-shot examples "
-                 "from the same family");
+                 "from the same family, and sum each predictor's families up (median, worst, "
+                 "how many over 15%)");
   auto cache_db = std::make_shared<std::string>();
   eval->add_option(
       "--cache-db", *cache_db,
