@@ -90,6 +90,7 @@ TEST_F(ReportKeptRuns, AStudyIsDrawnWithItsProbeTraceSweepAndDecision) {
   ASSERT_EQ(r.status, 0) << r.err;
   const json summary = json::parse(r.out);
   EXPECT_EQ(summary["run"], "study:1");
+  EXPECT_EQ(study_["study_stored_as"], "study:1");  // the study says which id to draw
   EXPECT_GT(summary["trace_points"].get<int>(), 100);
   const json data = test::report_page_data(test::read_text(out));
   EXPECT_EQ(data["kind"], "study");

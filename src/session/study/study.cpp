@@ -98,7 +98,10 @@ StudyReport study_one(const StudyRequest& r, ResultsKeeper& keeper) {
     write_file_atomic(fs::path(r.out_dir) / "study.json", rep.json.dump(2) + "\n");
   rep.store_failure = keeper.keep(results_file, study_results_json(rep),
                                   [&](RunStore& s) { keep_study(r, s, plan_settings, rep); });
-  if (rep.store_failure) rep.json["store_failed"] = to_json(*rep.store_failure);
+  if (rep.store_failure)
+    rep.json["store_failed"] = to_json(*rep.store_failure);
+  else if (rep.study_id)
+    rep.json["study_stored_as"] = "study:" + std::to_string(*rep.study_id);
   return rep;
 }
 

@@ -291,7 +291,13 @@ std::string to_text(const StudyReport& r, const std::string& out_dir) {
   control_text(r.control, out);
   if (!out_dir.empty())
     out += fmt::format("\nwrote {}/probe.trace.csv, probe.steps.csv and study.json\n", out_dir);
-  if (r.store_failure) out += "\n" + store_failure_text(*r.store_failure) + "\n";
+  if (r.store_failure)
+    out += "\n" + store_failure_text(*r.store_failure) + "\n";
+  else if (r.study_id)
+    out += fmt::format(
+        "\nkept as study:{}: `regime report study:{} -o study.html` draws it{}\n", *r.study_id,
+        *r.study_id,
+        out_dir.empty() ? " (without its timeline: --out DIR keeps the probe trace)" : "");
   return out;
 }
 
