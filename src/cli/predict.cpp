@@ -22,14 +22,16 @@ void add_predict(CLI::App& root, Context&) {
   auto r = std::make_shared<session::PredictRequest>();
   auto json = std::make_shared<bool>(false);
   sub->add_option("--gpu", r->gpu, "GPU model or name (data/gpus: t4, v100, h200, ...)");
-  sub->add_option("--workload", r->workload,
+  auto workload = std::make_shared<std::string>();
+  sub->add_option("--workload", *workload,
                   "What trains: model, batch, precision, input size, e.g. \"resnet50 bs256 bf16 "
                   "224x224\" or imagenet/resnet50/bs128/adadelta");
   auto predictor = std::make_shared<std::string>("twin");
   sub->add_option("--predictor", *predictor,
                   "spec-baseline | twin | spec-baseline:one-shot | twin:one-shot | llm:zero-shot "
                   "| llm:spec | llm:one-shot (default twin)");
-  sub->add_option("--example-workload", r->example_workload,
+  auto example_workload = std::make_shared<std::string>();
+  sub->add_option("--example-workload", *example_workload,
                   "One-shot predictors: the measured example's workload (same GPU)");
   sub->add_option("--example-power", r->example_power_W,
                   "One-shot: the example's measured mean power at the default limit, W")
@@ -59,7 +61,8 @@ void add_predict(CLI::App& root, Context&) {
   eval->add_option("--predictors", *predictor_names, "Comma-separated predictors to score")
       ->delimiter(',')
       ->required();
-  eval->add_option("--examples", e->examples,
+  auto examples = std::make_shared<std::string>("first");
+  eval->add_option("--examples", *examples,
                    "One-shot predictors: the example is the first workload of each GPU (first, "
                    "default) or each workload in turn (all)");
   eval->add_flag("--by-family", e->by_family,
@@ -80,16 +83,20 @@ void add_predict(CLI::App& root, Context&) {
         e->predictors.push_back(predict::choose_predictor(name));
       if (!eval_db->empty()) e->db = DatabaseLocation::from_text(*eval_db);
       if (!cache_db->empty()) e->cache_db = DatabaseLocation::from_text(*cache_db);
+      e->examples = predict::parse_example_mode(*examples);
       auto rep = session::run_predict_eval(*e);
       if (*ejson) return print_json(session::to_json(rep));
       std::cout << session::to_text(rep, e->by_family);
       for (const std::string& line : session::skipped_lines(rep)) std::cerr << line << "\n";
       return;
     }
-    if (r->gpu.empty() || r->workload.empty())
+    if (r->gpu.empty() || workload->empty())
       throw Error(ErrorKind::InvalidArgument,
                   "predict needs --gpu and --workload, e.g. `regime predict --gpu t4 --workload "
                   "\"resnet50 bs64 fp16\"`; `regime predict eval` scores predictors");
+    r->workload = predict::parse_workload(*workload);
+    if (!example_workload->empty())
+      r->example_workload = predict::parse_workload(*example_workload);
     r->predictor = predict::choose_predictor(*predictor);
     r->db = DatabaseLocation::from_text(*db);
     auto rep = session::run_predict(*r);

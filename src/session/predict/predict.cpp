@@ -143,15 +143,15 @@ PredictReport run_predict(const PredictRequest& r) {
   Made m = make(r.predictor, r.llm, r.db);
   PredictReport rep;
   rep.gpu = r.gpu;
-  rep.workload = r.workload;
-  predict::PredictQuery q{r.gpu, predict::parse_workload(r.workload), std::nullopt};
+  rep.workload = r.workload.text;
+  predict::PredictQuery q{r.gpu, r.workload, std::nullopt};
   if (m.predictor->needs_example()) {
-    if (r.example_workload.empty())
+    if (!r.example_workload)
       throw Error(ErrorKind::InvalidArgument,
                   r.predictor.name +
                       " needs a measured example: --example-workload DESC with "
                       "--example-power W or --example-from FILE");
-    predict::Example e{predict::parse_workload(r.example_workload), 0, std::nullopt, std::nullopt};
+    predict::Example e{*r.example_workload, 0, std::nullopt, std::nullopt};
     if (r.example_power_W) {
       e.avg_power_W = *r.example_power_W;
     } else if (!r.example_from.empty()) {
@@ -166,11 +166,12 @@ PredictReport run_predict(const PredictRequest& r) {
         }
       };
       auto it = std::find_if(cases.begin(), cases.end(), [&](const predict::MeasuredCase& c) {
-        return c.workload == r.example_workload && same_gpu(c.gpu);
+        return c.workload == r.example_workload->text && same_gpu(c.gpu);
       });
       if (it == cases.end())
-        throw Error(ErrorKind::NotFound, fmt::format("{} has no measurement of '{}' on {}",
-                                                     r.example_from, r.example_workload, r.gpu));
+        throw Error(ErrorKind::NotFound,
+                    fmt::format("{} has no measurement of '{}' on {}", r.example_from,
+                                r.example_workload->text, r.gpu));
       e.avg_power_W = it->avg_power_W;
       e.regime = it->regime;
     } else {
@@ -208,7 +209,7 @@ EvalReport run_predict_eval(const EvalRequest& r) {
   if (rep.cases.empty()) throw Error(ErrorKind::NotFound, "no measured case to score");
   predict::EvalOptions o;
   o.by_family = r.by_family;
-  o.examples = predict::parse_example_mode(r.examples);
+  o.examples = r.examples;
   o.on_skip = [&](const std::string& line) { rep.skipped.push_back(line); };
   for (const auto& choice : r.predictors) {
     Made m = make(choice, r.llm, r.cache_db.value_or(r.db.value_or(DatabaseLocation())));

@@ -24,11 +24,11 @@ struct LlmSettings {
 
 struct PredictRequest {
   std::string gpu;
-  std::string workload;
+  predict::WorkloadDesc workload;      // read at the CLI (predict::parse_workload)
   predict::PredictorChoice predictor;  // chosen by name at the CLI (predict::choose_predictor)
   // One-shot: the example's workload and either its measured power or where it was measured
   // (a sweep table, a trace with --gpu, or a run database).
-  std::string example_workload;
+  std::optional<predict::WorkloadDesc> example_workload;
   std::optional<double> example_power_W;
   std::string example_from;
   LlmSettings llm;
@@ -53,7 +53,7 @@ struct EvalRequest {
   std::string gpu;                     // the GPU of the traces (a trace does not name it)
   std::optional<DatabaseLocation> db;  // a run database to read probes and sweeps from
   std::vector<predict::PredictorChoice> predictors;  // chosen at the CLI (choose_predictor)
-  std::string examples = "first";                    // first | all
+  predict::ExampleMode examples = predict::ExampleMode::First;  // --examples first | all
   bool by_family = false;
   LlmSettings llm;
   // Where LLM answers are cached; none: `db`, else the default store.
