@@ -1,6 +1,8 @@
 #!/bin/sh
 # The decision benchmark (docs/sweep.md, "Decision benchmark"): every policy on the two Zeus
-# tables and the simulated corpus, then the cross-check of the adaptive search's settings.
+# tables and the simulated corpus, then the cross-check of the adaptive search's settings, then
+# the unbounded objectives against their own exhaustive choice where a cap binds (the corpus
+# judged on its rows, then on its truth).
 #   bench/decisions.sh [BUILD_DIR] [extra decision_bench options, e.g. --detail "Regime adaptive"]
 # Build first: cmake --build build/ci --target decision_bench
 set -eu
@@ -21,3 +23,12 @@ done
 
 "$bench" "$root/tests/data/zeus/V100.sweep.csv" "$root/tests/data/zeus/RTX6000.sweep.csv" --sim \
   --cross-check "$@"
+
+for o in zeus:0.5 edp energy; do
+  for judge in "" --judge-truth; do
+    echo
+    echo "## $o${judge:+ ($judge)}: where a cap binds, against the exhaustive choice"
+    "$bench" "$root/tests/data/zeus/V100.sweep.csv" "$root/tests/data/zeus/RTX6000.sweep.csv" --sim \
+      --objective "$o" $judge | awk '/^### /{t=$0} /^\| Regime adaptive \|/{n[t]++; if (n[t] == 3) print t ": " $0}'
+  done
+done
