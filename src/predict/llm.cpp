@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
@@ -27,6 +28,10 @@ std::vector<ChatMessage> prompt_for(PromptKind kind, const PredictQuery& q) {
   }
   spec = twin::load_gpu_spec(q.gpu);
   return build_prompt(kind, spec->name, &*spec, q.workload, q.example);
+}
+
+std::vector<ChatMessage> LlmPredictor::prompt(const PredictQuery& query) const {
+  return prompt_for(kind_, query);
 }
 
 LlmPredictor::LlmPredictor(PromptKind kind, ChatOptions options, std::string api_key,
@@ -125,8 +130,12 @@ const std::vector<std::string>& predictor_names() {
 
 PredictorChoice choose_predictor(const std::string& name) {
   for (const auto& e : predictor_table()) {
-    if (is_family(e) ? name.starts_with(e.name) : name == e.name)
-      return {name, &e, name.substr(is_family(e) ? e.name.size() : name.size())};
+    if (!(is_family(e) ? name.starts_with(e.name) : name == e.name)) continue;
+    const std::string rest = name.substr(is_family(e) ? e.name.size() : name.size());
+    // A family's variant is checked here, where the name is read, not when it is made.
+    if (is_family(e) && std::find(e.variants.begin(), e.variants.end(), rest) == e.variants.end())
+      break;
+    return {name, &e, rest};
   }
   throw Error(ErrorKind::InvalidArgument, fmt::format("unknown predictor '{}' (expected one of {})",
                                                       name, fmt::join(predictor_names(), ", ")));

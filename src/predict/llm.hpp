@@ -43,6 +43,8 @@ class LlmPredictor : public Predictor {
   // Error Parse (after caching nothing) when the answer is not a power.
   Prediction predict(const PredictQuery& query) override;
   const LlmStats& stats() const { return stats_; }
+  // What predict() would send for `query`, sending nothing.
+  std::vector<ChatMessage> prompt(const PredictQuery& query) const;
   int requests_sent() const override { return client_ ? client_->requests_sent() : 0; }
   int cache_hits() const override { return stats_.cache_hits; }
 

@@ -7,6 +7,7 @@
 #include "predict/answer.hpp"
 #include "predict/batch_model.hpp"
 #include "predict/eval.hpp"
+#include "predict/llm.hpp"
 #include "predict/predictor.hpp"
 #include "predict/prompt.hpp"
 #include "predict/workload.hpp"
@@ -43,6 +44,16 @@ TEST(WorkloadDescription, ReadsZeusNamesFreeTextAndKeys) {
   EXPECT_THAT(error_of([] { parse_workload("  "); }), HasSubstr("empty workload"));
   EXPECT_THAT(error_of([] { parse_workload("resnet50 bs=0"); }), HasSubstr("positive integer"));
   EXPECT_THAT(error_of([] { parse_workload("resnet50 colour=red"); }), HasSubstr("unknown key"));
+}
+
+TEST(PredictorChoice, AFamilysVariantIsCheckedWhereTheNameIsRead) {
+  const PredictorChoice spec = choose_predictor("llm:spec");
+  EXPECT_TRUE(spec.asks_llm());
+  EXPECT_EQ(spec.rest, "spec");
+  EXPECT_EQ(choose_predictor("twin:one-shot").rest, "");
+  EXPECT_THAT(error_of([] { choose_predictor("llm:guess"); }),
+              HasSubstr("unknown predictor 'llm:guess' (expected one of "));
+  EXPECT_THAT(error_of([] { choose_predictor("llm:"); }), HasSubstr("llm:zero-shot, llm:spec"));
 }
 
 TEST(LlmAnswer, TakesTheJsonObjectAlsoInAFence) {

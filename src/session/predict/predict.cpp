@@ -182,10 +182,11 @@ PredictReport run_predict(const PredictRequest& r) {
     rep.example = e;
   }
   if (r.show_prompt) {
-    if (!r.predictor.asks_llm())
+    const auto* llm = dynamic_cast<const predict::LlmPredictor*>(m.predictor.get());
+    if (llm == nullptr)
       throw Error(ErrorKind::InvalidArgument, "--show-prompt is for llm:* predictors");
     rep.prompt_only = true;
-    rep.prompt = predict::prompt_for(predict::parse_prompt_kind(r.predictor.rest), q);
+    rep.prompt = llm->prompt(q);
     return rep;
   }
   rep.prediction = m.predictor->predict(q);
