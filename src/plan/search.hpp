@@ -15,7 +15,8 @@
 //     noise;
 //  4. stop when no side is open, or the fitted curve (from enough places on it, caps above the
 //     draw counted once) predicts that the next cap is worse than the best by more than the
-//     noise (so it cannot change the decision).
+//     noise and by more than the curve has already missed on this workload (so it cannot change
+//     the decision); a figure extrapolated past the fitted caps never stops it.
 #include <functional>
 #include <memory>
 #include <optional>
