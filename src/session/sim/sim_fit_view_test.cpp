@@ -71,9 +71,11 @@ TEST(SimFitView, AFitWithAnUncalibratedSpecIsSaidToBeLessSure) {
   EXPECT_TRUE(to_json(r)["workloads"][0]["spec_calibrated"].get<bool>());
   EXPECT_FALSE(to_json(r)["workloads"][2]["spec_calibrated"].get<bool>());
   const std::string text = to_text(r);
-  EXPECT_NE(text.find("a100: the twin's constants are estimates, not calibrated across its limit "
-                      "range: its fits are less sure here (docs/twin.md, \"Where the twin is "
-                      "worse\") and their intervals 1.2 points wider\n"),
+  EXPECT_NE(text.find(fmt::format(
+                "a100: the twin's constants are estimates, not calibrated across its limit range: "
+                "its fits are less sure here (docs/twin.md, \"Where the twin is worse\") and their "
+                "intervals {:.1f} points wider\n",
+                100 * twin::kUncalibratedFitExtraRel)),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("v100: the twin's"), std::string::npos) << text;
