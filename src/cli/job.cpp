@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/job_options.hpp"
 #include "cli/settings_options.hpp"
 #include "common/error.hpp"
 #include "session/scheduler/job_leader.hpp"
@@ -73,9 +74,9 @@ void add_begin(CLI::App* job, const std::shared_ptr<JobOptions>& o) {
                     "first studies, the others take its decision");
   begin->add_flag("--json", o->json, "Machine-readable output");
   begin->callback([o] {
-    o->begin.gpus = session::parse_gpu_list(o->gpus_text);
+    o->begin.gpus = parse_job_gpu_list(o->gpus_text);
     o->begin.db = job_database(o->db_text);
-    session::PowerPolicyChoice power = session::read_power_policy(o->power_text);
+    const PowerPolicyChoice power = read_power_policy(o->power_text);
     o->begin.policy = power.policy;
     o->begin.policy_refused = power.refused;
     // On stderr too, which the plugin logs (slurmd's log) whatever the output format.

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/job_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_options.hpp"
 #include "common/error.hpp"
@@ -56,7 +57,7 @@ session::KeptLookup kept_lookup(const DatabaseLocation& db) {
         std::vector<SweepRecord> sweeps;
         if (auto s = runs.newest_sweep_of(gpu.name, workload)) sweeps.push_back(std::move(*s));
         const session::CapChoice c =
-            session::choose_cap(session::parse_power_policy("auto"), gpu, sweeps, workload);
+            session::choose_cap(parse_power_policy("auto"), gpu, sweeps, workload);
         if (!c.sweep_id || !c.skipped.empty()) return std::nullopt;
         return session::KeptChoice{c.cap_W, c.sweep_id, c.why};
       };

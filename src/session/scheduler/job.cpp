@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -14,6 +13,7 @@
 #include "agent/client.hpp"
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "common/plain_number.hpp"
 #include "device/registry.hpp"
 #include "session/scheduler/job_journal.hpp"
 #include "session/scheduler/job_leader.hpp"
@@ -25,40 +25,9 @@ namespace regime::session {
 
 namespace {
 
-constexpr double kMaxCapW = 5000;  // the plugin's own bound; the GPU's range is checked here
-const char* const kAccepted =
-    "expected default, auto, study, a cap in watts (e.g. 250) or a share of the default limit "
-    "(e.g. 80%)";
-
-// Digits with at most one point: no sign, exponent, hex, inf or nan.
-std::optional<double> plain_number(std::string_view s) {
-  if (s.empty() || s.size() > 30) return std::nullopt;
-  int digits = 0, points = 0;
-  for (char c : s) {
-    if (c >= '0' && c <= '9')
-      ++digits;
-    else if (c == '.')
-      ++points;
-    else
-      return std::nullopt;
-  }
-  if (digits == 0 || points > 1) return std::nullopt;
-  return std::stod(std::string(s));
-}
-
-std::optional<int> plain_index(std::string_view s) {
-  int v = 0;
-  if (s.empty() || s.size() > 4) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
-  return v;
-}
-
 double now_unix_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
-
-std::string policy_text(double v, const char* suffix) { return fmt::format("{:g}{}", v, suffix); }
 
 std::string pct_text(const std::optional<double>& pct) {
   return pct ? fmt::format("{:+.1f}%", *pct) : std::string("not recorded");
@@ -92,69 +61,6 @@ CapChoice choose_stored_cap(const SweepRecord& sweep, const GpuInfo& gpu) {
 }
 
 }  // namespace
-
-PowerPolicy parse_power_policy(const std::string& text) {
-  PowerPolicy p;
-  p.text = text;
-  if (text == "default") return p;
-  if (text == "auto") {
-    p.kind = PowerPolicy::Kind::Auto;
-    return p;
-  }
-  if (text == "study") {
-    p.kind = PowerPolicy::Kind::Study;
-    return p;
-  }
-  if (text.empty())
-    throw Error(ErrorKind::InvalidArgument, std::string("--gpu-power needs a value: ") + kAccepted);
-  std::string_view body = text;
-  if (body.back() == '%') {
-    auto v = plain_number(body.substr(0, body.size() - 1));
-    if (!v)
-      throw Error(ErrorKind::InvalidArgument,
-                  "--gpu-power=" + text + ": not a percentage: " + kAccepted);
-    if (*v < 1 || *v > 100)
-      throw Error(ErrorKind::InvalidArgument,
-                  "--gpu-power=" + text + ": a share of the default limit must lie in [1%, 100%]");
-    p.kind = PowerPolicy::Kind::Percent;
-    p.value = *v;
-    p.text = policy_text(*v, "%");
-    return p;
-  }
-  if (body.back() == 'W' || body.back() == 'w') body.remove_suffix(1);
-  auto v = plain_number(body);
-  if (!v) throw Error(ErrorKind::InvalidArgument, "--gpu-power=" + text + ": " + kAccepted);
-  if (*v <= 0 || *v > kMaxCapW)
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("--gpu-power={}: a cap must lie in (0, {:g}] W", text, kMaxCapW));
-  p.kind = PowerPolicy::Kind::Watts;
-  p.value = *v;
-  p.text = policy_text(*v, "");
-  return p;
-}
-
-std::vector<int> parse_gpu_list(const std::string& text) {
-  std::vector<int> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    std::string item =
-        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    size_t dash = item.find('-');
-    auto first = plain_index(std::string_view(item).substr(0, dash));
-    auto last =
-        dash == std::string::npos ? first : plain_index(std::string_view(item).substr(dash + 1));
-    if (!first || !last || *last < *first || *last - *first > 1024)
-      throw Error(ErrorKind::InvalidArgument,
-                  "GPU list '" + text + "': '" + item + "' is not an index or a range like 0-3");
-    for (int i = *first; i <= *last; ++i) out.push_back(i);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
 
 CapChoice choose_cap(const PowerPolicy& policy, const GpuInfo& gpu,
                      const std::vector<SweepRecord>& sweeps, const std::string& workload) {

@@ -20,13 +20,6 @@
 
 namespace regime::session {
 
-// Error InvalidArgument saying what is accepted (the same rules as the Slurm plugin's check).
-PowerPolicy parse_power_policy(const std::string& text);
-
-// A scheduler's GPU list: "0,1", "0-3", "0,2-3" (Slurm's SLURM_JOB_GPUS), sorted and unique.
-// Error InvalidArgument naming the bad item.
-std::vector<int> parse_gpu_list(const std::string& text);
-
 // What a policy does to one GPU: a cap, or the limit left as it is, and why.
 struct CapChoice {
   std::optional<double> cap_W;

@@ -19,15 +19,6 @@ std::string this_node() {
 
 DatabaseLocation job_db(const DatabaseLocation& db) { return db.resolved(); }
 
-PowerPolicyChoice read_power_policy(const std::string& text) {
-  try {
-    return {parse_power_policy(text), std::nullopt};
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::InvalidArgument) throw;
-    return {parse_power_policy("default"), PolicyRefusal{text, e.what()}};
-  }
-}
-
 nlohmann::json begin_job_as_asked(JobBegin job,
                                   const std::function<void(const std::string& why)>& on_refused) {
   if (job.db.refused.empty()) job.db.location = job_db(job.db.location);

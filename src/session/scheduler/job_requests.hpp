@@ -19,17 +19,9 @@ std::string this_node();
 // when it is added: --help needs none), so that a prolog, its study and its epilog name one file.
 DatabaseLocation job_db(const DatabaseLocation& db);
 
-// --gpu-power as written: the policy, or, for one that cannot be read, the default with why (a
-// refused policy is not a failed prolog: that would drain the node).
-struct PowerPolicyChoice {
-  PowerPolicy policy;
-  std::optional<PolicyRefusal> refused;
-};
-PowerPolicyChoice read_power_policy(const std::string& text);
-
-// begin_job with the policy the job's owner chose (read_power_policy). One that could not be read
-// was refused, not failed: the job runs with its limits as they are (default), `on_refused` hears
-// why before anything is done, and the record says so in "policy_refused":
+// begin_job with the policy the job's owner chose (cli::read_power_policy). One that could not be
+// read was refused, not failed: the job runs with its limits as they are (default), `on_refused`
+// hears why before anything is done, and the record says so in "policy_refused":
 // {"asked", "why"}. A stored decision that auto could not use (begin_job's "skipped_rows") is
 // told to `on_refused` too, after. The default `job.db` is found as job_db finds it.
 nlohmann::json begin_job_as_asked(JobBegin job,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/job_options.hpp"
 #include "common/error.hpp"
 
 namespace regime::session {
@@ -29,44 +30,6 @@ SweepRecord sweep(int64_t id, const std::string& gpu, const std::string& workloa
   s.workload = workload;
   s.decision = std::move(decision);
   return s;
-}
-
-TEST(JobPowerPolicy, ParsesEveryForm) {
-  EXPECT_EQ(parse_power_policy("default").kind, PowerPolicy::Kind::Default);
-  EXPECT_EQ(parse_power_policy("auto").kind, PowerPolicy::Kind::Auto);
-  EXPECT_EQ(parse_power_policy("study").kind, PowerPolicy::Kind::Study);
-  auto w = parse_power_policy("262.5W");
-  EXPECT_EQ(w.kind, PowerPolicy::Kind::Watts);
-  EXPECT_DOUBLE_EQ(w.value, 262.5);
-  EXPECT_EQ(w.text, "262.5");
-  auto p = parse_power_policy("80%");
-  EXPECT_EQ(p.kind, PowerPolicy::Kind::Percent);
-  EXPECT_DOUBLE_EQ(p.value, 80);
-}
-
-TEST(JobPowerPolicy, RefusesBadValuesSayingWhatIsAccepted) {
-  for (const char* bad : {"", "fast", "-5", "1e3", "nan", "inf", "0x96", "1.2.3", "150 W"}) {
-    try {
-      parse_power_policy(bad);
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << bad;
-      EXPECT_NE(std::string(e.what()).find("default, auto, study"), std::string::npos) << e.what();
-    }
-  }
-  EXPECT_THROW(parse_power_policy("0"), Error);
-  EXPECT_THROW(parse_power_policy("5001"), Error);
-  EXPECT_THROW(parse_power_policy("101%"), Error);
-  EXPECT_THROW(parse_power_policy("0.5%"), Error);
-}
-
-TEST(JobGpuList, TakesSlurmsListsAndRanges) {
-  EXPECT_EQ(parse_gpu_list("0,1"), (std::vector<int>{0, 1}));
-  EXPECT_EQ(parse_gpu_list("2-3,0"), (std::vector<int>{0, 2, 3}));
-  EXPECT_EQ(parse_gpu_list("1,1"), (std::vector<int>{1}));
-  for (const char* bad : {"", "a", "1,", "3-1", "-1", "0-99999"}) {
-    EXPECT_THROW(parse_gpu_list(bad), Error) << bad;
-  }
 }
 
 TEST(JobGpuMinor, SchedulerGpusAreFoundByDeviceMinorNumberNotByIndex) {
@@ -101,17 +64,17 @@ TEST(JobGpuMinor, AMinorNoGpuHasIsNamedWithTheMinorsThereAre) {
 }
 
 TEST(JobCapChoice, FixedAndPercentCapsAreCheckedAgainstTheGpusRange) {
-  EXPECT_DOUBLE_EQ(*choose_cap(parse_power_policy("300"), h200(), {}, "").cap_W, 300);
-  EXPECT_DOUBLE_EQ(*choose_cap(parse_power_policy("60%"), h200(), {}, "").cap_W, 420);
-  EXPECT_FALSE(choose_cap(parse_power_policy("default"), h200(), {}, "").cap_W);
+  EXPECT_DOUBLE_EQ(*choose_cap(cli::parse_power_policy("300"), h200(), {}, "").cap_W, 300);
+  EXPECT_DOUBLE_EQ(*choose_cap(cli::parse_power_policy("60%"), h200(), {}, "").cap_W, 420);
+  EXPECT_FALSE(choose_cap(cli::parse_power_policy("default"), h200(), {}, "").cap_W);
   try {
-    choose_cap(parse_power_policy("150"), h200(), {}, "");
+    choose_cap(cli::parse_power_policy("150"), h200(), {}, "");
     ADD_FAILURE() << "150 W accepted on a 200-700 W card";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);
   }
   // A study starts at the limit the GPU has; its own process sets caps later.
-  CapChoice study = choose_cap(parse_power_policy("study"), h200(), {}, "");
+  CapChoice study = choose_cap(cli::parse_power_policy("study"), h200(), {}, "");
   EXPECT_FALSE(study.cap_W);
   EXPECT_NE(study.why.find("study"), std::string::npos);
 }
@@ -123,7 +86,7 @@ TEST(JobCapChoice, AutoTakesTheNewestKeptDecisionForThisModelAndWorkload) {
       sweep(7, "NVIDIA L4", "train.py", {{"cap_W", 60}, {"keep_default", false}}),
       sweep(6, "NVIDIA H200", "train.py", {{"cap_W", 400}, {"keep_default", false}}),
       sweep(5, "NVIDIA H200", "kept.py", {{"cap_W", 700}, {"keep_default", true}})};
-  auto auto_policy = parse_power_policy("auto");
+  auto auto_policy = cli::parse_power_policy("auto");
   CapChoice c = choose_cap(auto_policy, h200(), sweeps, "train.py");
   EXPECT_DOUBLE_EQ(*c.cap_W, 500);
   EXPECT_EQ(*c.sweep_id, 9);
@@ -136,7 +99,7 @@ TEST(JobCapChoice, AutoTakesTheNewestKeptDecisionForThisModelAndWorkload) {
 }
 
 TEST(JobCapChoice, AutoSkipsAStoredRowItCannotUseAndSaysWhyWithoutThrowing) {
-  auto auto_policy = parse_power_policy("auto");
+  auto auto_policy = cli::parse_power_policy("auto");
   const std::vector<SweepRecord> hostile{
       sweep(4, "NVIDIA H200", "train.py", {{"keep_default", false}, {"cap_W", "300"}})};
   CapChoice c;

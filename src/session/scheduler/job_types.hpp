@@ -40,8 +40,9 @@ struct JobBegin {
   std::string job_id;
   std::string node;
   long uid = -1;
-  std::vector<int> gpus;  // the job's GPUs on this node, by device minor number (parse_gpu_list)
-  PowerPolicy policy;     // --gpu-power (read_power_policy)
+  std::vector<int>
+      gpus;  // the job's GPUs on this node, by device minor number (cli::parse_job_gpu_list)
+  PowerPolicy policy;                           // --gpu-power (cli::read_power_policy)
   std::optional<PolicyRefusal> policy_refused;  // what was asked, when it could not be read
   std::string workload;                         // auto: the workload name sweeps were kept under
   JobDatabase db;
