@@ -73,24 +73,28 @@ SweepRow row(double cap_W, double energy_J, double time_s) {
 }
 
 SweepRecord kept_sweep() {
-  SweepRecord s;
-  s.id = 4;
-  s.kind = "study";
-  s.device = "sim:h200";
-  s.gpu_name = "NVIDIA H200";
-  s.gpu_uuid = "GPU-sim-h200";
-  s.workload = "sim:resnet50";
-  s.strategy = "adaptive";
-  s.objective = "max-slowdown:10";
-  s.default_limit_W = 700;
-  s.started_at_utc = "2026-12-05T18:00:00Z";
   // Kept highest cap first, as a sweep writes its table.
-  s.table_csv = format_sweep_table({row(700, 40, 0.05), row(600, 36, 0.052), row(500, 35, 0.06)});
-  s.decision = {{"cap_W", 600.0},
-                {"keep_default", false},
-                {"energy_change_pct", -10.0},
-                {"reason", "saves energy within the time budget"}};
-  return s;
+  return SweepRecord{
+      .id = 4,
+      .started_at_utc = "2026-12-05T18:00:00Z",
+      .kind = "study",
+      .device = "sim:h200",
+      .gpu_name = "NVIDIA H200",
+      .gpu_uuid = "GPU-sim-h200",
+      .workload = "sim:resnet50",
+      .strategy = "adaptive",
+      .objective = "max-slowdown:10",
+      .default_limit_W = 700,
+      .table_csv =
+          format_sweep_table({row(700, 40, 0.05), row(600, 36, 0.052), row(500, 35, 0.06)}),
+      .decision = {{"cap_W", 600.0},
+                   {"keep_default", false},
+                   {"energy_change_pct", -10.0},
+                   {"reason", "saves energy within the time budget"}},
+      .report = {},
+      .provenance = {},
+      .unreadable = {},
+  };
 }
 
 TEST(ReportSweep, AKeptSweepIsDrawnFromItsTableWithTheDecisionAsKept) {
