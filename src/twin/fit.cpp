@@ -139,10 +139,7 @@ CurveFit fit_curve(const GpuSpec& gpu, const std::vector<CapPoint>& measured,
   const double top_time_s = top->time_s;
 
   const int n_residuals = static_cast<int>(2 * measured.size() + 4);
-  const double static_prior_weight = calibrated_across_range(gpu)
-                                         ? options.static_prior_weight
-                                         : options.uncalibrated_static_prior_weight;
-  Residuals functor{&gpu, &measured, static_prior_weight, gpu};
+  Residuals functor{&gpu, &measured, options.static_prior_weight, gpu};
   const auto [static_lo_W, static_hi_W] = static_power_bounds_W(gpu);
   // Starting inside the bounds (a spec's own value always is: the parser checks it).
   const double static_start_W = std::clamp(gpu.static_power_W(), static_lo_W, static_hi_W);

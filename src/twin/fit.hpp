@@ -42,10 +42,6 @@ struct FitOptions {
   // moves it only when the points ask for it (a workload drawing less than the spec's static
   // power). Chosen on the seen part of the Zeus sweeps (docs/twin.md).
   double static_prior_weight = 1.0;
-  // The same where the spec was not calibrated across its range (calibrated_across_range): its
-  // static power is an estimate, so the prior is weak and the points move it, inside its bounds.
-  // Chosen on the seen half of the Zeus sweeps fitted with four other cards' specs (docs/twin.md).
-  double uncalibrated_static_prior_weight = 0.1;
 };
 
 // Whether the spec's constants were chosen against measurements spread over at least half its
@@ -56,7 +52,7 @@ bool calibrated_across_range(const GpuSpec& gpu);
 // What a fit with a spec not calibrated across its range adds to its interval's base: the 90th
 // percentile of the extra error at unfitted caps when the seen half of the Zeus sweeps is fitted
 // with four other cards' specs (docs/twin.md, "Where the twin is worse").
-inline constexpr double kUncalibratedFitExtraRel = 0.007;
+inline constexpr double kUncalibratedFitExtraRel = 0.012;
 
 // Fits from 2 or more points with distinct caps. Error InvalidArgument for fewer points or
 // non-positive times or powers.

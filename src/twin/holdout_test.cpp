@@ -253,40 +253,6 @@ std::vector<GpuSpec> foreign_specs(const GpuSpec& own) {
   return out;
 }
 
-// The static power's prior where the spec was not calibrated across its range: each weight scored
-// on the seen half fitted with the foreign specs (mean of the 8 medians: 2 tables x 4 specs); the
-// least is FitOptions::uncalibrated_static_prior_weight; the held-out half is scored after.
-TEST(TwinHoldout, UncalibratedStaticPriorChosenOnTheSeenHalf) {
-  double best_seen = 1e9, best_weight = 0;
-  std::map<double, double> held_by_weight;
-  for (double weight : {1.0, 0.3, 0.1, 0.03, 0.01}) {
-    FitOptions opt;
-    opt.uncalibrated_static_prior_weight = weight;
-    double seen = 0, held = 0;
-    for (const char* gpu : {"V100", "RTX6000"}) {
-      const SweepSplit split = split_rows(zeus(gpu));
-      for (const GpuSpec& spec : foreign_specs(load_gpu_spec(gpu))) {
-        seen +=
-            *fit_sweep_with(split.seen, spec, 3, CurveModel::Twin, opt).median_mape_energy_pct / 8;
-        held +=
-            *fit_sweep_with(split.held_out, spec, 3, CurveModel::Twin, opt).median_mape_energy_pct /
-            8;
-      }
-    }
-    std::cout << fmt::format(
-        "static prior weight {:.2f} with other cards' specs: seen {:.2f} %, held out {:.2f} %\n",
-        weight, seen, held);
-    held_by_weight[weight] = held;
-    if (seen < best_seen) {
-      best_seen = seen;
-      best_weight = weight;
-    }
-  }
-  EXPECT_EQ(FitOptions{}.uncalibrated_static_prior_weight, best_weight)
-      << "re-choose it on the seen half";
-  EXPECT_LT(held_by_weight[best_weight], held_by_weight[1.0]);
-}
-
 // How much wider a fit's interval is where its spec was not calibrated across its range: the
 // seen half fitted with the foreign specs; at each unfitted cap the extra base its error needs
 // beyond the interval; the 90th percentile is kUncalibratedFitExtraRel. The held-out half checks
