@@ -400,6 +400,16 @@ class ExporterUnderPrometheus(unittest.TestCase):
             vs = [v for _, v in points]
             self.assertEqual(vs, sorted(vs), f"{uuid}: energy went back")
             rate_W = (vs[-1] - vs[0]) / (points[-1][0] - points[0][0])
+            if uuid.startswith("GPU-sim"):
+                # sim:phased moves between its phases' power every few seconds: the scraped
+                # gauges sample that square wave, so their mean over 15 s can miss the counter's
+                # rate by a phase's share of a scrape or two (57 W seen under a loaded CI). The
+                # counter must still rise at a power the GPU drew in the window.
+                low = self.values(f'min_over_time(regime_gpu_power_watts{{uuid="{uuid}"}}[15s])')
+                high = self.values(f'max_over_time(regime_gpu_power_watts{{uuid="{uuid}"}}[15s])')
+                self.assertGreaterEqual(rate_W, 0.95 * low[uuid], uuid)
+                self.assertLessEqual(rate_W, 1.05 * high[uuid], uuid)
+                continue
             power = self.values(f'avg_over_time(regime_gpu_power_watts{{uuid="{uuid}"}}[15s])')
             self.assertAlmostEqual(rate_W, power[uuid], delta=0.1 * power[uuid], msg=uuid)
 
