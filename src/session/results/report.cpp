@@ -238,8 +238,9 @@ ReportResult write_kept_study_report(const ReportRequest& r, RunStore& store, in
   page.probe.started_at_utc = study->started_at_utc;
   std::optional<Trace> trace;
   if (const std::optional<fs::path> file = kept_probe_trace(*study, page.no_trace)) {
-    const fs::path steps = fs::path(*file).replace_extension().replace_extension(".steps.csv");
-    trace = load_trace(*file, fs::exists(steps) ? std::optional(steps) : std::nullopt);
+    std::optional<fs::path> steps = sibling_steps_path(*file);
+    if (steps && !fs::exists(*steps)) steps.reset();
+    trace = load_trace(*file, steps);
     page.probe.trace_path = file->string();
     page.trace = &*trace;
   } else {
