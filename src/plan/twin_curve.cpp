@@ -1,5 +1,7 @@
 #include "plan/twin_curve.hpp"
 
+#include <fmt/core.h>
+
 #include <cmath>
 
 #include "common/error.hpp"
@@ -50,6 +52,28 @@ void configure_curve(SearchOptions& opt, const std::optional<twin::GpuSpec>& spe
   opt.fitter = spec ? twin_curve_fitter(*spec) : CurveFitter{};  // the quadratic without one
   opt.second_probe_fraction = 0.25;
   opt.min_probes_before_model_stop = 3;
+}
+
+CurveNote curve_note(const std::optional<twin::GpuSpec>& spec) {
+  if (!spec) return CurveNote{"quadratic", "", false, 0.0};
+  const bool calibrated = twin::calibrated_across_range(*spec);
+  return CurveNote{"twin", spec->model, calibrated,
+                   calibrated ? 0.0 : 100 * twin::kUncalibratedFitExtraRel};
+}
+
+std::string to_text(const CurveNote& note) {
+  if (note.model != "twin")
+    return "a quadratic through the probes (the twin has no spec of this GPU)";
+  if (note.spec_calibrated)
+    return fmt::format(
+        "the twin of {} fitted to the probes (its spec calibrated across its limit "
+        "range)",
+        note.gpu_spec);
+  return fmt::format(
+      "the twin of {} fitted to the probes, relied on less: its constants are estimates, not "
+      "calibrated across its limit range, so its intervals are {:.1f} points wider and a cap it "
+      "would rule out is measured more often (docs/twin.md, \"Where the twin is worse\")",
+      note.gpu_spec, note.interval_extra_pct);
 }
 
 }  // namespace regime::plan

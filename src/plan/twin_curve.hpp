@@ -24,4 +24,18 @@ void configure_curve(SearchOptions& opt, const std::string& gpu_name);
 // The same from the model's spec as already looked up (twin::find_gpu_spec).
 void configure_curve(SearchOptions& opt, const std::optional<twin::GpuSpec>& spec);
 
+// Which curve the adaptive search predicts unmeasured caps with, and how far it trusts it: the
+// twin of a spec, whose intervals are kUncalibratedFitExtraRel wider where the spec was not
+// calibrated across its limit range (so the search measures a cap more often than it predicts it
+// away), or the quadratic where the twin has no spec.
+struct CurveNote {
+  std::string model;              // "twin" or "quadratic"
+  std::string gpu_spec;           // the spec's model ("v100"); empty for the quadratic
+  bool spec_calibrated = false;   // the spec's constants were chosen across its limit range
+  double interval_extra_pct = 0;  // what the twin adds to its intervals' base there
+};
+CurveNote curve_note(const std::optional<twin::GpuSpec>& spec);
+// One line for the search's report, e.g. "the twin of v100 (calibrated across its limit range)".
+std::string to_text(const CurveNote& note);
+
 }  // namespace regime::plan

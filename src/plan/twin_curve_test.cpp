@@ -13,6 +13,7 @@
 
 #include "plan/evaluate.hpp"
 #include "plan/sim_corpus.hpp"
+#include "twin/fit.hpp"
 #include "twin/holdout.hpp"
 #include "twin/model.hpp"
 #include "twin/sim_workloads.hpp"
@@ -29,6 +30,31 @@ ProbeResult probe_at(const twin::GpuSpec& gpu, const twin::WorkloadParams& w, do
   p.measurement.avg_power_W = s.avg_power_W;
   p.measurement.energy_per_step_J = s.energy_J;
   return p;
+}
+
+// The search says which curve it trusts and how far: a calibrated spec's twin as it is, an
+// estimated spec's twin with its wider intervals named, the quadratic where no spec exists.
+TEST(PlanTwinCurve, TheNoteSaysWhereTheTwinIsReliedOnLess) {
+  const CurveNote v100 = curve_note(twin::find_gpu_spec("v100"));
+  EXPECT_EQ(v100.model, "twin");
+  EXPECT_EQ(v100.gpu_spec, "v100");
+  EXPECT_TRUE(v100.spec_calibrated);
+  EXPECT_EQ(v100.interval_extra_pct, 0.0);
+  EXPECT_EQ(to_text(v100).find("relied on less"), std::string::npos) << to_text(v100);
+
+  const CurveNote a100 = curve_note(twin::find_gpu_spec("a100"));
+  EXPECT_EQ(a100.model, "twin");
+  EXPECT_FALSE(a100.spec_calibrated);
+  EXPECT_DOUBLE_EQ(a100.interval_extra_pct, 100 * twin::kUncalibratedFitExtraRel);
+  EXPECT_NE(to_text(a100).find("relied on less"), std::string::npos) << to_text(a100);
+  EXPECT_NE(to_text(a100).find(fmt::format("{:.1f} points wider", a100.interval_extra_pct)),
+            std::string::npos)
+      << to_text(a100);
+
+  const CurveNote none = curve_note(std::nullopt);
+  EXPECT_EQ(none.model, "quadratic");
+  EXPECT_TRUE(none.gpu_spec.empty());
+  EXPECT_NE(to_text(none).find("quadratic"), std::string::npos);
 }
 
 // Fitted at 700 and 650 W only, the twin's figure at 245 W carries a wide interval and is marked

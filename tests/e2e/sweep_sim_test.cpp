@@ -99,5 +99,28 @@ TEST(SweepSimCli, QuietPrintsNothingOnStderrWhileItRuns) {
   }
 }
 
+// An adaptive sweep names its curve: on the A100, whose twin constants are estimates, it says the
+// twin is relied on less; on the V100 (calibrated across its range) it does not; an exhaustive
+// sweep predicts nothing and names no curve.
+TEST(SweepSimCli, AnAdaptiveSweepSaysHowFarItTrustsItsCurve) {
+  const json a100 = sweep("sim:a100", "resnet50", "adaptive");
+  EXPECT_EQ(a100["curve"]["model"], "twin");
+  EXPECT_EQ(a100["curve"]["gpu_spec"], "a100");
+  EXPECT_FALSE(a100["curve"]["spec_calibrated"].get<bool>());
+  EXPECT_GT(a100["curve"]["interval_extra_pct"].get<double>(), 0.0);
+  const json v100 = sweep("sim:v100", "resnet50", "adaptive");
+  EXPECT_TRUE(v100["curve"]["spec_calibrated"].get<bool>());
+  EXPECT_EQ(v100["curve"]["interval_extra_pct"].get<double>(), 0.0);
+  EXPECT_FALSE(sweep("sim:v100", "resnet50", "exhaustive").contains("curve"));
+
+  const test::TempDir dir("regime-curve-note");
+  auto text = test::run({"sweep", "--device", "sim:a100", "--workload", "sim:resnet50"},
+                        {{"REGIME_STATE_DIR", (dir / "state").string()}}, dir);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("curve: the twin of a100 fitted to the probes, relied on less"),
+            std::string::npos)
+      << text.out;
+}
+
 }  // namespace
 }  // namespace regime

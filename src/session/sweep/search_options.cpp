@@ -17,6 +17,12 @@ plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
   return opt;
 }
 
+void configure_curve(SweepReport& rep, plan::SearchOptions& opt,
+                     const std::optional<twin::GpuSpec>& spec) {
+  plan::configure_curve(opt, spec);
+  if (opt.strategy == plan::Strategy::Adaptive) rep.curve = plan::curve_note(spec);
+}
+
 void apply_prior(SweepReport& rep, plan::SearchOptions& opt, const SweepSettings& s,
                  const std::string& gpu, const std::string& workload) {
   if (!s.prior) return;
@@ -29,7 +35,7 @@ plan::SearchOptions sweep_search_options(SweepReport& rep, size_t gpus,
                                          const std::optional<twin::GpuSpec>& spec,
                                          const std::vector<double>& caps, const SweepSettings& s) {
   plan::SearchOptions opt = search_options(rep.info, s, caps);
-  plan::configure_curve(opt, spec);
+  configure_curve(rep, opt, spec);
   // P_max of the job (zeus): every GPU may draw its highest limit.
   opt.decision.max_power_W = rep.info.max_limit_W * static_cast<double>(gpus);
   apply_prior(rep, opt, s, rep.info.name, rep.workload);

@@ -13,11 +13,15 @@ namespace regime::session {
 
 // The search options of a sweep over `caps` (highest first, the default limit among them, as
 // caps_on and a study's plan give them) on a GPU described by `info` (one place for all). The
-// curve is the caller's to set (plan::configure_curve): it knows the GPU's model. The regime at the
+// curve is the caller's to set (configure_curve below): it knows the GPU's model. The regime at the
 // default is named by the prober's caller (session/probe/default_regime.hpp), from the figures
 // measured there.
 plan::SearchOptions search_options(const GpuInfo& info, const SweepSettings& s,
                                    std::vector<double> caps);
+// The search's curve from the GPU model's spec (plan::configure_curve), and for an adaptive
+// search which curve that is and how far it is trusted, in `rep` for its report.
+void configure_curve(SweepReport& rep, plan::SearchOptions& opt,
+                     const std::optional<twin::GpuSpec>& spec);
 // --prior: the predicted draw at the default limit places the second probe.
 void apply_prior(SweepReport& rep, plan::SearchOptions& opt, const SweepSettings& s,
                  const std::string& gpu, const std::string& workload);

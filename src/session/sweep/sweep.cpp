@@ -45,7 +45,7 @@ SweepReport sweep_replay(const SweepRequest& r) {
     caps = caps_on(r.caps, rep.info);
   }
   plan::SearchOptions opt = search_options(rep.info, r.settings, caps);
-  plan::configure_curve(opt, prober.rows().front().gpu);
+  configure_curve(rep, opt, twin::find_gpu_spec(prober.rows().front().gpu));
   apply_prior(rep, opt, r.settings, prober.rows().front().gpu, rep.workload);
   // Single measurements are judged with the noise of the whole table, as `regime recommend` does.
   opt.decision.priors = plan::table_priors(table, prober.rows().front().gpu);

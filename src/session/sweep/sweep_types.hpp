@@ -12,6 +12,7 @@
 #include "common/gpu_info.hpp"
 #include "plan/objective.hpp"
 #include "plan/search.hpp"
+#include "plan/twin_curve.hpp"
 #include "present/decision_view.hpp"
 #include "session/predict/predict.hpp"
 #include "session/probe/probers.hpp"
@@ -44,7 +45,9 @@ struct SweepReport {
   std::string kept_in;               // where it was kept, as RunStore::location() shows it
   // The run database failed to keep the sweep: what failed, and where the results are kept.
   std::optional<StoreFailure> store_failure;
-  std::string prior;                   // the predictor of --prior, if any
+  std::string prior;  // the predictor of --prior, if any
+  // The curve an adaptive search predicted unmeasured caps with (empty model: none used).
+  plan::CurveNote curve;
   std::optional<double> prior_draw_W;  // what it predicted (nullopt: it had no answer)
   // A data-parallel job: every GPU's device, and each probe's per-GPU figures and spread
   // ({"cap_W", "gpus": [{device, energy_per_step_J, avg_power_W}], "energy_spread_pct", ...}).

@@ -69,6 +69,11 @@ nlohmann::json to_json(const SweepReport& r) {
   if (!r.prior.empty())
     j["prior"] = {{"predictor", r.prior},
                   {"draw_W", r.prior_draw_W ? nlohmann::json(*r.prior_draw_W) : nlohmann::json()}};
+  if (!r.curve.model.empty())
+    j["curve"] = {{"model", r.curve.model},
+                  {"gpu_spec", r.curve.gpu_spec},
+                  {"spec_calibrated", r.curve.spec_calibrated},
+                  {"interval_extra_pct", r.curve.interval_extra_pct}};
   if (r.stored_id) j["stored_as"] = "sweep:" + std::to_string(*r.stored_id);
   if (r.store_failure) j["store_failed"] = to_json(*r.store_failure);
   if (!r.job_devices.empty()) {
@@ -99,6 +104,7 @@ std::string to_text(const SweepReport& r) {
     out += fmt::format("prior {}: predicted draw {}\n", r.prior,
                        r.prior_draw_W ? fmt::format("{:.1f} W", *r.prior_draw_W)
                                       : std::string("none (the search went its own way)"));
+  if (!r.curve.model.empty()) out += "curve: " + plan::to_text(r.curve) + "\n";
   out += results_text(r);
   if (!r.job_devices.empty())
     out += fmt::format(
