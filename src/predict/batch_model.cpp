@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "predict/workload.hpp"
 
@@ -17,26 +18,47 @@ double fill_share(double batch, double half_batch, double exponent) {
   return b / (b + std::pow(half_batch, exponent));
 }
 
-double power_with(const BatchCurve& c, double exponent, double static_W, double cap_W, double ref_W,
-                  double ref_batch, double batch) {
-  const double excess_W = (ref_W - static_W) * fill_share(batch, c.power_half_batch, exponent) /
-                          fill_share(ref_batch, c.power_half_batch, exponent);
-  // A busy card draws its static power at least: a measurement under it is noise around it.
-  return std::clamp(static_W + excess_W, std::min(static_W, cap_W), cap_W);
+// Of the (A, h) through the known point, the nearest to (f * (limit - static), h0) in
+// log(A / A0)^2 + log(h / h0)^2; h searched from h0 / 1024 to h0 * 1024 in steps of 2^(1/16).
+CurvePlace place_with(const BatchCurve& c, double exponent, double static_W, double cap_W,
+                      double ref_W, double ref_batch) {
+  const double excess_W = ref_W - static_W;
+  const double h0 = c.power_half_batch;
+  if (h0 <= 0 || excess_W <= 0) return {0, excess_W};
+  CurvePlace best{h0, excess_W / fill_share(ref_batch, h0, exponent)};
+  const double prior_W = c.full_share * (cap_W - static_W);
+  if (!(prior_W > 0)) return best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (int j = -160; j <= 160; ++j) {
+    const double h = h0 * std::exp2(j / 16.0);
+    const double full_W = excess_W / fill_share(ref_batch, h, exponent);
+    const double cost = std::pow(std::log(full_W / prior_W), 2) + std::pow(std::log(h / h0), 2);
+    if (cost < best_cost) best_cost = cost, best = {h, full_W};
+  }
+  return best;
 }
 
-double power_mape_with(const BatchCurve& c, double exponent, const std::vector<BatchPoint>& pts,
-                       double static_W, double cap_W) {
+double power_from(const CurvePlace& at, double exponent, double static_W, double cap_W,
+                  double batch) {
+  const double p_W = static_W + at.full_excess_W * fill_share(batch, at.half_batch, exponent);
+  // A busy card draws its static power at least: a measurement under it is noise around it.
+  return std::clamp(p_W, std::min(static_W, cap_W), cap_W);
+}
+
+double power_mape_with(const BatchCurve& c, double exponent, const BatchSweep& sw) {
+  const auto& pts = sw.points;
   double sum = 0;
   size_t n = 0;
-  for (size_t e = 0; e < pts.size(); ++e)
+  for (size_t e = 0; e < pts.size(); ++e) {
+    const CurvePlace at =
+        place_with(c, exponent, sw.static_W, sw.cap_W, pts[e].avg_power_W, pts[e].batch);
     for (size_t q = 0; q < pts.size(); ++q) {
       if (e == q) continue;
-      const double p_W =
-          power_with(c, exponent, static_W, cap_W, pts[e].avg_power_W, pts[e].batch, pts[q].batch);
+      const double p_W = power_from(at, exponent, sw.static_W, sw.cap_W, pts[q].batch);
       sum += std::abs(p_W - pts[q].avg_power_W) / pts[q].avg_power_W * 100;
       ++n;
     }
+  }
   return n ? sum / static_cast<double>(n) : 0;
 }
 
@@ -78,18 +100,23 @@ std::map<std::string, std::vector<BatchPoint>> batch_points(const SweepTable& ta
   return out;
 }
 
+CurvePlace place_on_curve(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
+                          double ref_batch, double exponent) {
+  return place_with(curve, exponent, static_W, cap_W, ref_W, ref_batch);
+}
+
 double power_at_batch_W(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
                         double ref_batch, double batch) {
-  return power_with(curve, kPowerBatchExponent, static_W, cap_W, ref_W, ref_batch, batch);
+  const CurvePlace at = place_with(curve, kPowerBatchExponent, static_W, cap_W, ref_W, ref_batch);
+  return power_from(at, kPowerBatchExponent, static_W, cap_W, batch);
 }
 
 double step_time_ratio(const BatchCurve& curve, double ref_batch, double batch) {
   return (curve.time_half_batch + batch) / (curve.time_half_batch + ref_batch);
 }
 
-double one_shot_power_mape_pct(const BatchCurve& curve, const std::vector<BatchPoint>& points,
-                               double static_W, double cap_W, double exponent) {
-  return power_mape_with(curve, exponent, points, static_W, cap_W);
+double one_shot_power_mape_pct(const BatchCurve& curve, const BatchSweep& sweep, double exponent) {
+  return power_mape_with(curve, exponent, sweep);
 }
 
 double one_shot_time_mape_pct(const BatchCurve& curve, const std::vector<BatchPoint>& points) {
@@ -107,28 +134,52 @@ double one_shot_time_mape_pct(const BatchCurve& curve, const std::vector<BatchPo
   return n ? sum / static_cast<double>(n) : 0;
 }
 
-BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchPoint>& points,
-                           double static_W, double cap_W, double exponent) {
-  BatchCurve best{family, 0, 0, ""};
-  double best_pct = power_mape_with(best, exponent, points, static_W, cap_W);
+BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchSweep>& sweeps,
+                           double exponent) {
+  BatchCurve best{family, 0, 0, "", 1};
+  double share_sum = 0, k_sum = 0;
+  size_t k_n = 0;
+  for (const auto& sw : sweeps) {
+    if (sw.points.empty() || !(sw.cap_W > sw.static_W)) continue;
+    const double top_W = std::max_element(sw.points.begin(), sw.points.end(), [](auto& a, auto& b) {
+                           return a.avg_power_W < b.avg_power_W;
+                         })->avg_power_W;
+    share_sum += std::clamp((top_W - sw.static_W) / (sw.cap_W - sw.static_W), 0.0, 1.0);
+    k_sum += fit_time_half_batch(sw.points);
+    ++k_n;
+  }
+  if (k_n == 0) return best;
+  best.full_share = share_sum / static_cast<double>(k_n);
+  best.time_half_batch = k_sum / static_cast<double>(k_n);
+  auto summed_pct = [&](const BatchCurve& c) {
+    double sum = 0;
+    for (const auto& sw : sweeps) sum += power_mape_with(c, exponent, sw);
+    return sum;
+  };
+  double best_pct = summed_pct(best);
   for (int i = 0; i < 56; ++i) {
-    BatchCurve c{family, std::pow(2.0, i / 4.0), 0, ""};
-    const double pct = power_mape_with(c, exponent, points, static_W, cap_W);
+    BatchCurve c = best;
+    c.power_half_batch = std::pow(2.0, i / 4.0);
+    const double pct = summed_pct(c);
     if (pct < best_pct) best_pct = pct, best = c;
   }
-  best.time_half_batch = points.empty() ? 0 : fit_time_half_batch(points);
   return best;
 }
 
 const std::vector<BatchCurve>& fitted_batch_curves() {
-  // fit_batch_curve on tests/data/zeus/V100.sweep.csv (static power 36.5 W, cap 250 W);
-  // BatchModel.TheCurvesAreTheFitOfTheV100Table refits them.
+  // fit_batch_curve on tests/data/zeus/V100.sweep.csv (static power 36.5 W, limit 250 W) and
+  // RTX6000.sweep.csv (67 W, 260 W) together; BatchModel.TheCurvesAreTheFitOfBothTables refits
+  // them.
   static const std::vector<BatchCurve> curves = {
-      {"shufflenetv2", 90.5097, 374.9, "the V100 table's 20 shufflenetv2 runs, bs8-bs4096"},
-      {"resnet50", 0, 5.6456, "the V100 table's 8 resnet50 runs, bs8-bs360"},
-      {"deepspeech2", 1, 17.365, "the V100 table's 15 deepspeech2 runs, bs2-bs192"},
-      {"ncf", 1.41421, 20905.5, "the V100 table's 13 ncf runs, bs4-bs16384"},
-      {"bert_base_uncased", 1, 0, "the V100 table's 12 bert_base_uncased runs, bs8-bs128"},
+      {"shufflenetv2", 107.635, 472.007,
+       "the V100 and RTX 6000 tables' 30 shufflenetv2 runs, bs8-bs4096", 0.781573},
+      {"resnet50", 0, 6.20675, "the V100 and RTX 6000 tables' 15 resnet50 runs, bs8-bs360",
+       0.888690},
+      {"deepspeech2", 1, 12.8919, "the V100 and RTX 6000 tables' 26 deepspeech2 runs, bs2-bs192",
+       0.759592},
+      {"ncf", 0, 11300.7, "the V100 and RTX 6000 tables' 26 ncf runs, bs4-bs16384", 0.0150090},
+      {"bert_base_uncased", 1, 0,
+       "the V100 and RTX 6000 tables' 23 bert_base_uncased runs, bs4-bs128", 0.929794},
   };
   return curves;
 }
@@ -153,9 +204,10 @@ BatchCurve default_batch_curve() {
   std::vector<double> k;
   for (const auto& c : fitted_batch_curves()) k.push_back(c.time_half_batch);
   std::sort(k.begin(), k.end());
-  return {"", 0, k[k.size() / 2],
-          "no batch sweep of this family here: power assumed flat (the fit pooled over the V100's "
-          "families is)"};
+  return {
+      "", 0, k[k.size() / 2],
+      "no batch sweep of this family here: power assumed flat (the fit pooled over the families "
+      "of either table here is)"};
 }
 
 BatchCurve batch_curve_for(const WorkloadDesc& w, const std::string& profile) {

@@ -1,13 +1,20 @@
 #pragma once
 // Batch size and precision in the first guess. A model family's power against its batch size on
 // one GPU, anchored at one known point (a measured example or the twin's profile):
-//   P(b) = P_static + (P(b_ref) - P_static) * s(b) / s(b_ref),   s(b) = b^n / (b^n + h^n)
+//   P(b) = P_static + A * s(b),   s(b) = b^n / (b^n + h^n)
 // P_static is the spec's static power (what a busy card draws while it waits: a tiny batch
-// leaves it there), h the batch at which the family fills half of what it will (0: power does not
-// change with the batch), n one exponent for all families. Step time grows with the batch past a
-// per-step overhead worth k samples: t(b) = t(b_ref) * (k + b) / (k + b_ref).
-// h and k are fitted per family on the batch sweeps of one table (the V100's, Zeus), checked on
-// the other (RTX 6000) and on a simulated corpus (docs/predict.md, "Batch size and precision").
+// leaves it there), A what the family draws over it once the card is full, h the batch at which
+// it fills half of that (0: power does not change with the batch), n one exponent for all
+// families. A family's curve gives h0, the half-fill batch of the tables it was fitted on, and f,
+// the share of (limit - static) it draws when full. Cards fill at different batches (the RTX 6000
+// later than the V100), so the known point places the curve on the card: of the (A, h) that pass
+// through it, the one nearest (f * (limit - static), h0), by the squared logarithms of the two
+// ratios. A point already at the family's full power leaves h at h0; one part-way up moves h to
+// where it sits. Step time grows with the batch past a per-step overhead worth k samples:
+// t(b) = t(b_ref) * (k + b) / (k + b_ref).
+// h0, f and k are fitted per family on the batch sweeps of the two Zeus tables (V100, RTX 6000);
+// the form was chosen by fitting on each table and scoring on the other and on a simulated corpus
+// (docs/predict.md, "Batch size and precision").
 #include <map>
 #include <optional>
 #include <string>
@@ -20,13 +27,13 @@ namespace regime::predict {
 
 struct BatchCurve {
   std::string family;           // the model token it was fitted on; empty for the default
-  double power_half_batch = 0;  // h; 0: flat
+  double power_half_batch = 0;  // h0; 0: flat
   double time_half_batch = 0;   // k
   std::string basis;            // what it was fitted on, for the predictors' notes
+  double full_share = 1;        // f: share of (limit - static power) drawn once the card is full
 };
 
-// n, chosen with the curves on the V100 table (the least summed one-shot error over its
-// families among 1, 1.25, ..., 3).
+// n, the least summed one-shot error over the families among 1, 1.25, ..., 3, on each table.
 inline constexpr double kPowerBatchExponent = 1.75;
 
 // One workload of a family on one GPU at the default limit.
@@ -37,9 +44,25 @@ struct BatchPoint {
   std::string dataset;  // epochs of different data sets are not comparable in time
 };
 
+// One family's points on one GPU, with that GPU's static power and default limit.
+struct BatchSweep {
+  std::vector<BatchPoint> points;
+  double static_W = 0;
+  double cap_W = 0;
+};
+
 // The families of a sweep table (the workload's model token) and their points at each
 // workload's highest cap; workloads without a batch size are left out.
 std::map<std::string, std::vector<BatchPoint>> batch_points(const SweepTable& table);
+
+// Where a known point places the curve on a card: the half-fill batch h and the power A drawn
+// over the static power once full (h = 0: flat, A the point's excess).
+struct CurvePlace {
+  double half_batch = 0;
+  double full_excess_W = 0;
+};
+CurvePlace place_on_curve(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
+                          double ref_batch, double exponent = kPowerBatchExponent);
 
 // Power at `batch` from a known `ref_W` at `ref_batch`, kept within [static_W, cap_W].
 double power_at_batch_W(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
@@ -49,24 +72,25 @@ double step_time_ratio(const BatchCurve& curve, double ref_batch, double batch);
 
 // The mean absolute percentage error of the power when each point in turn is the example of the
 // others (what `predict eval --by-family --examples all` scores).
-double one_shot_power_mape_pct(const BatchCurve& curve, const std::vector<BatchPoint>& points,
-                               double static_W, double cap_W,
+double one_shot_power_mape_pct(const BatchCurve& curve, const BatchSweep& sweep,
                                double exponent = kPowerBatchExponent);
 // The same for the time of a unit of work (an epoch: samples / batch steps), within each data set.
 double one_shot_time_mape_pct(const BatchCurve& curve, const std::vector<BatchPoint>& points);
 
-// h by the least one-shot power error over 0 and 2^(i/4), i = 0..55; k by least squares of the
-// epoch time against 1 / batch over the family's largest data set (T = N c (k / b + 1)).
-BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchPoint>& points,
-                           double static_W, double cap_W, double exponent = kPowerBatchExponent);
+// f as the mean over the sweeps of the highest power's share of (limit - static); h0 by the least
+// summed one-shot power error over 0 and 2^(i/4), i = 0..55; k as the mean over the sweeps of the
+// least squares of the epoch time against 1 / batch over the family's largest data set
+// (T = N c (k / b + 1)).
+BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchSweep>& sweeps,
+                           double exponent = kPowerBatchExponent);
 
-// The curves fitted on tests/data/zeus/V100.sweep.csv (a unit test refits them from it), by the
-// family's model token and its aliases (bert -> bert_base_uncased, transformer ->
-// bert_base_uncased). nullopt for a family no table here sweeps.
+// The curves fitted on tests/data/zeus/V100.sweep.csv and RTX6000.sweep.csv together (a unit test
+// refits them), by the family's model token and its aliases (bert -> bert_base_uncased,
+// transformer -> bert_base_uncased). nullopt for a family no table here sweeps.
 std::optional<BatchCurve> fitted_batch_curve(const std::string& family);
 const std::vector<BatchCurve>& fitted_batch_curves();
-// For a family without a sweep: power flat (the fit pooled over the V100's families is: half
-// filled at bs1), step time from the median k of the fitted families.
+// For a family without a sweep: power flat (the fit pooled over the families of either table
+// is), step time from the median k of the fitted families.
 BatchCurve default_batch_curve();
 
 // The curve of a described workload: its family's (or `profile`'s) where a table here sweeps it,

@@ -208,9 +208,9 @@ TEST(PredictionEval, OneShotUsesTheFirstCaseOrEachInTurnAndFamiliesGroup) {
   EXPECT_EQ(by[0].group, "resnet50");
   EXPECT_EQ(by[0].n, 0u);  // one workload: no other to score
   EXPECT_EQ(by[1].group, "ncf");
-  // The example, 50 W at bs8, moved along the ncf curve (nearly flat) to bs16, for 100 W.
+  // The example, 50 W at bs8, moved along the ncf curve (flat) to bs16, for 100 W.
   const double moved_W = power_at_batch_W(*fitted_batch_curve("ncf"), 36.5, 250, 50, 8, 16);
-  EXPECT_GT(moved_W, 50);
+  EXPECT_DOUBLE_EQ(moved_W, 50);
   EXPECT_NEAR(*by[1].mape_power_pct, 100 - moved_W, 1e-9);
 }
 

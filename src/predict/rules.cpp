@@ -44,28 +44,13 @@ std::string regime_of(const twin::SteadyState& s) {
   return to_string(Regime::Headroom);
 }
 
-// The batch size and precision each profile was calibrated at (workloads/train.py's defaults, the
-// runs on the H200 behind tests/data/h200; cnn5's from its layer count). gemm has no batch.
-struct ProfileReference {
-  std::optional<int> batch;
-  std::string precision;
-};
-ProfileReference profile_reference(const std::string& profile) {
-  static const std::map<std::string, int> batch = {
-      {"cnn5", 256},     {"densenet121", 128}, {"mobilenet_v2", 256}, {"resnet18_cifar", 128},
-      {"resnet50", 256}, {"transformer", 32},  {"vgg16", 128},        {"vit_b_16", 128}};
-  ProfileReference r;
-  if (auto it = batch.find(profile); it != batch.end()) r.batch = it->second;
-  r.precision = profile == "cnn5" ? "fp16" : "bf16";
-  return r;
-}
-
-std::string curve_words(const BatchCurve& c) {
+// `at`: where the known point placed the curve on this card.
+std::string curve_words(const BatchCurve& c, const CurvePlace& at) {
   if (c.family.empty()) return c.basis;
   if (c.power_half_batch <= 0)
     return fmt::format("the {} curve, flat, fitted on {}", c.family, c.basis);
-  return fmt::format("the {} curve, half-filled at bs{:.3g}, fitted on {}", c.family,
-                     c.power_half_batch, c.basis);
+  return fmt::format("the {} curve, half-filled at bs{:.3g} here (bs{:.3g} on {})", c.family,
+                     at.half_batch, c.power_half_batch, c.basis);
 }
 
 // Cap-bound when the power reaches 95% of the default limit (the classifier's kCapPowerRatio);
@@ -91,8 +76,8 @@ class TwinPredictor : public Predictor {
                            fmt::join(twin::sim_workload_names(), ", "));
       return p;
     }
-    const ProfileReference ref = profile_reference(profile);
-    twin::WorkloadParams w = twin::workload_on(twin::sim_workload_profile(profile), spec);
+    const twin::SimWorkloadProfile ref = twin::sim_workload_profile(profile);
+    twin::WorkloadParams w = twin::workload_on(ref, spec);
     std::vector<std::string> said;
     // Precision through the twin's physics: the clock-bound work at the precision's rate, the
     // memory-bound work at its bytes.
@@ -123,6 +108,8 @@ class TwinPredictor : public Predictor {
     } else if (q.workload.batch && ref.batch && !s.shutdown) {
       const BatchCurve c = batch_curve_for(q.workload, profile);
       const double b = *q.workload.batch, b_ref = *ref.batch;
+      const CurvePlace at =
+          place_on_curve(c, spec.static_power_W(), spec.default_limit_W, s.avg_power_W, b_ref);
       p.avg_power_W =
           power_at_batch_W(c, spec.static_power_W(), spec.default_limit_W, s.avg_power_W, b_ref, b);
       p.time_per_step_s = s.time_s * step_time_ratio(c, b_ref, b);
@@ -132,7 +119,7 @@ class TwinPredictor : public Predictor {
           fmt::format("power scaled from the profile's bs{} to bs{} by x{:.2f} and step "
                       "time by x{:.2f} ({})",
                       *ref.batch, *q.workload.batch, *p.avg_power_W / s.avg_power_W,
-                      *p.time_per_step_s / s.time_s, curve_words(c)));
+                      *p.time_per_step_s / s.time_s, curve_words(c, at)));
     } else if (q.workload.batch) {
       said.push_back(fmt::format("batch {} not modelled: sim:{} has no batch size",
                                  *q.workload.batch, profile));
@@ -190,8 +177,11 @@ class OneShot : public Predictor {
     p.predictor = name();
     const BatchCurve c = batch_curve_for(q.workload, twin_profile_for(q.workload));
     const double b = *q.workload.batch, b_ex = *ex.workload.batch;
-    double power_W =
+    const CurvePlace at =
+        place_on_curve(c, spec.static_power_W(), spec.default_limit_W, ex.avg_power_W, b_ex);
+    const double moved_W =
         power_at_batch_W(c, spec.static_power_W(), spec.default_limit_W, ex.avg_power_W, b_ex, b);
+    double power_W = moved_W;
     std::string precision;
     if (q.workload.precision != ex.workload.precision) {
       WorkloadDesc at_ex_precision = q.workload;
@@ -211,12 +201,10 @@ class OneShot : public Predictor {
     p.avg_power_W = power_W;
     if (p.time_per_step_s) p.energy_per_step_J = power_W * *p.time_per_step_s;
     settle_regime(p, spec);
-    p.note = fmt::format(
-        "the example '{}' ({:.1f} W at bs{:.0f}) scaled to bs{:.0f} by x{:.2f} ({}){}",
-        ex.workload.text, ex.avg_power_W, b_ex, b,
-        power_at_batch_W(c, spec.static_power_W(), spec.default_limit_W, ex.avg_power_W, b_ex, b) /
-            ex.avg_power_W,
-        curve_words(c), precision);
+    p.note =
+        fmt::format("the example '{}' ({:.1f} W at bs{:.0f}) scaled to bs{:.0f} by x{:.2f} ({}){}",
+                    ex.workload.text, ex.avg_power_W, b_ex, b, moved_W / ex.avg_power_W,
+                    curve_words(c, at), precision);
     return p;
   }
 

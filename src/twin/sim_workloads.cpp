@@ -10,7 +10,9 @@ namespace regime::twin {
 namespace {
 
 // Calibrated against the H200 steps and traces in tests/data/h200 (step times, power at
-// 700 W) and the study's T4/L4/GV100 findings; docs/twin.md says what is calibrated.
+// 700 W) and the study's T4/L4/GV100 findings; docs/twin.md says what is calibrated. Each
+// profile's batch size and precision are those it was calibrated at: workloads/train.py's
+// defaults, which the H200 runs used (cnn5's from its layer count).
 const std::vector<SimWorkloadProfile>& profiles() {
   static const std::vector<SimWorkloadProfile> p = {
       // The study's kind of model: a five-layer CNN for image/pattern recognition (three conv
@@ -19,19 +21,23 @@ const std::vector<SimWorkloadProfile>& profiles() {
       // pass, 6 GB of activations and weights moved), its host time a DataLoader's for 256 small
       // images; small kernels fill about 48 SMs.
       {"cnn5", "five-layer CNN (3 conv + 2 fc), 32x32 images, batch 256, fp16 (the study's kind)",
-       1.2, 6, 0.004, 1.0, 0.5, 48},
-      {"densenet121", "DenseNet-121, ImageNet 224x224, bf16", 20, 110, 0.005, 1.0, 0.65, 90},
-      {"gemm", "large bf16 matrix multiplications", 23.5, 10, 0.0006, 1.6, 0.25, 1e9},
+       1.2, 6, 0.004, 1.0, 0.5, 48, 256, "fp16"},
+      {"densenet121", "DenseNet-121, ImageNet 224x224, bf16", 20, 110, 0.005, 1.0, 0.65, 90, 128,
+       "bf16"},
+      {"gemm", "large bf16 matrix multiplications", 23.5, 10, 0.0006, 1.6, 0.25, 1e9, std::nullopt,
+       "bf16"},
       {"mobilenet_v2", "MobileNetV2, ImageNet 224x224, bf16 (memory-bound layers)", 8, 96, 0.003,
-       1.0, 0.8, 125},
+       1.0, 0.8, 125, 256, "bf16"},
       // Small 32x32 kernels keep few of an SM's units switching: activity 0.45, fitted with the
       // H200's static power to the 150 W measured on it.
       {"resnet18_cifar", "ResNet-18 on 32x32 CIFAR images: input-bound, small kernels", 0.45, 3.5,
-       0.0069, 0.45, 0.4, 40},
-      {"resnet50", "ResNet-50, ImageNet 224x224, bf16", 28, 72, 0.005, 1.0, 0.6, 105},
-      {"transformer", "12-layer transformer language model, bf16", 38, 35, 0.001, 1.05, 0.45, 1e9},
-      {"vgg16", "VGG-16, ImageNet 224x224, bf16", 60, 40, 0.002, 1.0, 0.45, 1e9},
-      {"vit_b_16", "ViT-B/16, ImageNet 224x224, bf16", 55, 45, 0.0025, 0.95, 0.45, 1e9},
+       0.0069, 0.45, 0.4, 40, 128, "bf16"},
+      {"resnet50", "ResNet-50, ImageNet 224x224, bf16", 28, 72, 0.005, 1.0, 0.6, 105, 256, "bf16"},
+      {"transformer", "12-layer transformer language model, bf16", 38, 35, 0.001, 1.05, 0.45, 1e9,
+       32, "bf16"},
+      {"vgg16", "VGG-16, ImageNet 224x224, bf16", 60, 40, 0.002, 1.0, 0.45, 1e9, 128, "bf16"},
+      {"vit_b_16", "ViT-B/16, ImageNet 224x224, bf16", 55, 45, 0.0025, 0.95, 0.45, 1e9, 128,
+       "bf16"},
   };
   return p;
 }
@@ -44,9 +50,12 @@ const std::vector<PhasedWorkloadProfile>& phased_profiles() {
   static const std::vector<PhasedWorkloadProfile> p = {
       {"phased",
        "8 s of large bf16 matrix multiplications, then 8 s of host-bound small steps, repeated",
-       {{{"phased-gemm", "large bf16 matrix multiplications", 23.5, 10, 0.0006, 1.6, 0.25, 1e9},
+       {{{"phased-gemm", "large bf16 matrix multiplications", 23.5, 10, 0.0006, 1.6, 0.25, 1e9,
+          std::nullopt, "bf16"},
          8.0},
-        {{"phased-host", "host-bound small steps", 0.5, 4, 0.02, 0.45, 0.3, 40}, 8.0}}},
+        {{"phased-host", "host-bound small steps", 0.5, 4, 0.02, 0.45, 0.3, 40, std::nullopt,
+          "bf16"},
+         8.0}}},
       // LLM serving: a batch's prompts run through the model in one compute-heavy pass (prefill:
       // large matrix products, cap-bound at the default limit, so a lower cap costs time at once),
       // then its tokens are generated one at a time (decode: each token reads the weights and the
@@ -58,11 +67,11 @@ const std::vector<PhasedWorkloadProfile>& phased_profiles() {
        "LLM serving: 60 steps of compute-heavy prefill (about 4 s at the default limit), then 860 "
        "steps of memory-bound decode (about 8 s), repeated",
        {{{"prefill", "prefill: large bf16 matrix products over the prompts", 50, 3, 0.0003, 1.6,
-          0.3, 1e9},
+          0.3, 1e9, std::nullopt, "bf16"},
          4.0,
          60},
         {{"decode", "decode: one token at a time, weights and KV cache read from memory", 0.6, 40,
-          0.0004, 0.7, 0.9, 1e9},
+          0.0004, 0.7, 0.9, 1e9, std::nullopt, "bf16"},
          8.0,
          860}}},
   };

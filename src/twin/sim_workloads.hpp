@@ -20,6 +20,9 @@ struct SimWorkloadProfile {
   double activity = 1;         // switching activity of a fully occupied SM, relative to the spec's
   double mem_util = 0.5;       // DRAM bandwidth use while busy
   double parallel_sms = 1e9;   // SMs its kernels keep busy: small models under-fill big GPUs
+  // The batch size and precision the profile's figures are for (nullopt: no batch, as gemm).
+  std::optional<int> batch;
+  std::string precision;
 };
 
 // Error NotFound listing the names (the phased ones too).
