@@ -49,6 +49,9 @@ std::string curve_words(const BatchCurve& c, const CurvePlace& at) {
   if (c.family.empty()) return c.basis;
   if (c.power_half_batch <= 0)
     return fmt::format("the {} curve, flat, fitted on {}", c.family, c.basis);
+  if (std::abs(at.half_batch / c.power_half_batch - 1) < 0.01)
+    return fmt::format("the {} curve, half-filled at bs{:.3g}, fitted on {}", c.family,
+                       c.power_half_batch, c.basis);
   return fmt::format("the {} curve, half-filled at bs{:.3g} here (bs{:.3g} on {})", c.family,
                      at.half_batch, c.power_half_batch, c.basis);
 }
