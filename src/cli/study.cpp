@@ -4,7 +4,6 @@
 // (src/session/study/study.hpp).
 #include <fmt/core.h>
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -20,8 +19,6 @@
 #include "session/study/study_view.hpp"
 
 namespace regime::cli {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -79,11 +76,10 @@ void print_study(const session::StudyReport& rep, const session::StudyRequest& r
                  const std::string& report_path, Context& ctx) {
   print_warnings(rep.warnings);
   if (!report_path.empty()) {
-    const std::string trace =
-        r.out_dir.empty() ? "" : (fs::path(r.out_dir) / "probe.trace.csv").string();
     // The study is printed below whatever happens to its page: nothing measured is lost.
     try {
-      const session::ReportResult page = session::write_study_report(rep, report_path, trace);
+      const session::ReportResult page =
+          session::write_study_report(rep, r.settings.db, report_path, r.out_dir);
       std::cerr << fmt::format("regime: wrote {} ({:.1f} KiB)\n", page.out.string(),
                                double(page.bytes) / 1024.0);
     } catch (const Error& e) {

@@ -38,6 +38,7 @@ tr.current td { background: #f3eefc; }
 .decision .why { display: block; font-size: 13px; color: #5a6275; margin-top: 4px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #b8bdc9; vertical-align: -2px; margin: 0 4px 0 10px; }
 details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
+section.gpu { border-top: 1px solid #d8dce6; margin-top: 18px; } section.gpu h3 { font-size: 15px; margin: 12px 0 4px; }
 </style>
 </head>
 <body>
@@ -60,6 +61,11 @@ details summary { cursor: pointer; color: #3b4252; margin: 8px 0; }
 <p class="note" id="phase-legend" hidden></p>
 <div id="timeline"></div>
 <p class="note" id="downsampling"></p>
+</div>
+<div id="gpus-section" hidden>
+<h2 id="gpus-heading"></h2>
+<p class="note" id="gpus-note"></p>
+<div id="gpus"></div>
 </div>
 <div id="control-section" hidden>
 <h2 id="control-heading"></h2>
@@ -169,14 +175,10 @@ constexpr std::string_view kPageScript = R"JS(
     rendered.push({ id, series: option.series.map((s) => ({ name: s.name, points: s.data.length })) });
     return c;
   };
-  // Timeline: one chart per quantity on a shared time axis, zoomed together. A page without a
-  // trace (a kept sweep's, a study's saved without --out) says why in its place.
-  const tl = data.timeline;
-  let tmax = 0;
-  if (!tl) {
-    el('timeline-section').hidden = true;
-    text('timeline-note', data.no_timeline || 'No trace to draw.');
-  } else {
+  // A timeline: one chart per quantity on a shared time axis, zoomed together, into `into` (its
+  // charts, phase legend, note and downsampling line); `prefix` keeps each GPU's chart ids apart.
+  // Returns the time axis's end.
+  const drawTimeline = (tl, into, prefix, gpuName) => {
     const S = tl.series;
     const pts = (s) => s.t_s.map((t, i) => [t, s.value[i]]);
     const win = tl.window_s;
@@ -190,7 +192,7 @@ constexpr std::string_view kPageScript = R"JS(
                                         label: { show: true, position: 'insideTopLeft', color: '#3c7a45', fontSize: 11 },
                                         data: areas } : undefined;
     if (phases.length) {
-      const legend = el('phase-legend');
+      const legend = into.legend;
       legend.hidden = false;
       legend.append(`A job of ${phases.length} phases` + (tl.phase_cycle_s ? `, a cycle of ${fmtN(tl.phase_cycle_s, 1)} s` : '') +
                     '; named by the phase holding most of the energy. Shaded:');
@@ -205,16 +207,17 @@ constexpr std::string_view kPageScript = R"JS(
         legend.append(sw, item);
       });
     }
-    tmax = Math.max(...Object.values(S).map((s) => s.t_s.length ? s.t_s[s.t_s.length - 1] : 0));
+    const end = Math.max(...Object.values(S).map((s) => s.t_s.length ? s.t_s[s.t_s.length - 1] : 0));
     const lineSeries = (name, s, color, extra) => Object.assign({ name, type: 'line', data: pts(s), showSymbol: false, sampling: undefined, lineStyle: { width: 1 }, color, step: false }, extra || {});
     const timelineCharts = [];
-    const timeAxis = { type: 'value', min: 0, max: Math.ceil(tmax), name: 's', nameGap: 4, axisLabel: { fontSize: 11 } };
+    const timeAxis = { type: 'value', min: 0, max: Math.ceil(end), name: 's', nameGap: 4, axisLabel: { fontSize: 11 } };
     const grid = { left: 64, right: 24, top: 34, bottom: 28 };
+    const named = (title) => gpuName ? `${gpuName}: ${title}` : title;
     const panel = (id, title, unit, series, cls) => {
       if (!series.some((s) => s.data.length)) return;
       if (windowArea) series[0].markArea = windowArea;
-      const c = addChart(el('timeline'), id, cls, {
-        title: { text: title, left: 8, top: 4, textStyle: { fontSize: 13 } },
+      const c = addChart(into.charts, `chart-${prefix}${id}`, cls, {
+        title: { text: named(title), left: 8, top: 4, textStyle: { fontSize: 13 } },
         legend: { top: 4, right: 24 }, tooltip: { trigger: 'axis' }, grid,
         xAxis: timeAxis, yAxis: { type: 'value', name: unit, scale: true, nameGap: 8 },
         dataZoom: [{ type: 'inside' }], series });
@@ -228,26 +231,37 @@ constexpr std::string_view kPageScript = R"JS(
         powerSeries.push({ name: ctl.dry_run ? 'would set' : 'limit change', type: 'scatter', symbol: 'triangle', symbolSize: 9, z: 6,
                            color: '#8a2be2', data: ctl.actions.map((a) => [a.t_s, a.limit_W]) });
     }
-    panel('chart-power', `Power (${tl.power_source}) and limit`, 'W', powerSeries, 'tall');
-    panel('chart-temperature', 'Temperature', '°C', [lineSeries('temperature', S.temp_C, '#e69f00')]);
-    panel('chart-sm-clock', 'SM clock', 'MHz', [lineSeries('SM clock', S.sm_MHz, '#0072b2')]);
+    panel('power', `Power (${tl.power_source}) and limit`, 'W', powerSeries, 'tall');
+    panel('temperature', 'Temperature', '°C', [lineSeries('temperature', S.temp_C, '#e69f00')]);
+    panel('sm-clock', 'SM clock', 'MHz', [lineSeries('SM clock', S.sm_MHz, '#0072b2')]);
     if (S.step_ms.t_s.length)
-      panel('chart-steps', 'Steps (each mark: one step at its start, by its duration)', 'ms',
+      panel('steps', 'Steps (each mark: one step at its start, by its duration)', 'ms',
             [{ name: 'step', type: 'scatter', symbolSize: 3, data: pts(S.step_ms), color: '#6a3d9a' }]);
     if (timelineCharts.length > 1) echarts.connect(timelineCharts);
-    text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s); GPU ${tl.gpu}; ${tl.steps} step markers` +
+    into.note.textContent = `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s); GPU ${tl.gpu}; ${tl.steps} step markers` +
          (win ? `; the shaded span is the steady window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '; no steady window was recorded.') +
-         ' Scroll on a chart to zoom; the charts move together.');
+         ' Scroll on a chart to zoom; the charts move together.';
     if (ctl)
-      text('timeline-note', `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s)` + (ctl.gpus > 1 ? `; GPU ${ctl.gpu} of the job's ${ctl.gpus} (the first of --device)` : '') +
+      into.note.textContent = `Time from the first reading (t0 = ${fmtN(tl.t0_s, 3)} s)` + (ctl.gpus > 1 ? `; GPU ${ctl.gpu} of the job's ${ctl.gpus} (the first of --device)` : '') +
            `. The trace as the run wrote it: the first ${ctl.whole_s} s whole, then per ${ctl.bucket_s} s the lowest and the highest of each field (steps: the shortest and the longest) and every change of the limit, whole` +
            (ctl.actions.length ? `; each triangle is a limit the controller ${ctl.dry_run ? 'would have set' : 'set'}.` : '.') +
-           (win ? ` The shaded span is the window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '') + ' Scroll on a chart to zoom; the charts move together.');
+           (win ? ` The shaded span is the window measured, ${fmtN(win[0], 1)} to ${fmtN(win[1], 1)} s.` : '') + ' Scroll on a chart to zoom; the charts move together.';
     const names = { power_W: 'power', limit_W: 'limit', temp_C: 'temperature', sm_MHz: 'SM clock', step_ms: 'steps' };
     const parts = Object.entries(S).filter(([, s]) => s.input_points > 0).map(([k, s]) => s.reduced
         ? `${names[k]}: ${s.points.toLocaleString('en-US')} of ${s.input_points.toLocaleString('en-US')} points drawn (lowest and highest per column)`
         : `${names[k]}: all ${s.input_points.toLocaleString('en-US')} points`);
-    text('downsampling', `Downsampling for the page, ${tl.columns} columns across the run: ` + parts.join('; ') + '. The measurement above used every point.');
+    into.downsampling.textContent = `Downsampling for the page, ${tl.columns} columns across the run: ` + parts.join('; ') + '. The measurement above used every point.';
+    return end;
+  };
+  // The page's timeline. A page without a trace (a kept sweep's, a study's saved without --out, a
+  // job's, whose GPUs each have their own below) says why in its place.
+  const tl = data.timeline;
+  let tmax = 0;
+  if (!tl) {
+    el('timeline-section').hidden = true;
+    text('timeline-note', data.no_timeline || 'No trace to draw.');
+  } else {
+    tmax = drawTimeline(tl, { charts: el('timeline'), legend: el('phase-legend'), note: el('timeline-note'), downsampling: el('downsampling') }, '');
   }
 
   // An error bar per point: a vertical line with caps `cap` pixels wide each side.
@@ -309,6 +323,66 @@ constexpr std::string_view kPageScript = R"JS(
   if (!(sw && sw.points.length) && data.sweep_skipped) {
     el('sweep-section').hidden = false;
     text('sweep-note', 'No sweep ran: ' + data.sweep_skipped);
+  }
+
+  // A job's GPUs, each in its own section: its regime, what the job's one cap did to it, its
+  // figures at each cap the sweep measured and its probe's timeline.
+  const G = data.gpus || [];
+  const atCap = (p) => p ? `${sig(p.energy_per_step_J)} J per ${per} at ${fmtN(p.avg_power_W, 1)} W` : 'not measured';
+  const gpuDecision = (d) => d.keep_default
+    ? `Decision for the job: keep the default limit ${d.default_limit_W} W on every GPU; this GPU used ${atCap(d.at_default)} there.`
+    : `Decision for the job: ${d.cap_W} W on every GPU; this GPU used ${atCap(d.at_default)} at the default ${d.default_limit_W} W and ${atCap(d.at_cap)} at ${d.cap_W} W` +
+      (d.energy_change_pct === null || d.energy_change_pct === undefined ? '.' : ` (energy per ${per} ${signed(d.energy_change_pct)}%).`);
+  const folded = (parent, summary) => {
+    const box = document.createElement('details'), sum = document.createElement('summary'), table = document.createElement('table');
+    sum.textContent = summary;
+    box.append(sum, table);
+    parent.appendChild(box);
+    return table;
+  };
+  if (G.length) {
+    el('gpus-section').hidden = false;
+    text('gpus-heading', `Each GPU of the job (${G.length})`);
+    text('gpus-note', `One run of the command on ${G.length} GPUs, each GPU classified on its own figures; the most constrained GPU's regime is the job's, and one cap is set on every GPU.`);
+    const job = G.find((g) => g.named_job);
+    if (job) text('confidence', `confidence ${fmtN(reg.confidence, 2)}; the job's, named by ${job.device}`);
+    G.forEach((g, i) => {
+      const box = document.createElement('section');
+      box.className = 'gpu';
+      box.id = `gpu-${i}`;
+      el('gpus').appendChild(box);
+      const add = (tag, cls, content) => {
+        const e = document.createElement(tag);
+        if (cls) e.className = cls;
+        if (content !== undefined) e.textContent = content;
+        box.appendChild(e);
+        return e;
+      };
+      const gm = g.measurement || {}, gr = g.regime || {};
+      add('h3', '', `GPU ${i + 1} of ${G.length}: ${g.device}` + (g.gpu_name ? `, ${g.gpu_name}` : '') + (g.gpu_uuid ? ` (${g.gpu_uuid})` : ''));
+      add('p', 'gpu-regime', `Regime ${gr.name || 'not named'} (confidence ${fmtN(gr.confidence, 2)})` + (g.named_job ? ", the job's regime" : '') +
+          `; energy per ${per} ${sig(gm.energy_per_step_J)} J, ${ci(gm.energy_per_step_ci_J, 1, 'J')}` +
+          (per === 'step' ? `; time per step ${sig(gm.time_per_step_s * 1e3)} ms` : '') + `; average power ${fmtN(gm.avg_power_W, 1)} W.`);
+      add('p', 'gpu-decision', g.decision ? gpuDecision(g.decision) : (data.sweep_skipped ? 'No sweep ran: ' + data.sweep_skipped : 'No sweep ran.'));
+      if (gr.advice) add('p', 'note', gr.advice);
+      const evidence = Object.entries(gr.evidence || {});
+      if (evidence.length) {
+        const t = folded(box, 'Evidence: the numbers that named this GPU\'s regime');
+        for (const [k, v] of evidence) addRow(t, [[words(k)], [valueText(v), typeof v === 'number']]);
+      }
+      if (g.sweep.length) {
+        const t = folded(box, `This GPU at each cap the sweep measured (${g.sweep.length})`);
+        addRow(t, [['cap, W'], [`energy per ${per}, J`], ['power, W'], ['time per step, ms']]);
+        const decided = g.decision ? g.decision.cap_W : null;
+        for (const p of g.sweep)
+          addRow(t, [[fmtN(p.cap_W, 1), true], [sig(p.energy_per_step_J), true], [fmtN(p.avg_power_W, 1), true], [sig(p.time_per_step_s * 1e3), true]],
+                 p.cap_W === decided ? 'current' : '');
+      }
+      const note = add('p', 'note'), legend = add('p', 'note'), charts = add('div'), downsampling = add('p', 'note');
+      legend.hidden = true;
+      if (g.timeline) drawTimeline(g.timeline, { charts, legend, note, downsampling }, `gpu${i}-`, g.device);
+      else note.textContent = `No timeline for this GPU: its probe trace was ${g.trace_path}.`;
+    });
   }
 
   // The command run to its end under the study: each part, and the energy saved on the whole run.

@@ -15,6 +15,17 @@
 
 namespace regime::report {
 
+// One GPU of a study of a job's GPUs: its own probe figures, regime and trace.
+struct StudyGpu {
+  std::string device;  // as the job named it: "nvml:1"
+  std::string gpu_name;
+  std::string gpu_uuid;
+  // Its probe's classify JSON: regime, confidence, advice, evidence, measurement.
+  nlohmann::json regime;
+  const Trace* trace = nullptr;  // its probe trace; null where none was saved
+  std::string trace_path;        // where the trace is, or why there is none
+};
+
 struct StudyPage {
   std::string title;
   // The study's probe as a run: its report the regime's JSON (regime, confidence, evidence,
@@ -29,9 +40,26 @@ struct StudyPage {
   // study's own line of what the sweep left set, stands on the decision card.
   std::optional<LimitRestored> restored;
   std::string after;
+  // A study of a job's GPUs: each GPU (in the job's order), the one whose regime named the job,
+  // and the sweep's figures of each GPU at each cap (the sweep's "per_gpu": [{cap_W, gpus:
+  // [{device, energy_per_step_J, avg_power_W, time_per_step_s}]}]). Empty for one GPU.
+  std::vector<StudyGpu> gpus;
+  size_t regime_gpu = 0;
+  nlohmann::json per_gpu_sweep;
 };
 
-// Error InvalidArgument when the probe has no report, or its trace no samples of its GPU.
+// Each GPU of a job's study for its own section of the page: device, name, UUID, whether its
+// regime named the job, its regime with the evidence, its measurement, its timeline (null with
+// "no_timeline" where no trace was saved), its figures at each cap the sweep measured (ascending),
+// and what the job's one cap did to it ("decision": the cap, its figures at the default and at
+// the cap, the change of energy per step; null where no sweep ran). `sweep` is sweep_section's
+// object or null. Error InvalidArgument when a trace holds no sample.
+nlohmann::json study_gpus_data(const std::vector<StudyGpu>& gpus, size_t regime_gpu,
+                               const nlohmann::json& per_gpu_sweep, const nlohmann::json& sweep,
+                               size_t columns);
+
+// Error InvalidArgument when the probe has no report, or its trace no samples of its GPU. A job's
+// page ("gpus" from study_gpus_data) draws each GPU's timeline in its own section and none above.
 nlohmann::json study_page_data(const StudyPage& study, const std::vector<RunRecord>& store_runs,
                                const PageOptions& options);
 

@@ -6,8 +6,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "common/error.hpp"
@@ -18,6 +20,7 @@
 #include "report/study_page.hpp"
 #include "report/sweep.hpp"
 #include "session/results/runs.hpp"
+#include "session/study/study_probe.hpp"
 #include "session/sweep/sweep_view.hpp"
 #include "store/run_store.hpp"
 #include "trace/chunked_trace.hpp"
@@ -119,10 +122,15 @@ ReportResult write_page(const nlohmann::json& page, const fs::path& out, const f
   result.bytes = html.size();
   if (page.contains("comparison")) result.comparison_runs = page["comparison"]["rows"].size();
   if (page.contains("sweep")) result.sweep_caps = page["sweep"]["points"].size();
-  if (page["timeline"].is_object()) {
-    result.timeline_points = count_points(page["timeline"]["series"], "points");
-    result.trace_points = count_points(page["timeline"]["series"], "input_points");
-  }
+  // A job's page draws each GPU's timeline in its own section.
+  std::vector<const nlohmann::json*> timelines = {&page["timeline"]};
+  if (page.contains("gpus"))
+    for (const nlohmann::json& g : page["gpus"]) timelines.push_back(&g["timeline"]);
+  for (const nlohmann::json* t : timelines)
+    if (t->is_object()) {
+      result.timeline_points += count_points((*t)["series"], "points");
+      result.trace_points += count_points((*t)["series"], "input_points");
+    }
   return result;
 }
 
@@ -179,9 +187,19 @@ ReportResult write_sweep_report(const ReportRequest& r, RunStore& store, int64_t
   return out;
 }
 
-// The probe's trace a study kept with --out (the first GPU's of a job's), or why there is none.
-// Error NotFound naming the file when the study saved one that is gone.
-std::optional<fs::path> kept_probe_trace(const StudyRecord& study, std::string& why_none) {
+// The GPUs of a kept study of a job's GPUs: its JSON's "job"."gpus" (empty for one GPU).
+nlohmann::json kept_job_gpus(const StudyRecord& study) {
+  const nlohmann::json job =
+      study.report.is_object() ? study.report.value("job", nlohmann::json()) : nlohmann::json();
+  const nlohmann::json gpus =
+      job.is_object() ? job.value("gpus", nlohmann::json()) : nlohmann::json();
+  return gpus.is_array() && gpus.size() > 1 ? gpus : nlohmann::json::array();
+}
+
+// The probe's trace of GPU `gpu` that a study kept with --out, or why there is none. Error
+// NotFound naming the file when the study saved one that is gone.
+std::optional<fs::path> kept_probe_trace(const StudyRecord& study, size_t gpu,
+                                         std::string& why_none) {
   const nlohmann::json& o = study.provenance.options;
   if (!o.is_object() || !o.contains("out_dir") || !o["out_dir"].is_string()) {
     why_none = fmt::format(
@@ -190,10 +208,8 @@ std::optional<fs::path> kept_probe_trace(const StudyRecord& study, std::string& 
         study.id);
     return std::nullopt;
   }
-  const nlohmann::json& job = study.report.is_object() ? study.report["job"] : nlohmann::json();
-  const bool several = job.is_object() && job.contains("devices") && job["devices"].is_array();
-  const fs::path file = fs::path(o["out_dir"].get<std::string>()) /
-                        (several ? "probe-gpu0.trace.csv" : "probe.trace.csv");
+  const size_t gpus = std::max<size_t>(1, kept_job_gpus(study).size());
+  const fs::path file = probe_trace_file(o["out_dir"].get<std::string>(), gpu, gpus);
   if (!fs::exists(file))
     throw Error(ErrorKind::NotFound,
                 fmt::format("study:{}: its probe trace {} is missing", study.id, file.string()));
@@ -221,8 +237,63 @@ RunRecord study_probe_run(const std::string& device, const std::string& gpu_name
   return rec;
 }
 
+// "NVIDIA H200 (GPU-...)", or for a job's GPUs "2x NVIDIA H200 (GPU-a, GPU-b)".
+std::string gpus_label(const std::string& name, const std::vector<report::StudyGpu>& gpus,
+                       const std::string& uuid) {
+  if (gpus.empty()) return fmt::format("{} ({})", name, uuid);
+  std::vector<std::string> uuids;
+  for (const report::StudyGpu& g : gpus)
+    uuids.push_back(g.gpu_uuid.empty() ? g.device : g.gpu_uuid);
+  return fmt::format("{} ({})", name, fmt::join(uuids, ", "));
+}
+
+// A kept probe trace read whole (its steps file where it is still there).
+Trace read_kept_trace(const fs::path& file) {
+  std::optional<fs::path> steps = sibling_steps_path(file);
+  if (steps && !fs::exists(*steps)) steps.reset();
+  return load_trace(file, steps);
+}
+
+// The probe's trace of GPU `gpu`, read into `traces` (kept alive for the page), and its path; or
+// why there is none (`why_none`) and a null trace.
+std::pair<const Trace*, std::string> kept_trace_of(const StudyRecord& study, size_t gpu,
+                                                   std::deque<Trace>& traces,
+                                                   std::string& why_none) {
+  const std::optional<fs::path> file = kept_probe_trace(study, gpu, why_none);
+  if (!file) return {nullptr, "not saved (study --out DIR saves it)"};
+  traces.push_back(read_kept_trace(*file));
+  return {&traces.back(), file->string()};
+}
+
+// Each GPU of a kept study of a job's GPUs, as its JSON's "job" holds them, with the traces its
+// --out folder holds; the GPU whose regime named the job (the one the study names, else, for a
+// study kept before it named one, the first of the job's regime, as the study picks it).
+void add_kept_job_gpus(const StudyRecord& study, report::StudyPage& page,
+                       std::deque<Trace>& traces) {
+  const nlohmann::json gpus = kept_job_gpus(study);
+  const std::string named = text_or_empty(study.report["job"], "regime_device");
+  const std::string job_regime = text_or_empty(study.report["regime"], "regime");
+  std::optional<size_t> named_gpu;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const nlohmann::json& g = gpus[i];
+    report::StudyGpu gpu{.device = text_or_empty(g, "device"),
+                         .gpu_name = text_or_empty(g, "gpu"),
+                         .gpu_uuid = text_or_empty(g, "uuid"),
+                         .regime = g,
+                         .trace = nullptr,
+                         .trace_path = {}};
+    std::tie(gpu.trace, gpu.trace_path) = kept_trace_of(study, i, traces, page.no_trace);
+    const bool names_job =
+        named.empty() ? text_or_empty(g, "regime") == job_regime : gpu.device == named;
+    if (names_job && !named_gpu) named_gpu = i;
+    page.gpus.push_back(std::move(gpu));
+  }
+  page.regime_gpu = named_gpu.value_or(0);
+  page.probe.trace_path = fmt::format("one per GPU, below ({} GPUs)", gpus.size());
+}
+
 // The page of study:ID from what the store kept: the study's JSON, its sweep's table and the
-// probe trace its --out folder holds.
+// probe traces its --out folder holds (every GPU's of a job's).
 ReportResult write_kept_study_report(const ReportRequest& r, RunStore& store, int64_t id,
                                      const fs::path& lib) {
   const std::optional<StudyRecord> study = store.get_study(id);
@@ -236,31 +307,29 @@ ReportResult write_kept_study_report(const ReportRequest& r, RunStore& store, in
   page.probe = study_probe_run(study->device, study->gpu_name, study->gpu_uuid, study->workload,
                                j["regime"]);
   page.probe.started_at_utc = study->started_at_utc;
-  std::optional<Trace> trace;
-  if (const std::optional<fs::path> file = kept_probe_trace(*study, page.no_trace)) {
-    std::optional<fs::path> steps = sibling_steps_path(*file);
-    if (steps && !fs::exists(*steps)) steps.reset();
-    trace = load_trace(*file, steps);
-    page.probe.trace_path = file->string();
-    page.trace = &*trace;
-  } else {
-    page.probe.trace_path = "not saved (study --out DIR saves it)";
-  }
+  std::deque<Trace> traces;
+  const bool job = !kept_job_gpus(*study).empty();
+  if (job)
+    add_kept_job_gpus(*study, page, traces);
+  else
+    std::tie(page.trace, page.probe.trace_path) = kept_trace_of(*study, 0, traces, page.no_trace);
   if (study->sweep_id) {
     const std::optional<SweepRecord> sweep = store.get_sweep(*study->sweep_id);
     if (!sweep) throw not_kept(store, RunRef::Kind::Sweep, *study->sweep_id);
     page.sweep = report::kept_sweep_section(*sweep);
+    if (sweep->report.is_object())
+      page.per_gpu_sweep = sweep->report.value("per_gpu", nlohmann::json());
   }
   page.sweep_skipped = text_or_empty(j, "skipped_reason");
   if (j.contains("job") && j["job"].is_object() && j["job"].contains("reached"))
     page.whole_run = j["job"];
   page.after = text_or_empty(j, "after");
-  // The probe ran at the limit the sweep put back: its trace says which.
-  if (trace && page.after.rfind("restored", 0) == 0)
-    for (const Sample& s : trace->samples)
+  // The probe ran at the limit the sweep put back: its trace (a job's first GPU's) says which.
+  if (!traces.empty() && page.after.rfind("restored", 0) == 0)
+    for (const Sample& s : traces.front().samples)
       if (s.limit_W) {
         page.restored =
-            report::LimitRestored{fmt::format("{} ({})", study->gpu_name, study->gpu_uuid),
+            report::LimitRestored{gpus_label(study->gpu_name, page.gpus, study->gpu_uuid),
                                   *s.limit_W, study->started_at_utc};
         break;
       }
@@ -339,20 +408,60 @@ ReportResult write_report(const ReportRequest& r) {
 
 namespace regime::session {
 
-ReportResult write_study_report(const StudyReport& study, const fs::path& out,
-                                const std::string& trace_path, size_t columns) {
+namespace {
+
+// Each GPU of a job's study for its section of the page: its regime, its probe trace and where
+// that trace was saved.
+std::vector<report::StudyGpu> study_job_gpus(const StudyReport& study, const std::string& out_dir) {
+  std::vector<report::StudyGpu> gpus;
+  const size_t n = study.gpu_regimes.size();
+  for (size_t i = 0; i < n && i < study.job_probe_traces.size(); ++i)
+    gpus.push_back(
+        {.device = study.job_devices.at(i),
+         .gpu_name = i < study.job_infos.size() ? study.job_infos[i].name : study.info.name,
+         .gpu_uuid = i < study.job_infos.size() ? study.job_infos[i].uuid : std::string(),
+         .regime = to_json(study.gpu_regimes[i]),
+         .trace = &study.job_probe_traces[i],
+         .trace_path = out_dir.empty() ? "not saved (study --out DIR saves it)"
+                                       : probe_trace_file(out_dir, i, n).string()});
+  return gpus;
+}
+
+// The runs beside the study on its page: those of the store it was kept in. None where that store
+// failed to keep it (it may not open at all), or where a file store was never made.
+std::vector<RunRecord> runs_beside(const StudyReport& study, const DatabaseLocation& db) {
+  if (study.store_failure) return {};
+  if (!db.is_server() && !fs::exists(db.path())) return {};
+  return RunStore(db).list();
+}
+
+}  // namespace
+
+ReportResult write_study_report(const StudyReport& study, const DatabaseLocation& db,
+                                const fs::path& out, const std::string& out_dir, size_t columns) {
   const fs::path lib = existing_library();
   report::StudyPage page;
+  const bool job = study.gpu_regimes.size() > 1;
+  const std::string gpu_name =
+      job ? fmt::format("{}x {}", study.gpu_regimes.size(), study.info.name) : study.info.name;
   page.title = fmt::format("Regime study: {} on {}", study.workload,
-                           study.info.name.empty() ? study.device : study.info.name);
-  page.probe = study_probe_run(study.device, study.info.name, study.info.uuid, study.workload,
-                               to_json(study.regime));
+                           gpu_name.empty() ? study.device : gpu_name);
+  page.probe = study_probe_run(study.device, gpu_name, job ? std::string() : study.info.uuid,
+                               study.workload, to_json(study.regime));
   page.probe.started_at_utc = now_utc();
-  page.probe.trace_path = trace_path.empty() ? "not saved (study --out DIR saves it)" : trace_path;
+  page.probe.trace_path =
+      out_dir.empty() ? "not saved (study --out DIR saves it)"
+      : job           ? fmt::format("one per GPU, below ({} GPUs)", study.gpu_regimes.size())
+                      : probe_trace_file(out_dir, 0, 1).string();
   page.trace = &study.probe_trace;
+  if (job) {
+    page.gpus = study_job_gpus(study, out_dir);
+    page.regime_gpu = study.regime_gpu;
+  }
   if (study.sweep) {
     page.sweep = report::sweep_section(study.sweep->outcome.probes, study.sweep->outcome.decision,
                                        decision_view(*study.sweep));
+    page.per_gpu_sweep = study.sweep->per_gpu;
     page.after = study.sweep->after;
   }
   page.sweep_skipped = study.skipped;
@@ -366,14 +475,12 @@ ReportResult write_study_report(const StudyReport& study, const fs::path& out,
   // The sweep put the original limit back as the study ended, moments before this page.
   if (study.sweep && study.sweep->after.rfind("restored", 0) == 0)
     page.restored =
-        report::LimitRestored{fmt::format("{} ({})", study.info.name, study.info.uuid),
+        report::LimitRestored{gpus_label(gpu_name, page.gpus, study.info.uuid),
                               study.sweep->info.current_limit_W, page.probe.started_at_utc};
-  std::vector<RunRecord> runs;
-  if (fs::exists(RunStore::default_path())) runs = RunStore(RunStore::default_path()).list();
   report::PageOptions po;
   po.columns = columns;
   po.generated_utc = page.probe.started_at_utc;
-  return write_page(report::study_page_data(page, runs, po), out, lib);
+  return write_page(report::study_page_data(page, runs_beside(study, db), po), out, lib);
 }
 
 }  // namespace regime::session

@@ -40,11 +40,13 @@ struct ReportResult {
 // data_dir()/report/echarts.min.js (scripts/deps.sh puts it there from report/package-lock.json).
 std::filesystem::path chart_library_path();
 
-// A study (`regime study --report FILE`): its probe's timeline, regime and evidence, the sweep
-// (energy and time per step against the cap, the decision marked) and the runs of the default
-// store beside it. `trace_path` names where the probe trace was saved, if anywhere.
-ReportResult write_study_report(const StudyReport& study, const std::filesystem::path& out,
-                                const std::string& trace_path, size_t columns = 1200);
+// A study (`regime study --report FILE`): its probe's timeline, regime and evidence (each GPU's
+// of a job's), the sweep (energy and time per step against the cap, the decision marked) and the
+// runs of `db`, the store the study was kept in, beside it. `out_dir` is the study's --out folder
+// where the probe traces were saved ("" for none).
+ReportResult write_study_report(const StudyReport& study, const DatabaseLocation& db,
+                                const std::filesystem::path& out, const std::string& out_dir,
+                                size_t columns = 1200);
 
 // Error NotFound when no run matches (naming what else of the store bears that id: a probe's id
 // given as sweep:ID), its trace file is missing (named) or the library is missing,
@@ -55,7 +57,8 @@ ReportResult write_study_report(const StudyReport& study, const std::filesystem:
 // (report/control_page.hpp). A sweep from its sweep table and its decision as kept
 // (report/sweep.hpp: no timeline, a sweep keeps no trace). A study as write_study_report draws
 // it, from its JSON, its sweep's table and the probe trace of its --out folder; a study run
-// without --out is drawn without the timeline, saying so.
+// without --out is drawn without the timeline, saying so; a study of a job's GPUs with each GPU's
+// timeline, regime and share of the decision.
 ReportResult write_report(const ReportRequest& request);
 
 }  // namespace regime::session

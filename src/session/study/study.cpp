@@ -49,7 +49,10 @@ StudyReport new_study_report(const StudyRequest& r, const RunSite& site) {
   rep.probe_seconds = r.probe_seconds;
   rep.info = site.infos.front();
   if (site.simulated) rep.sim_model = r.device.devices.front().target;
-  if (site.job()) rep.job_devices = site.devices;
+  if (site.job()) {
+    rep.job_devices = site.devices;
+    rep.job_infos = site.infos;
+  }
   return rep;
 }
 

@@ -77,14 +77,19 @@ ProbeRun run_until_flat(const StudyRequest& r, RunSite& site, StudyReport& rep) 
 // DIR/probe.trace.csv, .steps.csv and .power.csv; -gpuN before the suffix for a job's GPUs.
 void write_probe_files(const std::string& out_dir, const std::vector<Trace>& traces) {
   if (out_dir.empty()) return;
-  const fs::path dir(out_dir);
   for (size_t i = 0; i < traces.size(); ++i) {
-    const std::string tag = traces.size() > 1 ? fmt::format("-gpu{}", i) : "";
-    write_trace_csv(dir / ("probe" + tag + ".trace.csv"), traces[i].samples);
-    write_steps_csv(dir / ("probe" + tag + ".steps.csv"), traces[i].steps);
+    const fs::path trace = probe_trace_file(out_dir, i, traces.size());
+    write_trace_csv(trace, traces[i].samples);
+    write_steps_csv(*sibling_steps_path(trace), traces[i].steps);
     if (!traces[i].power_points.empty())
-      write_power_csv(dir / ("probe" + tag + ".power.csv"), traces[i].power_points);
+      write_power_csv(*sibling_power_path(trace), traces[i].power_points);
   }
+}
+
+// The probe's traces kept for the report page: the first GPU's, and every GPU's of a job.
+void keep_probe_traces(const std::vector<Trace>& traces, StudyReport& rep) {
+  rep.probe_trace = traces.front();
+  if (traces.size() > 1) rep.job_probe_traces = traces;
 }
 
 void warn_of_probe(const StudyRequest& r, StudyReport& rep) {
@@ -132,6 +137,11 @@ std::vector<RegimeReport> classify_probe_run(const StudyRequest& r, const RunSit
 
 }  // namespace
 
+fs::path probe_trace_file(const std::string& out_dir, size_t gpu, size_t gpus) {
+  return fs::path(out_dir) /
+         (gpus > 1 ? fmt::format("probe-gpu{}.trace.csv", gpu) : std::string("probe.trace.csv"));
+}
+
 LiveProbe probe_on_run(const StudyRequest& r, RunSite& site, RunLoop& loop, Workload& work,
                        StudyReport& rep) {
   const double t0 = loop.now_s();
@@ -140,7 +150,7 @@ LiveProbe probe_on_run(const StudyRequest& r, RunSite& site, RunLoop& loop, Work
   rep.probe_ran_s = loop.now_s() - t0;
   for (size_t i = 0; i < site.gpus.size(); ++i) run.traces.push_back(loop.trace(i));
   run.exit_status = work.exit_status();
-  rep.probe_trace = run.traces.front();
+  keep_probe_traces(run.traces, rep);
   write_probe_files(r.out_dir, run.traces);
   warn_of_probe(r, rep);
   LiveProbe out;
@@ -158,7 +168,7 @@ std::vector<RegimeReport> probe_at_current_limit(const StudyRequest& r, RunSite&
                                                  StudyReport& rep) {
   const ProbeRun run = run_until_flat(r, site, rep);
   rep.probe_command_ended = !r.workload.command.empty() && run.end == RunEnd::WorkloadFinished;
-  rep.probe_trace = run.traces.front();
+  keep_probe_traces(run.traces, rep);
   write_probe_files(r.out_dir, run.traces);
   if (run.exit_status && *run.exit_status != 0 && run.end == RunEnd::WorkloadFinished)
     throw WorkloadFailed(

@@ -1,6 +1,8 @@
 #pragma once
 // The study's probe: one run at the current limit, watched until the card has stopped heating,
 // measured and classified on each GPU (once: the later steps take the reports).
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "analysis/measure.hpp"
@@ -9,6 +11,11 @@
 #include "session/study/study_types.hpp"
 
 namespace regime::session {
+
+// Where the probe's trace of GPU `gpu` of `gpus` goes in the study's output folder:
+// DIR/probe.trace.csv for one GPU, DIR/probe-gpuN.trace.csv for a job's (steps and power files
+// beside it, as trace/csv.hpp's siblings).
+std::filesystem::path probe_trace_file(const std::string& out_dir, size_t gpu, size_t gpus);
 
 // One run at the current limit on the site's GPUs; nothing is changed. A card
 // still heating after probe_seconds is watched on until its temperature is flat (or

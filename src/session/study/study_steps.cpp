@@ -47,6 +47,7 @@ void plan_study(const StudyRequest& r, const RunSite& site, std::vector<RegimeRe
   rep.regime = verdict.regime;
   if (site.job()) {
     rep.gpu_regimes = verdict.gpus;
+    rep.regime_gpu = verdict.gpu;
     rep.job_measurement = verdict.job;
   }
   rep.plan = plan::plan_sweep(verdict.regime, site.infos.at(verdict.gpu));

@@ -100,7 +100,10 @@ struct StudyReport {
   // the most constrained GPU's, the job's, since the GPU a limit holds back sets the shared step.
   // The sweep sets one cap on every GPU (sweep_site). Empty for one GPU.
   std::vector<std::string> job_devices;
+  std::vector<GpuInfo> job_infos;  // each GPU's, in the order of `job_devices`
   std::vector<RegimeReport> gpu_regimes;
+  size_t regime_gpu = 0;                       // which GPU's regime is the job's
+  std::vector<Trace> job_probe_traces;         // each GPU's probe trace (for the report page)
   std::optional<Measurement> job_measurement;  // energy summed over the GPUs, the shared steps
 };
 

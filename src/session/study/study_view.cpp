@@ -113,13 +113,20 @@ nlohmann::json to_json(const StudyReport& rep) {
   nlohmann::json job = nullptr;
   if (!rep.gpu_regimes.empty()) {
     nlohmann::json gpus = nlohmann::json::array();
-    for (size_t i = 0; i < rep.gpu_regimes.size(); ++i)
-      gpus.push_back({{"device", rep.job_devices.at(i)},
-                      {"regime", to_string(rep.gpu_regimes[i].regime)},
-                      {"confidence", rep.gpu_regimes[i].confidence},
-                      {"measurement", regime::to_json(rep.gpu_regimes[i].measurement)}});
+    // Each GPU's whole classify report (its advice and evidence too), so that a kept study's
+    // page draws every GPU as the study did.
+    for (size_t i = 0; i < rep.gpu_regimes.size(); ++i) {
+      nlohmann::json g = regime::to_json(rep.gpu_regimes[i]);
+      g["device"] = rep.job_devices.at(i);
+      if (i < rep.job_infos.size()) {
+        g["gpu"] = rep.job_infos[i].name;
+        g["uuid"] = rep.job_infos[i].uuid;
+      }
+      gpus.push_back(std::move(g));
+    }
     job = {{"devices", rep.job_devices},
            {"gpus", gpus},
+           {"regime_device", rep.job_devices.at(rep.regime_gpu)},
            {"measurement",
             rep.job_measurement ? regime::to_json(*rep.job_measurement) : nlohmann::json(nullptr)}};
   }
