@@ -4,9 +4,10 @@
 // pixels on its canvas. Saves screenshots of the whole page, the timeline and the comparison.
 // With REPORT_PHASES=N set, the timeline must show N phases: a legend entry each and every span
 // of the page data shaded on each timeline chart (none of either for N = 0). A page without a
-// trace (`regime report sweep:ID`) must hide the timeline and say why in its place.
+// trace (`regime report sweep:ID`) must hide the timeline and say why in its place. With
+// REPORT_GPUS=N set, the page must draw a job's N GPUs, each in a section of its own.
 //
-// Usage: [REPORT_PHASES=N] node report_page.mjs PAGE.html OUT_DIR CHART_ID...
+// Usage: [REPORT_PHASES=N] [REPORT_GPUS=N] node report_page.mjs PAGE.html OUT_DIR CHART_ID...
 import path from 'node:path';
 
 import { checkPage } from './open_page.mjs';
@@ -67,6 +68,16 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
                legend_items: legend.querySelectorAll('.phase-item').length,
                legend: legend.textContent, shaded };
     })(),
+    // A job's GPUs: each section's heading, regime line, decision line and charts.
+    gpus: (() => {
+      const data = JSON.parse(document.getElementById('page-data').textContent);
+      return { in_data: (data.gpus || []).map((g) => g.device),
+               sections: [...document.querySelectorAll('#gpus section.gpu')].map((s) => ({
+                 heading: s.querySelector('h3').textContent,
+                 regime: s.querySelector('.gpu-regime').textContent,
+                 decision: s.querySelector('.gpu-decision').textContent,
+                 charts: s.querySelectorAll('.chart').length })) };
+    })(),
     whole_run: (() => {
       const data = JSON.parse(document.getElementById('page-data').textContent);
       if (!data.whole_run) return null;
@@ -117,6 +128,18 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
     if (ph.shaded.some((n) => n !== ph.spans)) problems.push(`phase spans shaded per chart ${ph.shaded}, expected ${ph.spans} on each`);
     if (want > 0 && ph.spans < 2 * want) problems.push(`only ${ph.spans} phase spans for ${want} phases`);
   }
+  // With REPORT_GPUS=N, a job's page: a section per GPU naming its device, its regime and what the
+  // job's one cap did to it, with its own timeline charts.
+  if (process.env.REPORT_GPUS !== undefined) {
+    const want = Number(process.env.REPORT_GPUS), g = notes.gpus;
+    if (g.in_data.length !== want || g.sections.length !== want) problems.push(`${g.in_data.length} GPUs in the page data, ${g.sections.length} sections, expected ${want}`);
+    g.sections.forEach((s, i) => {
+      if (!s.heading.includes(`GPU ${i + 1} of ${want}: ${g.in_data[i]}`)) problems.push(`GPU section ${i} is headed '${s.heading}'`);
+      if (!/^Regime [a-z-]+ \(confidence [\d.]+\)/.test(s.regime)) problems.push(`GPU section ${i} names no regime: '${s.regime}'`);
+      if (!/^Decision for the job: .+ this GPU used [\d.]+ J per step/.test(s.decision)) problems.push(`GPU section ${i} gives no share of the decision: '${s.decision}'`);
+      if (s.charts < 3) problems.push(`GPU section ${i} draws ${s.charts} charts`);
+    });
+  }
   if (expected.includes('chart-sweep-time') && notes.budget_lines < 1) problems.push('the time chart has no slowdown-budget line');
   // The decision (cap, intervals, objective in its reason) without scrolling on a wide and a narrow
   // screen, and no raw JSON anywhere on the page; a screenshot of the first screen at each width.
@@ -135,7 +158,10 @@ await checkPage(pagePath, outDir, async (page, problems, started) => {
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.screenshot({ path: path.join(outDir, 'report-page.png'), fullPage: true });
   if (notes.traced) await page.locator('#timeline').screenshot({ path: path.join(outDir, 'report-timeline.png') });
-  await page.locator('#comparison-charts').screenshot({ path: path.join(outDir, 'report-comparison.png') });
+  if (await page.locator('#comparison-charts .chart').count())
+    await page.locator('#comparison-charts').screenshot({ path: path.join(outDir, 'report-comparison.png') });
+  if (notes.gpus.sections.length)
+    await page.locator('#gpus-section').screenshot({ path: path.join(outDir, 'report-gpus.png') });
   if (await page.locator('#sweep-charts .chart').count())
     await page.locator('#sweep-charts').screenshot({ path: path.join(outDir, 'report-sweep.png') });
   console.log(JSON.stringify({ page: pagePath, load_and_check_ms: Date.now() - started, charts, notes }, null, 1));

@@ -6,10 +6,14 @@
 # report study:1`) and its sweep alone (`regime report sweep:1`: no timeline); report_page.mjs
 # checks each in headless Chromium and saves screenshots in OUT_DIR (the study's in OUT_DIR/study,
 # the kept ones' in OUT_DIR/kept-study and OUT_DIR/kept-sweep).
-# Usage: report_page_test.sh REGIME_BINARY OUT_DIR. Exit 77 (skipped) only when Chromium is absent.
+# With FAKE_NVML_LIBRARY, a study of a job's two fake GPUs (one held at its limit, one with
+# headroom) is drawn too, each GPU in its own section (OUT_DIR/job-study).
+# Usage: report_page_test.sh REGIME_BINARY OUT_DIR [FAKE_NVML_LIBRARY]. Exit 77 (skipped) only when
+# Chromium is absent.
 set -euo pipefail
 regime="$1"
 out="$2"
+fake_nvml="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 chromium="${REGIME_CHROMIUM:-/usr/bin/chromium}"
@@ -54,3 +58,24 @@ REPORT_PHASES=0 node "$here/report_page.mjs" "$out/kept-study.html" "$out/kept-s
 "$regime" report --db "$db" sweep:1 -o "$out/kept-sweep.html" >/dev/null
 REPORT_PHASES=0 node "$here/report_page.mjs" "$out/kept-sweep.html" "$out/kept-sweep" \
   chart-sweep-energy chart-sweep-time chart-compare-energy chart-compare-time
+# A study of one job's two GPUs on the fake NVML: every GPU's timeline, regime and share of the
+# decision in its own section, from the study and again from its store.
+if [ -n "$fake_nvml" ]; then
+  printf '%s' '{"gpus":[{"uuid":"GPU-page-0","demand_W":230},{"uuid":"GPU-page-1","demand_W":350}]}' \
+    > "$tmp/fake-nvml.json"
+  REGIME_NVML_LIBRARY="$fake_nvml" FAKE_NVML_CONFIG="$tmp/fake-nvml.json" \
+    FAKE_NVML_STATE="$tmp/fake-nvml-state.json" REGIME_SYSTEM_STATE_DIR="$REGIME_STATE_DIR" \
+    "$regime" study --device nvml:0,1 --actuate --probe-seconds 3 --settle-s 0.2 --probe-s 1 \
+    --step-regex step --stop-after-decision --out "$tmp/job" --db "$tmp/job.sqlite" \
+    --report "$out/job-study.html" --quiet -- \
+    env -u CUDA_VISIBLE_DEVICES sh -c 'while true; do echo step; sleep 0.05; done' >/dev/null
+  gpu_charts=()
+  for g in 0 1; do
+    gpu_charts+=("chart-gpu$g-power" "chart-gpu$g-temperature" "chart-gpu$g-sm-clock" "chart-gpu$g-steps")
+  done
+  REPORT_GPUS=2 node "$here/report_page.mjs" "$out/job-study.html" "$out/job-study" \
+    "${gpu_charts[@]}" chart-sweep-energy chart-sweep-time
+  "$regime" report --db "$tmp/job.sqlite" study:1 -o "$out/kept-job-study.html" >/dev/null
+  REPORT_GPUS=2 node "$here/report_page.mjs" "$out/kept-job-study.html" "$out/kept-job-study" \
+    "${gpu_charts[@]}" chart-sweep-energy chart-sweep-time
+fi
