@@ -1,4 +1,5 @@
-// regime report (RUN_ID | sweep:ID | study:ID | control:ID [--gpu G] | [--gpu G] [--workload W])
+// regime report (RUN_ID | sweep:ID | study:ID [--study-out DIR] | control:ID [--gpu G] |
+//   [--gpu G] [--workload W])
 // -o report.html: one run drawn as a self-contained HTML page (docs/report.md).
 #include "session/results/report.hpp"
 
@@ -21,6 +22,7 @@ void add_report(CLI::App& root, Context&) {
     std::string gpu;
     std::string workload;
     std::string out;
+    std::string study_out;
     size_t columns = 1200;
     bool json = false;
   };
@@ -39,6 +41,10 @@ void add_report(CLI::App& root, Context&) {
       sub->add_option("--workload", a->workload,
                       "Without a run id: the newest finished run whose workload contains this");
   workload->excludes(id);
+  auto* study_out =
+      sub->add_option("--study-out", a->study_out,
+                      "With study:ID: the study's --out folder, where its probe traces are (for a "
+                      "study kept before the store recorded it, or a folder since moved)");
   sub->add_option("-o,--output", a->out, "HTML file to write")->required();
   sub->add_option("--columns", a->columns,
                   "Pixel columns a timeline is reduced to (lowest and highest per column)")
@@ -50,6 +56,7 @@ void add_report(CLI::App& root, Context&) {
     req.db = DatabaseLocation::from_text(a->db);
     if (gpu->count()) req.gpu = a->gpu;
     if (workload->count()) req.workload = a->workload;
+    if (study_out->count()) req.study_out = a->study_out;
     req.out = a->out;
     req.columns = a->columns;
     const session::ReportResult r = session::write_report(req);

@@ -1,8 +1,10 @@
 // End-to-end: the page of a study (`regime study --report FILE`, and `regime report study:ID`
 // from the store): the runs beside it are those of the store the study was kept in (--db), never
 // the default store's; a study of a job's two GPUs (the fake NVML) draws every GPU: its probe
-// timeline, its regime and what the job's one cap did to it.
+// timeline, its regime and what the job's one cap did to it; a study kept before its record held
+// its --out folder says how to draw its timeline, and does with that folder given.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -66,6 +68,57 @@ TEST_F(StudyReport, ThePageListsTheRunsOfTheStoreTheStudyWasKeptIn) {
       run({"report", "study:1", "--db", own_db(), "-o", kept.string(), "--json"});
   ASSERT_EQ(again.status, 0) << again.err;
   EXPECT_EQ(compared_workloads(page(kept)), want);
+}
+
+TEST_F(StudyReport, AStudyKeptBeforeItsOutFolderWasRecordedSaysHowToDrawItsTimeline) {
+  const fs::path out_dir = sb_.path() / "study-out";
+  for (const bool with_out : {true, false}) {
+    std::vector<std::string> args = {"study",      "--device",     "sim:l4",
+                                     "--workload", "sim:resnet50", "--probe-seconds",
+                                     "20",         "--db",         own_db()};
+    if (with_out) args.insert(args.end(), {"--out", out_dir.string()});
+    const test::RunResult study = run(args);
+    ASSERT_EQ(study.status, 0) << study.err;
+  }
+  // study:1 as a study kept before the record held its --out folder.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(own_db().c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db,
+                         "UPDATE studies SET options_json = json_remove(options_json, '$.out_dir') "
+                         "WHERE id = 1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  const fs::path html = sb_.path() / "old.html";
+  const auto report = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"report", "--db", own_db(), "-o", html.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  test::RunResult r = report({"study:1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  json data = page(html);
+  EXPECT_TRUE(data["timeline"].is_null());
+  EXPECT_EQ(data["no_timeline"],
+            "study:1 was kept before the run store recorded a study's --out folder, so this page "
+            "cannot find its probe trace: if it was run with --out DIR, `regime report study:1 "
+            "--study-out DIR` draws the timeline from DIR/probe.trace.csv");
+  // As the message says: its folder given, its timeline is drawn.
+  r = report({"study:1", "--study-out", out_dir.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  data = page(html);
+  ASSERT_TRUE(data["timeline"].is_object());
+  EXPECT_EQ(data["run"]["trace_path"], (out_dir / "probe.trace.csv").string());
+  // A study recorded as run without --out says so.
+  r = report({"study:2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(page(html)["no_timeline"].get<std::string>().find("study:2 was run without --out"),
+            std::string::npos);
+  // The folder names a study's: with a probe's id it is refused.
+  r = report({"1", "--study-out", out_dir.string()});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--study-out names a study's --out folder"), std::string::npos) << r.err;
 }
 
 class JobStudyReport : public StudyReport {

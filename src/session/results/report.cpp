@@ -196,20 +196,36 @@ nlohmann::json kept_job_gpus(const StudyRecord& study) {
   return gpus.is_array() && gpus.size() > 1 ? gpus : nlohmann::json::array();
 }
 
-// The probe's trace of GPU `gpu` that a study kept with --out, or why there is none. Error
-// NotFound naming the file when the study saved one that is gone.
-std::optional<fs::path> kept_probe_trace(const StudyRecord& study, size_t gpu,
-                                         std::string& why_none) {
+// The --out folder a kept study saved its probe traces in: `given` (report --study-out), else
+// the one its record names; none, saying why in `why_none`, for a study run without --out or
+// kept before the store recorded the folder (then how to draw it).
+std::optional<fs::path> kept_out_dir(const StudyRecord& study, const std::optional<fs::path>& given,
+                                     std::string& why_none) {
+  if (given) return given;
   const nlohmann::json& o = study.provenance.options;
-  if (!o.is_object() || !o.contains("out_dir") || !o["out_dir"].is_string()) {
+  if (o.is_object() && o.contains("out_dir") && o["out_dir"].is_string())
+    return fs::path(o["out_dir"].get<std::string>());
+  const bool job = !kept_job_gpus(study).empty();
+  if (o.is_object() && o.contains("out_dir"))  // recorded as none: run without --out
     why_none = fmt::format(
         "study:{} was run without --out, so its probe's trace was not saved "
         "(`regime study --out DIR` keeps it for this page)",
         study.id);
-    return std::nullopt;
-  }
+  else
+    why_none = fmt::format(
+        "study:{} was kept before the run store recorded a study's --out folder, so this page "
+        "cannot find its probe trace{}: if it was run with --out DIR, `regime report study:{} "
+        "--study-out DIR` draws the timeline from {}",
+        study.id, job ? "s" : "", study.id,
+        job ? "DIR/probe-gpu0.trace.csv, DIR/probe-gpu1.trace.csv, ..." : "DIR/probe.trace.csv");
+  return std::nullopt;
+}
+
+// The probe's trace of GPU `gpu` in the study's --out folder. Error NotFound naming the file when
+// it is not there.
+fs::path kept_probe_trace(const StudyRecord& study, const fs::path& out_dir, size_t gpu) {
   const size_t gpus = std::max<size_t>(1, kept_job_gpus(study).size());
-  const fs::path file = probe_trace_file(o["out_dir"].get<std::string>(), gpu, gpus);
+  const fs::path file = probe_trace_file(out_dir.string(), gpu, gpus);
   if (!fs::exists(file))
     throw Error(ErrorKind::NotFound,
                 fmt::format("study:{}: its probe trace {} is missing", study.id, file.string()));
@@ -254,22 +270,22 @@ Trace read_kept_trace(const fs::path& file) {
   return load_trace(file, steps);
 }
 
-// The probe's trace of GPU `gpu`, read into `traces` (kept alive for the page), and its path; or
-// why there is none (`why_none`) and a null trace.
-std::pair<const Trace*, std::string> kept_trace_of(const StudyRecord& study, size_t gpu,
-                                                   std::deque<Trace>& traces,
-                                                   std::string& why_none) {
-  const std::optional<fs::path> file = kept_probe_trace(study, gpu, why_none);
-  if (!file) return {nullptr, "not saved (study --out DIR saves it)"};
-  traces.push_back(read_kept_trace(*file));
-  return {&traces.back(), file->string()};
+// The probe's trace of GPU `gpu` in `out_dir`, read into `traces` (kept alive for the page), and
+// its path; a null trace where there is no folder.
+std::pair<const Trace*, std::string> kept_trace_of(const StudyRecord& study,
+                                                   const std::optional<fs::path>& out_dir,
+                                                   size_t gpu, std::deque<Trace>& traces) {
+  if (!out_dir) return {nullptr, "not saved (study --out DIR saves it)"};
+  const fs::path file = kept_probe_trace(study, *out_dir, gpu);
+  traces.push_back(read_kept_trace(file));
+  return {&traces.back(), file.string()};
 }
 
 // Each GPU of a kept study of a job's GPUs, as its JSON's "job" holds them, with the traces its
 // --out folder holds; the GPU whose regime named the job (the one the study names, else, for a
 // study kept before it named one, the first of the job's regime, as the study picks it).
-void add_kept_job_gpus(const StudyRecord& study, report::StudyPage& page,
-                       std::deque<Trace>& traces) {
+void add_kept_job_gpus(const StudyRecord& study, const std::optional<fs::path>& out_dir,
+                       report::StudyPage& page, std::deque<Trace>& traces) {
   const nlohmann::json gpus = kept_job_gpus(study);
   const std::string named = text_or_empty(study.report["job"], "regime_device");
   const std::string job_regime = text_or_empty(study.report["regime"], "regime");
@@ -282,7 +298,7 @@ void add_kept_job_gpus(const StudyRecord& study, report::StudyPage& page,
                          .regime = g,
                          .trace = nullptr,
                          .trace_path = {}};
-    std::tie(gpu.trace, gpu.trace_path) = kept_trace_of(study, i, traces, page.no_trace);
+    std::tie(gpu.trace, gpu.trace_path) = kept_trace_of(study, out_dir, i, traces);
     const bool names_job =
         named.empty() ? text_or_empty(g, "regime") == job_regime : gpu.device == named;
     if (names_job && !named_gpu) named_gpu = i;
@@ -308,11 +324,11 @@ ReportResult write_kept_study_report(const ReportRequest& r, RunStore& store, in
                                j["regime"]);
   page.probe.started_at_utc = study->started_at_utc;
   std::deque<Trace> traces;
-  const bool job = !kept_job_gpus(*study).empty();
-  if (job)
-    add_kept_job_gpus(*study, page, traces);
+  const std::optional<fs::path> out_dir = kept_out_dir(*study, r.study_out, page.no_trace);
+  if (!kept_job_gpus(*study).empty())
+    add_kept_job_gpus(*study, out_dir, page, traces);
   else
-    std::tie(page.trace, page.probe.trace_path) = kept_trace_of(*study, 0, traces, page.no_trace);
+    std::tie(page.trace, page.probe.trace_path) = kept_trace_of(*study, out_dir, 0, traces);
   if (study->sweep_id) {
     const std::optional<SweepRecord> sweep = store.get_sweep(*study->sweep_id);
     if (!sweep) throw not_kept(store, RunRef::Kind::Sweep, *study->sweep_id);
@@ -344,11 +360,19 @@ ReportResult write_kept_study_report(const ReportRequest& r, RunStore& store, in
 
 // The run `run` names; nullopt for the newest matching probe.
 std::optional<RunRef> report_ref(const ReportRequest& r) {
-  if (!r.run) return std::nullopt;
+  if (!r.run) {
+    if (r.study_out)
+      throw Error(ErrorKind::InvalidArgument,
+                  "report: --study-out names a study's --out folder: give it with study:ID");
+    return std::nullopt;
+  }
   if ((r.gpu && r.run->kind != RunRef::Kind::Control) || r.workload)
     throw Error(ErrorKind::InvalidArgument,
                 "report: --gpu and --workload pick the newest probe when no run is named; with "
                 "a run named they pick nothing (with control:ID, --gpu picks one of its GPUs)");
+  if (r.study_out && r.run->kind != RunRef::Kind::Study)
+    throw Error(ErrorKind::InvalidArgument,
+                "report: --study-out names a study's --out folder: give it with study:ID");
   return r.run;
 }
 

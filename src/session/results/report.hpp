@@ -20,6 +20,9 @@ struct ReportRequest {
   // control:ID: which of the run's GPUs to draw (report::control_gpu_named).
   std::optional<std::string> gpu;
   std::optional<std::string> workload;  // matches the workload (substring)
+  // With study:ID: the study's --out folder, for a study whose record names none (kept before the
+  // store recorded it) or whose folder has moved.
+  std::optional<std::filesystem::path> study_out;
   std::filesystem::path out;
   size_t columns = 1200;
 };

@@ -29,9 +29,11 @@ void keep_study(const StudyRequest& r, RunStore& store, const nlohmann::json& op
   rec.provenance.options["probe_seconds"] = r.probe_seconds;
   rec.provenance.options["max_probe_seconds"] = r.max_probe_seconds;
   rec.provenance.options["actuate"] = r.actuate;
-  // Where the probe's trace went, so that `regime report study:ID` can draw it later.
-  if (!r.out_dir.empty())
-    rec.provenance.options["out_dir"] = std::filesystem::absolute(r.out_dir).string();
+  // Where the probe's trace went, so that `regime report study:ID` can draw it later; null (not
+  // absent) where it went nowhere, so that a study kept before this was recorded reads apart.
+  rec.provenance.options["out_dir"] =
+      r.out_dir.empty() ? nlohmann::json()
+                        : nlohmann::json(std::filesystem::absolute(r.out_dir).string());
   rep.study_id = store.insert_study(rec);
 }
 
