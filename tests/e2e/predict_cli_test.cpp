@@ -499,12 +499,13 @@ TEST(PredictCli, EvalByFamilyScoresEachFamilyAndSummarisesThem) {
   ASSERT_EQ(j["rows"].size(), 10u);
   for (const auto& row : j["rows"]) {
     const double pct = row["mape_power_pct"].get<double>();
-    // The held-out RTX 6000's shufflenetv2 measured 18.6%; the others 10.2% or less.
-    EXPECT_LT(pct, row["gpu"] == "RTX6000" && row["family"] == "shufflenetv2" ? 19 : 11)
+    // The curves were fitted on both tables: the RTX 6000's shufflenetv2 measured 12.2%, the
+    // others 10.2% or less (held out, table against table: docs/predict.md).
+    EXPECT_LT(pct, row["gpu"] == "RTX6000" && row["family"] == "shufflenetv2" ? 13 : 11)
         << row.dump();
   }
   ASSERT_EQ(j["families"].size(), 1u);
-  EXPECT_EQ(j["families"][0]["over_goal"], 1);
+  EXPECT_EQ(j["families"][0]["over_goal"], 0);
   EXPECT_EQ(j["families"][0]["worst_family"], "shufflenetv2");
 }
 
