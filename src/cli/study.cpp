@@ -90,7 +90,7 @@ void print_study(const session::StudyReport& rep, const session::StudyRequest& r
   if (json)
     print_json(rep.json);
   else
-    std::cout << (rep.kept ? session::kept_text(rep) : session::to_text(rep, r.out_dir));
+    std::cout << (rep.kept ? session::kept_text(rep) : session::to_text(rep, r));
   if (rep.exit_status) ctx.exit_status = *rep.exit_status;  // the command's, run to its end
   // Only after the results are out: a store that failed still fails the command.
   if (rep.store_failure)

@@ -79,6 +79,12 @@ TEST_F(StudyReport, AStudyKeptBeforeItsOutFolderWasRecordedSaysHowToDrawItsTimel
     if (with_out) args.insert(args.end(), {"--out", out_dir.string()});
     const test::RunResult study = run(args);
     ASSERT_EQ(study.status, 0) << study.err;
+    // Its last line draws it from the store it was kept in.
+    const std::string id = with_out ? "1" : "2";
+    EXPECT_NE(study.out.find("kept as study:" + id + ": `regime report study:" + id + " --db " +
+                             own_db() + " -o study.html` draws it"),
+              std::string::npos)
+        << study.out;
   }
   // study:1 as a study kept before the record held its --out folder.
   sqlite3* db = nullptr;

@@ -7,6 +7,7 @@
 #include "analysis/measure.hpp"
 #include "present/render.hpp"
 #include "session/control/control_view.hpp"
+#include "store/database_location.hpp"
 #include "twin/spec.hpp"
 #include "twin/uncertainty.hpp"
 
@@ -254,7 +255,8 @@ void whole_run_text(const StudyReport& r, std::string& out) {
 
 }  // namespace
 
-std::string to_text(const StudyReport& r, const std::string& out_dir) {
+std::string to_text(const StudyReport& r, const StudyRequest& request) {
+  const std::string& out_dir = request.out_dir;
   std::string out;
   out += fmt::format("study of {} on {} ({}), limit {:g} W (default {:g} W)\n\n", r.workload,
                      r.device, r.info.name, r.info.enforced_limit_W, r.info.default_limit_W);
@@ -296,14 +298,21 @@ std::string to_text(const StudyReport& r, const std::string& out_dir) {
   }
   whole_run_text(r, out);
   control_text(r.control, out);
-  if (!out_dir.empty())
+  if (!out_dir.empty() && r.job_probe_traces.size() > 1)
+    out += fmt::format(
+        "\nwrote {}/probe-gpuN.trace.csv and probe-gpuN.steps.csv for each GPU (N = 0 to {}) and "
+        "study.json\n",
+        out_dir, r.job_probe_traces.size() - 1);
+  else if (!out_dir.empty())
     out += fmt::format("\nwrote {}/probe.trace.csv, probe.steps.csv and study.json\n", out_dir);
+  // The store it was kept in is named where it is not the default, so the command draws it.
+  const DatabaseLocation& db = request.settings.db;
   if (r.store_failure)
     out += "\n" + store_failure_text(*r.store_failure) + "\n";
   else if (r.study_id)
     out += fmt::format(
-        "\nkept as study:{}: `regime report study:{} -o study.html` draws it{}\n", *r.study_id,
-        *r.study_id,
+        "\nkept as study:{}: `regime report study:{}{} -o study.html` draws it{}\n", *r.study_id,
+        *r.study_id, db.is_default() ? "" : " --db " + db.path().string(),
         out_dir.empty() ? " (without its timeline: --out DIR keeps the probe trace)" : "");
   return out;
 }

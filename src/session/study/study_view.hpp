@@ -35,8 +35,9 @@ StudyRow study_row(const StudyReport& report);
 std::string format_study_table(const std::vector<StudyRow>& rows);
 
 // What `regime study` prints: the probe and its regime, the sweep and its decision, what was left
-// set, the gated controller; `out_dir` (--out) names where the files went.
-std::string to_text(const StudyReport& report, const std::string& out_dir);
+// set, the gated controller; where the files went (the request's --out) and how to draw the
+// study again from the store it was kept in (its --db).
+std::string to_text(const StudyReport& report, const StudyRequest& request);
 // Several GPUs studied in turn: one table, a row each; and their JSON, each study's with the
 // basis of its decision ("measured", "calibrated" or "predicted") added.
 std::string to_text(const std::vector<StudyReport>& reports);
