@@ -20,6 +20,7 @@ double fill_share(double batch, double half_batch, double exponent) {
 
 // Of the (A, h) through the known point, the nearest to (f * (limit - static), h0) in
 // log(A / A0)^2 + log(h / h0)^2; h searched from h0 / 1024 to h0 * 1024 in steps of 2^(1/16).
+// The two ratios weigh alike: a weight chosen on the two tables would no longer be held out.
 CurvePlace place_with(const BatchCurve& c, double exponent, double static_W, double cap_W,
                       double ref_W, double ref_batch) {
   const double excess_W = ref_W - static_W;
