@@ -4,6 +4,7 @@
 // (src/session/study/study.hpp).
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -19,6 +20,8 @@
 #include "session/study/study_view.hpp"
 
 namespace regime::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -60,6 +63,42 @@ session::KeptLookup kept_lookup(const DatabaseLocation& db) {
       };
 }
 
+// The study's page (--report), written before the study is printed, whatever happens to it:
+// nothing measured is lost.
+void write_study_page(const session::StudyReport& rep, const DatabaseLocation& db,
+                      const std::string& page_path, const std::string& out_dir, Context& ctx) {
+  try {
+    const session::ReportResult page = session::write_study_report(rep, db, page_path, out_dir);
+    std::cerr << fmt::format("regime: wrote {} ({:.1f} KiB)\n", page.out.string(),
+                             double(page.bytes) / 1024.0);
+  } catch (const Error& e) {
+    std::cerr << "regime: --report: " << e.what() << "\n";
+    ctx.exit_status = exit_code(e.kind());
+  }
+}
+
+// The page's place, checked before the study runs, as every output file is.
+void check_report_file(const std::string& page_path) {
+  try {
+    check_output_file(page_path);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "--report: " + std::string(e.what()));
+  }
+}
+
+// Several GPUs studied in turn: a page each, FILE's name with the device's before its extension
+// (study.html -> study-sim_t4.html), as their --out folders are named.
+std::vector<std::string> pages_in_turn(const std::string& report_path,
+                                       const std::vector<std::string>& names) {
+  std::vector<std::string> pages;
+  if (report_path.empty()) return pages;
+  const fs::path p(report_path);
+  for (const std::string& name : names)
+    pages.push_back(
+        (p.parent_path() / (p.stem().string() + "-" + name + p.extension().string())).string());
+  return pages;
+}
+
 // Several GPUs studied in turn, then one table of them all.
 void print_studies(const std::vector<session::StudyReport>& reps, bool json, Context& ctx) {
   for (const auto& rep : reps) print_warnings(rep.warnings);
@@ -75,18 +114,7 @@ void print_studies(const std::vector<session::StudyReport>& reps, bool json, Con
 void print_study(const session::StudyReport& rep, const session::StudyRequest& r, bool json,
                  const std::string& report_path, Context& ctx) {
   print_warnings(rep.warnings);
-  if (!report_path.empty()) {
-    // The study is printed below whatever happens to its page: nothing measured is lost.
-    try {
-      const session::ReportResult page =
-          session::write_study_report(rep, r.settings.db, report_path, r.out_dir);
-      std::cerr << fmt::format("regime: wrote {} ({:.1f} KiB)\n", page.out.string(),
-                               double(page.bytes) / 1024.0);
-    } catch (const Error& e) {
-      std::cerr << "regime: --report: " << e.what() << "\n";
-      ctx.exit_status = exit_code(e.kind());
-    }
-  }
+  if (!report_path.empty()) write_study_page(rep, r.settings.db, report_path, r.out_dir, ctx);
   if (json)
     print_json(rep.json);
   else
@@ -149,7 +177,8 @@ void add_study(CLI::App& root, Context& ctx) {
   sub->add_option("--out", r->out_dir, "Folder for the probe trace and study.json");
   sub->add_option("--report", *report_path,
                   "Also write the study as one HTML page (docs/report.md): the probe's "
-                  "timeline, the regime, energy and time per step against the cap");
+                  "timeline, the regime, energy and time per step against the cap (GPUs studied "
+                  "in turn: a page each, FILE's name with the device's, study-sim_t4.html)");
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet,
                 "Nothing on stderr while it runs: no progress line and no line per cap (the "
@@ -162,18 +191,17 @@ void add_study(CLI::App& root, Context& ctx) {
     TaskProgressLine progress(stderr, progress_wanted(stderr, *quiet), "study");
     attach_progress(r->settings, progress, !*json && !*quiet);
     if (session::studied_in_turn(r->device)) {
-      if (!report_path->empty())
-        throw Error(ErrorKind::InvalidArgument, "--report takes one device: study them one by one");
+      const std::vector<std::string> names = session::device_file_names(r->device);
+      const std::vector<std::string> pages = pages_in_turn(*report_path, names);
+      for (const std::string& page : pages) check_report_file(page);
       const std::vector<session::StudyReport> reps = session::run_studies(*r);
       progress.stop();
+      for (size_t i = 0; i < pages.size() && i < reps.size(); ++i)
+        write_study_page(reps[i], r->settings.db, pages[i],
+                         r->out_dir.empty() ? "" : (fs::path(r->out_dir) / names[i]).string(), ctx);
       return print_studies(reps, *json, ctx);
     }
-    // The page's place is checked before the study runs, as every output file is.
-    if (!report_path->empty()) try {
-        check_output_file(*report_path);
-      } catch (const Error& e) {
-        throw Error(e.kind(), "--report: " + std::string(e.what()));
-      }
+    if (!report_path->empty()) check_report_file(*report_path);
     const session::StudyReport rep = session::run_study(*r);
     progress.stop();
     print_study(rep, *r, *json, *report_path, ctx);

@@ -127,6 +127,31 @@ TEST_F(StudyReport, AStudyKeptBeforeItsOutFolderWasRecordedSaysHowToDrawItsTimel
   EXPECT_NE(r.err.find("--study-out names a study's --out folder"), std::string::npos) << r.err;
 }
 
+TEST_F(StudyReport, GpusStudiedInTurnGetAPageEach) {
+  // Each study its own folder and page, named by its device.
+  const fs::path out_dir = sb_.path() / "turn", html = sb_.path() / "turn.html";
+  const test::RunResult study =
+      run({"study", "--device", "sim:l4,sim:t4,ambient_C=35", "--workload", "sim:resnet50",
+           "--probe-seconds", "20", "--db", own_db(), "--out", out_dir.string(), "--report",
+           html.string()});
+  ASSERT_EQ(study.status, 0) << study.err;
+  const std::vector<std::string> names = {"sim_l4", "sim_t4_ambient_C_35"};
+  const std::vector<std::string> gpus = {"NVIDIA L4", "Tesla T4"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    SCOPED_TRACE(name);
+    const fs::path file = sb_.path() / ("turn-" + name + ".html");
+    EXPECT_NE(study.err.find("regime: wrote " + file.string()), std::string::npos) << study.err;
+    const json data = page(file);
+    EXPECT_EQ(data["kind"], "study");
+    EXPECT_EQ(data["run"]["gpu_name"], gpus[i]);
+    EXPECT_EQ(data["run"]["trace_path"], (out_dir / name / "probe.trace.csv").string());
+    ASSERT_TRUE(data["timeline"].is_object());
+    EXPECT_TRUE(fs::exists(out_dir / name / "study.json"));
+  }
+  EXPECT_FALSE(fs::exists(html));
+}
+
 class JobStudyReport : public StudyReport {
  protected:
   // GPU 0 draws 230 W of its 300 W limit (headroom); GPU 1 would draw 350 W and is held at its

@@ -26,13 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "sim:t4,ambient_C=35" -> "sim_t4_ambient_C_35": one output folder per device of a list.
-std::string device_dir_name(const std::string& device) {
-  std::string out;
-  for (char c : device) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
-
 void check_probe_length(const StudyRequest& r) {
   if (!(r.probe_seconds >= 1 && r.probe_seconds <= 3600))
     throw Error(ErrorKind::InvalidArgument,
@@ -110,6 +103,16 @@ StudyReport study_one(const StudyRequest& r, ResultsKeeper& keeper) {
 
 }  // namespace
 
+std::vector<std::string> device_file_names(const DeviceSet& devices) {
+  std::vector<std::string> names;
+  for (const DeviceUri& d : devices.devices) {
+    std::string name;
+    for (char c : d.text) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    names.push_back(name);
+  }
+  return names;
+}
+
 StudyReport run_study(const StudyRequest& r) {
   ResultsKeeper keeper(r.settings.db);
   return study_one(r, keeper);
@@ -130,11 +133,11 @@ std::vector<StudyReport> run_studies(const StudyRequest& r) {
   ResultsKeeper keeper(r.settings.db);
   if (study_is_one_job(r.device)) return {study_one(r, keeper)};
   std::vector<StudyReport> out;
-  for (const DeviceUri& device : r.device.devices) {
+  const std::vector<std::string> names = device_file_names(r.device);
+  for (size_t i = 0; i < r.device.devices.size(); ++i) {
     StudyRequest one = r;
-    one.device = one_device(device);
-    if (!r.out_dir.empty())
-      one.out_dir = (fs::path(r.out_dir) / device_dir_name(device.text)).string();
+    one.device = one_device(r.device.devices[i]);
+    if (!r.out_dir.empty()) one.out_dir = (fs::path(r.out_dir) / names[i]).string();
     out.push_back(study_one(one, keeper));
   }
   return out;

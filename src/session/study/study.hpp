@@ -27,6 +27,11 @@ bool study_is_one_job(const DeviceSet& devices);
 // run_studies gives one report each, printed as one table.
 bool studied_in_turn(const DeviceSet& devices);
 
+// A name for each device of the list that is safe in a file name ("sim:t4,ambient_C=35" ->
+// "sim_t4_ambient_C_35"; a list names each device once): each device studied in turn keeps its
+// --out files in a folder of that name, and its --report page in a file named with it.
+std::vector<std::string> device_file_names(const DeviceSet& devices);
+
 // Every device of the list studied in turn (each simulated GPU is a machine of its own), each
 // kept in the run database (opened once for them all); one job's GPUs (study_is_one_job) as one
 // study.
