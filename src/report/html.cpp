@@ -50,7 +50,7 @@ section.gpu { border-top: 1px solid #d8dce6; margin-top: 18px; } section.gpu h3 
   <div class="card"><div id="regime-label">regime</div><div class="big regime" id="regime"></div><div class="ci" id="confidence"></div></div>
   <div class="card"><div id="energy-label">energy per step</div><div class="big" id="energy"></div><div class="ci" id="energy-ci"></div></div>
   <div class="card"><div id="time-label">time per step</div><div class="big" id="time"></div><div class="ci" id="time-ci"></div></div>
-  <div class="card"><div>average power</div><div class="big" id="power"></div><div class="ci" id="window"></div></div>
+  <div class="card"><div id="power-label">average power</div><div class="big" id="power"></div><div class="ci" id="window"></div></div>
 </div>
 <p id="advice"></p>
 <details id="evidence-box"><summary>Evidence: the numbers that named the regime</summary>
@@ -346,6 +346,13 @@ constexpr std::string_view kPageScript = R"JS(
     text('gpus-note', `One run of the command on ${G.length} GPUs, each GPU classified on its own figures; the most constrained GPU's regime is the job's, and one cap is set on every GPU.`);
     const job = G.find((g) => g.named_job);
     if (job) text('confidence', `confidence ${fmtN(reg.confidence, 2)}; the job's, named by ${job.device}`);
+    // The cards hold the job's figures (energy summed over its GPUs, power their mean), as its
+    // sweep measures the job.
+    if (data.measurement_of) {
+      text('energy-label', `energy per ${per}, ${data.measurement_of}`);
+      text('time-label', `time per ${per}, the job's`);
+      text('power-label', `average power, the mean of the job's ${G.length} GPUs`);
+    }
     G.forEach((g, i) => {
       const box = document.createElement('section');
       box.className = 'gpu';

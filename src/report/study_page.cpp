@@ -132,6 +132,10 @@ json study_page_data(const StudyPage& s, const std::vector<RunRecord>& store_run
   else
     page["sweep_skipped"] = s.sweep_skipped;
   if (!s.whole_run.is_null()) page["whole_run"] = s.whole_run;
+  if (job && s.job_measurement.is_object()) {
+    page["measurement"] = s.job_measurement;
+    page["measurement_of"] = fmt::format("the job's {} GPUs summed", s.gpus.size());
+  }
   if (job)
     page["gpus"] = study_gpus_data(s.gpus, s.regime_gpu, s.per_gpu_sweep, s.sweep, options.columns);
   const std::string gpu =

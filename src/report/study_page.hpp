@@ -46,6 +46,9 @@ struct StudyPage {
   std::vector<StudyGpu> gpus;
   size_t regime_gpu = 0;
   nlohmann::json per_gpu_sweep;
+  // The job's measurement (energy summed over its GPUs, power their mean, the shared steps): a
+  // job's cards show it, as its sweep measures the job; null to keep the regime's GPU's.
+  nlohmann::json job_measurement;
 };
 
 // Each GPU of a job's study for its own section of the page: device, name, UUID, whether its

@@ -167,6 +167,9 @@ void expect_every_gpu_drawn(const json& data, const json& study, const fs::path&
   EXPECT_TRUE(data["timeline"].is_null());  // each GPU's is in its own section
   EXPECT_NE(data["no_timeline"].get<std::string>().find("A job on 2 GPUs"), std::string::npos);
   EXPECT_EQ(data["regime"]["name"], "cap-bound");
+  // The cards hold the job's figures, summed over its GPUs.
+  EXPECT_EQ(data["measurement"]["energy_per_step_J"],
+            study["job"]["measurement"]["energy_per_step_J"]);
   ASSERT_EQ(data["gpus"].size(), 2u) << data.dump().substr(0, 2000);
   for (size_t i = 0; i < 2; ++i) {
     const json& g = data["gpus"][i];

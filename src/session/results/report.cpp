@@ -305,6 +305,7 @@ void add_kept_job_gpus(const StudyRecord& study, const std::optional<fs::path>& 
     page.gpus.push_back(std::move(gpu));
   }
   page.regime_gpu = named_gpu.value_or(0);
+  page.job_measurement = study.report["job"].value("measurement", nlohmann::json());
   page.probe.trace_path = fmt::format("one per GPU, below ({} GPUs)", gpus.size());
 }
 
@@ -481,6 +482,7 @@ ReportResult write_study_report(const StudyReport& study, const DatabaseLocation
   if (job) {
     page.gpus = study_job_gpus(study, out_dir);
     page.regime_gpu = study.regime_gpu;
+    if (study.job_measurement) page.job_measurement = regime::to_json(*study.job_measurement);
   }
   if (study.sweep) {
     page.sweep = report::sweep_section(study.sweep->outcome.probes, study.sweep->outcome.decision,
