@@ -123,8 +123,13 @@ json study_page_data(const StudyPage& s, const std::vector<RunRecord>& store_run
           ? fmt::format("A job on {} GPUs: each GPU's trace is drawn in its own section below.",
                         s.gpus.size())
           : s.no_trace;
-  json page = s.trace && !job ? build_page_data(s.probe, *s.trace, store_runs, options)
-                              : build_untraced_page_data(s.probe, no_timeline, store_runs, options);
+  // A job's probe stands, in the cards and beside the store's runs, for the job its sweep
+  // measures: its figures summed over its GPUs.
+  RunRecord probe = s.probe;
+  const bool job_measured = job && s.job_measurement.is_object() && probe.report.is_object();
+  if (job_measured) probe.report["measurement"] = s.job_measurement;
+  json page = s.trace && !job ? build_page_data(probe, *s.trace, store_runs, options)
+                              : build_untraced_page_data(probe, no_timeline, store_runs, options);
   page["title"] = s.title;
   page["kind"] = "study";
   if (!s.sweep.is_null())
@@ -132,10 +137,7 @@ json study_page_data(const StudyPage& s, const std::vector<RunRecord>& store_run
   else
     page["sweep_skipped"] = s.sweep_skipped;
   if (!s.whole_run.is_null()) page["whole_run"] = s.whole_run;
-  if (job && s.job_measurement.is_object()) {
-    page["measurement"] = s.job_measurement;
-    page["measurement_of"] = fmt::format("the job's {} GPUs summed", s.gpus.size());
-  }
+  if (job_measured) page["measurement_of"] = fmt::format("the job's {} GPUs summed", s.gpus.size());
   if (job)
     page["gpus"] = study_gpus_data(s.gpus, s.regime_gpu, s.per_gpu_sweep, s.sweep, options.columns);
   const std::string gpu =

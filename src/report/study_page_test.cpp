@@ -121,7 +121,8 @@ TEST(ReportStudyPage, AJobsPageDrawsEveryGpusTimelineRegimeAndDecision) {
   s.trace = &gpu0;
   s.gpus = {job_gpu(0, "headroom", 12.0, &gpu0), job_gpu(1, "cap-bound", 16.0, &gpu1)};
   s.regime_gpu = 1;
-  s.job_measurement = {{"energy_per_step_J", 28.0}, {"avg_power_W", 530.0}};
+  s.job_measurement = {
+      {"energy_per_step_J", 28.0}, {"time_per_step_s", 0.05}, {"avg_power_W", 265.0}};
   s.per_gpu_sweep = per_gpu_sweep();
   s.sweep = {{"default_limit_W", 300.0},
              {"points", json::array({{{"cap_W", 200.0}}, {{"cap_W", 300.0}}})},
@@ -136,6 +137,8 @@ TEST(ReportStudyPage, AJobsPageDrawsEveryGpusTimelineRegimeAndDecision) {
   // The cards hold the job's figures, summed over its GPUs, as its sweep measures the job.
   EXPECT_EQ(page["measurement"]["energy_per_step_J"], 28.0);
   EXPECT_EQ(page["measurement_of"], "the job's 2 GPUs summed");
+  ASSERT_EQ(page["comparison"]["rows"].size(), 1u);  // the study's probe, as the job
+  EXPECT_EQ(page["comparison"]["rows"][0]["energy_per_step_J"], 28.0);
   const json& gpus = page["gpus"];
   ASSERT_EQ(gpus.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
