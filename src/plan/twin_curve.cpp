@@ -61,6 +61,13 @@ CurveNote curve_note(const std::optional<twin::GpuSpec>& spec) {
                    calibrated ? 0.0 : 100 * twin::kUncalibratedFitExtraRel};
 }
 
+nlohmann::json to_json(const CurveNote& note) {
+  return {{"model", note.model},
+          {"gpu_spec", note.gpu_spec},
+          {"spec_calibrated", note.spec_calibrated},
+          {"interval_extra_pct", note.interval_extra_pct}};
+}
+
 std::string to_text(const CurveNote& note) {
   if (note.model != "twin")
     return "a quadratic through the probes (the twin has no spec of this GPU)";

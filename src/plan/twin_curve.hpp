@@ -2,6 +2,7 @@
 // The model-guided adaptive search with the GPU twin as its curve: the twin's workload parameters
 // are fitted (twin::fit_curve) to the probes so far, and it predicts time and power at the caps
 // not yet measured.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,7 @@ struct CurveNote {
   double interval_extra_pct = 0;  // what the twin adds to its intervals' base there
 };
 CurveNote curve_note(const std::optional<twin::GpuSpec>& spec);
+nlohmann::json to_json(const CurveNote& note);
 // One line for the search's report, e.g. "the twin of v100 (calibrated across its limit range)".
 std::string to_text(const CurveNote& note);
 

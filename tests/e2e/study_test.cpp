@@ -39,6 +39,9 @@ TEST_F(StudyCli, T4Vgg16IsCapBoundSweptAndNeverPicks60W) {
   EXPECT_EQ(j["plan"]["caps_W"].back().get<double>(), 60.0);
   EXPECT_NE(j["decision"]["cap_W"].get<double>(), 60.0);
   EXPECT_TRUE(j["skipped_reason"].is_null());
+  // The T4's twin is calibrated across its range: the search trusts its curve as it is.
+  EXPECT_EQ(j["sweep"]["curve"]["model"], "twin");
+  EXPECT_TRUE(j["sweep"]["curve"]["spec_calibrated"].get<bool>());
 }
 
 TEST_F(StudyCli, L4Resnet50ChoosesALowerCapWithItsInterval) {
@@ -53,6 +56,8 @@ TEST_F(StudyCli, L4Resnet50ChoosesALowerCapWithItsInterval) {
   EXPECT_LE(ci[0].get<double>(), change);
   EXPECT_GE(ci[1].get<double>(), change);
   EXPECT_LT(ci[1].get<double>(), 0.0);  // the whole interval is a saving
+  // The L4's twin is calibrated at one end of its range only: its curve is relied on less.
+  EXPECT_FALSE(j["sweep"]["curve"]["spec_calibrated"].get<bool>());
   EXPECT_NE(j["after"].get<std::string>().find("restored the original limit 72 W"),
             std::string::npos);
 }

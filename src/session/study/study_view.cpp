@@ -107,6 +107,7 @@ nlohmann::json to_json(const StudyReport& rep) {
              {"probes", o.probes.size()},
              {"results", results},
              {"stop_reason", o.stop_reason}};
+    if (!rep.sweep->curve.model.empty()) sweep["curve"] = plan::to_json(rep.sweep->curve);
   }
   auto or_null = [](bool present, const auto& v) {
     return present ? nlohmann::json(v) : nlohmann::json(nullptr);
@@ -290,6 +291,7 @@ std::string to_text(const StudyReport& r, const StudyRequest& request) {
       out += fmt::format("   strategy {}, objective {}, {} probe(s) of {} planned cap(s)\n",
                          plan::to_string(r.sweep->strategy), r.sweep->objective.text(),
                          o.probes.size(), r.plan.caps.size());
+      if (!r.sweep->curve.model.empty()) out += "   curve: " + plan::to_text(r.sweep->curve) + "\n";
       out += results_text(*r.sweep);
       out += "   search: " + o.stop_reason + "\n\n";
       out += "3. " + decision_text(*r.sweep) + "\n";

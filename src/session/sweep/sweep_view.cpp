@@ -69,11 +69,7 @@ nlohmann::json to_json(const SweepReport& r) {
   if (!r.prior.empty())
     j["prior"] = {{"predictor", r.prior},
                   {"draw_W", r.prior_draw_W ? nlohmann::json(*r.prior_draw_W) : nlohmann::json()}};
-  if (!r.curve.model.empty())
-    j["curve"] = {{"model", r.curve.model},
-                  {"gpu_spec", r.curve.gpu_spec},
-                  {"spec_calibrated", r.curve.spec_calibrated},
-                  {"interval_extra_pct", r.curve.interval_extra_pct}};
+  if (!r.curve.model.empty()) j["curve"] = plan::to_json(r.curve);
   if (r.stored_id) j["stored_as"] = "sweep:" + std::to_string(*r.stored_id);
   if (r.store_failure) j["store_failed"] = to_json(*r.store_failure);
   if (!r.job_devices.empty()) {
