@@ -276,6 +276,45 @@ TEST(BatchModel, OneShotMovesTheExampleAlongItsFamilysCurve) {
   // Another precision: the nameplate cannot tell them apart and says so.
   q.workload = parse_workload("cifar100/shufflenetv2/bs1024/adam fp32");
   EXPECT_THAT(p->predict(q).note, HasSubstr("does not tell them apart, assumed"));
+  // The precision is a clause of its own after the curve's.
+  EXPECT_THAT(p->predict(q).note, HasSubstr("); precision fp32 for the example's unsaid"));
+}
+
+// An example the curve cannot place, a half-fill batch in the thousands and a precision no
+// predictor models each read as what they are.
+TEST(BatchModel, OneShotNotesSayWhatTheCurveCouldNotDo) {
+  auto p = one_shot(spec_baseline());
+  const double static_W = twin::load_gpu_spec("v100").static_power_W();
+  PredictQuery q{"v100", parse_workload("shufflenetv2 bs64"),
+                 Example{parse_workload("shufflenetv2 bs1024"), 10.0, std::nullopt, std::nullopt}};
+  const Prediction under = p->predict(q);
+  EXPECT_DOUBLE_EQ(*under.avg_power_W, static_W);
+  EXPECT_THAT(under.note, HasSubstr("at or under the card's static power"));
+  EXPECT_THAT(under.note, Not(HasSubstr("bs0")));
+  // 0.5 W over static power at bs1024 places the half fill beyond bs1000.
+  q.example->avg_power_W = static_W + 0.5;
+  const CurvePlace far =
+      place_on_curve(*fitted_batch_curve("shufflenetv2"), static_W, 250, static_W + 0.5, 1024);
+  ASSERT_GT(far.half_batch, 1000);
+  EXPECT_THAT(p->predict(q).note,
+              HasSubstr(fmt::format("half-filled at bs{:.0f} here", far.half_batch)));
+  EXPECT_THAT(p->predict(q).note, Not(HasSubstr("e+")));
+
+  // int8 has no rate: the twin's ratio between int8 (read as its profile's bf16) and fp32 would
+  // be a guess, so the two are taken alike and the note says why.
+  auto twin = one_shot(twin_predictor());
+  PredictQuery r{"v100", parse_workload("resnet50 bs64 int8"),
+                 Example{parse_workload("resnet50 bs128 fp32"), 222.4, std::nullopt, std::nullopt}};
+  const Prediction int8 = twin->predict(r);
+  r.workload = parse_workload("resnet50 bs64 fp32");
+  const Prediction same = twin->predict(r);
+  EXPECT_DOUBLE_EQ(*int8.avg_power_W, *same.avg_power_W);
+  EXPECT_THAT(int8.note, HasSubstr("int8 not modelled, the two assumed alike"));
+  EXPECT_THAT(int8.note, Not(HasSubstr("does not tell them apart")));
+  // A modelled pair keeps the twin's ratio.
+  r.workload = parse_workload("resnet50 bs64 fp16");
+  EXPECT_THAT(twin->predict(r).note, HasSubstr("(the twin's ratio)"));
+  EXPECT_NE(*twin->predict(r).avg_power_W, *same.avg_power_W);
 }
 
 TEST(BatchModel, AFamilyWithoutASweepKeepsItsPower) {

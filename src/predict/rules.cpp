@@ -44,16 +44,27 @@ std::string regime_of(const twin::SteadyState& s) {
   return to_string(Regime::Headroom);
 }
 
+// A half-fill batch as a batch size is said: whole from 100 up (bs6890, not bs6.89e+03).
+std::string batch_words(double batch) {
+  return batch >= 100 ? fmt::format("bs{:.0f}", batch) : fmt::format("bs{:.3g}", batch);
+}
+
 // `at`: where the known point placed the curve on this card.
 std::string curve_words(const BatchCurve& c, const CurvePlace& at) {
   if (c.family.empty()) return c.basis;
   if (c.power_half_batch <= 0)
     return fmt::format("the {} curve, flat, fitted on {}", c.family, c.basis);
+  // place_on_curve's answer for a point with nothing over the static power: no curve through it.
+  if (at.half_batch <= 0)
+    return fmt::format(
+        "the {} curve not used: the known point is at or under the card's static power, where "
+        "every batch is put",
+        c.family);
   if (std::abs(at.half_batch / c.power_half_batch - 1) < 0.01)
-    return fmt::format("the {} curve, half-filled at bs{:.3g}, fitted on {}", c.family,
-                       c.power_half_batch, c.basis);
-  return fmt::format("the {} curve, half-filled at bs{:.3g} here (bs{:.3g} on {})", c.family,
-                     at.half_batch, c.power_half_batch, c.basis);
+    return fmt::format("the {} curve, half-filled at {}, fitted on {}", c.family,
+                       batch_words(c.power_half_batch), c.basis);
+  return fmt::format("the {} curve, half-filled at {} here ({} on {})", c.family,
+                     batch_words(at.half_batch), batch_words(c.power_half_batch), c.basis);
 }
 
 // Cap-bound when the power reaches 95% of the default limit (the classifier's kCapPowerRatio);
@@ -190,16 +201,21 @@ class OneShot : public Predictor {
       WorkloadDesc at_ex_precision = q.workload;
       at_ex_precision.precision = ex.workload.precision;
       const Prediction other = base_->predict(PredictQuery{q.gpu, at_ex_precision, std::nullopt});
+      // A precision no predictor models (int8, fp8) has no ratio to give: the two taken alike.
+      std::string unmodelled;
+      for (const std::string& said : {q.workload.precision, ex.workload.precision})
+        if (unmodelled.empty() && !said.empty() && !precision_rates(said)) unmodelled = said;
       double ratio = 1;
-      if (p.avg_power_W && other.avg_power_W && *other.avg_power_W > 0)
+      if (unmodelled.empty() && p.avg_power_W && other.avg_power_W && *other.avg_power_W > 0)
         ratio = *p.avg_power_W / *other.avg_power_W;
       power_W = std::clamp(power_W * ratio, 0.0, spec.default_limit_W);
       precision =
-          fmt::format("precision {} for the example's {}: x{:.2f} ({})",
+          fmt::format("; precision {} for the example's {}: x{:.2f} ({})",
                       q.workload.precision.empty() ? "unsaid" : q.workload.precision,
                       ex.workload.precision.empty() ? "unsaid" : ex.workload.precision, ratio,
-                      ratio == 1 ? base_->name() + " does not tell them apart, assumed"
-                                 : "the " + base_->name() + "'s ratio");
+                      !unmodelled.empty() ? unmodelled + " not modelled, the two assumed alike"
+                      : ratio == 1        ? base_->name() + " does not tell them apart, assumed"
+                                          : "the " + base_->name() + "'s ratio");
     }
     p.avg_power_W = power_W;
     if (p.time_per_step_s) p.energy_per_step_J = power_W * *p.time_per_step_s;
