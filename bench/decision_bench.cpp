@@ -115,8 +115,11 @@ std::vector<Pick> adaptive_picks(const TableData& d, const plan::Objective& obje
     opt.decision.priors = priors[w.gpu];
     if (tweak) tweak(opt);
     const plan::SearchOutcome o = plan::search(prober, opt);
+    std::string order;
+    for (const auto& p : o.probes)
+      order += fmt::format("{}{:g}", order.empty() ? "" : " ", p.cap_W);
     out.push_back({o.decision.cap_W, static_cast<int>(o.probes.size()),
-                   o.stop_reason + " | " + o.decision.reason});
+                   "[" + order + " W] " + o.stop_reason + " | " + o.decision.reason});
   }
   return out;
 }

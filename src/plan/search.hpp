@@ -16,7 +16,10 @@
 //  4. stop when no side is open, or the fitted curve (from enough places on it, caps above the
 //     draw counted once) predicts that the next cap is worse than the best by more than the
 //     noise and by more than the curve has already missed on this workload (so it cannot change
-//     the decision); a figure extrapolated past the fitted caps never stops it.
+//     the decision); a figure extrapolated past the fitted caps never stops it;
+//  5. before it keeps the default on its neighbours alone, measure once the cap the curve puts
+//     best in the widest unmeasured stretch between measured caps (from means alone, over the
+//     whole grid): a cost that is not unimodal can dip there; the walk goes on from it if it wins.
 #include <functional>
 #include <memory>
 #include <optional>

@@ -500,17 +500,82 @@ double curve_miss_rel(const PredictedCap& predicted, const ProbeResult& measured
   return std::max(so_far, std::abs(predicted.score / got - 1));
 }
 
+// The widest run of unmeasured caps between two measured ones on `grid` (ascending); empty when
+// no run holds two caps or more (a single one between two measured caps is a neighbour the walk
+// has already judged).
+std::vector<double> widest_unmeasured_stretch(const std::vector<double>& grid,
+                                              const std::vector<ProbeResult>& probes) {
+  std::vector<double> run, widest;
+  bool after_measured = false;
+  for (double cap : grid) {
+    if (find_probe(probes, cap) >= 0) {
+      if (after_measured && run.size() > widest.size()) widest = run;
+      run.clear();
+      after_measured = true;
+    } else if (after_measured) {
+      run.push_back(cap);
+    }
+  }
+  return widest.size() >= 2 ? widest : std::vector<double>{};
+}
+
+// The cap of a stretch the curve predicts best; the middle one where it predicts none.
+PredictedCap curve_best_in(const std::vector<double>& stretch_W, const CurveModel* model,
+                           const ProbeResult& dflt, const DecisionInputs& in) {
+  PredictedCap pick{stretch_W[(stretch_W.size() - 1) / 2], kInf, std::nullopt};
+  for (double c : stretch_W) {
+    PredictedCap p = predict_cap(c, model, dflt, in);
+    if (p.score < pick.score) pick = std::move(p);
+  }
+  return pick;
+}
+
+// The walk's caps, ascending: those it walks (the candidates, then the default) and the whole
+// grid the one probe of an unexplored stretch may reach (from means alone, the caps the headroom
+// left out: peaks make some of them bind).
+struct WalkGrid {
+  std::vector<double> walked;
+  std::vector<double> reachable;
+};
+
+// Before the walk keeps the default on its neighbours alone: one cap of the widest unmeasured
+// stretch between measured caps, where the curve puts the stretch's best. When that cap beats the
+// default, the walk goes on over every cap it may reach. Returns the note for the stop reason,
+// empty when no stretch holds two caps.
+std::string probe_widest_stretch(SearchRun& run, WalkGrid& wg, const CurveModel* model,
+                                 double& curve_miss) {
+  const std::vector<ProbeResult>& probes = run.outcome().probes;
+  const DecisionInputs& in = run.options().decision;
+  const ProbeResult dflt = probes.front();  // a copy: measuring grows the probes
+  const std::vector<double> stretch = widest_unmeasured_stretch(wg.reachable, probes);
+  if (stretch.empty()) return "";
+  const PredictedCap pick = curve_best_in(stretch, model, dflt, in);
+  curve_miss = curve_miss_rel(pick, run.measure(pick.cap_W), dflt, in, curve_miss);
+  const bool beats = best_probe_index(probes, dflt, in) == probes.size() - 1;
+  if (beats) wg.walked = wg.reachable;
+  return fmt::format(
+      "; with the default best on its neighbours alone, {} W was measured in the unmeasured "
+      "stretch {}-{} W (the curve's best there) and {} the default",
+      pick.cap_W, stretch.front(), stretch.back(), beats ? "beat" : "did not beat");
+}
+
 // Walks from the best cap so far to the open neighbour the curve predicts best, until every cap
 // beside the best is measured up to a worse one, or the curve rules the next one out. The curve's
 // own misses on the caps it predicted widen its stop: a curve that has been wrong here by more
-// than the noise is not trusted to rule out the next cap by less.
-SearchOutcome walk_to_best_cap(SearchRun& run, const std::vector<double>& grid, double draw_W) {
+// than the noise is not trusted to rule out the next cap by less. A walk that would keep the
+// default on its neighbours alone first measures one cap in the widest unmeasured stretch between
+// measured caps (where the curve puts the best): a cost that is not unimodal (a knee, heat, peaks
+// that make caps above the draw bind) can dip there while the caps beside the default rise.
+SearchOutcome walk_to_best_cap(SearchRun& run, WalkGrid wg, double draw_W) {
   const SearchOptions& opt = run.options();
   const DecisionInputs& in = opt.decision;
   const std::vector<ProbeResult>& probes = run.outcome().probes;
   const CurveFitter fitter = opt.fitter ? opt.fitter : CurveFitter(fit_polynomial_curve);
   const ProbeResult dflt = probes.front();
+  std::vector<double>& grid = wg.walked;
   double curve_miss = 0;
+  bool stretch_looked = false;
+  std::string stretch_note;
   while (true) {
     const size_t best = best_probe_index(probes, dflt, in);
     const double best_score = score_or_inf(probes[best], dflt, in);
@@ -522,11 +587,16 @@ SearchOutcome walk_to_best_cap(SearchRun& run, const std::vector<double>& grid, 
                       best_score, model.get(), in);
     const std::vector<double> neighbours = open_caps_beside(
         grid, grid_index_of(grid, best_cap_W), probes, dflt, in, best_score * (1 + row_noise));
+    if (neighbours.empty() && !stretch_looked && best == 0) {
+      stretch_looked = true;
+      stretch_note = probe_widest_stretch(run, wg, model.get(), curve_miss);
+      if (!stretch_note.empty()) continue;
+    }
     if (neighbours.empty())
       return run.finish(fmt::format(
           "every cap beside the best cap {} W is measured up to one worse beyond the noise "
-          "({:.1f}%)",
-          best_cap_W, row_noise * 100));
+          "({:.1f}%){}",
+          best_cap_W, row_noise * 100, stretch_note));
     const PredictedCap next = most_promising_cap(neighbours, model.get(), dflt, in);
     const double spread =
         std::max({row_noise, next.point ? next.point->half_width_rel : 0.0, curve_miss});
@@ -534,9 +604,10 @@ SearchOutcome walk_to_best_cap(SearchRun& run, const std::vector<double>& grid, 
                                  opt.min_probes_before_model_stop))
       return run.finish(fmt::format(
           "the fitted curve predicts {} W at {:+.1f}%{} against the best cap {} W, beyond the "
-          "noise{} ({:.1f}%)",
+          "noise{} ({:.1f}%){}",
           next.cap_W, (next.score / best_score - 1) * 100, prediction_note(next.point), best_cap_W,
-          curve_miss > 0 ? " and its misses at the caps it predicted" : "", spread * 100));
+          curve_miss > 0 ? " and its misses at the caps it predicted" : "", spread * 100,
+          stretch_note));
     curve_miss = curve_miss_rel(next, run.measure(next.cap_W), dflt, in, curve_miss);
   }
 }
@@ -582,7 +653,9 @@ SearchOutcome search_adaptive(SearchRun& run) {
   // 3. A first probe low in the range, then 4. the walk.
   const size_t second = second_probe_index(grid, n_candidates, opt);
   if (find_probe(out.probes, grid[second]) < 0) run.measure(grid[second]);
-  return walk_to_best_cap(run, grid, draw_W);
+  std::vector<double> reachable = grid;
+  if (at_default.window_power_W.empty()) reachable.assign(caps.rbegin(), caps.rend());
+  return walk_to_best_cap(run, WalkGrid{std::move(grid), std::move(reachable)}, draw_W);
 }
 
 }  // namespace regime::plan
