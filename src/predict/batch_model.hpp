@@ -13,8 +13,9 @@
 // where it sits. Step time grows with the batch past a per-step overhead worth k samples:
 // t(b) = t(b_ref) * (k + b) / (k + b_ref).
 // h0, f and k are fitted per family on the batch sweeps of the two Zeus tables (V100, RTX 6000);
-// the form was chosen by fitting on each table and scoring on the other and on a simulated corpus
-// (docs/predict.md, "Batch size and precision").
+// the form was chosen by fitting on each table and scoring on the other; a simulated corpus checks
+// only the flat curves, as none of its families has a rising one (docs/predict.md, "Batch size
+// and precision").
 #include <map>
 #include <optional>
 #include <string>
