@@ -68,7 +68,8 @@ TEST(BatchModel, TheExponentIsEachTablesChoice) {
       return sum;
     };
     const double chosen = summed_pct(kPowerBatchExponent);
-    for (double n : {1.0, 1.25, 1.5, 2.0, 2.5, 3.0}) EXPECT_LT(chosen, summed_pct(n)) << n;
+    for (double n : {1.0, 1.25, 1.5, 2.0, 2.25, 2.5, 2.75, 3.0})
+      EXPECT_LT(chosen, summed_pct(n)) << n;
   }
 }
 
