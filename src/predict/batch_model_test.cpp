@@ -274,6 +274,10 @@ TEST(BatchModel, OneShotMovesTheExampleAlongItsFamilysCurve) {
   EXPECT_THAT(small.note, HasSubstr("the shufflenetv2 curve"));
   q.workload = parse_workload("cifar100/shufflenetv2/bs4096/adam");
   EXPECT_GT(*p->predict(q).avg_power_W, 190);
+  // Another name of the family finds its curve too.
+  q.workload = parse_workload("shufflenet_v2 bs8");
+  EXPECT_LT(*p->predict(q).avg_power_W, 60);
+  EXPECT_THAT(p->predict(q).note, HasSubstr("the shufflenetv2 curve"));
   // Another precision: the nameplate cannot tell them apart and says so.
   q.workload = parse_workload("cifar100/shufflenetv2/bs1024/adam fp32");
   EXPECT_THAT(p->predict(q).note, HasSubstr("does not tell them apart, assumed"));

@@ -67,6 +67,15 @@ std::string curve_words(const BatchCurve& c, const CurvePlace& at) {
                      batch_words(at.half_batch), batch_words(c.power_half_batch), c.basis);
 }
 
+// Two descriptions of one model family: the same model token, or two names of one fitted curve's
+// family ("shufflenet_v2" and "shufflenetv2").
+bool one_family(const WorkloadDesc& a, const WorkloadDesc& b) {
+  if (a.model.empty() || b.model.empty()) return false;
+  if (a.model == b.model) return true;
+  const auto ca = fitted_batch_curve(a.model), cb = fitted_batch_curve(b.model);
+  return ca && cb && ca->family == cb->family;
+}
+
 // Cap-bound when the power reaches 95% of the default limit (the classifier's kCapPowerRatio);
 // under it, the base's regime unless that was cap-bound.
 void settle_regime(Prediction& p, const twin::GpuSpec& spec) {
@@ -154,8 +163,7 @@ class OneShot : public Predictor {
     if (!q.example)
       throw Error(ErrorKind::InvalidArgument, name() + " needs a measured example of the same GPU");
     const Example& ex = *q.example;
-    if (!q.workload.model.empty() && q.workload.model == ex.workload.model && q.workload.batch &&
-        ex.workload.batch)
+    if (one_family(q.workload, ex.workload) && q.workload.batch && ex.workload.batch)
       return same_family(q, ex);
     PredictQuery eq{q.gpu, ex.workload, std::nullopt};
     const Prediction at_example = base_->predict(eq);
