@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "predict/eval.hpp"
 #include "predict/workload.hpp"
 
 namespace regime::predict {
@@ -93,10 +94,8 @@ std::map<std::string, std::vector<BatchPoint>> batch_points(const SweepTable& ta
     const auto rows = table.rows_for(name);
     const WorkloadDesc w = parse_workload(name);
     if (!w.batch || w.model.empty() || rows.empty()) continue;
-    const auto top = std::max_element(
-        rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.cap_W < b.cap_W; });
-    out[w.model].push_back(
-        {static_cast<double>(*w.batch), top->avg_power_W, top->time_s, w.dataset});
+    const SweepRow& d = row_at_default(rows);
+    out[w.model].push_back({static_cast<double>(*w.batch), d.avg_power_W, d.time_s, w.dataset});
   }
   return out;
 }

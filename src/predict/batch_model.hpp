@@ -53,7 +53,7 @@ struct BatchSweep {
 };
 
 // The families of a sweep table (the workload's model token) and their points at each
-// workload's highest cap; workloads without a batch size are left out.
+// workload's default limit (row_at_default); workloads without a batch size are left out.
 std::map<std::string, std::vector<BatchPoint>> batch_points(const SweepTable& table);
 
 // Where a known point places the curve on a card: the half-fill batch h and the power A drawn

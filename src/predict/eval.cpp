@@ -37,23 +37,30 @@ Interval bootstrap_mean_ci(const std::vector<double>& v) {
 
 }  // namespace
 
+const SweepRow& row_at_default(const std::vector<SweepRow>& rows) {
+  if (rows.empty()) throw Error(ErrorKind::InvalidArgument, "no rows to find a default limit in");
+  const double default_W = default_limit_W(rows);
+  const auto at = std::find_if(rows.begin(), rows.end(),
+                               [&](const SweepRow& r) { return r.cap_W == default_W; });
+  return at != rows.end() ? *at : rows.front();
+}
+
 std::vector<MeasuredCase> cases_from_table(const SweepTable& table, const std::string& source) {
-  std::vector<MeasuredCase> out;
-  std::vector<double> top_cap_W;
+  // Each workload's rows on each GPU, in the order the pairs first appear.
+  std::vector<std::vector<SweepRow>> pairs;
   std::map<std::pair<std::string, std::string>, size_t> at;
   for (const auto& row : table.rows) {
-    auto [it, fresh] = at.try_emplace({row.gpu, row.workload}, out.size());
-    if (fresh) {
-      out.push_back({row.gpu, row.workload, row.avg_power_W, std::nullopt, source});
-      top_cap_W.push_back(row.cap_W);
-    } else if (row.cap_W > top_cap_W[it->second]) {
-      out[it->second].avg_power_W = row.avg_power_W;
-      top_cap_W[it->second] = row.cap_W;
-    }
+    auto [it, fresh] = at.try_emplace({row.gpu, row.workload}, pairs.size());
+    if (fresh) pairs.emplace_back();
+    pairs[it->second].push_back(row);
   }
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i].regime = to_string(
-        out[i].avg_power_W >= kCapPowerRatio * top_cap_W[i] ? Regime::CapBound : Regime::Headroom);
+  std::vector<MeasuredCase> out;
+  for (const auto& rows : pairs) {
+    const SweepRow& d = row_at_default(rows);
+    const bool cap_bound = d.avg_power_W >= kCapPowerRatio * d.cap_W;
+    out.push_back({d.gpu, d.workload, d.avg_power_W,
+                   to_string(cap_bound ? Regime::CapBound : Regime::Headroom), source});
+  }
   return out;
 }
 

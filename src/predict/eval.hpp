@@ -22,11 +22,15 @@ struct MeasuredCase {
   std::string source;                 // file or record it came from
 };
 
-// One case per workload of a sweep table: the row at its highest cap (the default limit, as
-// `regime recommend` takes it). The regime from means alone: cap-bound when the mean power is
-// within 5% of that cap (analysis kCapPowerRatio), else headroom (a table has no utilization, so
-// underutilized is never named from one).
+// One case per workload and GPU of a sweep table: the row at its default limit (the table's
+// default_limit_W, else the highest cap, as `regime recommend` takes it). The regime from means
+// alone: cap-bound when the mean power is within 5% of that limit (analysis kCapPowerRatio), else
+// headroom (a table has no utilization, so underutilized is never named from one).
 std::vector<MeasuredCase> cases_from_table(const SweepTable& table, const std::string& source);
+
+// Of one workload's rows on one GPU, the row at its default limit (trace's default_limit_W; the
+// table's parser makes sure there is one).
+const SweepRow& row_at_default(const std::vector<SweepRow>& rows);
 
 // Which workload is the one-shot example of its group.
 enum class ExampleMode { First, All };

@@ -191,6 +191,30 @@ TEST(PredictionEval, TakesTheHighestCapAndScoresPowerAndRegime) {
   EXPECT_GE(rows[0].mape_ci_pct->second, *rows[0].mape_power_pct);
 }
 
+// A table that names its default limit below its highest cap (a 450 W card swept to 600 W): the
+// case is the default's row, its regime judged against the default, and the batch curve's points
+// are the default's too.
+TEST(PredictionEval, ATableNamingItsDefaultIsReadAtTheDefault) {
+  const SweepTable t = parse_sweep_table(
+      "workload,gpu,cap_W,time_s,avg_power_W,unit,default_limit_W\n"
+      "cifar100/shufflenetv2/bs64,A40,600,10,520,epoch,450\n"
+      "cifar100/shufflenetv2/bs64,A40,450,11,440,epoch,450\n"
+      "cifar100/shufflenetv2/bs64,A40,300,14,295,epoch,450\n"
+      "cifar100/shufflenetv2/bs8,A40,600,40,150,epoch,450\n"
+      "cifar100/shufflenetv2/bs8,A40,450,41,140,epoch,450\n",
+      "named");
+  const auto cases = cases_from_table(t, "named");
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_DOUBLE_EQ(cases[0].avg_power_W, 440);
+  EXPECT_EQ(cases[0].regime, "cap-bound");  // 440 >= 0.95 x 450; 440 < 0.95 x 600
+  EXPECT_DOUBLE_EQ(cases[1].avg_power_W, 140);
+  const auto points = batch_points(t).at("shufflenetv2");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_DOUBLE_EQ(points[0].avg_power_W, 440);
+  EXPECT_DOUBLE_EQ(points[0].time_s, 11);
+  EXPECT_DOUBLE_EQ(points[1].avg_power_W, 140);
+}
+
 TEST(PredictionEval, OneShotUsesTheFirstCaseOrEachInTurnAndFamiliesGroup) {
   auto cases = cases_from_table(small_table(), "small");
   auto os = one_shot(spec_baseline());
