@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -221,13 +222,40 @@ std::optional<PrecisionRates> precision_rates(const std::string& precision) {
       precision == "mixed")
     return PrecisionRates{1, 1, "16-bit, as the twin's profiles"};
   if (precision == "tf32")
-    return PrecisionRates{
-        0.5, 2, "TF32 at half the 16-bit tensor rate (A100, H100 spec sheets), twice the bytes"};
+    return PrecisionRates{0.5, 2,
+                          "generic rate, no card's figures: TF32 at half the 16-bit tensor rate "
+                          "(A100 data sheet), twice the bytes"};
   if (precision == "fp32")
     return PrecisionRates{0.125, 2,
-                          "fp32 without tensor cores at 1/8 of the 16-bit tensor rate (V100, T4, "
-                          "RTX 6000 spec sheets), twice the bytes"};
+                          "generic rate, no card's figures: fp32 at 1/8 of the 16-bit tensor rate "
+                          "(V100, T4, RTX 6000 data sheets), twice the bytes"};
   return std::nullopt;
+}
+
+std::optional<PrecisionRates> precision_rates(const std::string& precision,
+                                              const twin::GpuSpec& spec) {
+  auto generic = precision_rates(precision);
+  if (!generic || generic->compute_rate == 1) return generic;
+  if (!(spec.fp32_tflops > 0)) {
+    generic->basis =
+        fmt::format("no fp32 figure in the {} spec file: {}", spec.model, generic->basis);
+    return generic;
+  }
+  std::string sheet = spec.model;
+  std::transform(sheet.begin(), sheet.end(), sheet.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  sheet += " data sheet";
+  if (precision == "tf32" && spec.tf32_tflops)
+    return PrecisionRates{*spec.tf32_tflops / spec.peak_tflops, 2,
+                          fmt::format("tf32 at {:g} of {:g} TFLOPS ({}), twice the bytes",
+                                      *spec.tf32_tflops, spec.peak_tflops, sheet)};
+  const std::string as_fp32 =
+      precision == "tf32"
+          ? fmt::format("tf32 runs as fp32 on {}: no TF32 tensor cores; ", spec.model)
+          : "";
+  return PrecisionRates{spec.fp32_tflops / spec.peak_tflops, 2,
+                        fmt::format("{}fp32 at {:g} of {:g} TFLOPS ({}), twice the bytes", as_fp32,
+                                    spec.fp32_tflops, spec.peak_tflops, sheet)};
 }
 
 }  // namespace regime::predict

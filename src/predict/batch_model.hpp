@@ -23,6 +23,7 @@
 
 #include "predict/workload.hpp"
 #include "trace/sweep_table.hpp"
+#include "twin/spec.hpp"
 
 namespace regime::predict {
 
@@ -107,6 +108,13 @@ struct PrecisionRates {
   double bytes = 1;
   std::string basis;
 };
+// On a card: fp32 and TF32 at the spec file's figure over its 16-bit tensor rate (peak_tflops);
+// TF32 on a card without it runs as fp32. A spec file without an fp32 figure gets the generic
+// rates, said so.
+std::optional<PrecisionRates> precision_rates(const std::string& precision,
+                                              const twin::GpuSpec& spec);
+// No card known: generic rates, TF32 at 1/2 and fp32 at 1/8 of the 16-bit tensor rate, said to be
+// generic (per card fp32 spans 1/16 on the A100 to 1/2 on the P100).
 std::optional<PrecisionRates> precision_rates(const std::string& precision);
 
 }  // namespace regime::predict

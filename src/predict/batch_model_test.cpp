@@ -260,6 +260,47 @@ TEST(BatchModel, TheTwinTellsASmallFp32BatchFromALargeFp16One) {
   EXPECT_THAT(ask(*twin, "h200", "gemm bs64").note, HasSubstr("batch 64 not modelled"));
 }
 
+// fp32 and TF32 at each card's own data-sheet rates: 1/16 of the 16-bit tensor rate on the A100
+// against 1/8 on the V100, and TF32 only where the card has it.
+TEST(BatchModel, PrecisionRatesComeFromTheCardsDataSheet) {
+  const twin::GpuSpec a100 = twin::load_gpu_spec("a100"), v100 = twin::load_gpu_spec("v100");
+  const auto a100_fp32 = precision_rates("fp32", a100), v100_fp32 = precision_rates("fp32", v100);
+  ASSERT_TRUE(a100_fp32 && v100_fp32);
+  EXPECT_NEAR(a100_fp32->compute_rate, 19.5 / 312, 1e-12);
+  EXPECT_NEAR(v100_fp32->compute_rate, 14.0 / 112, 1e-12);
+  EXPECT_THAT(a100_fp32->basis, HasSubstr("fp32 at 19.5 of 312 TFLOPS (A100 data sheet)"));
+  EXPECT_DOUBLE_EQ(a100_fp32->bytes, 2);
+  const auto a100_tf32 = precision_rates("tf32", a100);
+  EXPECT_NEAR(a100_tf32->compute_rate, 0.5, 1e-12);
+  EXPECT_THAT(a100_tf32->basis, HasSubstr("tf32 at 156 of 312 TFLOPS (A100 data sheet)"));
+  const auto v100_tf32 = precision_rates("tf32", v100);
+  EXPECT_DOUBLE_EQ(v100_tf32->compute_rate, v100_fp32->compute_rate);
+  EXPECT_THAT(v100_tf32->basis, HasSubstr("tf32 runs as fp32 on v100: no TF32 tensor cores"));
+  EXPECT_DOUBLE_EQ(precision_rates("bf16", a100)->compute_rate, 1);
+  EXPECT_FALSE(precision_rates("int8", a100));
+  // A spec file without the figures keeps the generic rates and says they are generic.
+  twin::GpuSpec bare = v100;
+  bare.fp32_tflops = 0;
+  EXPECT_DOUBLE_EQ(precision_rates("fp32", bare)->compute_rate, 0.125);
+  EXPECT_THAT(precision_rates("fp32", bare)->basis, HasSubstr("generic rate"));
+
+  // Through the twin: fp32 slows a step more on the A100 than on the V100 ...
+  auto twin = twin_predictor();
+  const auto slowdown = [&](const std::string& gpu) {
+    return *ask(*twin, gpu, "resnet50 bs64 fp32").time_per_step_s /
+           *ask(*twin, gpu, "resnet50 bs64 fp16").time_per_step_s;
+  };
+  EXPECT_GT(slowdown("a100"), 1.3 * slowdown("v100"));
+  // ... and TF32 on the V100 is its fp32, said so.
+  const Prediction tf32 = ask(*twin, "v100", "resnet50 bs64 tf32");
+  const Prediction fp32 = ask(*twin, "v100", "resnet50 bs64 fp32");
+  EXPECT_DOUBLE_EQ(*tf32.time_per_step_s, *fp32.time_per_step_s);
+  EXPECT_DOUBLE_EQ(*tf32.avg_power_W, *fp32.avg_power_W);
+  EXPECT_THAT(tf32.note, HasSubstr("tf32 runs as fp32 on v100: no TF32 tensor cores"));
+  EXPECT_LT(*ask(*twin, "a100", "resnet50 bs64 tf32").time_per_step_s,
+            *ask(*twin, "a100", "resnet50 bs64 fp32").time_per_step_s);
+}
+
 TEST(BatchModel, OneShotMovesTheExampleAlongItsFamilysCurve) {
   auto p = one_shot(spec_baseline());
   PredictQuery q{"v100", parse_workload("cifar100/shufflenetv2/bs8/adam"),

@@ -105,7 +105,7 @@ class TwinPredictor : public Predictor {
     // Precision through the twin's physics: the clock-bound work at the precision's rate, the
     // memory-bound work at its bytes.
     if (!q.workload.precision.empty()) {
-      if (auto rates = precision_rates(q.workload.precision)) {
+      if (auto rates = precision_rates(q.workload.precision, spec)) {
         w.clock_s /= rates->compute_rate;
         w.memory_s *= rates->bytes;
         if (rates->compute_rate != 1 || rates->bytes != 1)
@@ -212,7 +212,7 @@ class OneShot : public Predictor {
       // A precision no predictor models (int8, fp8) has no ratio to give: the two taken alike.
       std::string unmodelled;
       for (const std::string& said : {q.workload.precision, ex.workload.precision})
-        if (unmodelled.empty() && !said.empty() && !precision_rates(said)) unmodelled = said;
+        if (unmodelled.empty() && !said.empty() && !precision_rates(said, spec)) unmodelled = said;
       double ratio = 1;
       if (unmodelled.empty() && p.avg_power_W && other.avg_power_W && *other.avg_power_W > 0)
         ratio = *p.avg_power_W / *other.avg_power_W;

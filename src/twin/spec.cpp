@@ -100,9 +100,23 @@ void parse_provenance(const nlohmann::json& j, const std::string& origin, GpuSpe
   if (j.contains("calibration")) s.calibration = text(j, "calibration", origin);
 }
 
-}  // namespace
+// The fp32 and TF32 rates: optional (absent fp32: 0, absent or null TF32: none on the card), and
+// when given no faster than the 16-bit tensor rate, as on every data sheet here.
+void parse_precision_tflops(const nlohmann::json& j, const std::string& origin, GpuSpec& s) {
+  if (j.contains("fp32_tflops")) {
+    s.fp32_tflops = number(j, "fp32_tflops", origin);
+    check(s.fp32_tflops > 0 && s.fp32_tflops <= s.peak_tflops, origin,
+          "fp32_tflops must lie in (0, peak_tflops]");
+  }
+  if (j.contains("tf32_tflops") && !j["tf32_tflops"].is_null()) {
+    s.tf32_tflops = number(j, "tf32_tflops", origin);
+    check(*s.tf32_tflops > 0 && *s.tf32_tflops <= s.peak_tflops, origin,
+          "tf32_tflops must lie in (0, peak_tflops] (null: the card has no TF32)");
+  }
+}
 
-std::vector<std::pair<std::string, double>> numeric_fields(const GpuSpec& s) {
+// The numeric fields every spec file has.
+std::vector<std::pair<std::string, double>> required_numeric_fields(const GpuSpec& s) {
   return {{"min_limit_W", s.min_limit_W},
           {"max_limit_W", s.max_limit_W},
           {"default_limit_W", s.default_limit_W},
@@ -127,6 +141,15 @@ std::vector<std::pair<std::string, double>> numeric_fields(const GpuSpec& s) {
           {"shutdown_temp_C", s.shutdown_temp_C},
           {"gpu_max_temp_C", s.gpu_max_temp_C},
           {"ambient_C", s.ambient_C}};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, double>> numeric_fields(const GpuSpec& s) {
+  auto fields = required_numeric_fields(s);
+  if (s.fp32_tflops > 0) fields.emplace_back("fp32_tflops", s.fp32_tflops);
+  if (s.tf32_tflops) fields.emplace_back("tf32_tflops", *s.tf32_tflops);
+  return fields;
 }
 
 const std::vector<std::string>& twin_constant_names() {
@@ -246,6 +269,7 @@ GpuSpec parse_gpu_spec(const std::string& json_text, const std::string& origin) 
         "voltage_floor_ratio must lie in (0, 1]");
   check(s.peak_tflops > 0 && s.mem_bandwidth_GBps > 0 && s.sm_count > 0, origin,
         "peak_tflops, mem_bandwidth_GBps and sm_count must be positive");
+  parse_precision_tflops(j, origin, s);
   check(s.thermal_resistance_C_per_W > 0 && s.thermal_time_constant_s > 0, origin,
         "thermal_resistance_C_per_W and thermal_time_constant_s must be positive");
   check(s.dynamic_power_W > 0 && s.base_power_W >= 0 && s.leakage_power_W >= 0 &&

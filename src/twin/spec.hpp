@@ -24,6 +24,10 @@ struct GpuSpec {
   int sm_count = 0;
   double mem_bandwidth_GBps = 0;
   double peak_tflops = 0;  // dense fp16/bf16 tensor throughput at max_sm_MHz
+  // Dense fp32 (CUDA cores) and TF32 (tensor) throughput from the data sheet: what another
+  // precision than the profiles' 16-bit runs at. 0: not in the file; nullopt: no TF32 on the card.
+  double fp32_tflops = 0;
+  std::optional<double> tf32_tflops;
 
   // DVFS: voltage is flat at the floor below voltage_floor_MHz and rises linearly to 1 (relative to
   // the voltage at max_sm_MHz) above it. Below the floor power falls only linearly with the clock.

@@ -9,6 +9,15 @@
 namespace regime::twin {
 namespace {
 
+// A T4-like spec file's required fields, without the closing brace.
+const std::string kT4LikeFields = R"({"model":"x","name":"X","min_limit_W":60,"max_limit_W":70,
+    "default_limit_W":70,"max_sm_MHz":1590,"min_sm_MHz":300,"idle_sm_MHz":300,"max_mem_MHz":5001,
+    "sm_count":40,"mem_bandwidth_GBps":320,"peak_tflops":65,"voltage_floor_MHz":1350,
+    "voltage_floor_ratio":0.8,"idle_power_W":9,"base_power_W":18,"leakage_power_W":8,
+    "leakage_per_C":0.008,"dynamic_power_W":260,"memory_power_W":20,
+    "thermal_resistance_C_per_W":0.6,"thermal_time_constant_s":40,"slowdown_temp_C":93,
+    "shutdown_temp_C":96,"gpu_max_temp_C":85)";
+
 TEST(TwinSpec, LoadsEveryModelByManyNames) {
   auto models = gpu_models();
   for (const char* m :
@@ -85,13 +94,7 @@ TEST(TwinSpec, EveryConstantHasASourceAndLiesInItsBounds) {
 }
 
 TEST(TwinSpec, AConstantOutsideItsBoundsIsRefusedNamingIt) {
-  const std::string text = R"({"model":"x","name":"X","min_limit_W":60,"max_limit_W":70,
-    "default_limit_W":70,"max_sm_MHz":1590,"min_sm_MHz":300,"idle_sm_MHz":300,"max_mem_MHz":5001,
-    "sm_count":40,"mem_bandwidth_GBps":320,"peak_tflops":65,"voltage_floor_MHz":1350,
-    "voltage_floor_ratio":0.8,"idle_power_W":9,"base_power_W":18,"leakage_power_W":8,
-    "leakage_per_C":0.008,"dynamic_power_W":260,"memory_power_W":20,
-    "thermal_resistance_C_per_W":0.6,"thermal_time_constant_s":40,"slowdown_temp_C":93,
-    "shutdown_temp_C":96,"gpu_max_temp_C":85,"bounds":{"dynamic_power_W":[40,175]}})";
+  const std::string text = kT4LikeFields + R"(,"bounds":{"dynamic_power_W":[40,175]}})";
   try {
     parse_gpu_spec(text, "x.json");
     FAIL() << "no error";
@@ -104,6 +107,43 @@ TEST(TwinSpec, AConstantOutsideItsBoundsIsRefusedNamingIt) {
   }
   EXPECT_THROW(parse_gpu_spec(text.substr(0, text.size() - 2) + R"(,"x":[3,1]}})", "x.json"), Error)
       << "lo > hi";
+}
+
+// fp32 and TF32 from the data sheets: TF32 only from Ampere on, fp32 under the 16-bit rate.
+TEST(TwinSpec, ReadsTheFp32AndTf32RatesAndRefusesANegativeOne) {
+  const GpuSpec a100 = load_gpu_spec("a100");
+  EXPECT_DOUBLE_EQ(a100.fp32_tflops, 19.5);
+  ASSERT_TRUE(a100.tf32_tflops);
+  EXPECT_DOUBLE_EQ(*a100.tf32_tflops, 156);
+  EXPECT_DOUBLE_EQ(load_gpu_spec("h100").fp32_tflops, 67);
+  for (const char* m : {"v100", "gv100", "t4", "rtx6000", "p100"})
+    EXPECT_FALSE(load_gpu_spec(m).tf32_tflops) << m;
+  for (const char* m : {"a100", "a40", "l4", "h100", "h200"})
+    EXPECT_TRUE(load_gpu_spec(m).tf32_tflops) << m;
+  for (const auto& m : gpu_models()) {
+    const GpuSpec s = load_gpu_spec(m);
+    EXPECT_GT(s.fp32_tflops, 0) << m;
+    EXPECT_LT(s.fp32_tflops, s.peak_tflops) << m;
+  }
+
+  const std::string& head = kT4LikeFields;
+  const GpuSpec bare = parse_gpu_spec(head + "}", "x.json");
+  EXPECT_DOUBLE_EQ(bare.fp32_tflops, 0);
+  EXPECT_FALSE(bare.tf32_tflops);
+  const GpuSpec full = parse_gpu_spec(head + R"(,"fp32_tflops":8.1,"tf32_tflops":null})", "x.json");
+  EXPECT_DOUBLE_EQ(full.fp32_tflops, 8.1);
+  EXPECT_FALSE(full.tf32_tflops);
+  for (const char* bad : {R"(,"fp32_tflops":-8.1})", R"(,"tf32_tflops":-1})",
+                          R"(,"fp32_tflops":80})", R"(,"tf32_tflops":"fast"})"}) {
+    try {
+      parse_gpu_spec(head + bad, "x.json");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Parse) << bad;
+      EXPECT_NE(std::string(e.what()).find("x.json: "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("_tflops"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(TwinFit, RecoversASimulatedCurveFromTwoPoints) {
