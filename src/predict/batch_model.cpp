@@ -106,10 +106,14 @@ CurvePlace place_on_curve(const BatchCurve& curve, double static_W, double cap_W
   return place_with(curve, exponent, static_W, cap_W, ref_W, ref_batch);
 }
 
+double power_on_curve_W(const CurvePlace& at, double static_W, double cap_W, double batch) {
+  return power_from(at, kPowerBatchExponent, static_W, cap_W, batch);
+}
+
 double power_at_batch_W(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
                         double ref_batch, double batch) {
   const CurvePlace at = place_with(curve, kPowerBatchExponent, static_W, cap_W, ref_W, ref_batch);
-  return power_from(at, kPowerBatchExponent, static_W, cap_W, batch);
+  return power_on_curve_W(at, static_W, cap_W, batch);
 }
 
 double step_time_ratio(const BatchCurve& curve, double ref_batch, double batch) {

@@ -66,6 +66,9 @@ struct CurvePlace {
 CurvePlace place_on_curve(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
                           double ref_batch, double exponent = kPowerBatchExponent);
 
+// Power at `batch` on a curve already placed on the card, kept within [static_W, cap_W].
+double power_on_curve_W(const CurvePlace& at, double static_W, double cap_W, double batch);
+
 // Power at `batch` from a known `ref_W` at `ref_batch`, kept within [static_W, cap_W].
 double power_at_batch_W(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
                         double ref_batch, double batch);

@@ -133,8 +133,7 @@ class TwinPredictor : public Predictor {
       const double b = *q.workload.batch, b_ref = *ref.batch;
       const CurvePlace at =
           place_on_curve(c, spec.static_power_W(), spec.default_limit_W, s.avg_power_W, b_ref);
-      p.avg_power_W =
-          power_at_batch_W(c, spec.static_power_W(), spec.default_limit_W, s.avg_power_W, b_ref, b);
+      p.avg_power_W = power_on_curve_W(at, spec.static_power_W(), spec.default_limit_W, b);
       p.time_per_step_s = s.time_s * step_time_ratio(c, b_ref, b);
       p.energy_per_step_J = *p.avg_power_W * *p.time_per_step_s;
       settle_regime(p, spec);
@@ -201,8 +200,7 @@ class OneShot : public Predictor {
     const double b = *q.workload.batch, b_ex = *ex.workload.batch;
     const CurvePlace at =
         place_on_curve(c, spec.static_power_W(), spec.default_limit_W, ex.avg_power_W, b_ex);
-    const double moved_W =
-        power_at_batch_W(c, spec.static_power_W(), spec.default_limit_W, ex.avg_power_W, b_ex, b);
+    const double moved_W = power_on_curve_W(at, spec.static_power_W(), spec.default_limit_W, b);
     double power_W = moved_W;
     std::string precision;
     if (q.workload.precision != ex.workload.precision) {
