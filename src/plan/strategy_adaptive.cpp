@@ -522,12 +522,9 @@ std::vector<double> widest_unmeasured_stretch(const std::vector<double>& grid,
 // The cap of a stretch the curve predicts best; the middle one where it predicts none.
 PredictedCap curve_best_in(const std::vector<double>& stretch_W, const CurveModel* model,
                            const ProbeResult& dflt, const DecisionInputs& in) {
-  PredictedCap pick{stretch_W[(stretch_W.size() - 1) / 2], kInf, std::nullopt};
-  for (double c : stretch_W) {
-    PredictedCap p = predict_cap(c, model, dflt, in);
-    if (p.score < pick.score) pick = std::move(p);
-  }
-  return pick;
+  const PredictedCap best = most_promising_cap(stretch_W, model, dflt, in);
+  if (best.score < kInf) return best;
+  return {stretch_W[(stretch_W.size() - 1) / 2], kInf, std::nullopt};
 }
 
 // The walk's caps, ascending: those it walks (the candidates, then the default) and the whole
