@@ -32,6 +32,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A study page's trace path where the study kept no probe trace.
+constexpr const char* kTraceNotSaved = "not saved (study --out DIR saves it)";
+
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
@@ -275,7 +278,7 @@ Trace read_kept_trace(const fs::path& file) {
 std::pair<const Trace*, std::string> kept_trace_of(const StudyRecord& study,
                                                    const std::optional<fs::path>& out_dir,
                                                    size_t gpu, std::deque<Trace>& traces) {
-  if (!out_dir) return {nullptr, "not saved (study --out DIR saves it)"};
+  if (!out_dir) return {nullptr, kTraceNotSaved};
   const fs::path file = kept_probe_trace(study, *out_dir, gpu);
   traces.push_back(read_kept_trace(file));
   return {&traces.back(), file.string()};
@@ -361,19 +364,14 @@ ReportResult write_kept_study_report(const ReportRequest& r, RunStore& store, in
 
 // The run `run` names; nullopt for the newest matching probe.
 std::optional<RunRef> report_ref(const ReportRequest& r) {
-  if (!r.run) {
-    if (r.study_out)
-      throw Error(ErrorKind::InvalidArgument,
-                  "report: --study-out names a study's --out folder: give it with study:ID");
-    return std::nullopt;
-  }
+  if (r.study_out && (!r.run || r.run->kind != RunRef::Kind::Study))
+    throw Error(ErrorKind::InvalidArgument,
+                "report: --study-out names a study's --out folder: give it with study:ID");
+  if (!r.run) return std::nullopt;
   if ((r.gpu && r.run->kind != RunRef::Kind::Control) || r.workload)
     throw Error(ErrorKind::InvalidArgument,
                 "report: --gpu and --workload pick the newest probe when no run is named; with "
                 "a run named they pick nothing (with control:ID, --gpu picks one of its GPUs)");
-  if (r.study_out && r.run->kind != RunRef::Kind::Study)
-    throw Error(ErrorKind::InvalidArgument,
-                "report: --study-out names a study's --out folder: give it with study:ID");
   return r.run;
 }
 
@@ -447,8 +445,8 @@ std::vector<report::StudyGpu> study_job_gpus(const StudyReport& study, const std
          .gpu_uuid = i < study.job_infos.size() ? study.job_infos[i].uuid : std::string(),
          .regime = to_json(study.gpu_regimes[i]),
          .trace = &study.job_probe_traces[i],
-         .trace_path = out_dir.empty() ? "not saved (study --out DIR saves it)"
-                                       : probe_trace_file(out_dir, i, n).string()});
+         .trace_path =
+             out_dir.empty() ? kTraceNotSaved : probe_trace_file(out_dir, i, n).string()});
   return gpus;
 }
 
@@ -475,7 +473,7 @@ ReportResult write_study_report(const StudyReport& study, const DatabaseLocation
                                study.workload, to_json(study.regime));
   page.probe.started_at_utc = now_utc();
   page.probe.trace_path =
-      out_dir.empty() ? "not saved (study --out DIR saves it)"
+      out_dir.empty() ? kTraceNotSaved
       : job           ? fmt::format("one per GPU, below ({} GPUs)", study.gpu_regimes.size())
                       : probe_trace_file(out_dir, 0, 1).string();
   page.trace = &study.probe_trace;
