@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "common/error.hpp"
 #include "predict/answer.hpp"
 #include "predict/batch_model.hpp"
@@ -42,8 +45,36 @@ TEST(WorkloadDescription, ReadsZeusNamesFreeTextAndKeys) {
   EXPECT_EQ(parse_workload("sim:resnet50").model, "resnet50");
   EXPECT_THAT(describe(z), HasSubstr("batch size 128"));
   EXPECT_THAT(error_of([] { parse_workload("  "); }), HasSubstr("empty workload"));
-  EXPECT_THAT(error_of([] { parse_workload("resnet50 bs=0"); }), HasSubstr("positive integer"));
+  EXPECT_THAT(error_of([] { parse_workload("resnet50 bs=0"); }), HasSubstr("outside 1..65536"));
+  EXPECT_THAT(error_of([] { parse_workload("resnet50 bs=x"); }), HasSubstr("positive integer"));
   EXPECT_THAT(error_of([] { parse_workload("resnet50 colour=red"); }), HasSubstr("unknown key"));
+}
+
+// A batch past kMaxBatch would be carried along the curves without bound; anything a table or a
+// person gives for a real job is read.
+TEST(WorkloadDescription, ABatchOutsideTheAcceptedRangeIsRefusedByName) {
+  EXPECT_EQ(parse_workload("resnet50 bs1").batch, 1);
+  EXPECT_EQ(parse_workload("ncf batch 65536").batch, 65536);
+  EXPECT_EQ(parse_workload("resnet50 bs=0064").batch, 64);
+  EXPECT_THAT(error_of([] { parse_workload("resnet50 bs999999999"); }),
+              HasSubstr("workload 'resnet50 bs999999999': batch size 999999999 is outside "
+                        "1..65536"));
+  EXPECT_THAT(error_of([] { parse_workload("ncf batch 65537"); }), HasSubstr("outside 1..65536"));
+  EXPECT_THAT(error_of([] { parse_workload("resnet50 bs123456789012345678901234567890"); }),
+              HasSubstr("outside 1..65536"));
+  EXPECT_THAT(error_of([] { parse_workload("resnet50/bs0"); }), HasSubstr("outside 1..65536"));
+  // Every workload of the tables here, up to NCF's bs16384, is read with its batch.
+  for (const char* table : {"V100", "RTX6000"}) {
+    const SweepTable t =
+        read_sweep_table(std::string(REGIME_TEST_DATA_DIR) + "/zeus/" + table + ".sweep.csv");
+    int largest = 0;
+    for (const std::string& name : t.workloads()) {
+      const WorkloadDesc w = parse_workload(name);
+      ASSERT_TRUE(w.batch) << name;
+      largest = std::max(largest, *w.batch);
+    }
+    EXPECT_EQ(largest, 16384) << table;
+  }
 }
 
 TEST(PredictorChoice, AFamilysVariantIsCheckedWhereTheNameIsRead) {

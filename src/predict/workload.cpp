@@ -31,11 +31,20 @@ std::string lower(std::string s) {
 }
 
 int parse_batch(const std::string& v, const std::string& text) {
-  static const std::regex digits("[0-9]{1,9}");
-  if (!std::regex_match(v, digits) || std::stoi(v) <= 0)
+  static const std::regex digits("[0-9]+");
+  if (!std::regex_match(v, digits))
     throw Error(ErrorKind::InvalidArgument,
                 "workload '" + text + "': batch size '" + v + "' is not a positive integer");
-  return std::stoi(v);
+  // Compared as text past leading zeros: a number of any length is read without overflow.
+  const std::string value = v.substr(std::min(v.find_first_not_of('0'), v.size()));
+  if (value.empty() || value.size() > 6 || std::stoi(value) < kMinBatch ||
+      std::stoi(value) > kMaxBatch)
+    throw Error(ErrorKind::InvalidArgument,
+                "workload '" + text + "': batch size " + v + " is outside " +
+                    std::to_string(kMinBatch) + ".." + std::to_string(kMaxBatch) +
+                    " (samples per step; the tables here reach bs16384, MLPerf's DLRM trains at "
+                    "65536)");
+  return std::stoi(value);
 }
 
 }  // namespace

@@ -19,8 +19,14 @@ struct WorkloadDesc {
 // Tokens split at '/', ',', ';' and blanks; `key=value` (model, batch or bs, precision, input,
 // dataset), `bsN`, `batch N`, a precision word, `HxW`, a known data set; the first other token is
 // the model ("sim:NAME" is NAME). A "_bf16"-like suffix of the model is its precision. Error
-// InvalidArgument for an empty text or a batch that is not a positive integer.
+// InvalidArgument for an empty text or a batch that is not an integer in kMinBatch..kMaxBatch.
 WorkloadDesc parse_workload(const std::string& text);
+
+// The batch sizes a description may give: samples per step. The Zeus tables reach bs16384 (NCF)
+// and MLPerf's DLRM trains at 65536; a larger figure is a typo, a token count or a data set's
+// size, and the batch curves would carry it orders of magnitude past anything measured.
+inline constexpr int kMinBatch = 1;
+inline constexpr int kMaxBatch = 65536;
 
 // "model resnet50, batch size 128, precision bf16, input 224x224, data set imagenet": what is
 // known, for prompts and tables.

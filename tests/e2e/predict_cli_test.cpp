@@ -126,6 +126,30 @@ TEST(PredictCli, BadInputIsAClearError) {
   EXPECT_THAT(e.err, HasSubstr("junk.csv:1: neither a sweep table"));
 }
 
+// A batch past the accepted range is refused where the description is read, for the query and
+// the example alike, before anything is predicted.
+TEST(PredictCli, ABatchSizeOutsideTheAcceptedRangeIsRefused) {
+  test::TempDir dir;
+  auto r =
+      test::run({"predict", "--gpu", "v100", "--workload", "resnet50 bs999999999"}, {}, dir.path);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("workload 'resnet50 bs999999999': batch size 999999999 is outside "
+                               "1..65536"));
+  auto ex = test::run({"predict", "--gpu", "V100", "--workload", "shufflenetv2 bs64", "--predictor",
+                       "spec-baseline:one-shot", "--example-workload", "shufflenetv2 bs70000",
+                       "--example-power", "190"},
+                      {}, dir.path);
+  EXPECT_EQ(ex.status, 2) << ex.err;
+  EXPECT_THAT(ex.err, HasSubstr("batch size 70000 is outside 1..65536"));
+  auto top = test::run(
+      {"predict", "--gpu", "v100", "--workload", "ncf bs65536", "--predictor",
+       "spec-baseline:one-shot", "--example-workload", "ncf bs16384", "--example-power", "36.2"},
+      {}, dir.path);
+  EXPECT_EQ(top.status, 0) << top.err;
+  EXPECT_THAT(top.out, HasSubstr("scaled to bs65536"));
+}
+
 TEST(PredictCli, LlmAnswerIsCachedInTheRunStoreAndTheKeyIsNowhere) {
   test::TempDir dir;
   test::ChatServer server;
