@@ -141,10 +141,46 @@ TEST(StudyPrompts, SpecCarriesTheSpecFiguresAndOneShotTheExample) {
   EXPECT_THAT(one[1].content, HasSubstr("vgg16 bs32 fp16"));
   EXPECT_THAT(one[1].content, HasSubstr("drew 69.4 W"));
   EXPECT_THAT(one[1].content, HasSubstr("320 GB/s"));
+  EXPECT_THAT(one[1].content, HasSubstr("(model vgg16, batch size 32, precision fp16) drew"));
+  ex.workload = parse_workload("vgg16 bs32");
+  EXPECT_THAT(build_prompt(PromptKind::OneShot, "t4", &t4, w, ex)[1].content,
+              HasSubstr("(model vgg16, batch size 32, precision not stated) drew"));
   EXPECT_THAT(error_of([&] { build_prompt(PromptKind::OneShot, "t4", &t4, w, std::nullopt); }),
               HasSubstr("measured example"));
   EXPECT_EQ(parse_prompt_kind("spec"), PromptKind::Spec);
   EXPECT_THAT(error_of([] { parse_prompt_kind("few-shot"); }), HasSubstr("zero-shot"));
+}
+
+// The card's fp32 and TF32 rates beside its 16-bit one, and the workload's precision, so that an
+// LLM can tell a small fp32 batch from a large fp16 one.
+TEST(StudyPrompts, SpecCarriesThePrecisionRatesAndTheWorkloadsPrecision) {
+  const twin::GpuSpec t4 = twin::load_gpu_spec("t4"), a100 = twin::load_gpu_spec("a100");
+  auto user = [](const twin::GpuSpec& spec, const std::string& workload) {
+    return build_prompt(PromptKind::Spec, spec.model, &spec, parse_workload(workload),
+                        std::nullopt)[1]
+        .content;
+  };
+  const std::string small = user(t4, "resnet50 bs8 fp32"), large = user(t4, "resnet50 bs64 fp16");
+  EXPECT_THAT(small, HasSubstr("peak dense fp16/bf16 tensor throughput 65 TFLOPS; dense fp32 "
+                               "throughput 8.1 TFLOPS; no TF32 tensor cores (TF32 runs as fp32);"));
+  EXPECT_THAT(small, HasSubstr("Numeric precision of the workload: fp32."));
+  EXPECT_THAT(large, HasSubstr("Numeric precision of the workload: fp16."));
+  EXPECT_THAT(user(t4, "resnet50 bs64"),
+              HasSubstr("Numeric precision of the workload: not stated."));
+  const std::string on_a100 = user(a100, "resnet50 bs64 tf32");
+  EXPECT_THAT(on_a100, HasSubstr("dense fp32 throughput 19.5 TFLOPS; dense TF32 tensor throughput "
+                                 "156 TFLOPS;"));
+  EXPECT_THAT(on_a100, HasSubstr("Numeric precision of the workload: tf32."));
+  // A spec file without the figures says nothing of either: its missing TF32 is not "none".
+  twin::GpuSpec bare = t4;
+  bare.fp32_tflops = 0;
+  EXPECT_THAT(user(bare, "resnet50 bs64 fp32"), Not(HasSubstr("fp32 throughput")));
+  EXPECT_THAT(user(bare, "resnet50 bs64 fp32"), Not(HasSubstr("TF32")));
+  // The bare prompt stays the study's: the name and the workload only.
+  EXPECT_THAT(build_prompt(PromptKind::ZeroShot, "t4", nullptr, parse_workload("resnet50 bs8 fp32"),
+                           std::nullopt)[1]
+                  .content,
+              Not(HasSubstr("TFLOPS")));
 }
 
 TEST(SpecBaseline, SaysTheDefaultLimitAndCapBound) {

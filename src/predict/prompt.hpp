@@ -27,8 +27,8 @@ std::vector<ChatMessage> build_prompt(PromptKind kind, const std::string& gpu_na
                                       const twin::GpuSpec* spec, const WorkloadDesc& workload,
                                       const std::optional<Example>& example);
 
-// The spec sheet as the spec prompt states it: limits, clocks, SMs, bandwidth, peak throughput,
-// idle power and temperature thresholds.
+// The spec sheet as the spec prompt states it: limits, clocks, SMs, bandwidth, peak 16-bit, fp32
+// and TF32 throughput (or that the card has no TF32), idle power and temperature thresholds.
 std::string spec_sheet(const twin::GpuSpec& spec);
 
 }  // namespace regime::predict
