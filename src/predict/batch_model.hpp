@@ -33,6 +33,10 @@ struct BatchCurve {
   double time_half_batch = 0;   // k
   std::string basis;            // what it was fitted on, for the predictors' notes
   double full_share = 1;        // f: share of (limit - static power) drawn once the card is full
+  // The one-shot power MAPE of the family's curve fitted on one Zeus table and scored on the
+  // other, the larger of the two directions: how far a power moved along it may be off on a card
+  // it was not fitted on. 0: none (the default curve).
+  double held_out_power_pct = 0;
 };
 
 // n, the least summed one-shot error over the families among 1, 1.25, ..., 3, on each table.
@@ -90,8 +94,9 @@ BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchSwe
                            double exponent = kPowerBatchExponent);
 
 // The curves fitted on tests/data/zeus/V100.sweep.csv and RTX6000.sweep.csv together (a unit test
-// refits them), by the family's model token and its aliases (bert -> bert_base_uncased,
-// transformer -> bert_base_uncased). nullopt for a family no table here sweeps.
+// refits them and recomputes their held-out errors), by the family's model token and its aliases
+// (bert -> bert_base_uncased, transformer -> bert_base_uncased). nullopt for a family no table here
+// sweeps.
 std::optional<BatchCurve> fitted_batch_curve(const std::string& family);
 const std::vector<BatchCurve>& fitted_batch_curves();
 // For a family without a sweep: power flat (the fit pooled over the families of either table

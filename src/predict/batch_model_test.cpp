@@ -58,6 +58,23 @@ TEST(BatchModel, TheCurvesAreTheFitOfBothTables) {
   }
 }
 
+// The held-out error shipped with each curve is what fitting on one table and scoring on the
+// other gives, the larger of the two directions.
+TEST(BatchModel, TheHeldOutErrorsAreEachTablesFitScoredOnTheOther) {
+  const auto a = v100(), b = rtx6000();
+  for (const auto& [family, sweep] : a) {
+    SCOPED_TRACE(family);
+    const BatchSweep& other = b.at(family);
+    const double v100_to_rtx_pct = one_shot_power_mape_pct(fit_batch_curve(family, {sweep}), other);
+    const double rtx_to_v100_pct = one_shot_power_mape_pct(fit_batch_curve(family, {other}), sweep);
+    const double held_out_pct = std::max(v100_to_rtx_pct, rtx_to_v100_pct);
+    fmt::print("{:<18} held out {:.2f}% (V100 -> RTX 6000 {:.2f}%, RTX 6000 -> V100 {:.2f}%)\n",
+               family, held_out_pct, v100_to_rtx_pct, rtx_to_v100_pct);
+    EXPECT_NEAR(fitted_batch_curve(family)->held_out_power_pct, held_out_pct, 0.1);
+  }
+  EXPECT_EQ(default_batch_curve().held_out_power_pct, 0);
+}
+
 // n is each table's own choice: the least summed in-sample error over its families.
 TEST(BatchModel, TheExponentIsEachTablesChoice) {
   for (const auto& table : {v100(), rtx6000()}) {
