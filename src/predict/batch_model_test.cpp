@@ -248,6 +248,12 @@ Prediction ask(Predictor& p, const std::string& gpu, const std::string& workload
   return p.predict({gpu, parse_workload(workload), std::nullopt});
 }
 
+PredictQuery with_example(const std::string& gpu, const std::string& workload,
+                          const std::string& example, double example_W) {
+  return {gpu, parse_workload(workload),
+          Example{parse_workload(example), example_W, std::nullopt, std::nullopt}};
+}
+
 TEST(BatchModel, TheTwinTellsASmallFp32BatchFromALargeFp16One) {
   auto twin = twin_predictor();
   const Prediction small = ask(*twin, "v100", "resnet50 bs8 fp32");
@@ -320,9 +326,8 @@ TEST(BatchModel, PrecisionRatesComeFromTheCardsDataSheet) {
 
 TEST(BatchModel, OneShotMovesTheExampleAlongItsFamilysCurve) {
   auto p = one_shot(spec_baseline());
-  PredictQuery q{"v100", parse_workload("cifar100/shufflenetv2/bs8/adam"),
-                 Example{parse_workload("cifar100/shufflenetv2/bs1024/adam"), 195.0, std::nullopt,
-                         std::nullopt}};
+  PredictQuery q = with_example("v100", "cifar100/shufflenetv2/bs8/adam",
+                                "cifar100/shufflenetv2/bs1024/adam", 195.0);
   const Prediction small = p->predict(q);
   ASSERT_TRUE(small.avg_power_W);
   // Measured 39 W; copying the example said 195 W.
@@ -378,6 +383,53 @@ TEST(BatchModel, OneShotNotesSayWhatTheCurveCouldNotDo) {
   r.workload = parse_workload("resnet50 bs64 fp16");
   EXPECT_THAT(twin->predict(r).note, HasSubstr("(the twin's ratio)"));
   EXPECT_NE(*twin->predict(r).avg_power_W, *same.avg_power_W);
+}
+
+// A power moved along a family's curve is as uncertain as the curve is held out, combined with the
+// base's own interval root-sum-square; one the curve left where it was keeps the base's interval.
+TEST(BatchModel, APowerMovedAlongACurveCarriesItsHeldOutError) {
+  const double shuffle_rel = fitted_batch_curve("shufflenetv2")->held_out_power_pct / 100;
+  auto nameplate = one_shot(spec_baseline());
+  PredictQuery q = with_example("v100", "cifar100/shufflenetv2/bs8/adam",
+                                "cifar100/shufflenetv2/bs1024/adam", 195.0);
+  const Prediction moved = nameplate->predict(q);
+  ASSERT_TRUE(moved.power_half_width_rel);
+  EXPECT_DOUBLE_EQ(*moved.power_half_width_rel, shuffle_rel);
+  EXPECT_THAT(moved.note,
+              HasSubstr(fmt::format("; power +-{:.0f}%: the shufflenetv2 curve's {:.1f}% held out",
+                                    100 * shuffle_rel, 100 * shuffle_rel)));
+  q.workload = q.example->workload;  // the example's own batch: nothing moved
+  EXPECT_FALSE(nameplate->predict(q).power_half_width_rel);
+  EXPECT_THAT(nameplate->predict(q).note, Not(HasSubstr("held out")));
+  // A flat curve that lifts an example under the card's static power changes the answer too.
+  const Prediction lifted = nameplate->predict(
+      with_example("rtx6000", "movielens-1m/ncf/bs16384/adam", "movielens-1m/ncf/bs4/adam", 55.0));
+  ASSERT_TRUE(lifted.power_half_width_rel);
+  EXPECT_DOUBLE_EQ(*lifted.power_half_width_rel,
+                   fitted_batch_curve("ncf")->held_out_power_pct / 100);
+
+  auto twin = twin_predictor();
+  // BERT runs on the twin's transformer profile (bs32) and has a rising curve.
+  const Prediction own = ask(*twin, "v100", "bert bs32");
+  const Prediction bert8 = ask(*twin, "v100", "bert bs8");
+  ASSERT_TRUE(own.power_half_width_rel && bert8.power_half_width_rel);
+  EXPECT_NEAR(
+      *bert8.power_half_width_rel,
+      std::hypot(*own.power_half_width_rel, fitted_batch_curve("bert")->held_out_power_pct / 100),
+      1e-12);
+  EXPECT_GT(*bert8.power_half_width_rel, *own.power_half_width_rel);
+  EXPECT_THAT(bert8.note, HasSubstr("the bert_base_uncased curve's 3.4% held out"));
+  EXPECT_THAT(bert8.note, HasSubstr("root-sum-square"));
+  EXPECT_THAT(own.note, Not(HasSubstr("held out")));
+  // ResNet-50's curve is flat: the power is the profile's, and so is the interval.
+  const Prediction r64 = ask(*twin, "v100", "resnet50 bs64");
+  EXPECT_DOUBLE_EQ(*r64.power_half_width_rel, *ask(*twin, "v100", "resnet50").power_half_width_rel);
+  EXPECT_THAT(r64.note, Not(HasSubstr("held out")));
+  // No table sweeps ResNet-18 on CIFAR: kept flat and said so, not widened.
+  const Prediction c8 = ask(*twin, "h200", "resnet18_cifar bs8");
+  EXPECT_DOUBLE_EQ(*c8.power_half_width_rel,
+                   *ask(*twin, "h200", "resnet18_cifar").power_half_width_rel);
+  EXPECT_THAT(c8.note, Not(HasSubstr("held out")));
 }
 
 TEST(BatchModel, AFamilyWithoutASweepKeepsItsPower) {

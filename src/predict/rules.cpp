@@ -67,6 +67,29 @@ std::string curve_words(const BatchCurve& c, const CurvePlace& at) {
                      batch_words(at.half_batch), batch_words(c.power_half_batch), c.basis);
 }
 
+// A power moved along a family's curve carries the curve's held-out error besides the base's own
+// interval: the two combined root-sum-square, as independent errors. Only where the curve changed
+// the answer (a factor other than 1, or a rising curve carrying it to another batch) and has a
+// held-out figure (the default curve has none: its note says the power is kept). Returns the
+// note's clause, empty when nothing was widened.
+std::string widen_for_curve(Prediction& p, const std::string& base, const BatchCurve& c,
+                            const CurvePlace& at, double factor, double ref_batch, double batch) {
+  const bool moved = std::abs(factor - 1) > 1e-9 || (at.half_batch > 0 && batch != ref_batch);
+  if (!moved || !(c.held_out_power_pct > 0)) return "";
+  const double curve_rel = c.held_out_power_pct / 100;
+  const std::string curve =
+      fmt::format("the {} curve's {:.1f}% held out (fitted on one Zeus table, scored on the other)",
+                  c.family, c.held_out_power_pct);
+  if (!p.power_half_width_rel) {
+    p.power_half_width_rel = curve_rel;
+    return fmt::format("power +-{:.0f}%: {}", 100 * curve_rel, curve);
+  }
+  const double base_rel = *p.power_half_width_rel;
+  p.power_half_width_rel = std::hypot(base_rel, curve_rel);
+  return fmt::format("power +-{:.0f}%: the {}'s +-{:.0f}% and {}, root-sum-square",
+                     100 * *p.power_half_width_rel, base, 100 * base_rel, curve);
+}
+
 // Two descriptions of one model family: the same model token, or two names of one fitted curve's
 // family ("shufflenet_v2" and "shufflenetv2").
 bool one_family(const WorkloadDesc& a, const WorkloadDesc& b) {
@@ -142,6 +165,9 @@ class TwinPredictor : public Predictor {
                       "time by x{:.2f} ({})",
                       *ref.batch, *q.workload.batch, *p.avg_power_W / s.avg_power_W,
                       *p.time_per_step_s / s.time_s, curve_words(c, at)));
+      const std::string widened =
+          widen_for_curve(p, name(), c, at, *p.avg_power_W / s.avg_power_W, b_ref, b);
+      if (!widened.empty()) said.push_back(widened);
     } else if (q.workload.batch) {
       said.push_back(fmt::format("batch {} not modelled: sim:{} has no batch size",
                                  *q.workload.batch, profile));
@@ -230,6 +256,9 @@ class OneShot : public Predictor {
         fmt::format("the example '{}' ({:.1f} W at bs{:.0f}) scaled to bs{:.0f} by x{:.2f} ({}){}",
                     ex.workload.text, ex.avg_power_W, b_ex, b, moved_W / ex.avg_power_W,
                     curve_words(c, at), precision);
+    const std::string widened =
+        widen_for_curve(p, base_->name(), c, at, moved_W / ex.avg_power_W, b_ex, b);
+    if (!widened.empty()) p.note += "; " + widened;
     return p;
   }
 
