@@ -150,6 +150,34 @@ TEST(PredictCli, ABatchSizeOutsideTheAcceptedRangeIsRefused) {
   EXPECT_THAT(top.out, HasSubstr("scaled to bs65536"));
 }
 
+// An answer moved along a family's batch curve carries the curve's held-out error in its interval
+// and says so; one kept where the example was has none from the nameplate.
+TEST(PredictCli, AMovedAnswersIntervalCarriesTheCurvesHeldOutError) {
+  test::TempDir dir;
+  auto ask = [&](const std::string& workload) {
+    auto r = test::run(
+        {"predict", "--gpu", "V100", "--workload", workload, "--predictor",
+         "spec-baseline:one-shot", "--example-workload", "cifar100/shufflenetv2/bs1024/adam",
+         "--example-from", data("zeus/V100.sweep.csv").string(), "--json"},
+        {}, dir.path);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json moved = ask("cifar100/shufflenetv2/bs8/adam");
+  EXPECT_NEAR(moved["power_half_width_rel"].get<double>(), 0.148, 0.001);
+  EXPECT_THAT(moved["note"].get<std::string>(),
+              HasSubstr("power +-15%: the shufflenetv2 curve's 14.8% held out"));
+  const json kept = ask("cifar100/shufflenetv2/bs1024/adadelta");
+  EXPECT_TRUE(kept["power_half_width_rel"].is_null());
+  EXPECT_THAT(kept["note"].get<std::string>(), Not(HasSubstr("held out")));
+  auto text = test::run({"predict", "--gpu", "v100", "--workload", "bert bs8"}, {}, dir.path);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("(+-11%)"));
+  EXPECT_THAT(text.out, HasSubstr("the twin's +-10% and the bert_base_uncased curve's 3.4% held "
+                                  "out (fitted on one Zeus table, scored on the other), "
+                                  "root-sum-square"));
+}
+
 TEST(PredictCli, LlmAnswerIsCachedInTheRunStoreAndTheKeyIsNowhere) {
   test::TempDir dir;
   test::ChatServer server;
