@@ -39,11 +39,11 @@ int parse_batch(const std::string& v, const std::string& text) {
   const std::string value = v.substr(std::min(v.find_first_not_of('0'), v.size()));
   if (value.empty() || value.size() > 6 || std::stoi(value) < kMinBatch ||
       std::stoi(value) > kMaxBatch)
-    throw Error(ErrorKind::InvalidArgument,
-                "workload '" + text + "': batch size " + v + " is outside " +
-                    std::to_string(kMinBatch) + ".." + std::to_string(kMaxBatch) +
-                    " (samples per step; the tables here reach bs16384, MLPerf's DLRM trains at "
-                    "65536)");
+    throw Error(
+        ErrorKind::InvalidArgument,
+        "workload '" + text + "': batch size " + v + " is outside " + std::to_string(kMinBatch) +
+            ".." + std::to_string(kMaxBatch) +
+            " (samples per step: four times the largest batch measured here, NCF's bs16384)");
   return std::stoi(value);
 }
 

@@ -22,9 +22,9 @@ struct WorkloadDesc {
 // InvalidArgument for an empty text or a batch that is not an integer in kMinBatch..kMaxBatch.
 WorkloadDesc parse_workload(const std::string& text);
 
-// The batch sizes a description may give: samples per step. The Zeus tables reach bs16384 (NCF)
-// and MLPerf's DLRM trains at 65536; a larger figure is a typo, a token count or a data set's
-// size, and the batch curves would carry it orders of magnitude past anything measured.
+// The batch sizes a description may give: samples per step. Four times the largest batch the Zeus
+// tables measure (NCF's 16384): past it the batch curves would speak far beyond anything measured,
+// and a figure orders of magnitude past it is a typo, a token count or a data set's size.
 inline constexpr int kMinBatch = 1;
 inline constexpr int kMaxBatch = 65536;
 
