@@ -129,7 +129,7 @@ std::vector<ProbeResult> rows_from_default_down(const std::vector<ProbeResult>& 
 // The rows as columns (index 0: the default's own row), with the objective's score free of its
 // constraint, split by the binding test into rows that repeat the default and rows that bind.
 struct RowColumns {
-  std::vector<double> caps_W, energy_per_step_J, time_per_step_s, raw_score;
+  std::vector<double> caps_W, energy_per_step_J, time_per_step_s, raw_score, avg_power_W;
   std::vector<size_t> repeats, binding;
 };
 RowColumns row_columns(const std::vector<ProbeResult>& rows, const TableBinding& tb,
@@ -140,6 +140,7 @@ RowColumns row_columns(const std::vector<ProbeResult>& rows, const TableBinding&
     c.caps_W.push_back(rows[i].cap_W);
     c.energy_per_step_J.push_back(m.energy_per_step_J);
     c.time_per_step_s.push_back(m.time_per_step_s);
+    c.avg_power_W.push_back(m.avg_power_W);
     c.raw_score.push_back(
         raw_score(in.objective, m.energy_per_step_J, m.time_per_step_s, in.max_power_W));
     (tb.binds && rows[i].cap_W < tb.onset_cap_W ? c.binding : c.repeats).push_back(i);
@@ -229,12 +230,39 @@ double saving_threshold_log(const NoiseEstimate& score_noise, double decision_al
          score_noise.rel_sd * sd_factor;
 }
 
+// Whether a row shows by itself that its cap binds: the cap lies under the default's draw (it
+// binds for certain), or the row draws less than the default beyond two rows' power noise. The
+// hinge's trend can say caps bind while the chosen row draws what the default does.
+bool row_shows_binding(const RowColumns& c, size_t i, const TableBinding& b) {
+  return c.caps_W[i] < b.certain_bind_W ||
+         std::log(c.avg_power_W[0] / c.avg_power_W[i]) > b.row_drop_crit_log;
+}
+
+// Every measured cap lies at or above the default's mean draw: a cap can bind only its peaks, and
+// only the rows' power says whether one does.
+bool only_peaks_can_bind(const RowColumns& c, const TableBinding& b) {
+  return *std::min_element(c.caps_W.begin(), c.caps_W.end()) >= b.certain_bind_W;
+}
+
+std::string unbound_row_text(const RowColumns& c, size_t i, const TableBinding& b) {
+  return fmt::format(
+      "it draws {:.1f} W against the default's {:.1f} W ({:+.1f}%, within the {:.1f}% a row "
+      "must drop by to show a cap binding), and {} W is not under the {:.1f} W below which caps "
+      "bind for certain",
+      c.avg_power_W[i], c.avg_power_W[0], change_pct(c.avg_power_W[i], c.avg_power_W[0]),
+      100 * (1 - std::exp(-b.row_drop_crit_log)), c.caps_W[i], b.certain_bind_W);
+}
+
 // The best measured row is the decision (on a table its rows are all there is to know); the
 // keep-default threshold only says whether its saving beats the noise against the default's
 // level. Percentages and the slowdown bound are against the default's own row: that is the row a
 // table shows and the one a user compares with; a level pooled with other rows could hide a pick
 // past the bound. A saving that rests on a default row slower than most binding rows
 // (`hot_by_rows`) is not called beyond the noise: heat or an off row, the rows cannot tell which.
+// Where every measured cap is above the default's draw, a saving within the noise at a row that
+// does not itself show its cap binding keeps the default: the other rows' trend made the cap a
+// candidate, but this row repeats the default's draw. (Where caps under the draw were measured,
+// a within-noise pick near a clear onset stands: the binding is not in doubt there.)
 Decision pick_row(const SingleEvidence& ev, size_t best, size_t n_candidates, bool hot_by_rows,
                   const std::string& evidence, const DecisionInputs& in, Decision d) {
   const RowColumns& c = ev.rows;
@@ -254,6 +282,17 @@ Decision pick_row(const SingleEvidence& ev, size_t best, size_t n_candidates, bo
                 change_pct(c.raw_score[best], s0), n_repeats)
           : std::string();
   const bool binds_here = c.caps_W[best] < ev.binding.onset_cap_W;
+  if (binds_here && !(gain > threshold) && only_peaks_can_bind(c, ev.binding) &&
+      !row_shows_binding(c, best, ev.binding))
+    return keep(
+        in.default_limit_W,
+        fmt::format("{} W has the best {}{} ({:+.1f}% against the default {} W), within "
+                    "the {:.1f}% a saving must exceed to beat the noise, and its own row "
+                    "does not show its cap binding: {}: keeping the default limit {} W ({})",
+                    c.caps_W[best], in.objective.text(), constraint_text(in.objective), score_pct,
+                    in.default_limit_W, 100 * (1 - std::exp(-threshold)),
+                    unbound_row_text(c, best, ev.binding), in.default_limit_W, evidence),
+        std::move(d));
   d.cap_W = c.caps_W[best];
   d.keep_default = false;
   d.beyond_noise = binds_here && !hot_by_rows && gain > threshold;
