@@ -230,18 +230,12 @@ double saving_threshold_log(const NoiseEstimate& score_noise, double decision_al
          score_noise.rel_sd * sd_factor;
 }
 
-// Whether a row shows by itself that its cap binds: the cap lies under the default's draw (it
-// binds for certain), or the row draws less than the default beyond two rows' power noise. The
-// hinge's trend can say caps bind while the chosen row draws what the default does.
+// Whether a row shows by itself that its cap binds, where every measured cap lies above the
+// default's draw (only its peaks can bind): the row draws less than the default beyond two rows'
+// power noise. The hinge's trend can say caps bind while the chosen row draws what the default
+// does.
 bool row_shows_binding(const RowColumns& c, size_t i, const TableBinding& b) {
-  return c.caps_W[i] < b.certain_bind_W ||
-         std::log(c.avg_power_W[0] / c.avg_power_W[i]) > b.row_drop_crit_log;
-}
-
-// Every measured cap lies at or above the default's mean draw: a cap can bind only its peaks, and
-// only the rows' power says whether one does.
-bool only_peaks_can_bind(const RowColumns& c, const TableBinding& b) {
-  return *std::min_element(c.caps_W.begin(), c.caps_W.end()) >= b.certain_bind_W;
+  return std::log(c.avg_power_W[0] / c.avg_power_W[i]) > b.row_drop_crit_log;
 }
 
 std::string unbound_row_text(const RowColumns& c, size_t i, const TableBinding& b) {
@@ -282,7 +276,7 @@ Decision pick_row(const SingleEvidence& ev, size_t best, size_t n_candidates, bo
                 change_pct(c.raw_score[best], s0), n_repeats)
           : std::string();
   const bool binds_here = c.caps_W[best] < ev.binding.onset_cap_W;
-  if (binds_here && !(gain > threshold) && only_peaks_can_bind(c, ev.binding) &&
+  if (binds_here && !(gain > threshold) && !ev.binding.cap_under_draw_measured &&
       !row_shows_binding(c, best, ev.binding))
     return keep(
         in.default_limit_W,

@@ -204,6 +204,7 @@ TableBinding judge_binding(const std::vector<double>& caps_W, const std::vector<
   const OnsetWitnesses w = onset_witnesses(caps_W, power_W, b.critical_t, sigma);
   b.t = w.hinge.t;
   b.certain_bind_W = w.reach_W;
+  b.cap_under_draw_measured = w.certain_onset_W > 0;
   b.row_drop_crit_log = w.drop_crit_log;
   // Fitted power at the lowest cap against the fitted flat level (x = 0 there).
   b.power_drop_pct = (1 - std::exp(w.hinge.beta * w.hinge.x_lowest)) * 100;

@@ -73,6 +73,7 @@ struct TableBinding {
   double critical_t = 0;               // what it had to exceed
   double power_drop_pct = 0;           // fitted power at the lowest cap against the flat level
   double certain_bind_W = 0;  // caps under it bind for certain (the default's draw x (1 + margin))
+  bool cap_under_draw_measured = false;  // some measured cap lies under certain_bind_W
   double row_drop_crit_log = 0;  // a row's own log power drop that shows a cap binding there
   NoiseEstimate power_noise;
   std::string summary;  // one sentence with the numbers
