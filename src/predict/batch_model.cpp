@@ -24,9 +24,9 @@ double fill_share(double batch, double half_batch, double exponent) {
 // log(A / A0)^2 + log(h / h0)^2; h searched from h0 / 1024 to h0 * 1024 in steps of 2^(1/16).
 // The two ratios weigh alike: a weight chosen on the two tables would no longer be held out.
 CurvePlace place_with(const BatchCurve& c, double exponent, double static_W, double cap_W,
-                      double ref_W, double ref_batch) {
+                      double ref_W, double ref_batch, double rate_tflops) {
   const double excess_W = ref_W - static_W;
-  const double h0 = c.power_half_batch;
+  const double h0 = half_batch_at(c, rate_tflops);
   if (h0 <= 0 || excess_W <= 0) return {0, excess_W};
   CurvePlace best{h0, excess_W / fill_share(ref_batch, h0, exponent)};
   const double prior_W = c.full_share * (cap_W - static_W);
@@ -53,8 +53,8 @@ double power_mape_with(const BatchCurve& c, double exponent, const BatchSweep& s
   double sum = 0;
   size_t n = 0;
   for (size_t e = 0; e < pts.size(); ++e) {
-    const CurvePlace at =
-        place_with(c, exponent, sw.static_W, sw.cap_W, pts[e].avg_power_W, pts[e].batch);
+    const CurvePlace at = place_with(c, exponent, sw.static_W, sw.cap_W, pts[e].avg_power_W,
+                                     pts[e].batch, sw.rate_tflops);
     for (size_t q = 0; q < pts.size(); ++q) {
       if (e == q) continue;
       const double p_W = power_from(at, exponent, sw.static_W, sw.cap_W, pts[q].batch);
@@ -96,14 +96,31 @@ std::map<std::string, std::vector<BatchPoint>> batch_points(const SweepTable& ta
     const WorkloadDesc w = parse_workload(name);
     if (!w.batch || w.model.empty() || rows.empty()) continue;
     const SweepRow& d = row_at_default(rows);
-    out[w.model].push_back({static_cast<double>(*w.batch), d.avg_power_W, d.time_s, w.dataset});
+    const double batch = static_cast<double>(*w.batch);
+    const double time_s = d.unit == "step" ? d.time_s / batch : d.time_s;
+    out[w.model].push_back({batch, d.avg_power_W, time_s, w.dataset, w.precision});
   }
   return out;
 }
 
+double half_batch_at(const BatchCurve& curve, double rate_tflops) {
+  if (!(curve.ref_rate_tflops > 0) || !(rate_tflops > 0)) return curve.power_half_batch;
+  return curve.power_half_batch * rate_tflops / curve.ref_rate_tflops;
+}
+
+double compute_rate_tflops(const twin::GpuSpec& spec, const std::string& precision) {
+  const auto rates = precision_rates(precision, spec);
+  return spec.peak_tflops * (rates ? rates->compute_rate : 1.0);
+}
+
 CurvePlace place_on_curve(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
-                          double ref_batch, double exponent) {
-  return place_with(curve, exponent, static_W, cap_W, ref_W, ref_batch);
+                          double ref_batch, double rate_tflops, double exponent) {
+  return place_with(curve, exponent, static_W, cap_W, ref_W, ref_batch, rate_tflops);
+}
+
+CurvePlace at_rate(const CurvePlace& at, double from_rate_tflops, double to_rate_tflops) {
+  if (!(from_rate_tflops > 0) || !(to_rate_tflops > 0)) return at;
+  return {at.half_batch * to_rate_tflops / from_rate_tflops, at.full_excess_W};
 }
 
 double power_on_curve_W(const CurvePlace& at, double static_W, double cap_W, double batch) {
@@ -112,7 +129,8 @@ double power_on_curve_W(const CurvePlace& at, double static_W, double cap_W, dou
 
 double power_at_batch_W(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
                         double ref_batch, double batch) {
-  const CurvePlace at = place_with(curve, kPowerBatchExponent, static_W, cap_W, ref_W, ref_batch);
+  const CurvePlace at =
+      place_with(curve, kPowerBatchExponent, static_W, cap_W, ref_W, ref_batch, 0);
   return power_on_curve_W(at, static_W, cap_W, batch);
 }
 
@@ -154,6 +172,11 @@ BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchSwe
     ++k_n;
   }
   if (k_n == 0) return best;
+  for (const auto& sw : sweeps)
+    if (sw.rate_tflops > 0) {
+      best.ref_rate_tflops = sw.rate_tflops;
+      break;
+    }
   best.full_share = share_sum / static_cast<double>(k_n);
   best.time_half_batch = k_sum / static_cast<double>(k_n);
   auto summed_pct = [&](const BatchCurve& c) {
@@ -172,20 +195,34 @@ BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchSwe
 }
 
 const std::vector<BatchCurve>& fitted_batch_curves() {
-  // fit_batch_curve on tests/data/zeus/V100.sweep.csv (static power 36.5 W, limit 250 W) and
-  // RTX6000.sweep.csv (67 W, 260 W) together; BatchModel.TheCurvesAreTheFitOfBothTables refits
-  // them, BatchModel.TheHeldOutErrorsAreEachTablesFitScoredOnTheOther their held-out errors.
+  // fit_batch_curve on each family's sweeps: tests/data/zeus/V100.sweep.csv (static power 36.5 W,
+  // limit 250 W, 112 TFLOPS) and RTX6000.sweep.csv (67 W, 260 W, 130.5 TFLOPS), which say no
+  // precision (16-bit rates), and tests/data/h200_batch/batch_sweep.csv (110 W, 700 W; bf16 at 989
+  // TFLOPS, tf32 at 494.5), one sweep per precision. BatchModel.TheCurvesAreTheFitOfEveryTable
+  // refits them, BatchModel.TheHeldOutErrorsAreEachSweepLeftOut their held-out errors.
   static const std::vector<BatchCurve> curves = {
       {"shufflenetv2", 107.635, 472.007,
-       "the V100 and RTX 6000 tables' 30 shufflenetv2 runs, bs8-bs4096", 0.781573, 14.82},
-      {"resnet50", 0, 6.20675, "the V100 and RTX 6000 tables' 15 resnet50 runs, bs8-bs360",
-       0.888690, 1.49},
+       "the V100 and RTX 6000 tables' 30 shufflenetv2 runs, bs8-bs4096", 0.781573, 12.55, 112},
+      {"resnet50", 3.36359, 33.4035,
+       "the V100 and RTX 6000 tables' 15 resnet50 runs, bs8-bs360, and the H200's 6 (bf16, tf32), "
+       "bs16-bs256",
+       0.828536, 21.50, 112},
       {"deepspeech2", 1, 12.8919, "the V100 and RTX 6000 tables' 26 deepspeech2 runs, bs2-bs192",
-       0.759592, 11.18},
-      {"ncf", 0, 11300.7, "the V100 and RTX 6000 tables' 26 ncf runs, bs4-bs16384", 0.0150090,
-       7.96},
+       0.759592, 11.18, 112},
+      {"ncf", 0, 11300.7, "the V100 and RTX 6000 tables' 26 ncf runs, bs4-bs16384", 0.0150090, 7.98,
+       112},
       {"bert_base_uncased", 1, 0,
-       "the V100 and RTX 6000 tables' 23 bert_base_uncased runs, bs4-bs128", 0.929794, 3.39},
+       "the V100 and RTX 6000 tables' 23 bert_base_uncased runs, bs4-bs128", 0.929794, 3.44, 112},
+      {"densenet121", 53.8174, 180.555,
+       "the H200 table's 6 densenet121 runs (bf16, tf32), bs16-bs256", 0.686517, 35.08, 989},
+      {"mobilenet_v2", 32, 31.4758, "the H200 table's 6 mobilenet_v2 runs (bf16, tf32), bs32-bs512",
+       0.505822, 20.85, 989},
+      {"transformer", 6.72717, 12.3687,
+       "the H200 table's 6 transformer runs (bf16, tf32), bs4-bs64", 0.98322, 13.02, 989},
+      {"vgg16", 9.51366, 8.75828, "the H200 table's 6 vgg16 runs (bf16, tf32), bs16-bs256",
+       0.966102, 10.23, 989},
+      {"vit_b_16", 26.9087, 44.5139, "the H200 table's 6 vit_b_16 runs (bf16, tf32), bs16-bs256",
+       0.977212, 3.25, 989},
   };
   return curves;
 }
@@ -195,7 +232,6 @@ std::optional<BatchCurve> fitted_batch_curve(const std::string& family) {
       {"bert", "bert_base_uncased"},
       {"bert-base", "bert_base_uncased"},
       {"bert-base-uncased", "bert_base_uncased"},
-      {"transformer", "bert_base_uncased"},
       {"resnet-50", "resnet50"},
       {"shufflenet_v2", "shufflenetv2"},
       {"shufflenet", "shufflenetv2"}};

@@ -12,10 +12,10 @@
 // ratios. A point already at the family's full power leaves h at h0; one part-way up moves h to
 // where it sits. Step time grows with the batch past a per-step overhead worth k samples:
 // t(b) = t(b_ref) * (k + b) / (k + b_ref).
-// h0, f and k are fitted per family on the batch sweeps of the two Zeus tables (V100, RTX 6000);
-// the form was chosen by fitting on each table and scoring on the other; a simulated corpus checks
-// only the flat curves, as none of its families has a rising one (docs/predict.md, "Batch size
-// and precision").
+// h0, f and k are fitted per family on its batch sweeps: the two Zeus tables (V100, RTX 6000)
+// and a real H200's (tests/data/h200_batch); the form was chosen by fitting on each Zeus table and
+// scoring on the other. h0 holds at one compute rate: a card that runs the work r times faster
+// fills at r times the batch (docs/predict.md, "Batch size and precision").
 #include <map>
 #include <optional>
 #include <string>
@@ -29,7 +29,7 @@ namespace regime::predict {
 
 struct BatchCurve {
   std::string family;           // the model token it was fitted on; empty for the default
-  double power_half_batch = 0;  // h0; 0: flat
+  double power_half_batch = 0;  // h0 (at ref_rate_tflops); 0: flat
   double time_half_batch = 0;   // k
   std::string basis;            // what it was fitted on, for the predictors' notes
   double full_share = 1;        // f: share of (limit - static power) drawn once the card is full
@@ -37,6 +37,9 @@ struct BatchCurve {
   // other, the larger of the two directions: how far a power moved along it may be off on a card
   // it was not fitted on. 0: none (the default curve).
   double held_out_power_pct = 0;
+  // The compute rate h0 holds at (TFLOPS at the workload's precision): a card that runs the
+  // family's work r times faster needs r times the batch to fill (h = h0 * r). 0: h0 everywhere.
+  double ref_rate_tflops = 0;
 };
 
 // n, the least summed one-shot error over the families among 1, 1.25, ..., 3, on each table.
@@ -46,8 +49,9 @@ inline constexpr double kPowerBatchExponent = 1.75;
 struct BatchPoint {
   double batch = 0;
   double avg_power_W = 0;
-  double time_s = 0;    // per unit of work of the table (an epoch: a fixed number of samples)
-  std::string dataset;  // epochs of different data sets are not comparable in time
+  double time_s = 0;      // per unit of work of the table (an epoch: a fixed number of samples)
+  std::string dataset;    // epochs of different data sets are not comparable in time
+  std::string precision;  // as the workload says it (empty: unsaid)
 };
 
 // One family's points on one GPU, with that GPU's static power and default limit.
@@ -55,10 +59,20 @@ struct BatchSweep {
   std::vector<BatchPoint> points;
   double static_W = 0;
   double cap_W = 0;
+  double rate_tflops = 0;  // the card's compute rate at the sweep's precision (0: unknown)
 };
 
+// h0 carried to a card and precision that run at `rate_tflops`: h0 * rate / the curve's reference
+// rate (h0 where either is unknown).
+double half_batch_at(const BatchCurve& curve, double rate_tflops);
+
+// A card's compute rate at a precision: its 16-bit tensor rate times the precision's share of it
+// (precision_rates); the 16-bit rate where the precision is unsaid or not modelled.
+double compute_rate_tflops(const twin::GpuSpec& spec, const std::string& precision);
+
 // The families of a sweep table (the workload's model token) and their points at each
-// workload's default limit (row_at_default); workloads without a batch size are left out.
+// workload's default limit (row_at_default); workloads without a batch size are left out. A
+// table timed per step has its times divided by the batch, so that they compare as epochs do.
 std::map<std::string, std::vector<BatchPoint>> batch_points(const SweepTable& table);
 
 // Where a known point places the curve on a card: the half-fill batch h and the power A drawn
@@ -67,8 +81,12 @@ struct CurvePlace {
   double half_batch = 0;
   double full_excess_W = 0;
 };
+// `rate_tflops`: the card's rate at the known point's precision (half_batch_at).
 CurvePlace place_on_curve(const BatchCurve& curve, double static_W, double cap_W, double ref_W,
-                          double ref_batch, double exponent = kPowerBatchExponent);
+                          double ref_batch, double rate_tflops = 0,
+                          double exponent = kPowerBatchExponent);
+// The same place at another precision of the same card: the half-fill batch scaled by the rates.
+CurvePlace at_rate(const CurvePlace& at, double from_rate_tflops, double to_rate_tflops);
 
 // Power at `batch` on a curve already placed on the card, kept within [static_W, cap_W].
 double power_on_curve_W(const CurvePlace& at, double static_W, double cap_W, double batch);

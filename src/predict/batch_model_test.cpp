@@ -29,48 +29,93 @@ SweepTable zeus(const std::string& table) {
   return read_sweep_table(std::string(REGIME_TEST_DATA_DIR) + "/zeus/" + table + ".sweep.csv");
 }
 
-// A Zeus table's families, each with the card's static power and default limit.
+// A Zeus table's families, each with the card's static power, default limit and 16-bit rate (the
+// tables say no precision).
 std::map<std::string, BatchSweep> zeus_sweeps(const std::string& table, const std::string& gpu) {
   const SweepTable t = zeus(table);
   const twin::GpuSpec spec = twin::load_gpu_spec(gpu);
   std::map<std::string, BatchSweep> out;
   for (auto& [family, points] : batch_points(t))
-    out[family] = {points, spec.static_power_W(), spec.default_limit_W};
+    out[family] = {points, spec.static_power_W(), spec.default_limit_W,
+                   compute_rate_tflops(spec, "")};
   return out;
 }
 std::map<std::string, BatchSweep> v100() { return zeus_sweeps("V100", "v100"); }
 std::map<std::string, BatchSweep> rtx6000() { return zeus_sweeps("RTX6000", "rtx6000"); }
 
-TEST(BatchModel, TheCurvesAreTheFitOfBothTables) {
-  const auto a = v100(), b = rtx6000();
-  ASSERT_EQ(a.size(), fitted_batch_curves().size());
-  for (const auto& [family, sweep] : a) {
+SweepTable h200_table() {
+  return read_sweep_table(std::string(REGIME_TEST_DATA_DIR) + "/h200_batch/batch_sweep.csv");
+}
+
+// The real H200 batch sweep's families, one sweep per precision (bf16 first), each at the card's
+// rate at that precision.
+std::map<std::string, std::vector<BatchSweep>> h200_sweeps() {
+  const twin::GpuSpec spec = twin::load_gpu_spec("h200");
+  std::map<std::string, std::map<std::string, BatchSweep>> by;
+  for (auto& [family, points] : batch_points(h200_table()))
+    for (const BatchPoint& p : points) {
+      BatchSweep& sw = by[family][p.precision];
+      sw.points.push_back(p);
+      sw.static_W = spec.static_power_W();
+      sw.cap_W = spec.default_limit_W;
+      sw.rate_tflops = compute_rate_tflops(spec, p.precision);
+    }
+  std::map<std::string, std::vector<BatchSweep>> out;
+  for (auto& [family, sweeps] : by)
+    for (auto& [precision, sw] : sweeps) out[family].push_back(sw);
+  return out;
+}
+
+// Every sweep the shipped curves are fitted on, by family: the two Zeus tables' and the H200's.
+std::map<std::string, std::vector<BatchSweep>> every_sweep() {
+  std::map<std::string, std::vector<BatchSweep>> out;
+  for (const auto& table : {v100(), rtx6000()})
+    for (const auto& [family, sweep] : table) out[family].push_back(sweep);
+  for (auto& [family, sweeps] : h200_sweeps())
+    out[family].insert(out[family].end(), sweeps.begin(), sweeps.end());
+  return out;
+}
+
+// Each family's curve fitted on all but one of its sweeps and scored on that one; the largest.
+double held_out_pct(const std::string& family, const std::vector<BatchSweep>& sweeps) {
+  double worst = 0;
+  for (size_t i = 0; i < sweeps.size(); ++i) {
+    std::vector<BatchSweep> rest;
+    for (size_t j = 0; j < sweeps.size(); ++j)
+      if (j != i) rest.push_back(sweeps[j]);
+    worst = std::max(worst, one_shot_power_mape_pct(fit_batch_curve(family, rest), sweeps[i]));
+  }
+  return worst;
+}
+
+TEST(BatchModel, TheCurvesAreTheFitOfEveryTable) {
+  const auto all = every_sweep();
+  EXPECT_EQ(all.size(), fitted_batch_curves().size());
+  for (const auto& [family, sweeps] : all) {
     SCOPED_TRACE(family);
-    ASSERT_TRUE(b.count(family));
-    const BatchCurve fit = fit_batch_curve(family, {sweep, b.at(family)});
+    const BatchCurve fit = fit_batch_curve(family, sweeps);
+    fmt::print("{:<18} h0 {:.6g} at {:g} TFLOPS, k {:.6g}, f {:.6g}, held out {:.2f}%\n", family,
+               fit.power_half_batch, fit.ref_rate_tflops, fit.time_half_batch, fit.full_share,
+               held_out_pct(family, sweeps));
     const auto kept = fitted_batch_curve(family);
-    ASSERT_TRUE(kept);
-    fmt::print("{:<18} h0 {:.6g} k {:.6g} f {:.6g}\n", family, fit.power_half_batch,
-               fit.time_half_batch, fit.full_share);
+    if (!kept || kept->family != family) {
+      ADD_FAILURE() << "no shipped curve of " << family;
+      continue;
+    }
     EXPECT_NEAR(kept->power_half_batch, fit.power_half_batch, 1e-4 * (1 + fit.power_half_batch));
     EXPECT_NEAR(kept->time_half_batch, fit.time_half_batch, 1e-4 * (1 + fit.time_half_batch));
     EXPECT_NEAR(kept->full_share, fit.full_share, 1e-4);
+    EXPECT_EQ(kept->ref_rate_tflops, fit.ref_rate_tflops);
   }
 }
 
-// The held-out error shipped with each curve is what fitting on one table and scoring on the
-// other gives, the larger of the two directions.
-TEST(BatchModel, TheHeldOutErrorsAreEachTablesFitScoredOnTheOther) {
-  const auto a = v100(), b = rtx6000();
-  for (const auto& [family, sweep] : a) {
+// The held-out error shipped with each curve is what fitting on all but one of its sweeps and
+// scoring on that one gives, the largest over the sweeps (for a family of the two Zeus tables:
+// one table's fit scored on the other, both ways; of the H200's: one precision's on the other).
+TEST(BatchModel, TheHeldOutErrorsAreEachSweepLeftOut) {
+  for (const auto& [family, sweeps] : every_sweep()) {
     SCOPED_TRACE(family);
-    const BatchSweep& other = b.at(family);
-    const double v100_to_rtx_pct = one_shot_power_mape_pct(fit_batch_curve(family, {sweep}), other);
-    const double rtx_to_v100_pct = one_shot_power_mape_pct(fit_batch_curve(family, {other}), sweep);
-    const double held_out_pct = std::max(v100_to_rtx_pct, rtx_to_v100_pct);
-    fmt::print("{:<18} held out {:.2f}% (V100 -> RTX 6000 {:.2f}%, RTX 6000 -> V100 {:.2f}%)\n",
-               family, held_out_pct, v100_to_rtx_pct, rtx_to_v100_pct);
-    EXPECT_NEAR(fitted_batch_curve(family)->held_out_power_pct, held_out_pct, 0.1);
+    EXPECT_NEAR(fitted_batch_curve(family)->held_out_power_pct, held_out_pct(family, sweeps), 0.1);
   }
   EXPECT_EQ(default_batch_curve().held_out_power_pct, 0);
 }
@@ -133,11 +178,13 @@ TEST(BatchModel, HoldsOutBothWays) {
           "{:5.1f}% (flat {:5.1f}%, h held {:5.1f}%)  epoch time {:5.1f}%\n",
           fit_on, score_on, family, c.power_half_batch, c.full_share, fit_pct, pct, flat_pct,
           replaced_pct, one_shot_time_mape_pct(c, held.points));
-      // Measured: 13.7% (V100 -> RTX 6000) and 14.8% (RTX 6000 -> V100) for shufflenetv2, where
-      // the curve held at h0 on every card left 18.6% both ways; 11.2% or less for the others.
-      EXPECT_LT(pct, family == "shufflenetv2" ? 15.0 : 11.5) << fit_on << " " << family;
+      // Measured: 12.6% (V100 -> RTX 6000) and 11.9% (RTX 6000 -> V100) for shufflenetv2, where
+      // the curve held at h0 on every card left 18.6% both ways; 11.2% or less for the others
+      // (deepspeech2 V100 -> RTX 6000 10.3%, 0.15 point over the curve held at h0: its half fill,
+      // bs1, scaled by the cards' rates).
+      EXPECT_LT(pct, family == "shufflenetv2" ? 13.0 : 11.5) << fit_on << " " << family;
       EXPECT_LT(pct, flat_pct + 1.0) << fit_on << " " << family;
-      EXPECT_LE(pct, replaced_pct + 0.1) << fit_on << " " << family;
+      EXPECT_LE(pct, replaced_pct + 0.2) << fit_on << " " << family;
     }
   }
 }
@@ -215,12 +262,17 @@ std::vector<MeasuredCase> batch_corpus() {
   return out;
 }
 
+// The corpus fills a card's SMs from a few images (its profiles' SMs in proportion to the batch's
+// pixels), so its power is nearly flat in the batch; the real H200 sweep is not (ResNet-50 bf16:
+// 212 W at bs16, 485 W at bs256). The curves fitted on that sweep carry the real rise onto the
+// corpus's cards, where the corpus has none: there they do worse than a flat curve. Both figures
+// are kept in docs/predict.md; this pins the corpus's.
 TEST(BatchModel, HoldsOnASimulatedCorpus) {
   const auto cases = batch_corpus();
   const auto rows = one_shot_by_family(cases);
   ASSERT_EQ(rows.size(), 40u);
   double worst = 0;
-  size_t over = 0;
+  size_t over = 0, worse_than_flat = 0;
   for (const auto& r : rows) {
     ASSERT_TRUE(r.mape_power_pct);
     // What a flat curve would score on the same group.
@@ -228,20 +280,50 @@ TEST(BatchModel, HoldsOnASimulatedCorpus) {
     for (const auto& c : cases)
       if (c.gpu == r.gpu && parse_workload(c.workload).model == r.group)
         points.push_back(
-            {static_cast<double>(*parse_workload(c.workload).batch), c.avg_power_W, 0, ""});
+            {static_cast<double>(*parse_workload(c.workload).batch), c.avg_power_W, 0, "", ""});
     const twin::GpuSpec spec = twin::load_gpu_spec(r.gpu);
     const double flat_pct = one_shot_power_mape_pct(
         BatchCurve{}, {points, spec.static_power_W(), spec.default_limit_W});
     fmt::print("corpus {:<5} {:<15} {:5.1f}% (flat: {:5.1f}%)\n", r.gpu, r.group, *r.mape_power_pct,
                flat_pct);
-    EXPECT_LT(*r.mape_power_pct, flat_pct + 1.0) << r.gpu << " " << r.group;
+    if (*r.mape_power_pct > flat_pct + 1.0) ++worse_than_flat;
     worst = std::max(worst, *r.mape_power_pct);
     if (*r.mape_power_pct > 15) ++over;
   }
-  fmt::print("corpus: worst {:.1f}%, {} of {} GPU x family over 15%\n", worst, over, rows.size());
-  // Measured: worst 23.8% (resnet50 on the H200), 4 of 40 over 15%.
-  EXPECT_LT(worst, 25.0);
-  EXPECT_LE(over, 4u);
+  fmt::print("corpus: worst {:.1f}%, {} of {} GPU x family over 15%, {} worse than flat\n", worst,
+             over, rows.size(), worse_than_flat);
+  // Measured: worst 32.3% (densenet121 on the H200), 8 of 40 over 15%, 14 more than a point worse
+  // than flat (every one a family whose curve the H200 sweep gave). Before those curves: worst
+  // 23.8% (resnet50 on the H200), 4 of 40 over 15%.
+  EXPECT_LT(worst, 33.0);
+  EXPECT_LE(over, 8u);
+  EXPECT_LE(worse_than_flat, 14u);
+}
+
+// On a real card the tables here do not hold: an H200's batch sweep of six families in two
+// precisions (tests/data/h200_batch). Its curves were fitted on it, so this is in sample; the
+// held-out figure of each curve (TheHeldOutErrorsAreEachSweepLeftOut) is the one that leaves a
+// precision out.
+TEST(BatchModel, OneShotOnARealH200BatchSweep) {
+  const auto rows = one_shot_by_family(cases_from_table(h200_table(), "H200"));
+  ASSERT_EQ(rows.size(), 6u);
+  std::vector<double> mape;
+  size_t over = 0;
+  for (const auto& r : rows) {
+    ASSERT_TRUE(r.mape_power_pct);
+    fmt::print("H200 {:<14} {:5.1f}%\n", r.group, *r.mape_power_pct);
+    mape.push_back(*r.mape_power_pct);
+    if (*r.mape_power_pct > 15) ++over;
+  }
+  std::sort(mape.begin(), mape.end());
+  const double median = (mape[2] + mape[3]) / 2;
+  fmt::print("H200: median {:.1f}%, worst {:.1f}%, {} of 6 over 15%\n", median, mape.back(), over);
+  // Measured (spec-baseline:one-shot): median 9.5%, worst 16.2% (densenet121), 1 of 6 over 15%.
+  // With the curves of the Zeus tables alone (no H200 curve, none scaled by the card's rate):
+  // median 37.7%, worst 66.1%, 5 of 6 over.
+  EXPECT_LT(median, 10.0);
+  EXPECT_LT(mape.back(), 17.0);
+  EXPECT_LE(over, 1u);
 }
 
 Prediction ask(Predictor& p, const std::string& gpu, const std::string& workload) {
@@ -252,6 +334,17 @@ PredictQuery with_example(const std::string& gpu, const std::string& workload,
                           const std::string& example, double example_W) {
   return {gpu, parse_workload(workload),
           Example{parse_workload(example), example_W, std::nullopt, std::nullopt}};
+}
+
+// The twin tells a small batch from a large one and bf16 from tf32 on a card it fills late.
+TEST(BatchModel, TheTwinMovesWithBatchAndPrecisionOnAnH200) {
+  auto twin = twin_predictor();
+  const double bs16 = *ask(*twin, "h200", "resnet50 bs16 bf16").avg_power_W;
+  const double bs256 = *ask(*twin, "h200", "resnet50 bs256 bf16").avg_power_W;
+  const double bs16_tf32 = *ask(*twin, "h200", "resnet50 bs16 tf32").avg_power_W;
+  // Measured on the H200: 212 W, 485 W and 312 W.
+  EXPECT_LT(bs16, 0.7 * bs256);
+  EXPECT_GT(bs16_tf32, bs16 * 1.1);
 }
 
 TEST(BatchModel, TheTwinTellsASmallFp32BatchFromALargeFp16One) {
@@ -421,10 +514,12 @@ TEST(BatchModel, APowerMovedAlongACurveCarriesItsHeldOutError) {
   EXPECT_THAT(bert8.note, HasSubstr("the bert_base_uncased curve's 3.4% held out"));
   EXPECT_THAT(bert8.note, HasSubstr("root-sum-square"));
   EXPECT_THAT(own.note, Not(HasSubstr("held out")));
-  // ResNet-50's curve is flat: the power is the profile's, and so is the interval.
+  // ResNet-50 fills a V100 by bs8 (half-filled at bs3.4 on its 112 TFLOPS): bs64 keeps the
+  // profile's power within 1%, yet it was moved along the curve, so it carries the curve's error.
   const Prediction r64 = ask(*twin, "v100", "resnet50 bs64");
-  EXPECT_DOUBLE_EQ(*r64.power_half_width_rel, *ask(*twin, "v100", "resnet50").power_half_width_rel);
-  EXPECT_THAT(r64.note, Not(HasSubstr("held out")));
+  EXPECT_NEAR(*r64.avg_power_W, *ask(*twin, "v100", "resnet50").avg_power_W,
+              0.01 * *r64.avg_power_W);
+  EXPECT_THAT(r64.note, HasSubstr("the resnet50 curve's 21.5% held out"));
   // No table sweeps ResNet-18 on CIFAR: kept flat and said so, not widened.
   const Prediction c8 = ask(*twin, "h200", "resnet18_cifar bs8");
   EXPECT_DOUBLE_EQ(*c8.power_half_width_rel,
@@ -477,10 +572,11 @@ TEST(BatchModel, AFamilyWithoutASweepKeepsItsPower) {
   const BatchCurve c = batch_curve_for(parse_workload("lstm bs64"));
   EXPECT_EQ(c.power_half_batch, 0);
   EXPECT_DOUBLE_EQ(power_at_batch_W(c, 36.5, 250, 120, 64, 8), 120);
-  // Step time from the fitted families' median per-step overhead (deepspeech2's, 12.9 samples).
-  EXPECT_NEAR(step_time_ratio(c, 64, 8), (12.8919 + 8) / (12.8919 + 64), 1e-4);
+  // Step time from the fitted families' median per-step overhead (resnet50's, 33.4 samples).
+  EXPECT_NEAR(step_time_ratio(c, 64, 8), (33.4035 + 8) / (33.4035 + 64), 1e-4);
   EXPECT_EQ(batch_curve_for(parse_workload("bert bs64")).family, "bert_base_uncased");
-  EXPECT_EQ(batch_curve_for(parse_workload("vgg16 bs64"), "vgg16").family, "");
+  EXPECT_EQ(batch_curve_for(parse_workload("vgg16 bs64"), "vgg16").family, "vgg16");
+  EXPECT_EQ(batch_curve_for(parse_workload("resnet18 bs64"), "resnet18_cifar").family, "");
   EXPECT_FALSE(precision_rates("fp8"));
   EXPECT_LT(precision_rates("fp32")->compute_rate, precision_rates("tf32")->compute_rate);
 }

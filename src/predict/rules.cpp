@@ -49,8 +49,8 @@ std::string batch_words(double batch) {
   return batch >= 100 ? fmt::format("bs{:.0f}", batch) : fmt::format("bs{:.3g}", batch);
 }
 
-// `at`: where the known point placed the curve on this card.
-std::string curve_words(const BatchCurve& c, const CurvePlace& at) {
+// `at`: where the known point placed the curve on this card, whose rate is `rate_tflops`.
+std::string curve_words(const BatchCurve& c, const CurvePlace& at, double rate_tflops) {
   if (c.family.empty()) return c.basis;
   if (c.power_half_batch <= 0)
     return fmt::format("the {} curve, flat, fitted on {}", c.family, c.basis);
@@ -60,11 +60,16 @@ std::string curve_words(const BatchCurve& c, const CurvePlace& at) {
         "the {} curve not used: the known point is at or under the card's static power, where "
         "every batch is put",
         c.family);
-  if (std::abs(at.half_batch / c.power_half_batch - 1) < 0.01)
-    return fmt::format("the {} curve, half-filled at {}, fitted on {}", c.family,
-                       batch_words(c.power_half_batch), c.basis);
-  return fmt::format("the {} curve, half-filled at {} here ({} on {})", c.family,
-                     batch_words(at.half_batch), batch_words(c.power_half_batch), c.basis);
+  const double card_h = half_batch_at(c, rate_tflops);
+  const std::string card =
+      std::abs(card_h / c.power_half_batch - 1) < 0.01
+          ? std::string()
+          : fmt::format(", {} on this card's {:g} TFLOPS", batch_words(card_h), rate_tflops);
+  if (std::abs(at.half_batch / card_h - 1) < 0.01)
+    return fmt::format("the {} curve, half-filled at {}{}, fitted on {}", c.family,
+                       batch_words(c.power_half_batch), card, c.basis);
+  return fmt::format("the {} curve, half-filled at {} here ({}{} on {})", c.family,
+                     batch_words(at.half_batch), batch_words(c.power_half_batch), card, c.basis);
 }
 
 // A power moved along a family's curve carries the curve's held-out error besides the base's own
@@ -77,9 +82,9 @@ std::string widen_for_curve(Prediction& p, const std::string& base, const BatchC
   const bool moved = std::abs(factor - 1) > 1e-9 || (at.half_batch > 0 && batch != ref_batch);
   if (!moved || !(c.held_out_power_pct > 0)) return "";
   const double curve_rel = c.held_out_power_pct / 100;
-  const std::string curve =
-      fmt::format("the {} curve's {:.1f}% held out (fitted on one Zeus table, scored on the other)",
-                  c.family, c.held_out_power_pct);
+  const std::string curve = fmt::format(
+      "the {} curve's {:.1f}% held out (each of its sweeps left out of the fit in turn)", c.family,
+      c.held_out_power_pct);
   if (!p.power_half_width_rel) {
     p.power_half_width_rel = curve_rel;
     return fmt::format("power +-{:.0f}%: {}", 100 * curve_rel, curve);
@@ -154,8 +159,9 @@ class TwinPredictor : public Predictor {
     } else if (q.workload.batch && ref.batch && !s.shutdown) {
       const BatchCurve c = batch_curve_for(q.workload, profile);
       const double b = *q.workload.batch, b_ref = *ref.batch;
-      const CurvePlace at =
-          place_on_curve(c, spec.static_power_W(), spec.default_limit_W, s.avg_power_W, b_ref);
+      const double rate = compute_rate_tflops(spec, q.workload.precision);
+      const CurvePlace at = place_on_curve(c, spec.static_power_W(), spec.default_limit_W,
+                                           s.avg_power_W, b_ref, rate);
       p.avg_power_W = power_on_curve_W(at, spec.static_power_W(), spec.default_limit_W, b);
       p.time_per_step_s = s.time_s * step_time_ratio(c, b_ref, b);
       p.energy_per_step_J = *p.avg_power_W * *p.time_per_step_s;
@@ -164,7 +170,7 @@ class TwinPredictor : public Predictor {
           fmt::format("power scaled from the profile's bs{} to bs{} by x{:.2f} and step "
                       "time by x{:.2f} ({})",
                       *ref.batch, *q.workload.batch, *p.avg_power_W / s.avg_power_W,
-                      *p.time_per_step_s / s.time_s, curve_words(c, at)));
+                      *p.time_per_step_s / s.time_s, curve_words(c, at, rate)));
       const std::string widened =
           widen_for_curve(p, name(), c, at, *p.avg_power_W / s.avg_power_W, b_ref, b);
       if (!widened.empty()) said.push_back(widened);
@@ -224,19 +230,24 @@ class OneShot : public Predictor {
     p.predictor = name();
     const BatchCurve c = batch_curve_for(q.workload, twin_profile_for(q.workload));
     const double b = *q.workload.batch, b_ex = *ex.workload.batch;
-    const CurvePlace at =
-        place_on_curve(c, spec.static_power_W(), spec.default_limit_W, ex.avg_power_W, b_ex);
-    const double moved_W = power_on_curve_W(at, spec.static_power_W(), spec.default_limit_W, b);
+    // A precision no predictor models (int8, fp8) has no rate or ratio to give: the two are
+    // taken alike. Otherwise the card fills at a batch in proportion to its rate at each.
+    std::string unmodelled;
+    for (const std::string& said : {q.workload.precision, ex.workload.precision})
+      if (unmodelled.empty() && !said.empty() && !precision_rates(said, spec)) unmodelled = said;
+    const double rate_ex = compute_rate_tflops(spec, ex.workload.precision);
+    const double rate_q =
+        unmodelled.empty() ? compute_rate_tflops(spec, q.workload.precision) : rate_ex;
+    const CurvePlace at = place_on_curve(c, spec.static_power_W(), spec.default_limit_W,
+                                         ex.avg_power_W, b_ex, rate_ex);
+    const double moved_W = power_on_curve_W(at_rate(at, rate_ex, rate_q), spec.static_power_W(),
+                                            spec.default_limit_W, b);
     double power_W = moved_W;
     std::string precision;
     if (q.workload.precision != ex.workload.precision) {
       WorkloadDesc at_ex_precision = q.workload;
       at_ex_precision.precision = ex.workload.precision;
       const Prediction other = base_->predict(PredictQuery{q.gpu, at_ex_precision, std::nullopt});
-      // A precision no predictor models (int8, fp8) has no ratio to give: the two taken alike.
-      std::string unmodelled;
-      for (const std::string& said : {q.workload.precision, ex.workload.precision})
-        if (unmodelled.empty() && !said.empty() && !precision_rates(said, spec)) unmodelled = said;
       double ratio = 1;
       if (unmodelled.empty() && p.avg_power_W && other.avg_power_W && *other.avg_power_W > 0)
         ratio = *p.avg_power_W / *other.avg_power_W;
@@ -255,7 +266,7 @@ class OneShot : public Predictor {
     p.note =
         fmt::format("the example '{}' ({:.1f} W at bs{:.0f}) scaled to bs{:.0f} by x{:.2f} ({}){}",
                     ex.workload.text, ex.avg_power_W, b_ex, b, moved_W / ex.avg_power_W,
-                    curve_words(c, at), precision);
+                    curve_words(c, at, rate_ex), precision);
     const std::string widened =
         widen_for_curve(p, base_->name(), c, at, moved_W / ex.avg_power_W, b_ex, b);
     if (!widened.empty()) p.note += "; " + widened;
