@@ -9,7 +9,11 @@ of the counter as it appears (the counter moves about every 100 ms), and the win
 first new value after warm-up to the last before the steps stop, so the counter's coarse updates
 do not bias the mean. Step time is the window's length over the steps that ran in it.
 
-    python3 bench/h200_batch_sweep.py OUT.csv [--window-s 5] [--deadline-s 540] [--index 0]
+    python3 bench/h200_batch_sweep.py OUT.csv [--plan fit|heldout] [--window-s 5] [--deadline-s 540]
+
+`--plan fit` (the default) is tests/data/h200_batch/batch_sweep.csv's; `--plan heldout` measures
+the same families at batches between those and in plain fp32 (TF32 off), a precision the curves
+were not fitted on: tests/data/h200_batch/heldout.csv.
 """
 import argparse
 import ctypes
@@ -26,15 +30,22 @@ import train  # noqa: E402
 
 # (data set, model, batch sizes): the families the one-shot predictor moves along a batch curve
 # first, then families it has no curve for.
-SWEEP = (
-    ("imagenet", "resnet50", (16, 64, 256)),
-    ("imagenet", "mobilenet_v2", (32, 128, 512)),
-    ("imagenet", "densenet121", (16, 64, 256)),
-    ("imagenet", "vit_b_16", (16, 64, 256)),
-    ("wikitext", "transformer", (4, 16, 64)),
-    ("imagenet", "vgg16", (16, 64, 256)),
-)
-PRECISIONS = (("bf16", True), ("tf32", False))
+PLANS = {
+    "fit": ((("imagenet", "resnet50", (16, 64, 256)),
+             ("imagenet", "mobilenet_v2", (32, 128, 512)),
+             ("imagenet", "densenet121", (16, 64, 256)),
+             ("imagenet", "vit_b_16", (16, 64, 256)),
+             ("wikitext", "transformer", (4, 16, 64)),
+             ("imagenet", "vgg16", (16, 64, 256))),
+            ("bf16", "tf32")),
+    "heldout": ((("imagenet", "resnet50", (32, 128)),
+                 ("imagenet", "mobilenet_v2", (64, 256)),
+                 ("imagenet", "densenet121", (32, 128)),
+                 ("imagenet", "vit_b_16", (32, 128)),
+                 ("wikitext", "transformer", (8, 32)),
+                 ("imagenet", "vgg16", (32, 128))),
+                ("fp32", "bf16", "tf32")),
+}
 
 
 class CounterTicks:
@@ -70,9 +81,12 @@ class CounterTicks:
         return (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
 
 
-def measure(torch, nvml, handle, model, batch, amp, window_s):
+def measure(torch, nvml, handle, model, batch, precision, window_s):
     """(step time s, mean power W) of `model` at `batch` over a steady window."""
-    step = train.make_train_step(torch, model, batch, "cuda", amp)
+    step = train.make_train_step(torch, model, batch, "cuda", precision == "bf16")
+    # train.py allows TF32; plain fp32 turns it off for matrix products and convolutions alike.
+    torch.set_float32_matmul_precision("highest" if precision == "fp32" else "high")
+    torch.backends.cudnn.allow_tf32 = precision != "fp32"
     t0 = time.monotonic()
     n = 0
     while n < 5 or time.monotonic() - t0 < 2.0:  # cuDNN autotuning, allocation, clocks settle
@@ -98,6 +112,7 @@ def gpu_name(nvml, handle):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
+    ap.add_argument("--plan", choices=sorted(PLANS), default="fit")
     ap.add_argument("--window-s", type=float, default=5.0)
     ap.add_argument("--deadline-s", type=float, default=540.0,
                     help="stop starting new rows after this many seconds")
@@ -112,15 +127,16 @@ def main():
     start = time.monotonic()
     with open(a.out, "w") as f:
         f.write("workload,gpu,cap_W,time_s,avg_power_W,unit\n")
-        for dataset, model, batches in SWEEP:
+        sweep, precisions = PLANS[a.plan]
+        for dataset, model, batches in sweep:
             for batch in batches:
-                for precision, amp in PRECISIONS:
+                for precision in precisions:
                     if time.monotonic() - start > a.deadline_s:
                         print("deadline reached; stopping", flush=True)
                         return 0
                     try:
-                        step_s, power_W, n = measure(torch, nvml, handle, model, batch, amp,
-                                                     a.window_s)
+                        step_s, power_W, n = measure(torch, nvml, handle, model, batch,
+                                                     precision, a.window_s)
                     except torch.cuda.OutOfMemoryError:
                         print("%s bs%d %s: out of memory" % (model, batch, precision), flush=True)
                         step_s = power_W = None

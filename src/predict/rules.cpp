@@ -223,7 +223,8 @@ class OneShot : public Predictor {
 
  private:
   // The example is the same family at another batch size: its measured power moved along the
-  // family's batch curve, times the base's ratio for the precision where the two differ.
+  // family's batch curve (at each precision's rate), times the base's ratio for the precision
+  // where the two differ.
   Prediction same_family(const PredictQuery& q, const Example& ex) {
     const twin::GpuSpec spec = twin::load_gpu_spec(q.gpu);
     Prediction p = base_->predict(PredictQuery{q.gpu, q.workload, std::nullopt});
@@ -245,12 +246,17 @@ class OneShot : public Predictor {
     double power_W = moved_W;
     std::string precision;
     if (q.workload.precision != ex.workload.precision) {
-      WorkloadDesc at_ex_precision = q.workload;
+      // The base's ratio between the two precisions with no batch said (the twin: at its
+      // profile's batch, off the curve): the curve already moved the fill by the two rates.
+      WorkloadDesc at_q_precision = q.workload;
+      at_q_precision.batch.reset();
+      WorkloadDesc at_ex_precision = at_q_precision;
       at_ex_precision.precision = ex.workload.precision;
+      const Prediction mine = base_->predict(PredictQuery{q.gpu, at_q_precision, std::nullopt});
       const Prediction other = base_->predict(PredictQuery{q.gpu, at_ex_precision, std::nullopt});
       double ratio = 1;
-      if (unmodelled.empty() && p.avg_power_W && other.avg_power_W && *other.avg_power_W > 0)
-        ratio = *p.avg_power_W / *other.avg_power_W;
+      if (unmodelled.empty() && mine.avg_power_W && other.avg_power_W && *other.avg_power_W > 0)
+        ratio = *mine.avg_power_W / *other.avg_power_W;
       power_W = std::clamp(power_W * ratio, 0.0, spec.default_limit_W);
       precision =
           fmt::format("; precision {} for the example's {}: x{:.2f} ({})",
