@@ -11,9 +11,9 @@ do not bias the mean. Step time is the window's length over the steps that ran i
 
     python3 bench/h200_batch_sweep.py OUT.csv [--plan fit|heldout] [--window-s 5] [--deadline-s 540]
 
-`--plan fit` (the default) is tests/data/h200_batch/batch_sweep.csv's; `--plan heldout` measures
+`--plan fit` (the default) is tests/data/batch_sweeps/h200.sweep.csv's; `--plan heldout` measures
 the same families at batches between those and in plain fp32 (TF32 off), a precision the curves
-were not fitted on: tests/data/h200_batch/heldout.csv.
+were not fitted on: tests/data/batch_sweeps/h100_heldout.sweep.csv.
 """
 import argparse
 import ctypes

@@ -197,7 +197,7 @@ BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchSwe
 const std::vector<BatchCurve>& fitted_batch_curves() {
   // fit_batch_curve on each family's sweeps: tests/data/zeus/V100.sweep.csv (static power 36.5 W,
   // limit 250 W, 112 TFLOPS) and RTX6000.sweep.csv (67 W, 260 W, 130.5 TFLOPS), which say no
-  // precision (16-bit rates), and tests/data/h200_batch/batch_sweep.csv (110 W, 700 W; bf16 at 989
+  // precision (16-bit rates), and tests/data/batch_sweeps/h200.sweep.csv (110 W, 700 W; bf16 at 989
   // TFLOPS, tf32 at 494.5), one sweep per precision. BatchModel.TheCurvesAreTheFitOfEveryTable
   // refits them, BatchModel.TheHeldOutErrorsAreEachSweepLeftOut their held-out errors.
   static const std::vector<BatchCurve> curves = {

@@ -13,8 +13,8 @@
 // where it sits. Step time grows with the batch past a per-step overhead worth k samples:
 // t(b) = t(b_ref) * (k + b) / (k + b_ref).
 // h0, f and k are fitted per family on its batch sweeps: the two Zeus tables (V100, RTX 6000)
-// and a real H200's (tests/data/h200_batch); the form was chosen by fitting on each Zeus table and
-// scoring on the other. h0 holds at one compute rate: a card that runs the work r times faster
+// and a real H200's (tests/data/batch_sweeps); the form was chosen by fitting on each Zeus table
+// and scoring on the other. h0 holds at one compute rate: a card that runs the work r times faster
 // fills at r times the batch (docs/predict.md, "Batch size and precision").
 #include <map>
 #include <optional>
