@@ -117,8 +117,9 @@ BatchCurve fit_batch_curve(const std::string& family, const std::vector<BatchSwe
 // sweeps.
 std::optional<BatchCurve> fitted_batch_curve(const std::string& family);
 const std::vector<BatchCurve>& fitted_batch_curves();
-// For a family without a sweep: power flat (the fit pooled over the families of either table
-// is), step time from the median k of the fitted families.
+// For a family without a sweep: the curve pooled over every swept family's sweeps (fit_batch_curve
+// on all of them; BatchModel.TheDefaultIsThePoolOfEverySweep refits it), step time from the
+// median k of the fitted families. Its held-out figure leaves each family out of the pool in turn.
 BatchCurve default_batch_curve();
 
 // The curve of a described workload: its family's (or `profile`'s) where a table here sweeps it,

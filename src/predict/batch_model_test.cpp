@@ -117,7 +117,6 @@ TEST(BatchModel, TheHeldOutErrorsAreEachSweepLeftOut) {
     SCOPED_TRACE(family);
     EXPECT_NEAR(fitted_batch_curve(family)->held_out_power_pct, held_out_pct(family, sweeps), 0.1);
   }
-  EXPECT_EQ(default_batch_curve().held_out_power_pct, 0);
 }
 
 // n is each table's own choice: the least summed in-sample error over its families.
@@ -198,7 +197,50 @@ TEST(BatchModel, ThePooledCurveIsFlatOnEitherTable) {
     const BatchCurve pooled = fit_batch_curve("", all);
     EXPECT_EQ(pooled.power_half_batch, 0);
   }
-  EXPECT_EQ(default_batch_curve().power_half_batch, 0);
+}
+
+// The default curve, for a family no table sweeps, is the pool of every family's sweeps. Each
+// family left out of the pool in turn and scored on its own sweeps: the pool beats a flat curve
+// summed over the ten families and for every H200 family (where power rises with the batch), and
+// the median of the ten is the default's held-out figure (the worst, ShuffleNetV2's 72%, is a
+// family that needs its own curve; flat leaves it 79.5%).
+TEST(BatchModel, TheDefaultIsThePoolOfEverySweep) {
+  const auto all = every_sweep();
+  std::vector<BatchSweep> every;
+  for (const auto& [family, sweeps] : all) every.insert(every.end(), sweeps.begin(), sweeps.end());
+  const BatchCurve pooled = fit_batch_curve("", every);
+  const BatchCurve shipped = default_batch_curve();
+  EXPECT_NEAR(shipped.power_half_batch, pooled.power_half_batch, 1e-4);
+  EXPECT_NEAR(shipped.full_share, pooled.full_share, 1e-4);
+  EXPECT_EQ(shipped.ref_rate_tflops, pooled.ref_rate_tflops);
+  std::vector<double> held_pct;
+  double held_sum = 0, flat_sum = 0;
+  const auto h200 = h200_sweeps();
+  for (const auto& [family, sweeps] : all) {
+    std::vector<BatchSweep> rest;
+    for (const auto& [other, s] : all)
+      if (other != family) rest.insert(rest.end(), s.begin(), s.end());
+    const BatchCurve c = fit_batch_curve("", rest);
+    double held = 0, flat = 0;
+    for (const auto& sw : sweeps) {
+      held += one_shot_power_mape_pct(c, sw) / static_cast<double>(sweeps.size());
+      flat += one_shot_power_mape_pct(BatchCurve{}, sw) / static_cast<double>(sweeps.size());
+    }
+    fmt::print("{:<18} left out of the pool: {:5.1f}% (flat {:5.1f}%)\n", family, held, flat);
+    held_pct.push_back(held);
+    held_sum += held;
+    flat_sum += flat;
+    if (h200.count(family)) {
+      EXPECT_LT(held, flat) << family;
+    }
+  }
+  // Measured: 211.1 points summed against flat's 333.9; the pool beats flat for 7 of 10 (not
+  // BERT 6.5% against 3.1%, DeepSpeech2 15.2% against 10.4%, NCF 21.3% against 5.4%).
+  fmt::print("summed: pool {:.1f}, flat {:.1f}\n", held_sum, flat_sum);
+  EXPECT_LT(held_sum, flat_sum);
+  std::sort(held_pct.begin(), held_pct.end());
+  ASSERT_EQ(held_pct.size(), 10u);
+  EXPECT_NEAR(shipped.held_out_power_pct, (held_pct[4] + held_pct[5]) / 2, 0.1);
 }
 
 // The one-shot nameplate as `predict eval --by-family --examples all` runs it.
@@ -264,9 +306,10 @@ std::vector<MeasuredCase> batch_corpus() {
 
 // The corpus fills a card's SMs from a few images (its profiles' SMs in proportion to the batch's
 // pixels), so its power is nearly flat in the batch; the real H200 sweep is not (ResNet-50 bf16:
-// 212 W at bs16, 485 W at bs256). The curves fitted on that sweep carry the real rise onto the
-// corpus's cards, where the corpus has none: there they do worse than a flat curve. Both figures
-// are kept in docs/predict.md; this pins the corpus's.
+// 212 W at bs16, 485 W at bs256). The curves fitted on that sweep, and the pooled curve that
+// families without a sweep take, carry the real rise onto the corpus's cards, where the corpus
+// has none: there they do worse than a flat curve. Both figures are kept in docs/predict.md; this
+// pins the corpus's.
 TEST(BatchModel, HoldsOnASimulatedCorpus) {
   const auto cases = batch_corpus();
   const auto rows = one_shot_by_family(cases);
@@ -292,12 +335,13 @@ TEST(BatchModel, HoldsOnASimulatedCorpus) {
   }
   fmt::print("corpus: worst {:.1f}%, {} of {} GPU x family over 15%, {} worse than flat\n", worst,
              over, rows.size(), worse_than_flat);
-  // Measured: worst 32.3% (densenet121 on the H200), 8 of 40 over 15%, 14 more than a point worse
-  // than flat (every one a family whose curve the H200 sweep gave). Before those curves: worst
+  // Measured: worst 64.0% (resnet18_cifar on the H200, which takes the pooled curve), 13 of 40
+  // over 15%, 19 more than a point worse than flat (every one a family whose curve the H200
+  // sweep gave, or the pooled curve on the A100, H100 or H200). Before the H200 curves: worst
   // 23.8% (resnet50 on the H200), 4 of 40 over 15%.
-  EXPECT_LT(worst, 33.0);
-  EXPECT_LE(over, 8u);
-  EXPECT_LE(worse_than_flat, 14u);
+  EXPECT_LT(worst, 65.0);
+  EXPECT_LE(over, 13u);
+  EXPECT_LE(worse_than_flat, 19u);
 }
 
 // On a real card the tables here do not hold: an H200's batch sweep of six families in two
@@ -408,10 +452,10 @@ TEST(BatchModel, TheTwinTellsASmallFp32BatchFromALargeFp16One) {
   EXPECT_THAT(small.note, HasSubstr("precision fp32 for the profile's bf16"));
   EXPECT_THAT(small.note, HasSubstr("from the profile's bs256 to bs8"));
   EXPECT_THAT(large.note, Not(HasSubstr("precision")));
-  // A family no table here sweeps: power as the profile's, step time with the batch.
+  // A family no table here sweeps: power along the pooled curve, step time with the batch.
   const Prediction c8 = ask(*twin, "h200", "resnet18_cifar bs8");
   const Prediction c512 = ask(*twin, "h200", "resnet18_cifar bs512");
-  EXPECT_DOUBLE_EQ(*c8.avg_power_W, *c512.avg_power_W);
+  EXPECT_LT(*c8.avg_power_W, *c512.avg_power_W);
   EXPECT_GT(*c512.time_per_step_s, 4 * *c8.time_per_step_s);
   EXPECT_THAT(c8.note, HasSubstr("no batch sweep of this family here"));
   EXPECT_THAT(ask(*twin, "h200", "resnet50 int8 bs64").note,
@@ -563,11 +607,10 @@ TEST(BatchModel, APowerMovedAlongACurveCarriesItsHeldOutError) {
   EXPECT_NEAR(*r64.avg_power_W, *ask(*twin, "v100", "resnet50").avg_power_W,
               0.01 * *r64.avg_power_W);
   EXPECT_THAT(r64.note, HasSubstr("the resnet50 curve's 21.5% held out"));
-  // No table sweeps ResNet-18 on CIFAR: kept flat and said so, not widened.
+  // No table sweeps ResNet-18 on CIFAR: moved along the pooled curve and widened by its figure.
   const Prediction c8 = ask(*twin, "h200", "resnet18_cifar bs8");
-  EXPECT_DOUBLE_EQ(*c8.power_half_width_rel,
-                   *ask(*twin, "h200", "resnet18_cifar").power_half_width_rel);
-  EXPECT_THAT(c8.note, Not(HasSubstr("held out")));
+  EXPECT_GT(*c8.power_half_width_rel, *ask(*twin, "h200", "resnet18_cifar").power_half_width_rel);
+  EXPECT_THAT(c8.note, HasSubstr("the pooled curve's 15.1% held out"));
 }
 
 // How often the measured power lies within the widened interval, every workload in turn the
@@ -611,10 +654,15 @@ TEST(BatchModel, TheWidenedIntervalCoversMostMeasurementsOnTheTables) {
   EXPECT_GE(100 * all_in, 65 * all_n);
 }
 
-TEST(BatchModel, AFamilyWithoutASweepKeepsItsPower) {
+TEST(BatchModel, AFamilyWithoutASweepTakesThePooledCurve) {
   const BatchCurve c = batch_curve_for(parse_workload("lstm bs64"));
-  EXPECT_EQ(c.power_half_batch, 0);
-  EXPECT_DOUBLE_EQ(power_at_batch_W(c, 36.5, 250, 120, 64, 8), 120);
+  EXPECT_EQ(c.family, "");
+  EXPECT_NEAR(c.power_half_batch, 3.36359, 1e-4);
+  EXPECT_EQ(c.ref_rate_tflops, 112);
+  // On a V100 the pooled curve is full by bs64 and a little under it at bs8.
+  const double at8_W = power_at_batch_W(c, 36.5, 250, 120, 64, 8);
+  EXPECT_LT(at8_W, 120);
+  EXPECT_GT(at8_W, 0.75 * 120);
   // Step time from the fitted families' median per-step overhead (resnet50's, 33.4 samples).
   EXPECT_NEAR(step_time_ratio(c, 64, 8), (33.4035 + 8) / (33.4035 + 64), 1e-4);
   EXPECT_EQ(batch_curve_for(parse_workload("bert bs64")).family, "bert_base_uncased");

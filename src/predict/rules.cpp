@@ -75,16 +75,21 @@ std::string curve_words(const BatchCurve& c, const CurvePlace& at, double rate_t
 // A power moved along a family's curve carries the curve's held-out error besides the base's own
 // interval: the two combined root-sum-square, as independent errors. Only where the curve changed
 // the answer (a factor other than 1, or a rising curve carrying it to another batch) and has a
-// held-out figure (the default curve has none: its note says the power is kept). Returns the
-// note's clause, empty when nothing was widened.
+// held-out figure. Returns the note's clause, empty when nothing was widened.
 std::string widen_for_curve(Prediction& p, const std::string& base, const BatchCurve& c,
                             const CurvePlace& at, double factor, double ref_batch, double batch) {
   const bool moved = std::abs(factor - 1) > 1e-9 || (at.half_batch > 0 && batch != ref_batch);
   if (!moved || !(c.held_out_power_pct > 0)) return "";
   const double curve_rel = c.held_out_power_pct / 100;
-  const std::string curve = fmt::format(
-      "the {} curve's {:.1f}% held out (each of its sweeps left out of the fit in turn)", c.family,
-      c.held_out_power_pct);
+  const std::string curve =
+      c.family.empty()
+          ? fmt::format(
+                "the pooled curve's {:.1f}% held out (the median over the swept "
+                "families, each left out of the pool in turn)",
+                c.held_out_power_pct)
+          : fmt::format(
+                "the {} curve's {:.1f}% held out (each of its sweeps left out of the fit in turn)",
+                c.family, c.held_out_power_pct);
   if (!p.power_half_width_rel) {
     p.power_half_width_rel = curve_rel;
     return fmt::format("power +-{:.0f}%: {}", 100 * curve_rel, curve);
