@@ -60,22 +60,26 @@ class MariaDbTestServer {
 
   // Starts the server again on the same data and port; false when it did not answer in 30 s.
   bool resume() {
+    // Its own temporary folder: a starting server deletes every #sql* file in its tmpdir, so two
+    // servers sharing /tmp (tests run in parallel) delete each other's temporary tables.
+    std::filesystem::create_directories(dir_ / "tmp");
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setsid();
       const std::string datadir = "--datadir=" + (dir_ / "data").string();
+      const std::string tmpdir = "--tmpdir=" + (dir_ / "tmp").string();
       const std::string socket = "--socket=" + (dir_ / "sock").string();
       const std::string port = "--port=" + std::to_string(port_);
       const std::string err = "--log-error=" + (dir_ / "mariadbd.err").string();
       const std::string pid = "--pid-file=" + (dir_ / "mariadbd.pid").string();
       if (::geteuid() == 0) {
-        ::execl(mariadbd_.c_str(), "mariadbd", "--no-defaults", datadir.c_str(), "--user=root",
-                socket.c_str(), port.c_str(), err.c_str(), pid.c_str(), "--bind-address=127.0.0.1",
-                "--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=16M",
-                static_cast<char*>(nullptr));
+        ::execl(mariadbd_.c_str(), "mariadbd", "--no-defaults", datadir.c_str(), tmpdir.c_str(),
+                "--user=root", socket.c_str(), port.c_str(), err.c_str(), pid.c_str(),
+                "--bind-address=127.0.0.1", "--skip-name-resolve", "--skip-log-bin",
+                "--innodb-buffer-pool-size=16M", static_cast<char*>(nullptr));
       } else {
-        ::execl(mariadbd_.c_str(), "mariadbd", "--no-defaults", datadir.c_str(), socket.c_str(),
-                port.c_str(), err.c_str(), pid.c_str(), "--bind-address=127.0.0.1",
+        ::execl(mariadbd_.c_str(), "mariadbd", "--no-defaults", datadir.c_str(), tmpdir.c_str(),
+                socket.c_str(), port.c_str(), err.c_str(), pid.c_str(), "--bind-address=127.0.0.1",
                 "--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=16M",
                 static_cast<char*>(nullptr));
       }

@@ -67,8 +67,11 @@ cluster_spawn() {
 # answers. Its pid keeps its place in cluster_pids, so cluster_stop stops it after slurmdbd.
 cluster_db_index=""
 cluster_db_spawn() {
+  # Its own tmpdir: a starting server deletes every #sql* file in its tmpdir, so servers sharing
+  # /tmp (the store's tests run beside this one) would delete each other's temporary tables.
+  mkdir -p "$CLUSTER/dbtmp"
   cluster_spawn "$CLUSTER/log/mariadbd.log" mariadbd --no-defaults --datadir="$CLUSTER/db" \
-    --user=root --socket="$CLUSTER/run/mysql.sock" --bind-address=127.0.0.1 --port="$CLUSTER_DB_PORT" \
+    --tmpdir="$CLUSTER/dbtmp" --user=root --socket="$CLUSTER/run/mysql.sock" --bind-address=127.0.0.1 --port="$CLUSTER_DB_PORT" \
     --pid-file="$CLUSTER/run/mariadbd.pid" --skip-name-resolve --innodb-buffer-pool-size=32M \
     --log-error="$CLUSTER/log/mariadbd.err"
   if [ -n "$cluster_db_index" ]; then
