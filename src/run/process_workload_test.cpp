@@ -235,6 +235,10 @@ class ProcessWorkloadSignal : public ::testing::TestWithParam<int> {};
 
 TEST_P(ProcessWorkloadSignal, ForwardsTheSignalToTheCommandsGroup) {
   int sig = GetParam();
+  // Whatever disposition the process had before (another test in this binary may have left one)
+  // is the one the run must give back.
+  struct sigaction before {};
+  ::sigaction(sig, nullptr, &before);
   bool sent = false;
   auto t0 = std::chrono::steady_clock::now();
   Outcome o = run_command(sh("sleep 30"), 20, [&] {
@@ -250,7 +254,7 @@ TEST_P(ProcessWorkloadSignal, ForwardsTheSignalToTheCommandsGroup) {
   EXPECT_EQ(ProcessWorkload::forwarded_signal(), sig);
   struct sigaction now {};
   ::sigaction(sig, nullptr, &now);
-  EXPECT_EQ(now.sa_handler, SIG_DFL) << "the previous handler is restored";
+  EXPECT_EQ(now.sa_handler, before.sa_handler) << "the previous handler is restored";
 }
 
 INSTANTIATE_TEST_SUITE_P(SigintAndSigterm, ProcessWorkloadSignal,
