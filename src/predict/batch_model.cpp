@@ -103,9 +103,16 @@ std::map<std::string, std::vector<BatchPoint>> batch_points(const SweepTable& ta
   return out;
 }
 
+namespace {
+// A half-fill batch at one compute rate carried to another (kept where either is unknown).
+double half_batch_between_rates(double half_batch, double from_rate_tflops, double to_rate_tflops) {
+  if (!(from_rate_tflops > 0) || !(to_rate_tflops > 0)) return half_batch;
+  return half_batch * to_rate_tflops / from_rate_tflops;
+}
+}  // namespace
+
 double half_batch_at(const BatchCurve& curve, double rate_tflops) {
-  if (!(curve.ref_rate_tflops > 0) || !(rate_tflops > 0)) return curve.power_half_batch;
-  return curve.power_half_batch * rate_tflops / curve.ref_rate_tflops;
+  return half_batch_between_rates(curve.power_half_batch, curve.ref_rate_tflops, rate_tflops);
 }
 
 double compute_rate_tflops(const twin::GpuSpec& spec, const std::string& precision) {
@@ -119,8 +126,8 @@ CurvePlace place_on_curve(const BatchCurve& curve, double static_W, double cap_W
 }
 
 CurvePlace at_rate(const CurvePlace& at, double from_rate_tflops, double to_rate_tflops) {
-  if (!(from_rate_tflops > 0) || !(to_rate_tflops > 0)) return at;
-  return {at.half_batch * to_rate_tflops / from_rate_tflops, at.full_excess_W};
+  return {half_batch_between_rates(at.half_batch, from_rate_tflops, to_rate_tflops),
+          at.full_excess_W};
 }
 
 double power_on_curve_W(const CurvePlace& at, double static_W, double cap_W, double batch) {

@@ -33,9 +33,10 @@ struct BatchCurve {
   double time_half_batch = 0;   // k
   std::string basis;            // what it was fitted on, for the predictors' notes
   double full_share = 1;        // f: share of (limit - static power) drawn once the card is full
-  // The one-shot power MAPE of the family's curve fitted on one Zeus table and scored on the
-  // other, the larger of the two directions: how far a power moved along it may be off on a card
-  // it was not fitted on. 0: none (the default curve).
+  // The one-shot power MAPE of the family's curve fitted on all but one of its sweeps and scored
+  // on that one, the largest over its sweeps (the default curve: the median over the families,
+  // each left out of the pool): how far a power moved along it may be off where it was not
+  // fitted. 0: none.
   double held_out_power_pct = 0;
   // The compute rate h0 holds at (TFLOPS at the workload's precision): a card that runs the
   // family's work r times faster needs r times the batch to fill (h = h0 * r). 0: h0 everywhere.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 
 #include "predict/eval.hpp"
@@ -243,13 +244,25 @@ TEST(BatchModel, TheDefaultIsThePoolOfEverySweep) {
   EXPECT_NEAR(shipped.held_out_power_pct, (held_pct[4] + held_pct[5]) / 2, 0.1);
 }
 
-// The one-shot nameplate as `predict eval --by-family --examples all` runs it.
-std::vector<EvalRow> one_shot_by_family(const std::vector<MeasuredCase>& cases) {
-  auto p = one_shot(spec_baseline());
+// A one-shot predictor (the nameplate's unless said) as `predict eval --by-family --examples
+// all` runs it.
+std::vector<EvalRow> one_shot_by_family(const std::vector<MeasuredCase>& cases,
+                                        std::unique_ptr<Predictor> p = one_shot(spec_baseline())) {
   EvalOptions o;
   o.by_family = true;
   o.examples = ExampleMode::All;
   return evaluate(*p, cases, o);
+}
+
+// The rows' power MAPEs, ascending.
+std::vector<double> sorted_mape_pct(const std::vector<EvalRow>& rows) {
+  std::vector<double> mape;
+  for (const auto& r : rows) {
+    EXPECT_TRUE(r.mape_power_pct) << r.group;
+    mape.push_back(r.mape_power_pct.value_or(1e9));
+  }
+  std::sort(mape.begin(), mape.end());
+  return mape;
 }
 
 // On both tables, which the shipped curves were fitted on.
@@ -372,15 +385,9 @@ TEST(BatchModel, OneShotOnARealH200BatchSweep) {
   // The twin's one-shot multiplies by the twin's ratio between two precisions at its profile's
   // batch. Measured: median 8.7%, worst 17.1% (densenet121); taken at the query's batch, where
   // the curve had already moved the fill by the rates, it was median 12.6%, worst 27.3%.
-  auto twin = one_shot(twin_predictor());
-  EvalOptions o;
-  o.by_family = true;
-  o.examples = ExampleMode::All;
-  std::vector<double> twin_mape;
-  for (const auto& r : evaluate(*twin, cases_from_table(h200_table(), "H200"), o))
-    twin_mape.push_back(*r.mape_power_pct);
+  const std::vector<double> twin_mape = sorted_mape_pct(
+      one_shot_by_family(cases_from_table(h200_table(), "H200"), one_shot(twin_predictor())));
   ASSERT_EQ(twin_mape.size(), 6u);
-  std::sort(twin_mape.begin(), twin_mape.end());
   EXPECT_LT((twin_mape[2] + twin_mape[3]) / 2, 9.5);
   EXPECT_LT(twin_mape.back(), 18.0);
 }
@@ -400,19 +407,12 @@ PredictQuery with_example(const std::string& gpu, const std::string& workload,
 TEST(BatchModel, OneShotOnAHeldOutH100Sweep) {
   const SweepTable t =
       read_sweep_table(std::string(REGIME_TEST_DATA_DIR) + "/batch_sweeps/h100_heldout.sweep.csv");
-  EvalOptions o;
-  o.by_family = true;
-  o.examples = ExampleMode::All;
-  for (const auto& [name, predictor, median_below, worst_below] :
-       {std::tuple{"spec-baseline:one-shot", one_shot(spec_baseline()), 8.5, 13.0},
-        std::tuple{"twin:one-shot", one_shot(twin_predictor()), 8.5, 17.5}}) {
-    std::vector<double> mape;
-    for (const auto& r : evaluate(*predictor, cases_from_table(t, "H100"), o)) {
-      ASSERT_TRUE(r.mape_power_pct);
-      mape.push_back(*r.mape_power_pct);
-    }
+  for (const auto& [name, twin_based, median_below, worst_below] :
+       {std::tuple{"spec-baseline:one-shot", false, 8.5, 13.0},
+        std::tuple{"twin:one-shot", true, 8.5, 17.5}}) {
+    const std::vector<double> mape = sorted_mape_pct(one_shot_by_family(
+        cases_from_table(t, "H100"), one_shot(twin_based ? twin_predictor() : spec_baseline())));
     ASSERT_EQ(mape.size(), 6u);
-    std::sort(mape.begin(), mape.end());
     const double median = (mape[2] + mape[3]) / 2;
     fmt::print("H100 held out, {}: median {:.1f}%, worst {:.1f}%\n", name, median, mape.back());
     // Measured: spec-baseline:one-shot median 7.7%, worst 12.4% (mobilenet_v2), none over 15%;
