@@ -191,6 +191,23 @@ std::vector<Step> steps_inside(const Trace& trace, double t0_s, double t1_s, boo
   return steps;
 }
 
+// Drops the steps that start before or end after every energy source's readings (a sampler that
+// started late, or stopped early, under a starved CPU): no source could measure a window holding
+// them, and the rest can still be measured. Returns how many were dropped; none when that would
+// leave no step.
+size_t drop_unsampled_steps(std::vector<Step>& steps, std::span<const Sample* const> samples,
+                            std::span<const PowerPoint> power_points) {
+  const std::optional<detail::Span> sampled = detail::energy_coverage(samples, power_points);
+  if (!sampled || steps.empty()) return 0;
+  auto outside = [&](const Step& s) {
+    return s.t_start_s < sampled->from_s || s.t_end_s > sampled->to_s;
+  };
+  const auto n_outside = static_cast<size_t>(std::count_if(steps.begin(), steps.end(), outside));
+  if (n_outside == 0 || n_outside == steps.size()) return 0;
+  std::erase_if(steps, outside);
+  return n_outside;
+}
+
 // The steady part of the span, and the rule that chose it, for the report.
 struct SteadyWindow {
   double start_s = 0, end_s = 0;
@@ -299,6 +316,7 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
   detail::Cumulative settle_power =
       detail::power_integral_for_settling(samples, trace.power_points);
   std::vector<Step> steps = steps_inside(trace, t0_s, t1_s, opts.use_steps);
+  const size_t unsampled_steps = drop_unsampled_steps(steps, samples, trace.power_points);
   m.per_second = steps.empty();
   SteadyWindow window = m.per_second ? steady_time_window(samples, t0_s, t1_s, opts, settle_power)
                                      : steady_step_window(steps, opts, settle_power);
@@ -306,6 +324,9 @@ Measurement measure_span(const Trace& trace, double t0_s, double t1_s, const Mea
   m.window_end_s = window.end_s;
   m.warmup_dropped_s = window.warmup_dropped_s;
   m.steady_state_rule = std::move(window.rule);
+  if (unsampled_steps > 0)
+    m.steady_state_rule +=
+        fmt::format("; {} step(s) outside the sampled span left out first", unsampled_steps);
   if (m.per_second && opts.use_steps && !trace.steps.empty())
     m.steady_state_rule =
         "no complete step inside the window, so per second: " + m.steady_state_rule;

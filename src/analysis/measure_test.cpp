@@ -221,6 +221,26 @@ TEST(MeasureSynthetic, NoEnergyReadingsAtAll) {
   EXPECT_EQ(m.energy_per_step_J, 0);
 }
 
+TEST(MeasureSynthetic, StepsBeforeTheFirstSampleAreLeftOutNotTheEnergy) {
+  // A sampler thread starved of CPU takes its first reading 1.5 s after the work's first step,
+  // and its last 0.5 s before the work's last: the steps in between are still measured.
+  for (auto source :
+       {EnergySource::Counter, EnergySource::InstantPower, EnergySource::AveragedPower}) {
+    synthetic::Spec spec;
+    spec.energy_source = source;
+    Trace t = synthetic::make(spec);
+    std::erase_if(t.samples, [](const Sample& s) { return s.t_s < 1.5 || s.t_s > 19.5; });
+    const Measurement m = measure(t);
+    // The counter, read once a second here, covers less than polled power: power measures.
+    EXPECT_NE(m.energy_source, EnergySource::None) << energy_source_name(source);
+    EXPECT_NEAR(m.energy_per_step_J, 40.0, 0.4) << energy_source_name(source);
+    EXPECT_GE(m.window_start_s, 1.5);
+    EXPECT_LE(m.window_end_s, 19.5);
+    EXPECT_NE(m.steady_state_rule.find("outside the sampled span"), std::string::npos)
+        << m.steady_state_rule;
+  }
+}
+
 TEST(MeasureSynthetic, WarmupIsDetectedAndDropped) {
   synthetic::Spec spec;
   spec.warmup_s = 3;  // slow, low-power steps first

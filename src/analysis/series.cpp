@@ -217,6 +217,29 @@ WindowPower window_power(std::span<const Sample* const> samples,
   return out;
 }
 
+std::optional<Span> energy_coverage(std::span<const Sample* const> samples,
+                                    std::span<const PowerPoint> power_points) {
+  std::optional<Span> widest;
+  auto consider = [&](double from_s, double to_s) {
+    if (to_s > from_s && (!widest || to_s - from_s > widest->to_s - widest->from_s))
+      widest = Span{from_s, to_s};
+  };
+  if (power_points.size() >= 2) consider(power_points.front().t_s, power_points.back().t_s);
+  auto span_of = [&](auto has) {
+    const Sample *first = nullptr, *last = nullptr;
+    for (const Sample* s : samples)
+      if (has(*s)) {
+        if (!first) first = s;
+        last = s;
+      }
+    if (first) consider(first->t_s, last->t_s);
+  };
+  span_of([](const Sample& s) { return s.energy_J.has_value(); });
+  span_of([](const Sample& s) { return s.power_W.has_value(); });
+  span_of([](const Sample& s) { return s.power_avg_W.has_value(); });
+  return widest;
+}
+
 Cumulative power_integral_for_settling(std::span<const Sample* const> samples,
                                        std::span<const PowerPoint> power_points) {
   if (power_points.size() >= 2) return integrate_points(power_points);

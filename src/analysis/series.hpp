@@ -83,6 +83,16 @@ WindowPower window_power(std::span<const Sample* const> samples,
                          std::span<const PowerPoint> power_points, double a, double b,
                          double window_s);
 
+// The widest span [first, last] that one energy source (counter reads, the driver's power buffer,
+// polled power_W or power_avg_W) covers; nullopt when none has two readings. A step outside it
+// cannot be measured: the sampler may start after the work's first steps (a starved sampler
+// thread), or stop before its last.
+struct Span {
+  double from_s = 0, to_s = 0;
+};
+std::optional<Span> energy_coverage(std::span<const Sample* const> samples,
+                                    std::span<const PowerPoint> power_points);
+
 // The best power series for judging settling (fine-grained power, not the slow counter):
 // instantaneous, else averaged, else empty.
 Cumulative power_integral_for_settling(std::span<const Sample* const> samples,

@@ -259,6 +259,34 @@ TEST(PlanZeus, AdaptiveDecidesWhatExhaustiveDecidesWhereTheSavingIsReal) {
   EXPECT_LT(adaptive_probes * 2, exhaustive_probes);
 }
 
+// Under `energy` the walk trusts the curve's point more than its whole interval
+// (kCurveStopSpreadEnergy, chosen on the V100 table): on each table, where exhaustive finds a
+// saving beyond the noise, the same cap from at most half the table's caps, on average.
+TEST(PlanZeus, WhereTheSavingIsRealAdaptiveMeasuresAtMostHalfTheCaps) {
+  for (const char* gpu : {"V100", "RTX6000"}) {
+    const SweepTable table = zeus_table(gpu);
+    const auto exhaustive = evaluate_strategy(table, Strategy::Exhaustive);
+    SearchOptions as_sweep_runs_it;  // the twin's curve with its settings
+    configure_curve(as_sweep_runs_it, gpu);
+    const auto adaptive = evaluate_strategy(table, Strategy::Adaptive, kNoiseFloorRel,
+                                            curve_fitter_for, as_sweep_runs_it);
+    ASSERT_EQ(exhaustive.size(), adaptive.size());
+    int real = 0, probes = 0, caps = 0;
+    for (size_t i = 0; i < adaptive.size(); ++i) {
+      if (!exhaustive[i].beyond_noise) continue;
+      ++real;
+      EXPECT_EQ(adaptive[i].chosen_cap_W, exhaustive[i].chosen_cap_W)
+          << adaptive[i].workload << " on " << gpu << ": " << adaptive[i].reason;
+      probes += adaptive[i].probes;
+      caps += exhaustive[i].probes;
+    }
+    std::cout << fmt::format("{}: {} workloads with a real saving, {} probes of {} caps\n", gpu,
+                             real, probes, caps);
+    ASSERT_GT(real, 20) << gpu;
+    EXPECT_LE(2 * probes, caps) << gpu;
+  }
+}
+
 // A curve fitted above the lowest caps and extrapolated down to them is no ground to skip them:
 // under zeus:0.5 the RTX 6000's BERT at batch 8 is cheapest at 125 W, 19% under the 150 W the
 // extrapolation preferred. The walk measures the caps the curve can only extrapolate to.

@@ -570,6 +570,8 @@ SearchOutcome walk_to_best_cap(SearchRun& run, WalkGrid wg, double draw_W) {
   const CurveFitter fitter = opt.fitter ? opt.fitter : CurveFitter(fit_polynomial_curve);
   const ProbeResult dflt = probes.front();
   std::vector<double>& grid = wg.walked;
+  const double spread_share =
+      opt.curve_stop_spread_share.value_or(curve_stop_spread_share(in.objective.kind));
   double curve_miss = 0;
   bool stretch_looked = false;
   std::string stretch_note;
@@ -596,13 +598,15 @@ SearchOutcome walk_to_best_cap(SearchRun& run, WalkGrid wg, double draw_W) {
           best_cap_W, row_noise * 100, stretch_note));
     const PredictedCap next = most_promising_cap(neighbours, model.get(), dflt, in);
     const double spread =
+        spread_share *
         std::max({row_noise, next.point ? next.point->half_width_rel : 0.0, curve_miss});
     if (model && curve_rules_out(next, spread, best_score, distinct_binding_caps(probes, draw_W),
                                  opt.min_probes_before_model_stop))
       return run.finish(fmt::format(
-          "the fitted curve predicts {} W at {:+.1f}%{} against the best cap {} W, beyond the "
-          "noise{} ({:.1f}%){}",
+          "the fitted curve predicts {} W at {:+.1f}%{} against the best cap {} W, beyond {} "
+          "the noise{} ({:.1f}%){}",
           next.cap_W, (next.score / best_score - 1) * 100, prediction_note(next.point), best_cap_W,
+          spread_share < 1 ? fmt::format("{:g} x", spread_share) : std::string("all of"),
           curve_miss > 0 ? " and its misses at the caps it predicted" : "", spread * 100,
           stretch_note));
     curve_miss = curve_miss_rel(next, run.measure(next.cap_W), dflt, in, curve_miss);

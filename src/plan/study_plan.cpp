@@ -82,6 +82,15 @@ SweepPlan plan_sweep(const RegimeReport& report, const GpuInfo& info) {
         break;
       }
       p.sweep = true;
+      if (m.energy_source == EnergySource::None) {
+        // A draw of "0 W" would plan no cap at all; unknown, every cap may bind.
+        p.caps = plan::with_default(grid, info.default_limit_W);
+        p.why = fmt::format(
+            "headroom at full clocks, but no energy or power reading covers the probe's window, "
+            "so the draw is unknown; sweeping every cap down from the {:g} W limit",
+            limit_W);
+        break;
+      }
       const double reach_W = m.avg_power_W * (1 + plan::kNoBindMargin);
       for (double c : grid)
         if (c < reach_W) p.caps.push_back(c);

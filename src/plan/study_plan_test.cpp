@@ -15,6 +15,7 @@ RegimeReport report(Regime r, double avg_power_W) {
   RegimeReport rep;
   rep.regime = r;
   rep.measurement.avg_power_W = avg_power_W;
+  rep.measurement.energy_source = EnergySource::Counter;
   rep.measurement.mean_util_pct = 24.0;
   rep.measurement.max_temp_C = 88.0;
   return rep;
@@ -48,6 +49,17 @@ TEST(StudyPlan, HeadroomSweepsFromTheObservedDrawDown) {
   EXPECT_LT(p.caps[1], 400 * 1.15);
   EXPECT_GE(p.caps[1], 400 * 1.15 - 35);  // the grid's step is 5% of 700 W
   EXPECT_EQ(p.caps.back(), 200);
+}
+
+TEST(StudyPlan, HeadroomWithAnUnknownDrawSweepsEveryCap) {
+  RegimeReport r = report(Regime::Headroom, 0);
+  r.measurement.energy_source = EnergySource::None;  // "0 W" is no reading, not no draw
+  SweepPlan p = plan_sweep(r, h200());
+  ASSERT_TRUE(p.sweep);
+  EXPECT_EQ(p.caps.front(), 700);
+  EXPECT_GE(p.caps[1], 650);
+  EXPECT_EQ(p.caps.back(), 200);
+  EXPECT_NE(p.why.find("draw is unknown"), std::string::npos) << p.why;
 }
 
 TEST(StudyPlan, ThermalBoundSweepsAndSaysAControllerMayHelp) {

@@ -50,7 +50,8 @@ void configure_curve(SearchOptions& opt, const std::string& gpu_name) {
 
 void configure_curve(SearchOptions& opt, const std::optional<twin::GpuSpec>& spec) {
   opt.fitter = spec ? twin_curve_fitter(*spec) : CurveFitter{};  // the quadratic without one
-  opt.second_probe_fraction = 0.25;
+  // What PlanTwinCurve.SearchSettingsChosenOnTheSeenHalfTwinAgainstQuadratic chooses for each.
+  opt.second_probe_fraction = spec ? 0.25 : 0.34;
   opt.min_probes_before_model_stop = 3;
 }
 
