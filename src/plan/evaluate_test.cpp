@@ -260,8 +260,9 @@ TEST(PlanZeus, AdaptiveDecidesWhatExhaustiveDecidesWhereTheSavingIsReal) {
 }
 
 // Under `energy` the walk trusts the curve's point more than its whole interval
-// (kCurveStopSpreadEnergy, chosen on the V100 table): on each table, where exhaustive finds a
-// saving beyond the noise, the same cap from at most half the table's caps, on average.
+// (its `curve_stop_spread_share` in the objective table, chosen on the V100 table): on each table,
+// where exhaustive finds a saving beyond the noise, the same cap from at most half the table's
+// caps, on average.
 TEST(PlanZeus, WhereTheSavingIsRealAdaptiveMeasuresAtMostHalfTheCaps) {
   for (const char* gpu : {"V100", "RTX6000"}) {
     const SweepTable table = zeus_table(gpu);

@@ -52,6 +52,13 @@ struct ObjectiveEntry {
   bool slowdown_bound = false;
   ObjectiveKind unconstrained = kind;
   bool score_is_energy = false;  // the score is energy per step alone (so is its noise)
+  // The adaptive walk's curve stop rules a cap out when its predicted score lies above the best
+  // by more than this share of the spread (one row's noise, the curve's interval, its misses so
+  // far): 1 asks the whole interval to clear the best, 0 the point prediction alone. Chosen per
+  // objective on the V100 table (the fewest probes with every binding workload within 1% of its
+  // exhaustive cost), checked on the RTX 6000 and the corpus (docs/sweep.md, "How far the curve
+  // is trusted"). The time-bound search of a slowdown-bound objective has no curve stop.
+  double curve_stop_spread_share = 1;
 };
 const std::vector<ObjectiveEntry>& objective_kinds();
 const ObjectiveEntry& objective_entry(ObjectiveKind kind);

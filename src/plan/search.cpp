@@ -122,18 +122,4 @@ SearchOutcome search(Prober& prober, const SearchOptions& opt) {
   return strategy_entry(opt.strategy).run(run);
 }
 
-double curve_stop_spread_share(ObjectiveKind kind) {
-  switch (kind) {
-    case ObjectiveKind::Energy:
-      return kCurveStopSpreadEnergy;
-    case ObjectiveKind::Zeus:
-      return kCurveStopSpreadZeus;
-    case ObjectiveKind::Edp:
-      return kCurveStopSpreadEdp;
-    case ObjectiveKind::MaxSlowdown:
-      break;  // the time-bound search has no curve stop
-  }
-  return 1;
-}
-
 }  // namespace regime::plan

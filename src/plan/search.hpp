@@ -65,16 +65,6 @@ inline constexpr double kTimeBoundStartDrawFraction = 0.8;
 inline constexpr size_t kMinTimeBoundProbes = 3;
 inline constexpr double kMarginalPastBoundSd = 0.5;
 
-// The walk's curve stop rules a cap out when its predicted score lies above the best by more than
-// this share of the spread (one row's noise, the curve's interval, its misses so far): 1 asks
-// the whole interval to clear the best, 0 the point prediction alone. Chosen per objective on the
-// V100 table (the fewest probes with every binding workload within 1% of its exhaustive cost),
-// checked on the RTX 6000 and the corpus (docs/sweep.md, "How far the curve is trusted").
-inline constexpr double kCurveStopSpreadEnergy = 0.25;
-inline constexpr double kCurveStopSpreadZeus = 0.5;
-inline constexpr double kCurveStopSpreadEdp = 0.75;
-double curve_stop_spread_share(ObjectiveKind kind);
-
 struct SearchOptions {
   Strategy strategy = Strategy::Adaptive;
   std::vector<double> caps;  // the grid, highest first; must contain the default limit
@@ -86,8 +76,6 @@ struct SearchOptions {
   // chosen for each curve on the seen half of the Zeus sweeps (docs/twin.md, "Validation").
   double second_probe_fraction = 0.34;
   size_t min_probes_before_model_stop = 4;
-  // The share of the spread the curve stop asks for (kCurveStopSpread*); empty: the objective's.
-  std::optional<double> curve_stop_spread_share;
   // A predicted draw at the default limit (`regime sweep --prior`): the second probe goes to the
   // candidate cap nearest it instead of second_probe_fraction of the way up.
   std::optional<double> start_cap_W;

@@ -570,8 +570,7 @@ SearchOutcome walk_to_best_cap(SearchRun& run, WalkGrid wg, double draw_W) {
   const CurveFitter fitter = opt.fitter ? opt.fitter : CurveFitter(fit_polynomial_curve);
   const ProbeResult dflt = probes.front();
   std::vector<double>& grid = wg.walked;
-  const double spread_share =
-      opt.curve_stop_spread_share.value_or(curve_stop_spread_share(in.objective.kind));
+  const double spread_share = objective_entry(in.objective.kind).curve_stop_spread_share;
   double curve_miss = 0;
   bool stretch_looked = false;
   std::string stretch_note;
