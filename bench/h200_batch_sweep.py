@@ -9,11 +9,12 @@ of the counter as it appears (the counter moves about every 100 ms), and the win
 first new value after warm-up to the last before the steps stop, so the counter's coarse updates
 do not bias the mean. Step time is the window's length over the steps that ran in it.
 
-    python3 bench/h200_batch_sweep.py OUT.csv [--plan fit|heldout] [--window-s 5] [--deadline-s 540]
+    python3 bench/h200_batch_sweep.py OUT.csv [--plan fit|heldout|fp32fit] [--window-s 5] [--deadline-s 540]
 
 `--plan fit` (the default) is tests/data/batch_sweeps/h200.sweep.csv's; `--plan heldout` measures
 the same families at batches between those and in plain fp32 (TF32 off), a precision the curves
-were not fitted on: tests/data/batch_sweeps/h100_heldout.sweep.csv.
+were not fitted on: tests/data/batch_sweeps/h100_heldout.sweep.csv. `--plan fp32fit` measures
+the fit plan's batches in plain fp32 beside TF32, the pairs the twin's fp32 rate is fitted on.
 """
 import argparse
 import ctypes
@@ -46,6 +47,7 @@ PLANS = {
                  ("imagenet", "vgg16", (32, 128))),
                 ("fp32", "bf16", "tf32")),
 }
+PLANS["fp32fit"] = (PLANS["fit"][0], ("fp32", "tf32"))
 
 
 class CounterTicks:

@@ -273,18 +273,45 @@ BatchCurve batch_curve_for(const WorkloadDesc& w, const std::string& profile) {
   return default_batch_curve();
 }
 
+namespace {
+// fp32's rate as a training step runs it: the tensor-core share of the 16-bit step's clock-bound
+// work at the data sheet's fp32 share of the tensor rate, the rest as fast as in 16 bits; never
+// faster than TF32, fp32's own tensor-core shortcut, where the card or the generic rates have it.
+double fp32_achieved_rate(double sheet_share, double tf32_share) {
+  const double s = kTensorShareOfClockBoundWork;
+  const double rate = 1 / ((1 - s) + s / sheet_share);
+  return tf32_share > 0 ? std::min(rate, tf32_share) : rate;
+}
+std::string fp32_achieved_words(double rate) {
+  return fmt::format(
+      "; {:.0f}% of a 16-bit step's clock-bound work is tensor-core math that "
+      "fp32 runs at that share, the rest runs alike: {:.2f} of the 16-bit rate "
+      "(fitted on a real H100 fp32 sweep)",
+      100 * kTensorShareOfClockBoundWork, rate);
+}
+
+// No card's figures: TF32 at half the 16-bit tensor rate (A100 data sheet), fp32 at 1/8 (V100,
+// T4, RTX 6000 data sheets).
+constexpr double kGenericTf32Share = 0.5;
+constexpr double kGenericFp32SheetShare = 0.125;
+}  // namespace
+
 std::optional<PrecisionRates> precision_rates(const std::string& precision) {
   if (precision.empty() || precision == "fp16" || precision == "bf16" || precision == "amp" ||
       precision == "mixed")
     return PrecisionRates{1, 1, "16-bit, as the twin's profiles"};
   if (precision == "tf32")
-    return PrecisionRates{0.5, 2,
+    return PrecisionRates{kGenericTf32Share, 2,
                           "generic rate, no card's figures: TF32 at half the 16-bit tensor rate "
                           "(A100 data sheet), twice the bytes"};
-  if (precision == "fp32")
-    return PrecisionRates{0.125, 2,
-                          "generic rate, no card's figures: fp32 at 1/8 of the 16-bit tensor rate "
-                          "(V100, T4, RTX 6000 data sheets), twice the bytes"};
+  if (precision == "fp32") {
+    const double rate = fp32_achieved_rate(kGenericFp32SheetShare, kGenericTf32Share);
+    return PrecisionRates{rate, 2,
+                          fmt::format("generic rate, no card's figures: fp32 at 1/8 of the 16-bit "
+                                      "tensor rate (V100, T4, RTX 6000 data sheets){}, twice the "
+                                      "bytes",
+                                      fp32_achieved_words(rate))};
+  }
   return std::nullopt;
 }
 
@@ -309,9 +336,13 @@ std::optional<PrecisionRates> precision_rates(const std::string& precision,
       precision == "tf32"
           ? fmt::format("tf32 runs as fp32 on {}: no TF32 tensor cores; ", spec.model)
           : "";
-  return PrecisionRates{spec.fp32_tflops / spec.peak_tflops, 2,
-                        fmt::format("{}fp32 at {:g} of {:g} TFLOPS ({}), twice the bytes", as_fp32,
-                                    spec.fp32_tflops, spec.peak_tflops, sheet)};
+  const double rate =
+      fp32_achieved_rate(spec.fp32_tflops / spec.peak_tflops,
+                         spec.tf32_tflops ? *spec.tf32_tflops / spec.peak_tflops : 0);
+  return PrecisionRates{
+      rate, 2,
+      fmt::format("{}fp32 at {:g} of {:g} TFLOPS ({}){}, twice the bytes", as_fp32,
+                  spec.fp32_tflops, spec.peak_tflops, sheet, fp32_achieved_words(rate))};
 }
 
 }  // namespace regime::predict

@@ -136,13 +136,23 @@ struct PrecisionRates {
   double bytes = 1;
   std::string basis;
 };
-// On a card: fp32 and TF32 at the spec file's figure over its 16-bit tensor rate (peak_tflops);
-// TF32 on a card without it runs as fp32. A spec file without an fp32 figure gets the generic
-// rates, said so.
+// The share of a 16-bit training step's clock-bound work that is tensor-core math: fp32 runs it
+// at the data sheet's fp32 share of the 16-bit tensor rate and the rest (elementwise work,
+// reductions, launches) as fast as in 16 bits. The data sheet alone (a share of 1) put fp32 at
+// 1/15 of bf16 on an H100, where its steps ran 0.9 to 2.8 times as long as TF32's. Chosen on a
+// real H100 sweep of fp32 beside TF32 (tests/data/batch_sweeps/h100_fp32fit.sweep.csv) as the
+// least mean one-shot power error of the twin over its six families, among 0 to 1
+// (docs/predict.md gives the scan).
+inline constexpr double kTensorShareOfClockBoundWork = 0.15;
+
+// On a card: TF32 at the spec file's figure over its 16-bit tensor rate (peak_tflops), fp32 from
+// its figure's share as above and never faster than TF32; TF32 on a card without it runs as fp32. A
+// spec file without an fp32 figure gets the generic rates, said so.
 std::optional<PrecisionRates> precision_rates(const std::string& precision,
                                               const twin::GpuSpec& spec);
-// No card known: generic rates, TF32 at 1/2 and fp32 at 1/8 of the 16-bit tensor rate, said to be
-// generic (per card fp32 spans 1/16 on the A100 to 1/2 on the P100).
+// No card known: generic rates, TF32 at 1/2 and fp32 at 1/8 of the 16-bit tensor rate (by the
+// data sheets; fp32 then as reached, above), said to be generic (per card fp32's sheet share spans
+// 1/16 on the A100 to 1/2 on the P100).
 std::optional<PrecisionRates> precision_rates(const std::string& precision);
 
 }  // namespace regime::predict

@@ -64,7 +64,7 @@ std::string curve_words(const BatchCurve& c, const CurvePlace& at, double rate_t
   const std::string card =
       std::abs(card_h / c.power_half_batch - 1) < 0.01
           ? std::string()
-          : fmt::format(", {} on this card's {:g} TFLOPS", batch_words(card_h), rate_tflops);
+          : fmt::format(", {} on this card's {:.4g} TFLOPS", batch_words(card_h), rate_tflops);
   if (std::abs(at.half_batch / card_h - 1) < 0.01)
     return fmt::format("the {} curve, half-filled at {}{}, fitted on {}", c.family,
                        batch_words(c.power_half_batch), card, c.basis);
