@@ -3,6 +3,10 @@
 
     python3 workloads/train.py --model resnet50 --batch 256 --seconds 60 --amp bf16
     regime probe --device nvml:0 -- python3 workloads/train.py --model resnet50
+    python3 workloads/train.py --model vgg16 --amp bf16 --stall-every 8 --stall-seconds 8
+
+The last is a job with phases: 8 s of training, then 8 s in which every step first waits 100 ms
+for its batch (a data stall), and again.
 
 Each step is a full forward, backward and optimizer step (SGD with momentum) on a batch kept on
 the GPU, so the data pipeline costs nothing and what is measured is the GPU. Steps are reported
@@ -49,12 +53,30 @@ def parse_args(argv):
     p.add_argument("--device", default="cuda", help="torch device (default cuda)")
     p.add_argument("--step-times-out", default=None,
                    help="write each step's start and end (Unix s) to this CSV (for A/B benches)")
+    p.add_argument("--stall-every", type=float, default=0.0,
+                   help="a data stall after each this many seconds of training (0: none): a job "
+                        "with phases")
+    p.add_argument("--stall-seconds", type=float, default=8.0,
+                   help="how long each stall lasts (default 8)")
+    p.add_argument("--stall-wait-ms", type=float, default=100.0,
+                   help="during a stall, each step first waits this long for its batch, as on a "
+                        "slow input pipeline (default 100)")
     args = p.parse_args(argv)
     if args.batch is not None and args.batch <= 0:
         p.error("--batch must be positive, got %d" % args.batch)
     if args.seconds <= 0:
         p.error("--seconds must be positive, got %g" % args.seconds)
+    if args.stall_every < 0 or args.stall_seconds <= 0 or args.stall_wait_ms < 0:
+        p.error("--stall-every must be >= 0, --stall-seconds > 0 and --stall-wait-ms >= 0")
     return args
+
+
+def stalled(args, t_begin, now):
+    """Whether `now` falls in a data stall: each cycle is stall_every s of training, then
+    stall_seconds s of waiting for data."""
+    if not args.stall_every or t_begin is None:
+        return False
+    return (now - t_begin) % (args.stall_every + args.stall_seconds) >= args.stall_every
 
 
 def need_torch(model_name):
@@ -162,6 +184,8 @@ def main(argv=None):
     t_begin = None
     while True:
         t0 = time.time()
+        if stalled(args, t_begin, t0):
+            time.sleep(args.stall_wait_ms / 1000.0)  # the batch is late: the GPU waits
         train_step()
         t1 = time.time()
         regime_step.send_step(t0, t1)

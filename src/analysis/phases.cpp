@@ -13,6 +13,7 @@
 #include "analysis/classify.hpp"
 #include "analysis/series.hpp"
 #include "analysis/statistics.hpp"
+#include "analysis/steady_state.hpp"
 #include "common/error.hpp"
 
 namespace regime {
@@ -724,6 +725,19 @@ std::optional<CycleDrift> cycle_drift(const Trace& trace, double t_end_s, double
   d.power_rel_per_min = (*last.power_W / *before.power_W - 1) * per_min;
   if (before.temp_C && last.temp_C) d.temp_C_per_min = (*last.temp_C - *before.temp_C) * per_min;
   return d;
+}
+
+std::optional<HeatingRate> heating_rate(const Trace& trace, double t0_s, double t_end_s,
+                                        double window_s, int gpu) {
+  const PhaseSegmentation seg = find_phases(trace, t0_s, t_end_s, gpu);
+  if (seg.kinds() >= 2 && seg.cycles >= kPhaseCyclesToFollow && seg.cycle_s &&
+      t_end_s - t0_s >= 2 * *seg.cycle_s)
+    if (const std::optional<CycleDrift> d = cycle_drift(trace, t_end_s, *seg.cycle_s, gpu);
+        d && d->temp_C_per_min)
+      return HeatingRate{*d->temp_C_per_min, 0, seg.cycle_s};
+  const TrailingSlopes s = trailing_slopes(trace, t_end_s - window_s, t_end_s, gpu);
+  if (!s.temp_C) return std::nullopt;
+  return HeatingRate{s.temp_C->per_min, s.temp_C->se_per_min, std::nullopt};
 }
 
 std::optional<double> next_cycle_start(const PhaseSegmentation& seg, double after_s) {

@@ -39,6 +39,10 @@ inline constexpr double kPhaseMinGapRel = 0.15;
 // what a cap does for the job.
 inline constexpr double kMinPhaseShare = 0.10;
 inline constexpr int kMaxPhaseKinds = 3;
+// Phases that have recurred this many times are a cycle to follow: a settling test or a heating
+// watch then compares whole cycles (cycle_drift), since any other window cuts their own rises
+// and falls at random.
+inline constexpr int kPhaseCyclesToFollow = 3;
 
 struct PhaseOptions {
   double block_s = kPhaseBlock_s;
@@ -111,6 +115,18 @@ struct CycleDrift {
 };
 std::optional<CycleDrift> cycle_drift(const Trace& trace, double t_end_s, double cycle_s, int gpu);
 
+// How fast one GPU heats at t_end_s, in C per minute, with a standard error: for a run whose
+// phases have recurred kPhaseCyclesToFollow times in [t0_s, t_end_s] (two whole cycles at least),
+// the last cycle's mean temperature against the one before's (its temperature rises in each busy
+// phase and falls in each stall, so a trailing window reads their swing, not the card's trend);
+// otherwise the least-squares slope over the trailing window_s. nullopt without temperatures.
+struct HeatingRate {
+  double C_per_min = 0;
+  double se_C_per_min = 0;
+  std::optional<double> cycle_s;  // judged cycle against cycle
+};
+std::optional<HeatingRate> heating_rate(const Trace& trace, double t0_s, double t_end_s,
+                                        double window_s, int gpu);
 // Where a cycle begins (the start of the highest-power kind) at or after `after_s`, carried along
 // the cycle from the last such start the segmentation holds; nullopt without a cycle.
 std::optional<double> next_cycle_start(const PhaseSegmentation& seg, double after_s);

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <random>
 
 #include "analysis/classify.hpp"
+#include "analysis/steady_state.hpp"
 #include "support/synthetic_trace.hpp"
 #include "trace/csv.hpp"
 
@@ -260,6 +262,49 @@ TEST(PhaseCycles, CycleDriftComparesTheLastCycleWithTheOneBefore) {
     if (s.t_s >= 48) *s.power_W *= 1.01;
   EXPECT_NEAR(cycle_drift(t, 64, 16, 0)->power_rel_per_min, 0.0375, 0.002);
   EXPECT_FALSE(cycle_drift(Trace{}, 64, 16, 0));
+}
+
+// The card's temperature in a job of phases: up 10 C in each busy phase, down again in each
+// stall, plus `trend_C_per_cycle` from one cycle to the next.
+Trace swinging(double trend_C_per_cycle) {
+  Trace t = cycling({kGemm, kHost}, 96, 0);
+  for (Sample& s : t.samples) {
+    const double at = std::fmod(s.t_s, 16);
+    const double swing = at < 8 ? 45 + 10 * at / 8 : 55 - 10 * (at - 8) / 8;
+    s.temp_C = swing + trend_C_per_cycle * s.t_s / 16;
+  }
+  return t;
+}
+
+TEST(PhaseCycles, AJobOfPhasesHeatsOnlyWhenItsCyclesGetWarmer) {
+  // No trend: the trailing 20 s window reads the swing as a change of over 5 C a minute (ten
+  // times the 0.5 a study's probe waits for); cycle against cycle reads nothing.
+  const Trace flat = swinging(0);
+  const TrailingSlopes trailing = trailing_slopes(flat, 76, 96, 0);
+  ASSERT_TRUE(trailing.temp_C);
+  EXPECT_GT(std::abs(trailing.temp_C->per_min), 5);
+  const std::optional<HeatingRate> h = heating_rate(flat, 0, 96, 20, 0);
+  ASSERT_TRUE(h && h->cycle_s);
+  EXPECT_NEAR(*h->cycle_s, 16, 0.5);
+  EXPECT_NEAR(h->C_per_min, 0, 0.05);
+  // 1 C warmer each 16 s cycle: 3.75 C a minute.
+  const std::optional<HeatingRate> warming = heating_rate(swinging(1), 0, 96, 20, 0);
+  ASSERT_TRUE(warming && warming->cycle_s);
+  EXPECT_NEAR(warming->C_per_min, 3.75, 0.1);
+  // Too few cycles yet: the trailing window's slope.
+  const std::optional<HeatingRate> early = heating_rate(flat, 0, 30, 20, 0);
+  ASSERT_TRUE(early);
+  EXPECT_FALSE(early->cycle_s);
+  // A steady run keeps the trailing fit; no temperatures, no rate.
+  synthetic::Spec spec;
+  const Trace steady = synthetic::make(spec);
+  const std::optional<HeatingRate> s = heating_rate(steady, 0, 20, 20, 0);
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->cycle_s);
+  EXPECT_NEAR(s->C_per_min, 0, 1e-6);
+  Trace bare = flat;
+  for (Sample& x : bare.samples) x.temp_C.reset();
+  EXPECT_FALSE(heating_rate(bare, 0, 96, 20, 0));
 }
 
 TEST(PhasesH200, TheRealSteadyTracesAreOnePhase) {

@@ -109,12 +109,28 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
   // No energy measured over the run (no source covered it): no saving is claimed.
   if (usable(ref) && f.run.steps > 0 && f.run.energy_J > 0) {
     f.saved_against = basis.against;
-    const double n = f.run.steps;
-    f.saved_J = ref->energy_per_step_J * n - f.run.energy_J;
-    // The reference's interval over every step, the decision's over the steps run under it.
+    const auto at_reference = [&basis](std::optional<double> limit_W) {
+      return limit_W && basis.reference_W && *limit_W == *basis.reference_W;
+    };
+    // The parts that ran elsewhere than at the reference's limit, against the reference.
+    double n = f.run.steps, energy_J = f.run.energy_J;
+    if (at_reference(times.start_W)) {
+      n -= f.probe.steps;
+      energy_J -= f.probe.energy_J;
+    }
+    const bool decided_counts =
+        f.decided && !at_reference(times.cap_W ? times.cap_W : times.start_W);
+    if (f.decided && !decided_counts) {
+      n -= f.decided->steps;
+      energy_J -= f.decided->energy_J;
+    }
+    f.ran_at_reference = n == 0 && !f.profiling;
+    f.saved_J = f.ran_at_reference ? 0.0 : ref->energy_per_step_J * n - energy_J;
+    // The reference's interval over the steps it stands for, the decision's over the steps run
+    // under it.
     double lo_J = (ref->energy_per_step_J - ref->energy_per_step_ci_J.first) * n;
     double hi_J = (ref->energy_per_step_ci_J.second - ref->energy_per_step_J) * n;
-    if (usable(basis.decision) && f.decided && f.decided->steps > 0) {
+    if (decided_counts && usable(basis.decision) && f.decided->steps > 0) {
       const Measurement& d = *basis.decision;
       const double m = f.decided->steps;
       lo_J = std::hypot(lo_J, (d.energy_per_step_ci_J.second - d.energy_per_step_J) * m);
@@ -131,15 +147,17 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
 
 WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyTimes& times,
                                   const std::optional<Measurement>& at_start) {
-  return whole_run_figures(traces, times, SavingBasis{at_start, "starting limit", std::nullopt});
+  return whole_run_figures(traces, times,
+                           SavingBasis{at_start, "starting limit", std::nullopt, times.start_W});
 }
 
 SavingBasis saving_basis(const std::optional<Measurement>& at_start, double start_W,
                          const std::optional<Measurement>& at_default, double default_W) {
   if (usable(at_start) && start_W == default_W)
-    return {at_start, limit_words(true, default_W), std::nullopt};
-  if (usable(at_default)) return {at_default, limit_words(true, default_W), std::nullopt};
-  return {at_start, limit_words(false, start_W), std::nullopt};
+    return {at_start, limit_words(true, default_W), std::nullopt, default_W};
+  if (usable(at_default))
+    return {at_default, limit_words(true, default_W), std::nullopt, default_W};
+  return {at_start, limit_words(false, start_W), std::nullopt, start_W};
 }
 
 nlohmann::json to_json(const RunPart& p) {
@@ -163,6 +181,7 @@ nlohmann::json to_json(const WholeRunFigures& f) {
   j["saved_ci_J"] = f.saved_J ? nlohmann::json::array({f.saved_ci_J.first, f.saved_ci_J.second})
                               : nlohmann::json();
   j["saved_against"] = f.saved_J ? nlohmann::json(f.saved_against) : nlohmann::json();
+  j["ran_at_reference"] = f.ran_at_reference;
   j["profiling_extra_J"] =
       f.profiling_extra_J ? nlohmann::json(*f.profiling_extra_J) : nlohmann::json();
   j["profiling_extra_s"] =

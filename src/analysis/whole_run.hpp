@@ -42,9 +42,13 @@ struct WholeRunFigures {
   // counted in, as the user pays for them. The interval joins the reference window's and the
   // decision window's (in quadrature, each per-step interval times the steps it stands for). None
   // without steps or without a finite reference figure.
+  // A part that ran at the reference's own limit costs what running at it costs: it counts as
+  // run, so a run whose limit never moved from the reference's saves exactly 0 J (its start-up
+  // steps are not a loss charged to anything).
   std::optional<double> saved_J;
   Interval saved_ci_J{0, 0};
-  std::string saved_against;  // the reference: "default 700 W", "starting limit 500 W"
+  std::string saved_against;      // the reference: "default 700 W", "starting limit 500 W"
+  bool ran_at_reference = false;  // every part ran at the reference's limit: nothing changed
   // What the caps tried cost beyond running those steps at the reference: positive is a cost.
   // None without a sweep or without a finite reference figure.
   std::optional<double> profiling_extra_J;
@@ -56,6 +60,7 @@ struct SavingBasis {
   std::optional<Measurement> reference;  // the steady window at the reference limit (the job's)
   std::string against;                   // what that limit is, in words
   std::optional<Measurement> decision;   // the steady window at the decided limit, when measured
+  std::optional<double> reference_W;     // the limit the reference window ran at
 };
 
 // The reference for a saving: the window at the default limit where one was measured (the probe
@@ -70,6 +75,7 @@ struct StudyTimes {
   std::optional<double> sweep_end_s;  // the decision made: the rest begins (when reached)
   std::optional<double> cap_W;        // the decision's cap (none: the starting limit)
   bool sweep_ran = false;             // caps were tried
+  std::optional<double> start_W;      // the limit the run started with (the probe's)
 };
 
 // `traces` is one per GPU of the run, all on one clock; `basis` the measured windows (the job's,

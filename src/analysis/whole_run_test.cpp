@@ -78,6 +78,62 @@ TEST(WholeRun, ARunThatEndedDuringTheProbeHasNoDecidedPartAndSavesNothing) {
   EXPECT_GE(f.saved_ci_J.second, 0);
 }
 
+// A reference window at 38 J per step over a run that drew 40 J a step at the same limit (its
+// start-up and the probe's own steps cost more than the steady window says).
+Measurement at_default_38J() {
+  Measurement m = at_start_40J();
+  m.energy_per_step_J = 38;
+  m.energy_per_step_ci_J = {37.5, 38.5};
+  return m;
+}
+
+// A read-only study, or one with nothing to sweep: every part ran at the default, so nothing was
+// saved or lost, whatever the steady window's figure (before, the 2 J a step between the run and
+// its steady window was claimed as a 400 J loss).
+TEST(WholeRun, ARunThatNeverLeftTheReferenceLimitSavesExactlyNothing) {
+  synthetic::Spec spec;
+  spec.seconds = 20;
+  const Trace t = synthetic::make(spec);
+  StudyTimes times;
+  times.probe_end_s = t.samples.front().t_s + 5;
+  times.sweep_end_s = times.probe_end_s;  // nothing tried: the rest at the starting limit
+  times.start_W = 700;
+  const WholeRunFigures f =
+      whole_run_figures({t}, times, saving_basis(at_default_38J(), 700, std::nullopt, 700));
+  ASSERT_TRUE(f.saved_J && f.decided);
+  EXPECT_TRUE(f.ran_at_reference);
+  EXPECT_EQ(*f.saved_J, 0);
+  EXPECT_EQ(f.saved_ci_J.first, 0);
+  EXPECT_EQ(f.saved_ci_J.second, 0);
+  EXPECT_EQ(to_json(f).at("ran_at_reference"), true);
+  // Kept at the starting limit after a sweep: the caps tried are what is counted.
+  times.sweep_ran = true;
+  times.sweep_end_s = times.probe_end_s + 5;
+  const WholeRunFigures g =
+      whole_run_figures({t}, times, saving_basis(at_default_38J(), 700, std::nullopt, 700));
+  ASSERT_TRUE(g.saved_J && g.profiling);
+  EXPECT_FALSE(g.ran_at_reference);
+  EXPECT_NEAR(*g.saved_J, 38.0 * g.profiling->steps - g.profiling->energy_J, 1e-9);
+}
+
+// The probe ran at the reference limit: only the caps tried and the decided part are compared
+// with the reference's energy per step.
+TEST(WholeRun, OnlyThePartsAwayFromTheReferenceLimitCountTowardTheSaving) {
+  const Trace t = capped_run();
+  StudyTimes times = decided_at_10s(t);
+  times.start_W = 700;
+  const WholeRunFigures f =
+      whole_run_figures({t}, times, saving_basis(at_default_38J(), 700, std::nullopt, 700));
+  ASSERT_TRUE(f.saved_J && f.profiling && f.decided);
+  EXPECT_FALSE(f.ran_at_reference);
+  const double away_steps = f.profiling->steps + f.decided->steps;
+  const double away_J = f.profiling->energy_J + f.decided->energy_J;
+  EXPECT_NEAR(*f.saved_J, 38.0 * away_steps - away_J, 1e-9);
+  EXPECT_NEAR(*f.saved_J, 700, 40);  // 38 x 150 - 5,000 J; every step counted it would be 600
+  // The reference's interval stands for those steps only.
+  EXPECT_NEAR(*f.saved_J - f.saved_ci_J.first, 0.5 * away_steps, 1e-6);
+}
+
 TEST(WholeRun, AJobSumsItsGpusEnergyAndCountsItsStepsOnce) {
   const Trace a = capped_run();
   const Trace b = capped_run();
@@ -132,7 +188,7 @@ TEST(WholeRun, TheSavingIsAgainstTheDefaultWhereAWindowThereWasMeasured) {
 TEST(WholeRun, TheDecisionWindowsIntervalWidensTheSavingsInQuadrature) {
   const Trace t = capped_run();
   const StudyTimes times = decided_at_10s(t);
-  SavingBasis b{at_start_40J(), "default 700 W", std::nullopt};
+  SavingBasis b{at_start_40J(), "default 700 W", std::nullopt, std::nullopt};
   const WholeRunFigures alone = whole_run_figures({t}, times, b);
   Measurement at_decision = at_start_40J();
   at_decision.energy_per_step_J = 30;
@@ -153,8 +209,8 @@ TEST(WholeRun, TheProfilingCostIsItsExtraEnergyAndTimeAgainstTheReference) {
   const Trace t = capped_run();
   Measurement ref = at_start_40J();
   ref.time_per_step_s = 0.08;  // the reference ran its steps faster than the 0.1 s tried
-  const WholeRunFigures f =
-      whole_run_figures({t}, decided_at_10s(t), SavingBasis{ref, "default 700 W", std::nullopt});
+  const WholeRunFigures f = whole_run_figures(
+      {t}, decided_at_10s(t), SavingBasis{ref, "default 700 W", std::nullopt, std::nullopt});
   ASSERT_TRUE(f.profiling && f.profiling_extra_J && f.profiling_extra_s);
   EXPECT_NEAR(*f.profiling_extra_J, f.profiling->energy_J - 40.0 * f.profiling->steps, 1e-9);
   EXPECT_NEAR(*f.profiling_extra_s, f.profiling->seconds - 0.08 * f.profiling->steps, 1e-9);
@@ -165,7 +221,7 @@ TEST(WholeRun, TheProfilingCostIsItsExtraEnergyAndTimeAgainstTheReference) {
   // Without a sweep there is no profiling cost.
   StudyTimes probe_only;
   probe_only.probe_end_s = t.samples.back().t_s;
-  EXPECT_TRUE(to_json(whole_run_figures({t}, probe_only, SavingBasis{ref, "default 700 W", {}}))
+  EXPECT_TRUE(to_json(whole_run_figures({t}, probe_only, SavingBasis{ref, "default 700 W", {}, {}}))
                   .at("profiling_extra_J")
                   .is_null());
 }

@@ -416,6 +416,8 @@ constexpr std::string_view kPageScript = R"JS(
     }
     const saved = (wr.saved_J === null || wr.saved_J === undefined)
       ? 'No saving is claimed: there is no energy per step at the reference limit to compare with.'
+      : wr.ran_at_reference
+      ? `Energy saved: none to claim: all of it ran at the ${reference}, the limit the saving is reckoned against.`
       : `Energy saved against running it all at the ${reference}: ${fmtN(wr.saved_J, 0)} J [${fmtN(wr.saved_ci_J[0], 0)}, ${fmtN(wr.saved_ci_J[1], 0)}] 95% CI, the caps tried counted in.`;
     text('run-note', `The study got to its ${wr.reached}` +
          (wr.exit_status === null || wr.exit_status === undefined ? '' : `; the command exited with status ${wr.exit_status}`) +

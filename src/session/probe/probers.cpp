@@ -122,7 +122,8 @@ class ProbeWindow {
     next_cycle_look_s_ = now_s + kCycleLookPeriod_s;
     const int gpu = trace.samples.empty() ? 0 : trace.samples.front().gpu;
     const PhaseSegmentation seg = find_phases(trace, set_at_s_, now_s, gpu);
-    if (seg.kinds() >= 2 && seg.cycles >= kCyclesToFollow && seg.cycle_s) *cycle_s_ = seg.cycle_s;
+    if (seg.kinds() >= 2 && seg.cycles >= kPhaseCyclesToFollow && seg.cycle_s)
+      *cycle_s_ = seg.cycle_s;
   }
 
   // Settled when, on every GPU, the last cycle's mean power and temperature match the one
@@ -205,10 +206,8 @@ class ProbeWindow {
     return std::nullopt;
   }
 
-  // How often a card that will not settle is searched for a cycle, and how many times its
-  // phases must recur before the probe follows them; cycles measured at least.
+  // How often a card that will not settle is searched for a cycle; cycles measured at least.
   static constexpr double kCycleLookPeriod_s = 4;
-  static constexpr int kCyclesToFollow = 3;
   static constexpr int kMinCycles = 3;
 
   std::vector<Measurement> per_gpu_;

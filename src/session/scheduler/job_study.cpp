@@ -147,6 +147,7 @@ ProbeStep probe_at_current_limits(StudyRecord& rec, const JobGpus& job, RunLoop&
   }
   const ProbeVerdict verdict = probe_verdict(std::move(per_gpu));
   run.times.probe_end_s = loop.now_s();
+  run.times.start_W = job.infos[0].enforced_limit_W;
   run.at_start = verdict.job;
   rec.study["regime"] = to_string(verdict.regime.regime);
   ProbeStep out;

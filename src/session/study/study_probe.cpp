@@ -3,11 +3,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 #include "analysis/classify.hpp"
 #include "analysis/measure.hpp"
+#include "analysis/phases.hpp"
 #include "analysis/probe_regime.hpp"
 #include "analysis/steady_state.hpp"
 #include "common/error.hpp"
@@ -32,6 +35,17 @@ struct ProbeRun {
   std::optional<int> exit_status;
 };
 
+// Whether one GPU is still heating at `now_s` (phases judged cycle against cycle: a real H100
+// running 8 s of training and 8 s of data stall read as heating by its trailing window until the
+// command ended), and how fast, in C per minute (0 where unknown).
+std::pair<double, bool> heating_at(const Trace& t, double t0_s, double now_s) {
+  const int gpu = t.samples.empty() ? 0 : t.samples.front().gpu;
+  const std::optional<HeatingRate> h = heating_rate(t, t0_s, now_s, kStudySlopeWindow_s, gpu);
+  if (!h) return {0, false};
+  // Less two standard errors, the noise of a short window (as the settle test takes it).
+  return {h->C_per_min, std::abs(h->C_per_min) - 2 * h->se_C_per_min > kStudyFlatTemp_C_per_min};
+}
+
 // On a started loop: probe_seconds, then on in steps of 5 s while a GPU is still heating (up to
 // max_probe_seconds); records the fastest heating slope in `rep`. How the run ended.
 RunEnd watch_until_flat(const StudyRequest& r, RunSite& site, RunLoop& loop, StudyReport& rep) {
@@ -39,22 +53,19 @@ RunEnd watch_until_flat(const StudyRequest& r, RunSite& site, RunLoop& loop, Stu
   RunEnd end =
       loop.run_until([&](const Trace&, double now) { return now >= t0 + r.probe_seconds; });
   const double most_s = std::max(r.probe_seconds, r.max_probe_seconds);
-  TrailingSlopes slopes;  // of the GPU heating fastest
+  double slope_C_per_min = 0;  // of the GPU heating fastest
   while (true) {
     const double now = loop.now_s();
     rep.still_heating = false;
     for (size_t i = 0; i < site.gpus.size(); ++i) {
-      const Trace& t = loop.trace(i);
-      TrailingSlopes s = trailing_slopes(t, now - kStudySlopeWindow_s, now,
-                                         t.samples.empty() ? 0 : t.samples.front().gpu);
-      const bool heating = !slopes_flat(s, kStudyFlatTemp_C_per_min, 1e9);
-      if (i == 0 || (heating && !rep.still_heating)) slopes = s;
+      const auto [per_min, heating] = heating_at(loop.trace(i), t0, now);
+      if (i == 0 || (heating && !rep.still_heating)) slope_C_per_min = per_min;
       rep.still_heating = rep.still_heating || heating;
     }
     if (!rep.still_heating || end != RunEnd::StopRequested || now >= t0 + most_s) break;
     end = loop.run_until([&](const Trace&, double t) { return t >= now + 5; });
   }
-  rep.end_temp_slope_C_per_min = slopes.temp_C ? slopes.temp_C->per_min : 0;
+  rep.end_temp_slope_C_per_min = slope_C_per_min;
   return end;
 }
 

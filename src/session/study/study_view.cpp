@@ -243,7 +243,12 @@ void whole_run_text(const StudyReport& r, std::string& out) {
     line(f.cap_W ? fmt::format("under the decision, {:g} W:", *f.cap_W)
                  : std::string("at the starting limit:"),
          *f.decided);
-  if (f.saved_J)
+  if (f.ran_at_reference)
+    out += fmt::format(
+        "   energy saved: none to claim: all of it ran at the {}, the limit the "
+        "saving is reckoned against\n",
+        f.saved_against);
+  else if (f.saved_J)
     out += fmt::format(
         "   energy saved against running it all at the {}: {:.0f} J [{:.0f}, {:.0f}] "
         "95% CI ({:+.1f}%), the caps tried counted in\n",

@@ -108,6 +108,7 @@ void study_whole_run(const StudyRequest& r, RunSite& site, const ActuationPolicy
   StudyTimes times;
   LiveProbe probe = probe_on_run(r, site, loop, *work, rep);
   times.probe_end_s = probe.end_s;
+  times.start_W = rep.info.enforced_limit_W;
   std::optional<PowerLimitGuardSet> guards;
   if (probe.per_gpu.empty()) {
     rep.unfinished = "no regime was named: " + probe.unnamed;
