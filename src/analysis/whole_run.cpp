@@ -118,6 +118,15 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
       n -= f.probe.steps;
       energy_J -= f.probe.energy_J;
     }
+    // A probe away from the reference counts at its steady figure: its start-up (slower first
+    // steps, autotuning) would have been paid at the reference's limit as well.
+    double start_half_J = 0;
+    if (!at_reference(times.start_W) && usable(basis.start) && f.probe.steps > 0) {
+      energy_J += basis.start->energy_per_step_J * f.probe.steps - f.probe.energy_J;
+      start_half_J =
+          (basis.start->energy_per_step_ci_J.second - basis.start->energy_per_step_ci_J.first) / 2 *
+          f.probe.steps;
+    }
     const bool decided_counts =
         f.decided && !at_reference(times.cap_W ? times.cap_W : times.start_W);
     if (f.decided && !decided_counts) {
@@ -130,6 +139,8 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
     // under it.
     double lo_J = (ref->energy_per_step_J - ref->energy_per_step_ci_J.first) * n;
     double hi_J = (ref->energy_per_step_ci_J.second - ref->energy_per_step_J) * n;
+    lo_J = std::hypot(lo_J, start_half_J);
+    hi_J = std::hypot(hi_J, start_half_J);
     if (decided_counts && usable(basis.decision) && f.decided->steps > 0) {
       const Measurement& d = *basis.decision;
       const double m = f.decided->steps;
@@ -147,17 +158,19 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
 
 WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyTimes& times,
                                   const std::optional<Measurement>& at_start) {
-  return whole_run_figures(traces, times,
-                           SavingBasis{at_start, "starting limit", std::nullopt, times.start_W});
+  return whole_run_figures(
+      traces, times,
+      SavingBasis{at_start, "starting limit", std::nullopt, times.start_W, std::nullopt});
 }
 
 SavingBasis saving_basis(const std::optional<Measurement>& at_start, double start_W,
                          const std::optional<Measurement>& at_default, double default_W) {
   if (usable(at_start) && start_W == default_W)
-    return {at_start, limit_words(true, default_W), std::nullopt, default_W};
+    return {at_start, limit_words(true, default_W), std::nullopt, default_W, std::nullopt};
   if (usable(at_default))
-    return {at_default, limit_words(true, default_W), std::nullopt, default_W};
-  return {at_start, limit_words(false, start_W), std::nullopt, start_W};
+    return {at_default, limit_words(true, default_W), std::nullopt, default_W,
+            start_W == default_W ? std::nullopt : at_start};
+  return {at_start, limit_words(false, start_W), std::nullopt, start_W, std::nullopt};
 }
 
 nlohmann::json to_json(const RunPart& p) {

@@ -61,6 +61,8 @@ struct SavingBasis {
   std::string against;                   // what that limit is, in words
   std::optional<Measurement> decision;   // the steady window at the decided limit, when measured
   std::optional<double> reference_W;     // the limit the reference window ran at
+  // The probe's steady window at the starting limit, where that is not the reference's limit.
+  std::optional<Measurement> start;
 };
 
 // The reference for a saving: the window at the default limit where one was measured (the probe

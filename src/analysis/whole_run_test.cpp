@@ -134,6 +134,27 @@ TEST(WholeRun, OnlyThePartsAwayFromTheReferenceLimitCountTowardTheSaving) {
   EXPECT_NEAR(*f.saved_J - f.saved_ci_J.first, 0.5 * away_steps, 1e-6);
 }
 
+// The run started at 500 W, under the default: the probe there counts at its steady 38 J a step
+// against the default's 44 J, not at the 40 J with its start-up that its trace holds.
+TEST(WholeRun, AProbeAwayFromTheReferenceCountsAtItsSteadyFigure) {
+  Measurement at_default = at_start_40J();
+  at_default.energy_per_step_J = 44;
+  at_default.energy_per_step_ci_J = {43, 45};
+  Measurement steady_start = at_start_40J();
+  steady_start.energy_per_step_J = 38;
+  steady_start.energy_per_step_ci_J = {37.5, 38.5};
+  const Trace t = capped_run();
+  StudyTimes times = decided_at_10s(t);
+  times.start_W = 500;
+  const WholeRunFigures f =
+      whole_run_figures({t}, times, saving_basis(steady_start, 500, at_default, 700));
+  ASSERT_TRUE(f.saved_J);
+  EXPECT_EQ(f.saved_against, "default 700 W");
+  EXPECT_NEAR(*f.saved_J,
+              44.0 * f.run.steps - (f.run.energy_J - f.probe.energy_J + 38.0 * f.probe.steps),
+              1e-6);
+}
+
 TEST(WholeRun, AJobSumsItsGpusEnergyAndCountsItsStepsOnce) {
   const Trace a = capped_run();
   const Trace b = capped_run();
@@ -188,7 +209,7 @@ TEST(WholeRun, TheSavingIsAgainstTheDefaultWhereAWindowThereWasMeasured) {
 TEST(WholeRun, TheDecisionWindowsIntervalWidensTheSavingsInQuadrature) {
   const Trace t = capped_run();
   const StudyTimes times = decided_at_10s(t);
-  SavingBasis b{at_start_40J(), "default 700 W", std::nullopt, std::nullopt};
+  SavingBasis b{at_start_40J(), "default 700 W", std::nullopt, std::nullopt, std::nullopt};
   const WholeRunFigures alone = whole_run_figures({t}, times, b);
   Measurement at_decision = at_start_40J();
   at_decision.energy_per_step_J = 30;
@@ -210,7 +231,8 @@ TEST(WholeRun, TheProfilingCostIsItsExtraEnergyAndTimeAgainstTheReference) {
   Measurement ref = at_start_40J();
   ref.time_per_step_s = 0.08;  // the reference ran its steps faster than the 0.1 s tried
   const WholeRunFigures f = whole_run_figures(
-      {t}, decided_at_10s(t), SavingBasis{ref, "default 700 W", std::nullopt, std::nullopt});
+      {t}, decided_at_10s(t),
+      SavingBasis{ref, "default 700 W", std::nullopt, std::nullopt, std::nullopt});
   ASSERT_TRUE(f.profiling && f.profiling_extra_J && f.profiling_extra_s);
   EXPECT_NEAR(*f.profiling_extra_J, f.profiling->energy_J - 40.0 * f.profiling->steps, 1e-9);
   EXPECT_NEAR(*f.profiling_extra_s, f.profiling->seconds - 0.08 * f.profiling->steps, 1e-9);
@@ -221,9 +243,10 @@ TEST(WholeRun, TheProfilingCostIsItsExtraEnergyAndTimeAgainstTheReference) {
   // Without a sweep there is no profiling cost.
   StudyTimes probe_only;
   probe_only.probe_end_s = t.samples.back().t_s;
-  EXPECT_TRUE(to_json(whole_run_figures({t}, probe_only, SavingBasis{ref, "default 700 W", {}, {}}))
-                  .at("profiling_extra_J")
-                  .is_null());
+  EXPECT_TRUE(
+      to_json(whole_run_figures({t}, probe_only, SavingBasis{ref, "default 700 W", {}, {}, {}}))
+          .at("profiling_extra_J")
+          .is_null());
 }
 
 }  // namespace
