@@ -729,15 +729,19 @@ std::optional<CycleDrift> cycle_drift(const Trace& trace, double t_end_s, double
 
 std::optional<HeatingRate> heating_rate(const Trace& trace, double t0_s, double t_end_s,
                                         double window_s, int gpu) {
-  const PhaseSegmentation seg = find_phases(trace, t0_s, t_end_s, gpu);
-  if (seg.kinds() >= 2 && seg.cycles >= kPhaseCyclesToFollow && seg.cycle_s &&
-      t_end_s - t0_s >= 2 * *seg.cycle_s)
-    if (const std::optional<CycleDrift> d = cycle_drift(trace, t_end_s, *seg.cycle_s, gpu);
+  const std::optional<double> cycle_s = cycle_to_follow(find_phases(trace, t0_s, t_end_s, gpu));
+  if (cycle_s && t_end_s - t0_s >= 2 * *cycle_s)
+    if (const std::optional<CycleDrift> d = cycle_drift(trace, t_end_s, *cycle_s, gpu);
         d && d->temp_C_per_min)
-      return HeatingRate{*d->temp_C_per_min, 0, seg.cycle_s};
+      return HeatingRate{Slope{*d->temp_C_per_min, 0}, cycle_s};
   const TrailingSlopes s = trailing_slopes(trace, t_end_s - window_s, t_end_s, gpu);
   if (!s.temp_C) return std::nullopt;
-  return HeatingRate{s.temp_C->per_min, s.temp_C->se_per_min, std::nullopt};
+  return HeatingRate{*s.temp_C, std::nullopt};
+}
+
+std::optional<double> cycle_to_follow(const PhaseSegmentation& seg) {
+  if (seg.kinds() >= 2 && seg.cycles >= kPhaseCyclesToFollow) return seg.cycle_s;
+  return std::nullopt;
 }
 
 std::optional<double> next_cycle_start(const PhaseSegmentation& seg, double after_s) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/measure.hpp"
+#include "analysis/steady_state.hpp"
 #include "common/gpu_info.hpp"
 #include "trace/trace.hpp"
 
@@ -121,12 +122,14 @@ std::optional<CycleDrift> cycle_drift(const Trace& trace, double t_end_s, double
 // phase and falls in each stall, so a trailing window reads their swing, not the card's trend);
 // otherwise the least-squares slope over the trailing window_s. nullopt without temperatures.
 struct HeatingRate {
-  double C_per_min = 0;
-  double se_C_per_min = 0;
+  Slope temp_C;                   // per minute, with its standard error (0 cycle against cycle)
   std::optional<double> cycle_s;  // judged cycle against cycle
 };
 std::optional<HeatingRate> heating_rate(const Trace& trace, double t0_s, double t_end_s,
                                         double window_s, int gpu);
+// The segmentation's cycle when it is one to follow: two kinds or more whose spans have recurred
+// kPhaseCyclesToFollow times; nullopt otherwise.
+std::optional<double> cycle_to_follow(const PhaseSegmentation& seg);
 // Where a cycle begins (the start of the highest-power kind) at or after `after_s`, carried along
 // the cycle from the last such start the segmentation holds; nullopt without a cycle.
 std::optional<double> next_cycle_start(const PhaseSegmentation& seg, double after_s);

@@ -286,11 +286,11 @@ TEST(PhaseCycles, AJobOfPhasesHeatsOnlyWhenItsCyclesGetWarmer) {
   const std::optional<HeatingRate> h = heating_rate(flat, 0, 96, 20, 0);
   ASSERT_TRUE(h && h->cycle_s);
   EXPECT_NEAR(*h->cycle_s, 16, 0.5);
-  EXPECT_NEAR(h->C_per_min, 0, 0.05);
+  EXPECT_NEAR(h->temp_C.per_min, 0, 0.05);
   // 1 C warmer each 16 s cycle: 3.75 C a minute.
   const std::optional<HeatingRate> warming = heating_rate(swinging(1), 0, 96, 20, 0);
   ASSERT_TRUE(warming && warming->cycle_s);
-  EXPECT_NEAR(warming->C_per_min, 3.75, 0.1);
+  EXPECT_NEAR(warming->temp_C.per_min, 3.75, 0.1);
   // Too few cycles yet: the trailing window's slope.
   const std::optional<HeatingRate> early = heating_rate(flat, 0, 30, 20, 0);
   ASSERT_TRUE(early);
@@ -301,7 +301,7 @@ TEST(PhaseCycles, AJobOfPhasesHeatsOnlyWhenItsCyclesGetWarmer) {
   const std::optional<HeatingRate> s = heating_rate(steady, 0, 20, 20, 0);
   ASSERT_TRUE(s);
   EXPECT_FALSE(s->cycle_s);
-  EXPECT_NEAR(s->C_per_min, 0, 1e-6);
+  EXPECT_NEAR(s->temp_C.per_min, 0, 1e-6);
   Trace bare = flat;
   for (Sample& x : bare.samples) x.temp_C.reset();
   EXPECT_FALSE(heating_rate(bare, 0, 96, 20, 0));

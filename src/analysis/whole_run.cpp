@@ -114,14 +114,13 @@ WholeRunFigures whole_run_figures(const std::vector<Trace>& traces, const StudyT
     };
     // The parts that ran elsewhere than at the reference's limit, against the reference.
     double n = f.run.steps, energy_J = f.run.energy_J;
-    if (at_reference(times.start_W)) {
-      n -= f.probe.steps;
-      energy_J -= f.probe.energy_J;
-    }
     // A probe away from the reference counts at its steady figure: its start-up (slower first
     // steps, autotuning) would have been paid at the reference's limit as well.
     double start_half_J = 0;
-    if (!at_reference(times.start_W) && usable(basis.start) && f.probe.steps > 0) {
+    if (at_reference(times.start_W)) {
+      n -= f.probe.steps;
+      energy_J -= f.probe.energy_J;
+    } else if (usable(basis.start) && f.probe.steps > 0) {
       energy_J += basis.start->energy_per_step_J * f.probe.steps - f.probe.energy_J;
       start_half_J =
           (basis.start->energy_per_step_ci_J.second - basis.start->energy_per_step_ci_J.first) / 2 *

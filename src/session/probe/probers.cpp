@@ -121,9 +121,7 @@ class ProbeWindow {
     if (!b_.whole_cycles || !cycle_s_ || now_s < next_cycle_look_s_) return;
     next_cycle_look_s_ = now_s + kCycleLookPeriod_s;
     const int gpu = trace.samples.empty() ? 0 : trace.samples.front().gpu;
-    const PhaseSegmentation seg = find_phases(trace, set_at_s_, now_s, gpu);
-    if (seg.kinds() >= 2 && seg.cycles >= kPhaseCyclesToFollow && seg.cycle_s)
-      *cycle_s_ = seg.cycle_s;
+    if (const auto c = cycle_to_follow(find_phases(trace, set_at_s_, now_s, gpu))) *cycle_s_ = c;
   }
 
   // Settled when, on every GPU, the last cycle's mean power and temperature match the one

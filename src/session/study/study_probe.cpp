@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <utility>
@@ -42,8 +41,9 @@ std::pair<double, bool> heating_at(const Trace& t, double t0_s, double now_s) {
   const int gpu = t.samples.empty() ? 0 : t.samples.front().gpu;
   const std::optional<HeatingRate> h = heating_rate(t, t0_s, now_s, kStudySlopeWindow_s, gpu);
   if (!h) return {0, false};
-  // Less two standard errors, the noise of a short window (as the settle test takes it).
-  return {h->C_per_min, std::abs(h->C_per_min) - 2 * h->se_C_per_min > kStudyFlatTemp_C_per_min};
+  TrailingSlopes slopes;
+  slopes.temp_C = h->temp_C;
+  return {h->temp_C.per_min, !slopes_flat(slopes, kStudyFlatTemp_C_per_min, 1e9)};
 }
 
 // On a started loop: probe_seconds, then on in steps of 5 s while a GPU is still heating (up to
