@@ -1,13 +1,13 @@
 // The decision benchmark (docs/sweep.md, "Decision benchmark"): the cap each policy leaves set,
 // judged on the rows of real or simulated sweep tables.
 //
-//   decision_bench [--objective OBJ] [--sim] [--sim-flat] [--judge-truth] [--cross-check] [--detail
-//   POLICY]
-//                  [--write-corpus DIR] TABLE.csv...
+//   decision_bench [--objective OBJ] [--sim] [--sim-flat] [--sim-dense] [--judge-truth]
+//                  [--cross-check] [--detail POLICY] [--write-corpus DIR] TABLE.csv...
 //
 // --sim adds the simulated corpus (plan/sim_corpus.hpp); its picks are judged on its measured
 // rows, as real tables are, or with --judge-truth on the noise-free rows behind them. --sim-flat
-// adds the corpus's GPUs with workloads no cap binds (plan::sim_flat_corpus).
+// adds the corpus's GPUs with workloads no cap binds (plan::sim_flat_corpus), --sim-dense the
+// corpus's GPUs on grids three times as fine (plan::sim_dense_corpus).
 // Per table and overall: mean energy saved and time changed against the default limit on the
 // table's own rows, regret against the oracle (least energy within the objective's time bound,
 // every cap known), probes, picks that cost energy, picks past the time bound. Regime's adaptive
@@ -509,7 +509,7 @@ void cross_check(const std::vector<Group>& groups, const plan::Objective& object
 
 int run(int argc, char** argv) {
   plan::Objective objective = plan::parse_objective("");
-  bool sim = false, sim_flat = false, cross = false, judge_truth = false;
+  bool sim = false, sim_flat = false, sim_dense = false, cross = false, judge_truth = false;
   std::string write_dir, detail;
   std::vector<TableData> data;
   for (int i = 1; i < argc; ++i) {
@@ -524,6 +524,8 @@ int run(int argc, char** argv) {
       sim = true;
     } else if (a == "--sim-flat") {
       sim_flat = true;
+    } else if (a == "--sim-dense") {
+      sim_dense = true;
     } else if (a == "--judge-truth") {
       judge_truth = true;
     } else if (a == "--cross-check") {
@@ -571,6 +573,8 @@ int run(int argc, char** argv) {
   if (sim) add_corpus(plan::sim_corpus());
   const size_t simulated = data.size();
   if (sim_flat) add_corpus(plan::sim_flat_corpus());
+  const size_t flat = data.size();
+  if (sim_dense) add_corpus(plan::sim_dense_corpus());
   if (data.empty())
     throw Error(ErrorKind::InvalidArgument, "no table given (TABLE.csv ... and/or --sim)");
   const auto start = std::chrono::steady_clock::now();
@@ -579,7 +583,8 @@ int run(int argc, char** argv) {
   const auto tallies = report(data, pols, objective, detail);
   print_overall("real tables", pols, tallies, 0, real);
   print_overall("simulated corpus", pols, tallies, real, simulated);
-  print_overall("flat simulated corpus (no cap binds)", pols, tallies, simulated, data.size());
+  print_overall("flat simulated corpus (no cap binds)", pols, tallies, simulated, flat);
+  print_overall("dense simulated corpus", pols, tallies, flat, data.size());
   if (real > 0 && real < simulated) print_overall("all tables", pols, tallies, 0, simulated);
   if (cross) {
     // Each real table alone, and the simulated corpus twice: judged on its rows, as a replayed

@@ -24,11 +24,11 @@ done
 "$bench" "$root/tests/data/zeus/V100.sweep.csv" "$root/tests/data/zeus/RTX6000.sweep.csv" --sim \
   --cross-check "$@"
 
-for o in zeus:0.5 edp energy; do
+for o in zeus:0.5 edp energy max-slowdown:10; do
   for judge in "" --judge-truth; do
     echo
     echo "## $o${judge:+ ($judge)}: where a cap binds, against the exhaustive choice"
     "$bench" "$root/tests/data/zeus/V100.sweep.csv" "$root/tests/data/zeus/RTX6000.sweep.csv" --sim \
-      --objective "$o" $judge | awk '/^### /{t=$0} /^\| Regime adaptive \|/{n[t]++; if (n[t] == 3) print t ": " $0}'
+      --sim-dense --objective "$o" $judge | awk '/^### /{t=$0} /^\| Regime adaptive \|/{n[t]++; if (n[t] == 3) print t ": " $0}'
   done
 done

@@ -3,15 +3,18 @@
 // corpus of the decision benchmark.
 #include "plan/search.hpp"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 
 #include "common/error.hpp"
 #include "plan/decision.hpp"
+#include "plan/evaluate.hpp"
 #include "plan/evidence.hpp"
 #include "plan/recommend.hpp"
 #include "plan/replay.hpp"
@@ -350,6 +353,27 @@ TEST(PlanSimCorpus, IsDeterministicAndShapedUnlikeTheRealTables) {
   EXPECT_GE(faster_lower, 5);
   EXPECT_GE(knees, 10);
   EXPECT_GE(peaky, 10);
+}
+
+// A grid three times as fine (25 to 43 caps, as consumer cards swept in 10 W steps) costs the
+// search (objective energy, the polynomial curve) 1.4 to 4.7 more probes, not three times as
+// many: at most a third of the caps (the goal is half).
+TEST(PlanSimCorpus, AFinerGridCostsTheSearchFewMoreProbes) {
+  const auto coarse = sim_corpus(), dense = sim_dense_corpus();
+  ASSERT_EQ(coarse.size(), dense.size());
+  for (size_t g = 0; g < dense.size(); ++g) {
+    const size_t caps = dense[g].measured.rows_for(dense[g].measured.workloads().front()).size();
+    EXPECT_EQ(caps, kDenseGridFactor * (sim_corpus_gpus()[g].caps - 1) + 1u);
+    const EvaluationSummary fine =
+        summarize(evaluate_strategy(dense[g].measured, Strategy::Adaptive));
+    const EvaluationSummary plain =
+        summarize(evaluate_strategy(coarse[g].measured, Strategy::Adaptive));
+    std::cout << fmt::format("{}: {} caps, {:.2f} probes (of {} caps: {:.2f})\n",
+                             dense[g].measured.source, caps, fine.mean_probes,
+                             sim_corpus_gpus()[g].caps, plain.mean_probes);
+    EXPECT_LE(fine.mean_probes, static_cast<double>(caps) / 3) << dense[g].measured.source;
+    EXPECT_GT(fine.mean_probes, plain.mean_probes) << dense[g].measured.source;
+  }
 }
 
 }  // namespace

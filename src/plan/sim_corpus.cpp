@@ -116,12 +116,20 @@ std::vector<SimGpuModel> sim_corpus_gpus() {
 
 namespace {
 
-std::vector<SimTable> corpus_of(uint64_t seed, int workloads_per_gpu, bool flat) {
+enum class CorpusKind { Binding, Flat, Dense };
+
+std::vector<SimTable> corpus_of(uint64_t seed, int workloads_per_gpu, CorpusKind kind) {
   std::vector<SimTable> tables;
   Rng rng(seed);
-  for (const SimGpuModel& g : sim_corpus_gpus()) {
+  const bool flat = kind == CorpusKind::Flat;
+  for (SimGpuModel g : sim_corpus_gpus()) {
+    std::string label = g.name;
+    if (flat) label += "Flat";
+    if (kind == CorpusKind::Dense) {
+      label += "Dense";
+      g.caps = kDenseGridFactor * (g.caps - 1) + 1;
+    }
     SimTable t;
-    const std::string label = flat ? g.name + "Flat" : g.name;
     t.measured.source = label + ".sim";
     t.truth.source = label + ".truth";
     for (int k = 0; k < workloads_per_gpu; ++k) {
@@ -156,11 +164,15 @@ std::vector<SimTable> corpus_of(uint64_t seed, int workloads_per_gpu, bool flat)
 }  // namespace
 
 std::vector<SimTable> sim_corpus(uint64_t seed, int workloads_per_gpu) {
-  return corpus_of(seed, workloads_per_gpu, false);
+  return corpus_of(seed, workloads_per_gpu, CorpusKind::Binding);
 }
 
 std::vector<SimTable> sim_flat_corpus(uint64_t seed, int workloads_per_gpu) {
-  return corpus_of(seed, workloads_per_gpu, true);
+  return corpus_of(seed, workloads_per_gpu, CorpusKind::Flat);
+}
+
+std::vector<SimTable> sim_dense_corpus(uint64_t seed, int workloads_per_gpu) {
+  return corpus_of(seed, workloads_per_gpu, CorpusKind::Dense);
 }
 
 }  // namespace regime::plan

@@ -47,5 +47,10 @@ std::vector<SimTable> sim_corpus(uint64_t seed = 1, int workloads_per_gpu = 24);
 // binds, every row repeats the default, and the right decision is the default everywhere. The
 // tables are named <GPU>Flat.
 std::vector<SimTable> sim_flat_corpus(uint64_t seed = 2, int workloads_per_gpu = 24);
+// The same GPUs swept on a grid kDenseGridFactor times as fine (25 to 43 caps, as consumer cards
+// swept in 10 W steps are), with workloads drawn as sim_corpus's: a search whose probes grow with
+// the grid shows here. The tables are named <GPU>Dense.
+inline constexpr int kDenseGridFactor = 3;
+std::vector<SimTable> sim_dense_corpus(uint64_t seed = 3, int workloads_per_gpu = 24);
 
 }  // namespace regime::plan
