@@ -202,7 +202,10 @@ PhasePlan plan_phase_caps(const std::vector<std::vector<CapCell>>& table,
 PhaseController::PhaseController(PhaseParams p) : p_(p) {}
 
 Action PhaseController::decide(const ControlInput& in) {
-  if (!t0_s_) t0_s_ = in.since_s;
+  if (!t0_s_) {
+    t0_s_ = in.since_s;
+    start_limit_W_ = in.limit_W;
+  }
   if (!in.util_pct || in.samples == 0) return {std::nullopt, "no utilisation in the last period"};
   const double dt = in.now_s - in.since_s;
   PeriodFeature f{*in.util_pct, dt > 0 ? std::optional(in.steps / dt) : std::nullopt};
@@ -287,7 +290,14 @@ void PhaseController::finish_sweep() {
 }
 
 Action PhaseController::control(const ControlInput& in, int k) {
-  if (!plan_ || !plan_->engage) return {std::nullopt, "standing aside: " + learned()};
+  if (!plan_ || !plan_->engage) {
+    // The sweep may have left its lowest cap set: the limit control started from comes back at
+    // once, not when the learning time is up (until then the job would run at that cap).
+    const std::string why = "standing aside: " + learned();
+    if (start_limit_W_ && std::abs(in.limit_W - *start_limit_W_) >= 0.5)
+      return {*start_limit_W_, fmt::format("{} (back to {:.0f} W)", why, *start_limit_W_)};
+    return {std::nullopt, why};
+  }
   return set_for(plan_->cap_W.at(k), in,
                  fmt::format("phase {} ({})", k + 1, feature_text(kinds_.at(k))));
 }

@@ -114,6 +114,7 @@ class PhaseController : public Controller {
   PhaseParams p_;
   Stage stage_ = Stage::Observe;
   std::optional<double> t0_s_;
+  std::optional<double> start_limit_W_;  // in force at the first period
   std::vector<PeriodFeature> seen_;
   std::vector<PeriodFeature> kinds_;
   std::vector<int> seen_steps_;

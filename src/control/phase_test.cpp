@@ -197,5 +197,25 @@ TEST(PhaseController, OnePhaseStandsAsideAfterObserving) {
   EXPECT_NE(c.stands_aside()->find("one phase"), std::string::npos) << *c.stands_aside();
 }
 
+// Phases whose caps save less than min_gain_pct over one cap: after its sweep the controller
+// stands aside, and the limit it started from comes back at once, not when learn_s is up (the
+// sweep ends on its lowest cap, 200 W, which the job would otherwise keep for a minute).
+TEST(PhaseController, StandingAsideAfterItsSweepSetsTheStartingLimitBackAtOnce) {
+  PhaseParams p;
+  p.min_W = 200;
+  p.max_W = 700;
+  p.min_gain_pct = 99;
+  PhaseController c(p);
+  std::vector<std::pair<int, double>> log;
+  drive(c, p.learn_s, &log);
+  ASSERT_TRUE(c.plan()) << "it finishes its sweep within learn_s";
+  ASSERT_TRUE(c.stands_aside());
+  EXPECT_NE(c.stands_aside()->find("save under 99%"), std::string::npos) << *c.stands_aside();
+  size_t back = log.size();
+  while (back > 0 && log[back - 1].second == 700) --back;
+  EXPECT_GT(back, 2 * static_cast<size_t>(p.observe_s)) << "the sweep changed the limit";
+  EXPECT_LT(back + 20, log.size()) << "700 W back at least 10 s before learn_s ends";
+}
+
 }  // namespace
 }  // namespace regime::control
