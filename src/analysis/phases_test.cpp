@@ -321,5 +321,26 @@ TEST(PhasesH200, TheRealSteadyTracesAreOnePhase) {
   }
 }
 
+// A real serving job (tests/data/h100_serve: workloads/serve.py on an H100, read-only): its first
+// round ran 36 s at 16-34% utilisation (each new sequence length chose its kernels once) and is
+// dropped as warm-up; after it, each 10 s round is a 1.4 s prefill at the limit and 8.6 s of
+// decode at about 570 W. The levels split far beyond the threshold, but a prefill burst is
+// shorter than a phase may be, so the job is one window and says why; the prefill shows as the
+// SW power cap's share of the time.
+TEST(PhasesH100, ARealServingJobsPrefillBurstsAreTooShortToBeAPhaseAndSaySo) {
+  const auto dir = std::filesystem::path(REGIME_TEST_DATA_DIR) / "h100_serve";
+  const Trace t = load_trace(dir / "serve.trace.csv", dir / "serve.steps.csv");
+  const Measurement m = measure(t);
+  EXPECT_GT(m.window_start_s - t.samples.front().t_s, 36);
+  const PhaseSegmentation seg = find_run_phases(t, m);
+  EXPECT_EQ(seg.kinds(), 1) << seg.rule;
+  EXPECT_GE(seg.separation, kPhaseSeparation) << seg.rule;
+  EXPECT_NE(seg.rule.find("no second level lasts 2 s"), std::string::npos) << seg.rule;
+  const RegimeReport r = classify(m, infer_gpu_info(t));
+  EXPECT_EQ(r.regime, Regime::Headroom);
+  EXPECT_EQ(r.evidence["borderline_with"], "cap-bound");
+  EXPECT_NEAR(r.evidence["sw_power_cap_time_pct"].get<double>(), 8, 3);
+}
+
 }  // namespace
 }  // namespace regime
