@@ -199,6 +199,27 @@ PhasePlan plan_phase_caps(const std::vector<std::vector<CapCell>>& table,
   return plan;
 }
 
+bool kinds_recur(const std::vector<PeriodFeature>& periods,
+                 const std::vector<PeriodFeature>& kinds) {
+  std::vector<int> runs(kinds.size(), 0);
+  int current = -1;
+  size_t length = 0;
+  const auto close = [&] {
+    if (current >= 0 && length >= kMinRecurringRunPeriods) ++runs[static_cast<size_t>(current)];
+  };
+  for (const PeriodFeature& f : periods) {
+    const int kind = nearest_kind(kinds, f);
+    if (kind != current) {
+      close();
+      current = kind;
+      length = 0;
+    }
+    ++length;
+  }
+  close();
+  return std::all_of(runs.begin(), runs.end(), [](int n) { return n >= 2; });
+}
+
 PhaseController::PhaseController(PhaseParams p) : p_(p) {}
 
 Action PhaseController::decide(const ControlInput& in) {
@@ -221,16 +242,38 @@ Action PhaseController::decide(const ControlInput& in) {
 }
 
 Action PhaseController::observe(const ControlInput& in, const PeriodFeature& f) {
+  // Loading a model is no phase: the watch starts at the job's first step (the plan needs steps).
+  if (seen_.empty() && in.steps == 0) return {std::nullopt, "waiting for the job's first step"};
+  if (!observe_from_s_) observe_from_s_ = in.since_s;
   seen_.push_back(f);
   seen_steps_.push_back(in.steps);
-  if (in.now_s - *t0_s_ < p_.observe_s)
+  if (in.now_s - *observe_from_s_ < p_.observe_s - 1e-9)
     return {std::nullopt, fmt::format("observing the phases: {}", feature_text(f))};
+  // The last observe_s only, so that a warm-up slides out of the window.
+  const auto window = static_cast<size_t>(std::lround(p_.observe_s / p_.period_s));
+  if (seen_.size() > window) {
+    seen_.erase(seen_.begin(), seen_.end() - static_cast<long>(window));
+    seen_steps_.erase(seen_steps_.begin(), seen_steps_.end() - static_cast<long>(window));
+  }
   kinds_ = find_kinds(seen_, p_.min_distance);
-  if (kinds_.size() < 2) {
+  const bool phased = kinds_.size() >= 2 && kinds_recur(seen_, kinds_);
+  const bool watch_on = in.now_s - *t0_s_ < kWatchShareOfLearning * p_.learn_s - 1e-9;
+  if (!phased && watch_on)
+    return {std::nullopt,
+            fmt::format("observing the phases: {} (watching on: {})", feature_text(f),
+                        kinds_.size() < 2 ? "one so far" : "a change that has not come back")};
+  if (!phased) {
     PhasePlan plan;
-    plan.why =
-        fmt::format("one phase over the first {:.0f} s ({}): one cap serves the job", p_.observe_s,
-                    kinds_.empty() ? std::string("no readings") : feature_text(kinds_.front()));
+    plan.why = kinds_.size() < 2
+                   ? fmt::format(
+                         "one phase in the last {:.0f} s of {:.0f} s watched ({}): one cap serves "
+                         "the job",
+                         p_.observe_s, in.now_s - *observe_from_s_, feature_text(kinds_.front()))
+                   : fmt::format(
+                         "the job changed once in the last {:.0f} s of {:.0f} s watched ({} and "
+                         "{}) and did not change back: a trend, not phases; one cap serves the job",
+                         p_.observe_s, in.now_s - *observe_from_s_, feature_text(kinds_[0]),
+                         feature_text(kinds_[1]));
     plan_ = plan;
     stage_ = Stage::Control;
     return {std::nullopt, plan.why};

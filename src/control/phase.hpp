@@ -2,15 +2,16 @@
 // The phase policy: a job whose phases want different caps (LLM serving: compute-heavy prefill
 // wants a cap near the default, memory-bound decode one far lower) gets each phase's own cap.
 //
-// It learns on the running workload first (learn_s): it watches observe_s at the limit in force
-// and splits the periods it saw into at most two kinds by utilisation and step rate (features a
-// cap barely moves, unlike power); then it sweeps a grid of caps within each phase, setting the
-// phase's next cap when the phase comes round and measuring energy and steps over the periods
-// after each change has settled. From that table it picks each phase's cap (least energy per
-// step within slowdown_pct of the phase's time per step at the highest cap) and the best single
-// cap over the job's mix of phases under the same bound; it controls only when the phases' caps
-// save more than min_gain_pct over that single cap, and otherwise stands aside saying so. While
-// it controls it names the phase of each period by the nearest kind and sets that phase's cap
+// It learns on the running workload first (learn_s): from the job's first step it watches the
+// last observe_s at the limit in force and splits those periods into at most two kinds by
+// utilisation and step rate (features a cap barely moves, unlike power), watching on while the
+// kinds do not both come round (a warm-up is met once); then it sweeps a grid of caps within each
+// phase, setting the phase's next cap when the phase comes round and measuring energy and steps
+// over the periods after each change has settled. From that table it picks each phase's cap (least
+// energy per step within slowdown_pct of the phase's time per step at the highest cap) and the best
+// single cap over the job's mix of phases under the same bound; it controls only when the phases'
+// caps save more than min_gain_pct over that single cap, and otherwise stands aside saying so.
+// While it controls it names the phase of each period by the nearest kind and sets that phase's cap
 // when the phase changes. An evaluation's baseline windows hold the best single cap.
 #include <optional>
 #include <string>
@@ -53,6 +54,15 @@ std::vector<PeriodFeature> find_kinds(const std::vector<PeriodFeature>& periods,
                                       double min_distance);
 // Index of the nearest kind.
 int nearest_kind(const std::vector<PeriodFeature>& kinds, const PeriodFeature& f);
+
+// Whether every kind comes round at least twice in `periods` (runs of kMinRecurringRunPeriods
+// periods or more): a level met in one run only is a change, such as a warm-up, not a phase.
+inline constexpr size_t kMinRecurringRunPeriods = 2;
+bool kinds_recur(const std::vector<PeriodFeature>& periods,
+                 const std::vector<PeriodFeature>& kinds);
+// The watch slides on (the last observe_s, from the job's first step) until this share of
+// learn_s has passed without recurring phases, leaving the rest for the sweep.
+inline constexpr double kWatchShareOfLearning = 0.5;
 
 // Energy, time and steps measured in one phase at one cap.
 struct CapCell {
@@ -114,7 +124,8 @@ class PhaseController : public Controller {
   PhaseParams p_;
   Stage stage_ = Stage::Observe;
   std::optional<double> t0_s_;
-  std::optional<double> start_limit_W_;  // in force at the first period
+  std::optional<double> start_limit_W_;   // in force at the first period
+  std::optional<double> observe_from_s_;  // the job's first step
   std::vector<PeriodFeature> seen_;
   std::vector<PeriodFeature> kinds_;
   std::vector<int> seen_steps_;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 namespace regime::control {
 namespace {
@@ -177,24 +178,74 @@ TEST(PhaseController, LearnsEachPhasesCapAndSetsItWhenThePhaseChanges) {
   EXPECT_GT(right, 0.8 * periods) << right << " of " << periods;
 }
 
-TEST(PhaseController, OnePhaseStandsAsideAfterObserving) {
+// One period of a job: its utilisation and steps, at 700 W.
+ControlInput period(int i, double util_pct, int steps) {
+  ControlInput in;
+  in.since_s = 0.5 * (i - 1);
+  in.now_s = 0.5 * i;
+  in.limit_W = 700;
+  in.util_pct = util_pct;
+  in.power_W = 650;
+  in.samples = 5;
+  in.steps = steps;
+  return in;
+}
+
+// A steady job: one kind in every window watched; it stands aside once half of learn_s is up
+// (before, the window slides on: a warm-up could be hiding the phases).
+TEST(PhaseController, OnePhaseStandsAsideAfterWatching) {
   PhaseParams p;
   p.min_W = 200;
   p.max_W = 700;
   PhaseController c(p);
-  for (int i = 1; i <= 2 * static_cast<int>(p.observe_s) + 2; ++i) {
-    ControlInput in;
-    in.since_s = 0.5 * (i - 1);
-    in.now_s = 0.5 * i;
-    in.limit_W = 700;
-    in.util_pct = 97;
-    in.power_W = 650;
-    in.samples = 5;
-    in.steps = 50 + i % 3;
-    EXPECT_FALSE(c.decide(in).limit_W);
-  }
+  int i = 1;
+  for (; 0.5 * i <= p.observe_s + 1; ++i) EXPECT_FALSE(c.decide(period(i, 97, 50 + i % 3)).limit_W);
+  EXPECT_FALSE(c.stands_aside() && c.plan()) << "still watching after observe_s";
+  for (; 0.5 * i <= kWatchShareOfLearning * p.learn_s + 1; ++i)
+    EXPECT_FALSE(c.decide(period(i, 97, 50 + i % 3)).limit_W);
   ASSERT_TRUE(c.stands_aside());
   EXPECT_NE(c.stands_aside()->find("one phase"), std::string::npos) << *c.stands_aside();
+}
+
+// A real job's start (tests/data/h100_serve): loading without steps, then a warm-up round at 22%
+// utilisation longer than observe_s, then rounds of prefill (100%, 5 steps/s) and decode (95%,
+// 58 steps/s). The loading is skipped, the warm-up slides out of the window, and the phases are
+// found once both come round in it.
+TEST(PhaseController, AWarmUpLongerThanTheWatchIsNotTakenForThePhases) {
+  PhaseParams p;
+  p.min_W = 200;
+  p.max_W = 700;
+  PhaseController c(p);
+  std::string why;
+  for (int i = 1; 0.5 * i <= kWatchShareOfLearning * p.learn_s; ++i) {
+    const double t = 0.5 * i;
+    const bool loading = t <= 5, warm_up = t <= 40, prefill = std::fmod(t - 40, 10) < 1.5;
+    const ControlInput in = loading   ? period(i, 0, 0)
+                            : warm_up ? period(i, 22, 1)
+                            : prefill ? period(i, 100, 3)
+                                      : period(i, 95, 29);
+    why = c.decide(in).why;
+    if (why.find("phases found") != std::string::npos) {
+      EXPECT_GT(t, 55) << "not before two prefills are in the window";
+      break;
+    }
+  }
+  EXPECT_NE(why.find("2 phases found"), std::string::npos) << why;
+  EXPECT_FALSE(c.stands_aside() && c.plan());
+}
+
+// A job that changes level once and stays there is a trend: it stands aside saying so.
+TEST(PhaseController, ALevelThatChangesOnceIsATrendNotPhases) {
+  PhaseParams p;
+  p.min_W = 200;
+  p.max_W = 700;
+  PhaseController c(p);
+  const int half = static_cast<int>(kWatchShareOfLearning * p.learn_s / 0.5);
+  for (int i = 1; i <= half + 2; ++i)
+    c.decide(0.5 * i < kWatchShareOfLearning * p.learn_s - 10 ? period(i, 40, 5)
+                                                              : period(i, 97, 50));
+  ASSERT_TRUE(c.stands_aside());
+  EXPECT_NE(c.stands_aside()->find("did not change back"), std::string::npos) << *c.stands_aside();
 }
 
 // Phases whose caps save less than min_gain_pct over one cap: after its sweep the controller
