@@ -24,6 +24,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import regime_step  # noqa: E402
+import train  # noqa: E402  (the PyTorch check it shares)
 
 
 def parse_args(argv):
@@ -65,20 +66,6 @@ def memory_bytes(args):
     weights = args.layers * 12 * args.d_model ** 2 + 32000 * args.d_model
     cache = args.layers * 2 * args.batch * (args.prompt + args.new_tokens) * args.d_model
     return 2 * (weights + cache)
-
-
-def need_torch():
-    try:
-        import torch
-    except ImportError:
-        print("serve.py: PyTorch is not installed; the reference workloads need PyTorch with CUDA",
-              file=sys.stderr)
-        sys.exit(3)
-    if not torch.cuda.is_available():
-        print("serve.py: PyTorch %s sees no CUDA GPU; the reference workloads run on a GPU only"
-              % torch.__version__, file=sys.stderr)
-        sys.exit(3)
-    return torch
 
 
 def build(torch, args):
@@ -140,7 +127,7 @@ def build(torch, args):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    torch = need_torch()
+    torch = train.need_cuda_torch("serve.py")
     free, _ = torch.cuda.mem_get_info()
     if memory_bytes(args) > 0.9 * free:
         print("serve.py: needs about %.1f GB for weights and cache, the GPU has %.1f GB free; "

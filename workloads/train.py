@@ -79,17 +79,23 @@ def stalled(args, t_begin, now):
     return (now - t_begin) % (args.stall_every + args.stall_seconds) >= args.stall_every
 
 
-def need_torch(model_name):
+def need_cuda_torch(script):
+    """PyTorch with a CUDA GPU, or exit 3 with `script` saying which is missing."""
     try:
         import torch
     except ImportError:
-        print("train.py: PyTorch is not installed; the reference workloads need PyTorch with CUDA",
-              file=sys.stderr)
+        print("%s: PyTorch is not installed; the reference workloads need PyTorch with CUDA"
+              % script, file=sys.stderr)
         sys.exit(3)
     if not torch.cuda.is_available():
-        print("train.py: PyTorch %s sees no CUDA GPU; the reference workloads run on a GPU only"
-              % torch.__version__, file=sys.stderr)
+        print("%s: PyTorch %s sees no CUDA GPU; the reference workloads run on a GPU only"
+              % (script, torch.__version__), file=sys.stderr)
         sys.exit(3)
+    return torch
+
+
+def need_torch(model_name):
+    torch = need_cuda_torch("train.py")
     if MODELS[model_name][1] == "image":
         try:
             import torchvision  # noqa: F401
